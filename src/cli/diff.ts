@@ -1,0 +1,87 @@
+// medbench diff A B: two versions of a spec (files or REV:path), their hashes, every changed field, and the
+// stages each change invalidates.
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { execa } from "execa";
+import { parseSourceDoc, readSourceDoc, type SourceDoc } from "../spec/document.js";
+import { loadSpecFromSource, type SpecFile } from "../spec/load.js";
+import { planStages } from "../graph/plan.js";
+import { DiagnosticError } from "../spec/diagnostic.js";
+import { STAGE_KINDS } from "../../stages/index.js";
+import { jsonDiff } from "../util/json.js";
+import { sha256Hex } from "../hash/sha256.js";
+
+interface Version { label: string; spec: SpecFile; readFile(path: string): Buffer | null }
+
+async function version(arg: string, root: string): Promise<Version> {
+  const m = /^([^:]+):(.+)$/.exec(arg);
+  if (m && !existsSync(resolve(root, arg))) {
+    const [, rev, path] = m as unknown as [string, string, string];
+    const show = async (p: string): Promise<Buffer | null> => {
+      const r = await execa("git", ["show", `${rev}:./${p}`], { cwd: root, encoding: "buffer", reject: false });
+      return r.exitCode === 0 ? Buffer.from(r.stdout) : null;
+    };
+    const bytes = await show(path);
+    if (!bytes) throw new DiagnosticError([{ file: arg, message: `git has no ${path} at revision ${rev}`, fix: "check the revision (git log) and the path (relative to the project root)" }]);
+    const files = new Map<string, Buffer | null>();
+    for (const f of await filesOf(parseSourceDoc(bytes, arg))) files.set(f, await show(f));
+    return { label: arg, spec: loadSpecFromSource(parseSourceDoc(bytes, arg)), readFile: (p) => files.get(p) ?? null };
+  }
+  const src = readSourceDoc(resolve(root, arg), arg);
+  return { label: arg, spec: loadSpecFromSource(src), readFile: (p) => { try { return readFileSync(resolve(root, p)); } catch { return null; } } };
+}
+
+async function filesOf(src: SourceDoc): Promise<string[]> {
+  const stages = ((src.value as { stages?: Record<string, { inputs?: Record<string, { file?: string }> }> }).stages) ?? {};
+  return Object.values(stages).flatMap((s) => Object.values(s.inputs ?? {}).flatMap((i) => (i.file ? [i.file] : [])));
+}
+
+export interface SpecDiff {
+  a: { label: string; spec_hash: string };
+  b: { label: string; spec_hash: string };
+  fields: { path: string; from: unknown; to: unknown }[];
+  stages: { name: string; reasons: string[] }[];
+}
+
+export async function diffSpecs(argA: string, argB: string, root: string): Promise<SpecDiff> {
+  const A = await version(argA, root);
+  const B = await version(argB, root);
+  const kinds = new Set(STAGE_KINDS.keys());
+  const planB = planStages(B.spec, kinds);
+  planStages(A.spec, kinds);
+  const byNameA = new Map(A.spec.stages.map((s) => [s.name, s]));
+  const direct = new Map<string, string[]>();
+  for (const s of B.spec.stages) {
+    const old = byNameA.get(s.name);
+    const reasons: string[] = [];
+    if (!old) reasons.push("new stage");
+    else {
+      if (old.kind !== s.kind) reasons.push(`kind ${old.kind} -> ${s.kind}`);
+      for (const d of jsonDiff(old.params, s.params)) reasons.push(`params ${d.path.slice(1).replace(/\//g, ".")}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`);
+      for (const [name, ref] of Object.entries(s.inputs)) {
+        const before = old.inputs[name];
+        if (JSON.stringify(before) !== JSON.stringify(ref)) reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
+        else if ("file" in ref) {
+          const a = A.readFile(ref.file), b = B.readFile(ref.file);
+          if ((a && sha256Hex(a)) !== (b && sha256Hex(b))) reasons.push(`input file ${ref.file} differs`);
+        }
+      }
+      for (const name of Object.keys(old.inputs)) if (!(name in s.inputs)) reasons.push(`input ${name} removed`);
+    }
+    if (reasons.length) direct.set(s.name, reasons);
+  }
+  const stages: SpecDiff["stages"] = [];
+  const because = new Map<string, string[]>();
+  for (const [name] of direct) for (const d of planB.downstream(name)) if (!direct.has(d)) because.set(d, [...(because.get(d) ?? []), name]);
+  for (const s of planB.order) {
+    if (direct.has(s.name)) stages.push({ name: s.name, reasons: direct.get(s.name)! });
+    else if (because.has(s.name)) stages.push({ name: s.name, reasons: [`downstream of ${[...new Set(because.get(s.name)!)].join(", ")}`] });
+  }
+  for (const s of A.spec.stages) if (!B.spec.stages.some((x) => x.name === s.name)) stages.push({ name: s.name, reasons: ["removed"] });
+  return {
+    a: { label: A.label, spec_hash: A.spec.specHash },
+    b: { label: B.label, spec_hash: B.spec.specHash },
+    fields: jsonDiff(A.spec.src.value, B.spec.src.value),
+    stages,
+  };
+}

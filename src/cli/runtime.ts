@@ -1,0 +1,40 @@
+// Loading what a command needs: the spec, its stage graph, its task module.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { loadSpec, type SpecFile } from "../spec/load.js";
+import { planStages } from "../graph/plan.js";
+import { diagnosticAt } from "../spec/document.js";
+import { DiagnosticError } from "../spec/diagnostic.js";
+import { installRoot } from "../util/paths.js";
+import { STAGE_KINDS } from "../../stages/index.js";
+import type { Runtime } from "../runner/executor.js";
+import type { TaskModule } from "../../tasks/task.js";
+import type { Json } from "../util/json.js";
+import type { BuildInfo } from "../runner/stage.js";
+import { HASH_RECIPE } from "../spec/hash.js";
+
+export function medbenchVersion(): string {
+  return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string }).version;
+}
+
+export async function loadTask(spec: SpecFile): Promise<TaskModule> {
+  const dir = resolve(installRoot(), "dist/tasks", spec.task);
+  const entry = resolve(dir, "index.js");
+  if (!/^[a-z0-9-]+$/.test(spec.task) || !existsSync(entry)) {
+    const known = existsSync(resolve(installRoot(), "tasks")) ? readdirSync(resolve(installRoot(), "tasks"), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name) : [];
+    throw new DiagnosticError([diagnosticAt(spec.src, "/task", `unknown task \`${spec.task}\``, `use one of: ${known.join(", ")}`)]);
+  }
+  return ((await import(pathToFileURL(entry).href)) as { task: TaskModule }).task;
+}
+
+export async function loadRuntime(specPath: string, variables: Record<string, Json>): Promise<Runtime> {
+  const spec = loadSpec(specPath, variables);
+  const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
+  const module = await loadTask(spec);
+  return { build: buildInfo(spec), spec, plan, kinds: new Map(STAGE_KINDS), task: { name: spec.task, module } };
+}
+
+export function buildInfo(spec: SpecFile): BuildInfo {
+  return { slug: spec.slug, version: spec.version, specHash: spec.specHash, medbench: medbenchVersion(), recipe: HASH_RECIPE, variables: spec.variables };
+}

@@ -1,0 +1,69 @@
+// Renderers of build events: console (progress and a summary table), quiet, JSON lines.
+import type { BuildEvent, SummaryRow } from "../runner/events.js";
+import { unreachable } from "../util/json.js";
+
+export interface Logger { log(e: BuildEvent): void }
+
+export function useColour(stream: NodeJS.WriteStream, env = process.env): boolean {
+  return Boolean(stream.isTTY) && env.NO_COLOR === undefined && env.TERM !== "dumb";
+}
+
+export function paint(on: boolean) {
+  const wrap = (code: string) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
+  return { dim: wrap("2"), green: wrap("32"), yellow: wrap("33"), red: wrap("31"), bold: wrap("1"), cyan: wrap("36") };
+}
+
+export class ConsoleLogger implements Logger {
+  private readonly c: ReturnType<typeof paint>;
+  private progressLine = false;
+  constructor(private readonly out: NodeJS.WriteStream = process.stderr, private readonly env = process.env) {
+    this.c = paint(useColour(out, env));
+  }
+  private write(s: string): void {
+    if (this.progressLine) { this.out.write("\r\x1b[K"); this.progressLine = false; }
+    this.out.write(s + "\n");
+  }
+  log(e: BuildEvent): void {
+    const c = this.c;
+    switch (e.type) {
+      case "build-start": this.write(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`); break;
+      case "stage-start": this.write(`  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}`); break;
+      case "stage-done":
+        this.write(e.status === "fresh" ? `  ${c.dim("fresh")} ${e.stage}` : `  ${c.green("done ")} ${e.stage} ${c.dim(`${(e.ms / 1000).toFixed(2)} s`)}`);
+        break;
+      case "stage-failed": this.write(`  ${c.red("FAIL ")} ${e.stage}: ${e.message.split("\n")[0]}`); break;
+      case "progress": {
+        const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${e.retries ? `, ${e.retries} retries` : ""}${e.errors ? `, ${e.errors} errors` : ""}`;
+        if (this.out.isTTY) { this.out.write(`\r\x1b[K${line}`); this.progressLine = true; } else this.write(line);
+        break;
+      }
+      case "warning": this.write(`  ${c.yellow("warning")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`); break;
+      case "info": this.write(`  ${c.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`); break;
+      case "build-done":
+        if (e.summary.length) this.write("\n" + summaryTable(e.summary));
+        if (e.results) this.write(`\nresults: ${e.results}`);
+        if (e.lockChanged) this.write(c.dim("medbench.lock updated"));
+        break;
+      default: unreachable(e);
+    }
+  }
+}
+
+export class QuietLogger implements Logger {
+  constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
+  log(e: BuildEvent): void {
+    if (e.type === "warning" || e.type === "stage-failed") this.out.write(`${e.type === "warning" ? "warning" : "failed"}: ${e.stage ?? ""} ${e.message}\n`);
+  }
+}
+
+export class JsonLogger implements Logger {
+  constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
+  log(e: BuildEvent): void { this.out.write(JSON.stringify(e) + "\n"); }
+}
+
+export function summaryTable(rows: SummaryRow[]): string {
+  const fmt = (v: number | null) => (v === null ? "" : (100 * v).toFixed(1));
+  const table = [["metric", "%", "95% CI", "n", "method"], ...rows.map((r) => [r.metric, fmt(r.value), r.lo === null ? "" : `${fmt(r.lo)}–${fmt(r.hi)}`, String(r.n), r.method])];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  return table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n");
+}

@@ -1,0 +1,56 @@
+// Model routes: registry/providers.yaml, plus any --registry files (later files override earlier routes).
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseDocument } from "yaml";
+import { DiagnosticError } from "../spec/diagnostic.js";
+import { installRoot } from "../util/paths.js";
+import type { Json } from "../util/json.js";
+
+export interface Route {
+  name: string;
+  base_url: string;
+  api_key_env?: string | null;
+  headers?: Record<string, string>;
+  concurrency: number;
+  timeout_s: number;
+  retry: { max_attempts: number; base_ms: number; max_ms: number; max_total_s: number };
+  request: {
+    thinking_off?: Record<string, Json>;
+    /** For models that cannot switch thinking off (e.g. gpt-oss): the lowest reasoning effort. */
+    reasoning_low?: Record<string, Json>;
+    reasoning_low_models?: string[]; // substrings of model names that take reasoning_low
+    schema_mode?: Record<string, Json>;
+    extra?: Record<string, Json>;
+  };
+}
+
+const DEFAULTS = { concurrency: 4, timeout_s: 120, retry: { max_attempts: 6, base_ms: 500, max_ms: 30_000, max_total_s: 300 } };
+
+export function loadRoutes(extraFiles: string[]): Map<string, Route> {
+  const routes = new Map<string, Route>();
+  for (const file of [resolve(installRoot(), "registry/providers.yaml"), ...extraFiles]) {
+    let text: string;
+    try { text = readFileSync(file, "utf8"); } catch (e) {
+      throw new DiagnosticError([{ file, message: `cannot read the route registry (${(e as NodeJS.ErrnoException).code})`, fix: "check the --registry path" }]);
+    }
+    const doc = parseDocument(text);
+    if (doc.errors.length) throw new DiagnosticError([{ file, message: `malformed YAML: ${doc.errors[0]!.message.split("\n")[0]}`, fix: "correct the registry file" }]);
+    const value = doc.toJS() as { routes?: Record<string, Partial<Route>> } | null;
+    if (!value?.routes || typeof value.routes !== "object") throw new DiagnosticError([{ file, message: "a registry needs a `routes:` map", fix: "see registry/providers.yaml for the shape" }]);
+    for (const [name, r] of Object.entries(value.routes)) {
+      if (!r || typeof r.base_url !== "string") throw new DiagnosticError([{ file, key: `routes.${name}.base_url`, message: `route ${name} has no base_url`, fix: "add base_url: http://host:port/v1" }]);
+      routes.set(name, {
+        name, base_url: r.base_url, api_key_env: r.api_key_env ?? null, headers: r.headers ?? {},
+        concurrency: r.concurrency ?? DEFAULTS.concurrency, timeout_s: r.timeout_s ?? DEFAULTS.timeout_s,
+        retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) }, request: r.request ?? {},
+      });
+    }
+  }
+  return routes;
+}
+
+export function splitModel(model: string): { route: string; model: string } {
+  const i = model.indexOf("/");
+  if (i <= 0 || i === model.length - 1) throw new DiagnosticError([{ file: "--model", message: `model ${model} is not ROUTE/MODEL`, fix: "name a route of registry/providers.yaml and the model, e.g. --model local/qwen3-8b" }]);
+  return { route: model.slice(0, i), model: model.slice(i + 1) };
+}

@@ -1,0 +1,119 @@
+// Content-addressed store: objects by sha256, written atomically, verified when read.
+import { existsSync, readFileSync, rmSync, statSync, createReadStream, createWriteStream, renameSync, mkdirSync, readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { sha256Hex } from "../hash/sha256.js";
+import { tempName, writeFileAtomic } from "./fsutil.js";
+import { StatCache } from "./statcache.js";
+
+export class CorruptObjectError extends Error {
+  constructor(readonly hash: string, readonly actual: string) {
+    super(`cache object ${hash} is corrupted (its content hashes to ${actual})`);
+  }
+}
+
+export interface StageManifest {
+  key: string;
+  kind: string;
+  outputs: Record<string, string>;
+  record: unknown; // the canonical record the key hashes, kept to explain staleness
+}
+
+export class Cache {
+  readonly tmp: string;
+  readonly stat: StatCache;
+
+  constructor(readonly root: string) {
+    this.tmp = join(root, "tmp");
+    this.stat = new StatCache(join(root, "stat-cache.json"), this.tmp);
+  }
+
+  objectPath(hash: string): string {
+    return join(this.root, "objects", hash.slice(0, 2), hash);
+  }
+
+  put(data: string | Uint8Array): string {
+    const hash = sha256Hex(data);
+    const path = this.objectPath(hash);
+    if (!existsSync(path)) writeFileAtomic(path, data, this.tmp);
+    return hash;
+  }
+
+  /** Copies a file in, hashing while it streams; the object appears only once complete. */
+  async putFile(src: string): Promise<string> {
+    const tmp = tempName(this.tmp);
+    const hash = createHash("sha256");
+    try {
+      await pipeline(createReadStream(src), async function* (source) {
+        for await (const chunk of source) { hash.update(chunk as Buffer); yield chunk; }
+      }, createWriteStream(tmp));
+      return this.adopt(tmp, hash.digest("hex"));
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+
+  /** Moves a fully written temp file into the store under its (already computed) hash. */
+  adopt(tmp: string, hash: string): string {
+    const path = this.objectPath(hash);
+    if (!existsSync(path)) {
+      mkdirSync(join(this.root, "objects", hash.slice(0, 2)), { recursive: true });
+      renameSync(tmp, path);
+    }
+    return hash;
+  }
+
+  /** Present and intact: objects are immutable, so the stat cache remembers a verified one. */
+  async verify(hash: string): Promise<boolean> {
+    const path = this.objectPath(hash);
+    if (!existsSync(path)) return false;
+    const actual = await this.stat.hash(path);
+    if (actual === hash) return true;
+    rmSync(path, { force: true }); // never used again; the producing stage reruns
+    return false;
+  }
+
+  read(hash: string): Buffer {
+    const data = readFileSync(this.objectPath(hash));
+    const actual = sha256Hex(data);
+    if (actual !== hash) {
+      rmSync(this.objectPath(hash), { force: true });
+      throw new CorruptObjectError(hash, actual);
+    }
+    return data;
+  }
+
+  readText(hash: string): string {
+    return this.read(hash).toString("utf8");
+  }
+
+  size(hash: string): number {
+    return statSync(this.objectPath(hash)).size;
+  }
+
+  manifestPath(key: string): string {
+    return join(this.root, "stages", `${key}.json`);
+  }
+
+  readManifest(key: string): StageManifest | null {
+    try {
+      return JSON.parse(readFileSync(this.manifestPath(key), "utf8")) as StageManifest;
+    } catch {
+      return null;
+    }
+  }
+
+  writeManifest(m: StageManifest): void {
+    writeFileAtomic(this.manifestPath(m.key), JSON.stringify(m, null, 1) + "\n", this.tmp);
+  }
+
+  /** Leftover temp files of builds that were killed; safe to remove when older than a minute. */
+  sweepTemp(): void {
+    if (!existsSync(this.tmp)) return;
+    for (const name of readdirSync(this.tmp)) {
+      const p = join(this.tmp, name);
+      try { if (Date.now() - statSync(p).mtimeMs > 60_000) rmSync(p, { force: true, recursive: true }); } catch { /* raced */ }
+    }
+  }
+}

@@ -1,0 +1,24 @@
+// What the runner reports; loggers render it. The runner itself never prints.
+
+export type StageStatus = "ran" | "fresh";
+
+export type BuildEvent =
+  | { type: "build-start"; spec: string; specHash: string; stages: number }
+  | { type: "stage-start"; stage: string; kind: string; key: string }
+  | { type: "stage-done"; stage: string; kind: string; key: string; status: StageStatus; ms: number }
+  | { type: "stage-failed"; stage: string; kind: string; message: string }
+  | { type: "progress"; stage: string; done: number; total: number; retries: number; errors: number }
+  | { type: "warning"; stage?: string; message: string }
+  | { type: "info"; stage?: string; message: string }
+  | { type: "build-done"; specHash: string; results: string | null; summary: SummaryRow[]; lockChanged: boolean };
+
+export interface SummaryRow {
+  metric: string;
+  value: number;
+  lo: number | null;
+  hi: number | null;
+  n: number;
+  method: string;
+}
+
+export type Emit = (e: BuildEvent) => void;

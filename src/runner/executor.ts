@@ -1,0 +1,215 @@
+// Runs a planned spec: key each stage, skip the fresh ones, run the rest, record the lock and results.
+import { existsSync, rmSync, mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Cache } from "./cache.js";
+import { codeHashes } from "./code.js";
+import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
+import { readLock, writeLock, lockText, type LockSpec, type LockFile } from "./lock.js";
+import { memoStore } from "./memo.js";
+import { insideDir, projectPath, type Project } from "./project.js";
+import type { BuildInfo, InputView, StageContext, StageKind, StageOptions, StageOutput } from "./stage.js";
+import { StageError } from "./stage.js";
+import { tempName, writeFileAtomic } from "./fsutil.js";
+import type { Emit, StageStatus } from "./events.js";
+import type { SpecFile, StageDecl } from "../spec/load.js";
+import type { Plan } from "../graph/plan.js";
+import type { TaskModule } from "../../tasks/task.js";
+import { DiagnosticError } from "../spec/diagnostic.js";
+import { installRoot } from "../util/paths.js";
+import type { Json } from "../util/json.js";
+
+export interface BuildOptions {
+  project: Project;
+  dataDir?: string;
+  frozen: boolean;
+  trustChanged: boolean;
+  refresh: string[]; // stage names or kinds to rerun regardless
+  env: Record<string, string | undefined>;
+  registryFiles: string[];
+  resultsSuffix: string; // ".partial" for runs over part of the items
+}
+
+export interface StageReport { name: string; kind: string; status: StageStatus; key: StageKey }
+export interface BuildReport { stages: StageReport[]; results: string | null; lockChanged: boolean; outputs: Record<string, Record<string, string>> }
+
+export interface Manifest { key: string; kind: string; outputs: Record<string, string>; record: KeyRecord; paths: Record<string, string> }
+
+export class BuildFailure extends Error {
+  constructor(readonly stage: string, message: string, readonly fix?: string) { super(message); }
+}
+
+/** Everything a stage's key is made of, given its upstream outputs. */
+export async function stageRecord(
+  decl: StageDecl, kind: StageKind, task: { name: string; module: TaskModule },
+  upstream: Map<string, Record<string, string>>, ctx: StageContext, spec: SpecFile, project: Project, cache: Cache,
+): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
+  const root = installRoot();
+  const entries = [`stages/${decl.kind}.ts`];
+  if (kind.taskPart) entries.push(`tasks/${task.name}/${task.module.parts[kind.taskPart]}`);
+  const code = codeHashes(root, entries);
+  const inputs: Record<string, Record<string, string>> = {};
+  const paths: Record<string, string> = {};
+  for (const [name, ref] of Object.entries(decl.inputs)) {
+    if ("stage" in ref) {
+      inputs[name] = upstream.get(ref.stage)!;
+    } else {
+      const abs = insideDir(project.root, ref.file, "input file", spec.path);
+      if (!existsSync(abs)) throw new DiagnosticError([{ file: spec.path, key: `stages.${decl.name}.inputs.${name}`, message: `input file ${ref.file} does not exist`, fix: "create it or correct the path (relative to the project root)" }]);
+      inputs[name] = { file: await cache.stat.hash(abs) };
+      paths[name] = ref.file;
+    }
+  }
+  const identity = kind.identify ? await kind.identify(ctx) : null;
+  return { record: keyRecord({ kind: decl.kind, code, params: decl.params, inputs, identity }), paths };
+}
+
+export interface Runtime {
+  build: BuildInfo;
+  spec: SpecFile;
+  plan: Plan;
+  kinds: Map<string, StageKind>;
+  task: { name: string; module: TaskModule };
+}
+
+export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
+  const { spec, plan, kinds, task } = rt;
+  const project = opts.project;
+  const cache = new Cache(project.cacheDir);
+  cache.sweepTemp();
+  const lock = readLock(project.lockPath);
+  const specKey = projectPath(project, spec.path);
+  const previous = lock.specs[specKey];
+  const newPins: Record<string, Record<string, string>> = {};
+  const upstream = new Map<string, Record<string, string>>();
+  const reports: StageReport[] = [];
+  const lockStages: LockSpec["stages"] = {};
+  const memo = memoStore(cache);
+  emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
+
+  for (const decl of plan.order) {
+    const kind = kinds.get(decl.kind)!;
+    const temps: string[] = [];
+    const ctx = stageContext(decl, rt, upstream, cache, opts, emit, previous, newPins, temps, memo);
+    try {
+      const { record, paths } = await stageRecord(decl, kind, task, upstream, ctx, spec, project, cache);
+      const key = stageKey(record);
+      const forced = opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
+      const manifest = forced ? null : await freshManifest(cache, key);
+      let status: StageStatus = "fresh";
+      let outputs: Record<string, string>;
+      if (manifest) {
+        outputs = manifest.outputs;
+        emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: 0 });
+      } else {
+        status = "ran";
+        emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key });
+        const t0 = performance.now();
+        const produced = await kind.run(ctx);
+        outputs = await storeOutputs(cache, produced);
+        const m: Manifest = { key, kind: decl.kind, outputs, record, paths };
+        writeFileAtomic(cache.manifestPath(key), JSON.stringify(m, null, 1) + "\n", cache.tmp);
+        emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: performance.now() - t0 });
+      }
+      upstream.set(decl.name, outputs);
+      lockStages[decl.name] = { kind: decl.kind, key, outputs };
+      reports.push({ name: decl.name, kind: decl.kind, status, key });
+    } catch (e) {
+      if (e instanceof DiagnosticError) throw e;
+      const message = e instanceof Error ? e.message : String(e);
+      emit({ type: "stage-failed", stage: decl.name, kind: decl.kind, message });
+      throw new BuildFailure(decl.name, message, e instanceof StageError ? e.fix : undefined);
+    } finally {
+      for (const t of temps) rmSync(t, { force: true, recursive: true });
+      cache.stat.save();
+    }
+  }
+
+  const entry: LockSpec = { slug: spec.slug, spec_hash: spec.specHash, pins: mergePins(previous?.pins, newPins), stages: lockStages };
+  const next: LockFile = { ...lock, specs: { ...lock.specs, [specKey]: entry } };
+  if (opts.frozen && lockText(next) !== lockText(lock)) {
+    throw new BuildFailure("lock", "medbench.lock would change, and --frozen forbids it", "run `medbench build` without --frozen and commit medbench.lock");
+  }
+  const lockChanged = opts.frozen ? false : await writeLock(project.lockPath, (l) => { l.specs[specKey] = entry; });
+  const results = spec.results ? writeResults(spec, project, opts, cache, upstream) : null;
+  return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
+}
+
+async function freshManifest(cache: Cache, key: string): Promise<Manifest | null> {
+  const m = cache.readManifest(key) as Manifest | null;
+  if (!m || m.key !== key) return null;
+  for (const h of Object.values(m.outputs)) if (!(await cache.verify(h))) return null;
+  return m;
+}
+
+async function storeOutputs(cache: Cache, produced: Record<string, StageOutput>): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(produced).sort()) {
+    const v = produced[name]!;
+    out[name] = typeof v === "string" || v instanceof Uint8Array ? cache.put(v) : cache.adopt(v.file, v.sha256);
+  }
+  return out;
+}
+
+function mergePins(old: LockSpec["pins"] | undefined, fresh: Record<string, Record<string, string>>): LockSpec["pins"] {
+  const out: LockSpec["pins"] = {};
+  for (const src of new Set([...Object.keys(old ?? {}), ...Object.keys(fresh)])) out[src] = { ...(old?.[src] ?? {}), ...(fresh[src] ?? {}) };
+  return out;
+}
+
+export function stageContext(
+  decl: StageDecl, rt: Runtime, upstream: Map<string, Record<string, string>>, cache: Cache, opts: BuildOptions, emit: Emit,
+  previous: LockSpec | undefined, newPins: Record<string, Record<string, string>>, temps: string[], memo: StageContext["memo"],
+): StageContext {
+  const inputs: Record<string, InputView> = {};
+  for (const [name, ref] of Object.entries(decl.inputs)) {
+    if ("file" in ref) {
+      const abs = resolve(opts.project.root, ref.file);
+      inputs[name] = { hashes: {}, read: () => readFileSync(abs), text: () => readFileSync(abs, "utf8"), path: () => abs };
+      continue;
+    }
+    const hashOf = (out?: string): string => {
+      const hashes = upstream.get(ref.stage) ?? {};
+      const names = Object.keys(hashes);
+      const chosen = out ?? (names.length === 1 ? names[0] : undefined);
+      if (chosen === undefined || !(chosen in hashes)) throw new StageError(`stage ${decl.name}: input ${name} has no output ${out ?? "(unnamed)"}; it has ${names.join(", ")}`);
+      return hashes[chosen]!;
+    };
+    inputs[name] = {
+      get hashes() { return upstream.get(ref.stage) ?? {}; },
+      read: (out) => cache.read(hashOf(out)),
+      text: (out) => cache.read(hashOf(out)).toString("utf8"),
+      path: (out) => cache.objectPath(hashOf(out)),
+    };
+  }
+  const stageOptions: StageOptions = {
+    projectRoot: opts.project.root, dataDir: opts.dataDir, trustChanged: opts.trustChanged,
+    refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind), env: opts.env, registryFiles: opts.registryFiles,
+  };
+  return {
+    stage: decl.name, build: rt.build, params: decl.params as Json, inputs, task: rt.task.module, options: stageOptions, memo,
+    pins: {
+      recorded: (source, path) => newPins[source]?.[path] ?? previous?.pins[source]?.[path],
+      record: (source, path, sha) => { (newPins[source] ??= {})[path] = sha; },
+    },
+    tempPath: () => { const t = tempName(cache.tmp); temps.push(t); return t; },
+    hashFile: (p) => cache.stat.hash(p),
+    emit,
+  };
+}
+
+function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cache: Cache, upstream: Map<string, Record<string, string>>): string {
+  const r = spec.results!;
+  const fill = (s: string) => s.replace(/\{(\w+)\}/g, (_, k: string) => {
+    const v = k === "slug" ? spec.slug : spec.variables[k];
+    return String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
+  });
+  const dir = resolve(project.root, fill(r.dir) + opts.resultsSuffix);
+  mkdirSync(dir, { recursive: true });
+  for (const [file, target] of Object.entries(r.files)) {
+    const [stage, output] = target.split("/") as [string, string];
+    const hash = upstream.get(stage)?.[output];
+    if (!hash) throw new BuildFailure("results", `results file ${file}: stage ${stage} has no output ${output}`, "correct `results.files` in the spec");
+    writeFileAtomic(join(dir, file), cache.read(hash), cache.tmp);
+  }
+  return dir;
+}

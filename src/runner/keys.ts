@@ -1,0 +1,26 @@
+// Stage keys: sha256 of a canonical, fixed-order record of everything that can change a stage's outputs.
+import { fromPlain, pyDumps } from "../hash/pyjson.js";
+import { sha256Hex } from "../hash/sha256.js";
+import { HASH_RECIPE } from "../spec/hash.js";
+import type { Json } from "../util/json.js";
+
+declare const brand: unique symbol;
+/** A stage key; only stageKey() makes one. */
+export type StageKey = string & { readonly [brand]: "StageKey" };
+
+export interface KeyRecord {
+  recipe: number;
+  kind: string;
+  code: Record<string, string>; // source file -> sha256
+  params: Json;
+  inputs: Record<string, Record<string, string>>; // input name -> output name -> sha256
+  identity: Json; // what the kind works out itself (download: the content hash of each file)
+}
+
+export function keyRecord(r: Omit<KeyRecord, "recipe">): KeyRecord {
+  return { recipe: HASH_RECIPE, ...r };
+}
+
+export function stageKey(record: KeyRecord): StageKey {
+  return sha256Hex(Buffer.from(pyDumps(fromPlain(record)), "utf8")) as StageKey;
+}

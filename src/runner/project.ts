@@ -1,0 +1,34 @@
+// Where a build reads and writes: the project root, its cache and lock; paths kept inside the project.
+import { realpathSync, existsSync } from "node:fs";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { DiagnosticError } from "../spec/diagnostic.js";
+
+export interface Project {
+  root: string;
+  cacheDir: string;
+  lockPath: string;
+}
+
+export function openProject(root: string, cacheDir?: string): Project {
+  const abs = resolve(root);
+  return { root: abs, cacheDir: resolve(abs, cacheDir ?? "cache"), lockPath: resolve(abs, "medbench.lock") };
+}
+
+/** The spec's path as the lock names it: relative to the project, with forward slashes. */
+export function projectPath(project: Project, file: string): string {
+  return relative(project.root, resolve(file)).split(sep).join("/");
+}
+
+/** Resolves `rel` under `base` and refuses anything that leaves it (.. or a symlink out). */
+export function insideDir(base: string, rel: string, what: string, specFile: string): string {
+  const fail = (message: string) => new DiagnosticError([{ file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` }]);
+  if (isAbsolute(rel)) throw fail(`${what} path ${rel} is absolute`);
+  const target = resolve(base, rel);
+  const within = (p: string, b: string) => p === b || p.startsWith(b.endsWith(sep) ? b : b + sep);
+  if (!within(target, resolve(base))) throw fail(`${what} path ${rel} escapes ${base}`);
+  if (existsSync(target)) {
+    const real = realpathSync(target);
+    if (!within(real, realpathSync(base))) throw fail(`${what} path ${rel} leads out of ${base} through a link`);
+  }
+  return target;
+}

@@ -1,0 +1,70 @@
+// The contract between the runner and a stage kind. A stage sees its inputs and parameters,
+// a task module and a memo store; it never sees the cache, the lock or the console.
+import type { Json } from "../util/json.js";
+import type { BuildEvent } from "./events.js";
+import type { TaskModule } from "../../tasks/task.js";
+
+/** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
+export type StageOutput = string | Uint8Array | { file: string; sha256: string };
+
+export interface InputView {
+  /** Output name -> sha256, for a stage input; { file: sha256 } for a file input. */
+  hashes: Record<string, string>;
+  read(name?: string): Buffer;
+  text(name?: string): string;
+  /** An on-disk path for the output (for large files read by streaming). */
+  path(name?: string): string;
+}
+
+export interface PinStore {
+  /** sha256 recorded in medbench.lock for a file trusted on first use, by source and path. */
+  recorded(source: string, path: string): string | undefined;
+  record(source: string, path: string, sha256: string): void;
+}
+
+/** Key-value blobs that outlive a stage run (the model stage's per-request replies). */
+export interface MemoStore {
+  get(namespace: string, key: string): Buffer | null;
+  put(namespace: string, key: string, data: string | Uint8Array): void;
+}
+
+export interface StageOptions {
+  projectRoot: string;
+  dataDir?: string;
+  trustChanged: boolean;
+  refresh: boolean; // this stage was named by --refresh
+  env: Record<string, string | undefined>;
+  registryFiles: string[];
+}
+
+export interface BuildInfo { slug: string; version: number; specHash: string; medbench: string; recipe: number; variables: Record<string, Json> }
+
+export interface StageContext {
+  stage: string;
+  build: BuildInfo;
+  params: Json;
+  inputs: Record<string, InputView>;
+  task: TaskModule;
+  options: StageOptions;
+  pins: PinStore;
+  memo: MemoStore;
+  /** A fresh temp path inside the cache's file system, removed if the stage fails. */
+  tempPath(): string;
+  hashFile(path: string): Promise<string>;
+  emit(event: BuildEvent): void;
+}
+
+export interface StageKind {
+  kind: string;
+  /** The task module file this kind calls (its code is part of the stage key). */
+  taskPart?: keyof TaskModule["parts"];
+  /** Extra key material worked out before deciding freshness (a download's content hashes). */
+  identify?(ctx: StageContext): Promise<Json>;
+  run(ctx: StageContext): Promise<Record<string, StageOutput>>;
+}
+
+export class StageError extends Error {
+  constructor(message: string, readonly fix?: string) {
+    super(message);
+  }
+}

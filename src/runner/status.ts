@@ -1,0 +1,75 @@
+// Why each stage is fresh, stale or never built, worked out without running anything.
+import { Cache } from "./cache.js";
+import { stageKey } from "./keys.js";
+import { readLock } from "./lock.js";
+import { memoStore } from "./memo.js";
+import { projectPath } from "./project.js";
+import { stageContext, stageRecord, type BuildOptions, type Manifest, type Runtime } from "./executor.js";
+import { jsonDiff, type Json } from "../util/json.js";
+import type { KeyRecord } from "./keys.js";
+
+export interface StageState { name: string; kind: string; state: "fresh" | "stale" | "never built"; key: string | null; reasons: string[] }
+
+export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<StageState[]> {
+  const cache = new Cache(opts.project.cacheDir);
+  const lock = readLock(opts.project.lockPath);
+  const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
+  const upstream = new Map<string, Record<string, string>>();
+  const states: StageState[] = [];
+  const blocked = new Set<string>();
+  for (const decl of rt.plan.order) {
+    const inputsFrom = Object.values(decl.inputs).flatMap((r) => ("stage" in r ? [r.stage] : []));
+    const waiting = inputsFrom.filter((s) => blocked.has(s));
+    const locked = previous?.stages[decl.name];
+    if (waiting.length) {
+      blocked.add(decl.name);
+      states.push({ name: decl.name, kind: decl.kind, state: locked ? "stale" : "never built", key: null, reasons: waiting.map((s) => `its input from stage ${s} will change`) });
+      continue;
+    }
+    const ctx = stageContext(decl, rt, upstream, cache, opts, () => {}, previous, {}, [], memoStore(cache));
+    let record: KeyRecord;
+    try {
+      record = (await stageRecord(decl, rt.kinds.get(decl.kind)!, rt.task, upstream, ctx, rt.spec, opts.project, cache)).record;
+    } catch (e) {
+      blocked.add(decl.name);
+      states.push({ name: decl.name, kind: decl.kind, state: "stale", key: null, reasons: [`cannot be keyed: ${(e as Error).message.split("\n")[0]}`] });
+      continue;
+    }
+    const key = stageKey(record);
+    const m = cache.readManifest(key) as Manifest | null;
+    const present = m ? Object.values(m.outputs).every((h) => cache.stat !== undefined && existsObject(cache, h)) : false;
+    if (m && present) {
+      upstream.set(decl.name, m.outputs);
+      states.push({ name: decl.name, kind: decl.kind, state: "fresh", key, reasons: [] });
+      continue;
+    }
+    blocked.add(decl.name);
+    const old = locked ? (cache.readManifest(locked.key) as Manifest | null) : null;
+    const reasons = !locked ? ["never built"] : old ? explain(old.record, record) : [m ? "outputs missing from the cache" : "the previous build's record is not in this cache"];
+    states.push({ name: decl.name, kind: decl.kind, state: locked ? "stale" : "never built", key, reasons: reasons.length ? reasons : ["outputs missing from the cache"] });
+  }
+  return states;
+}
+
+function existsObject(cache: Cache, hash: string): boolean {
+  try { return cache.size(hash) >= 0; } catch { return false; }
+}
+
+const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
+
+/** The differences between two key records, in words. */
+export function explain(before: KeyRecord, after: KeyRecord): string[] {
+  const out: string[] = [];
+  if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
+  if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
+  for (const d of jsonDiff(before.params, after.params)) out.push(`params changed: ${d.path.slice(1).replace(/\//g, ".")} ${show(d.from)} -> ${show(d.to)}`);
+  const files = new Set([...Object.keys(before.code), ...Object.keys(after.code)]);
+  for (const f of [...files].sort()) if (before.code[f] !== after.code[f]) out.push(`code changed: ${f}`);
+  for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
+    const a = before.inputs[name] ?? {}, b = after.inputs[name] ?? {};
+    const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
+    if (changed.length) out.push(`input ${name} changed${changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`}`);
+  }
+  for (const d of jsonDiff(before.identity as Json, after.identity as Json)) out.push(`source changed: ${d.path.slice(1).replace(/\//g, ".")} ${show(d.from)} -> ${show(d.to)}`);
+  return out;
+}

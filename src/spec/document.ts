@@ -1,0 +1,156 @@
+// Reads a YAML or JSON document (YAML 1.2 is a superset of JSON) keeping source positions,
+// so that every later error can point at file:line:column, and integer/float as written.
+import { readFileSync } from "node:fs";
+import { isMap, isScalar, isSeq, isAlias, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { fail, type Diagnostic } from "./diagnostic.js";
+import type { PyValue } from "../hash/pyjson.js";
+
+export interface SourceDoc {
+  file: string; // as the user named it
+  text: string;
+  doc: Document.Parsed;
+  lines: LineCounter;
+  value: unknown; // plain JS view
+}
+
+export function readSourceDoc(file: string, displayName = file): SourceDoc {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    fail({ file: displayName, message: code === "ENOENT" ? "no such file" : `cannot read it (${code})`, fix: "check the path" });
+  }
+  return parseSourceDoc(bytes, displayName);
+}
+
+export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const bad = firstInvalidUtf8(bytes);
+    fail({ file, line: bad.line, column: bad.column, message: "the file is not valid UTF-8", fix: "save it as UTF-8 (specs hold Korean text and are hashed as UTF-8)" });
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, strict: true });
+  const first = doc.errors[0];
+  if (first) {
+    const { line, col } = lines.linePos(first.pos[0]);
+    const sourceLine = (text.split("\n")[line - 1] ?? "").replace(/\r$/, "");
+    const message = first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    fail({ file, line, column: col, sourceLine, message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: ${message}`, fix: "correct the syntax at this place (indentation, a missing quote or colon)" });
+  }
+  return { file, text, doc, lines, value: doc.toJS({ maxAliasCount: 100 }) };
+}
+
+function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
+  // Decode growing prefixes cheaply: find the first byte where a fatal decoder fails.
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i]!;
+    const len = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    let ok = len > 0 && i + len <= bytes.length;
+    for (let k = 1; ok && k < len; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
+    if (ok && len > 1) {
+      try { new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(i, i + len)); } catch { ok = false; }
+    }
+    if (!ok) return { line, column: i - lineStart + 1 };
+    if (b === 0x0a) { line++; lineStart = i + 1; }
+    i += len;
+  }
+  return { line, column: 1 };
+}
+
+/** The node at a JSON pointer (or its nearest existing ancestor), for positions. */
+export function nodeAt(src: SourceDoc, pointer: string): { node: Node | null; exact: boolean } {
+  let node: unknown = src.doc.contents;
+  const parts = pointer === "" ? [] : pointer.slice(1).split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  for (const part of parts) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)) === part);
+      if (!pair) return { node: node as Node, exact: false };
+      node = pair.value ?? pair.key;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(part)];
+      if (item === undefined) return { node: node as Node, exact: false };
+      node = item;
+    } else {
+      return { node: (node as Node) ?? null, exact: false };
+    }
+  }
+  return { node: (node as Node) ?? null, exact: true };
+}
+
+/** The key node of the last pointer segment when it exists (errors about a key underline the key). */
+export function keyNodeAt(src: SourceDoc, pointer: string): Node | null {
+  const i = pointer.lastIndexOf("/");
+  if (i < 0) return null;
+  const parent = nodeAt(src, pointer.slice(0, i));
+  const name = pointer.slice(i + 1).replace(/~1/g, "/").replace(/~0/g, "~");
+  if (!parent.exact || !isMap(parent.node)) return null;
+  const pair = parent.node.items.find((p) => isScalar(p.key) && String(p.key.value) === name);
+  return pair && isScalar(pair.key) ? (pair.key as Node) : null;
+}
+
+export function positionOf(src: SourceDoc, node: Node | null | undefined): Pick<Diagnostic, "line" | "column" | "length" | "sourceLine"> {
+  const range = node?.range;
+  if (!range) return {};
+  const { line, col } = src.lines.linePos(range[0]);
+  const sourceLine = src.text.split("\n")[line - 1] ?? "";
+  const end = src.lines.linePos(range[1]);
+  const length = end.line === line ? Math.max(1, end.col - col) : Math.max(1, sourceLine.length - col + 1);
+  return { line, column: col, length, sourceLine: sourceLine.replace(/\r$/, "") };
+}
+
+export function diagnosticAt(src: SourceDoc, pointer: string, message: string, fix?: string, onKey = false): Diagnostic {
+  const keyNode = onKey ? keyNodeAt(src, pointer) : null;
+  const { node } = nodeAt(src, pointer);
+  const key = pointer.slice(1).split("/").filter(Boolean).join(".") || undefined;
+  return { file: src.file, key, message, fix, ...positionOf(src, keyNode ?? node) };
+}
+
+/** The AST below a pointer as a PyValue: integers as bigint, floats as number, as the source wrote them. */
+export function pyValueAt(src: SourceDoc, pointer: string): PyValue {
+  const { node, exact } = nodeAt(src, pointer);
+  if (!exact) fail({ file: src.file, message: `no ${pointer} in the document` });
+  return toPy(node, src);
+}
+
+function toPy(node: unknown, src: SourceDoc): PyValue {
+  if (isAlias(node)) return toPy(node.resolve(src.doc), src);
+  if (isMap(node)) {
+    const out: { [key: string]: PyValue } = {};
+    for (const pair of node.items) {
+      const k = isScalar(pair.key) ? pair.key.value : pair.key;
+      out[String(k)] = toPy(pair.value, src);
+    }
+    return out;
+  }
+  if (isSeq(node)) return node.items.map((n) => toPy(n, src));
+  if (isScalar(node)) {
+    const v = node.value;
+    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (typeof v === "number" || typeof v === "bigint") {
+      const text = (node.source ?? String(v)).trim();
+      // A plain scalar with a fraction or an exponent is a float; inf/nan are floats too.
+      const isFloat = typeof v === "number" && (/[.eE]/.test(text.replace(/^0x/i, "")) || !Number.isFinite(v));
+      if (isFloat) return v as number;
+      return typeof v === "bigint" ? v : integerOf(text, v);
+    }
+    return String(v);
+  }
+  if (node === null || node === undefined) return null;
+  return String(node);
+}
+
+function integerOf(text: string, v: number): bigint {
+  // Keep every digit of a large integer (Python does), not the rounded double.
+  const t = text.replace(/^\+/, "");
+  if (/^-?\d+$/.test(t)) return BigInt(t);
+  if (/^0x[0-9a-f]+$/i.test(t)) return BigInt(t);
+  if (/^0o[0-7]+$/i.test(t)) return BigInt(t);
+  return BigInt(v);
+}

@@ -1,0 +1,157 @@
+// Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import AjvModule, { type ErrorObject } from "ajv";
+import { diagnosticAt, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
+import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
+import { specHash } from "./hash.js";
+import { escapePointer, type Json } from "../util/json.js";
+import { installRoot } from "../util/paths.js";
+
+const Ajv = AjvModule.default ?? AjvModule;
+
+export type InputRef = { stage: string } | { file: string };
+
+export interface StageDecl {
+  name: string;
+  kind: string;
+  inputs: Record<string, InputRef>;
+  params: Json; // references resolved
+}
+
+export interface SpecFile {
+  src: SourceDoc;
+  path: string; // as the user named it
+  slug: string;
+  version: number;
+  task: string;
+  spec: Json;
+  specHash: string;
+  variables: Record<string, Json>;
+  stages: StageDecl[];
+  results: { dir: string; files: Record<string, string> } | null;
+}
+
+let validator: ReturnType<InstanceType<typeof Ajv>["compile"]> | null = null;
+
+function schemaValidator() {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(resolve(installRoot(), "specs/spec.schema.json"), "utf8")) as object;
+    validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  }
+  return validator;
+}
+
+/** A task document from medbench.kr (an object with `spec`) or a project spec file: its spec_hash. */
+export function hashDocument(file: string): { specHash: string; published?: string } {
+  const src = readSourceDoc(file);
+  const value = src.value as Record<string, unknown> | null;
+  if (!value || typeof value !== "object" || !("spec" in value)) {
+    throw new DiagnosticError([{ file, line: 1, column: 1, message: "the document has no `spec` member", fix: "pass a task document (an object with a `spec` member) or a spec file from specs/" }]);
+  }
+  const published = typeof value.spec_hash === "string" ? value.spec_hash : undefined;
+  return { specHash: specHash(pyValueAt(src, "/spec")), published };
+}
+
+export function loadSpec(path: string, variables: Record<string, Json> = {}, displayName = path): SpecFile {
+  return loadSpecFromSource(readSourceDoc(path, displayName), variables);
+}
+
+export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
+  const validate = schemaValidator();
+  if (!validate(src.value)) throw new DiagnosticError(schemaDiagnostics(src, validate.errors ?? []));
+  const value = src.value as {
+    slug: string; version: number; task: string; spec: Json; spec_hash?: string;
+    variables?: Record<string, Json>; stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
+    results?: { dir: string; files: Record<string, string> };
+  };
+  const hash = specHash(pyValueAt(src, "/spec"));
+  if (value.spec_hash && value.spec_hash !== hash) {
+    throw new DiagnosticError([diagnosticAt(src, "/spec_hash",
+      `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
+      "the spec was edited: restore the published spec, or update spec_hash if this is a new version of the task (and bump `version`)")]);
+  }
+  const variables: Record<string, Json> = { ...(value.variables ?? {}) };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (!(k in variables) && v !== null) {
+      throw new DiagnosticError([{ file: src.file, message: `the spec declares no variable \`${k}\``, fix: `declare it under \`variables:\` or drop the option` }]);
+    }
+    if (v !== null) variables[k] = v;
+  }
+  const diagnostics: Diagnostic[] = [];
+  const stages: StageDecl[] = Object.entries(value.stages).map(([name, s]) => ({
+    name,
+    kind: s.kind,
+    inputs: s.inputs ?? {},
+    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, src, value.spec, variables, diagnostics),
+  }));
+  if (diagnostics.length) throw new DiagnosticError(diagnostics);
+  return {
+    src, path: src.file, slug: value.slug, version: value.version, task: value.task, spec: value.spec,
+    specHash: hash, variables, stages, results: value.results ?? null,
+  };
+}
+
+/** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
+function resolveRefs(v: Json, at: string, src: SourceDoc, spec: Json, vars: Record<string, Json>, out: Diagnostic[]): Json {
+  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, src, spec, vars, out));
+  if (v === null || typeof v !== "object") return v;
+  const keys = Object.keys(v);
+  if (keys.length === 1 && keys[0] === "$spec") {
+    const pointer = String(v.$spec);
+    const found = lookupPointer(spec, pointer);
+    if (found === undefined) out.push(diagnosticAt(src, `${at}/$spec`, `the published spec has no field ${pointer}`, "name an existing field of `spec:` as a JSON pointer, e.g. /request/max_tokens"));
+    return found ?? null;
+  }
+  if (keys.length === 1 && keys[0] === "$var") {
+    const name = String(v.$var);
+    if (!(name in vars)) out.push(diagnosticAt(src, `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
+    return vars[name] ?? null;
+  }
+  const o: { [k: string]: Json } = {};
+  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, src, spec, vars, out);
+  return o;
+}
+
+export function lookupPointer(root: Json, pointer: string): Json | undefined {
+  if (pointer === "" || pointer === "/") return root;
+  let node: Json | undefined = root;
+  for (const raw of pointer.slice(1).split("/")) {
+    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (Array.isArray(node)) node = node[Number(part)];
+    else if (node !== null && typeof node === "object") node = Object.prototype.hasOwnProperty.call(node, part) ? node[part] : undefined;
+    else return undefined;
+    if (node === undefined) return undefined;
+  }
+  return node;
+}
+
+function schemaDiagnostics(src: SourceDoc, errors: ErrorObject[]): Diagnostic[] {
+  // oneOf/anyOf report every branch; the most specific error (deepest path) is the useful one.
+  const seen = new Set<string>();
+  const out: Diagnostic[] = [];
+  for (const e of errors) {
+    if (e.keyword === "oneOf" || e.keyword === "anyOf" || e.keyword === "if") continue;
+    let pointer = e.instancePath;
+    let message = e.message ?? "is invalid";
+    let onKey = false;
+    let fix: string | undefined;
+    if (e.keyword === "additionalProperties") {
+      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+      pointer = `${pointer}/${escapePointer(extra)}`;
+      message = `unknown key \`${extra}\``;
+      onKey = true;
+      fix = "remove it or correct its spelling (see specs/spec.schema.json)";
+    } else if (e.keyword === "required") {
+      message = `missing required key \`${(e.params as { missingProperty: string }).missingProperty}\``;
+      fix = "add it";
+    } else if (e.keyword === "enum") {
+      message = `must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;
+    }
+    const id = `${pointer}|${message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(diagnosticAt(src, pointer, message, fix ?? "see specs/spec.schema.json for the expected shape", onKey));
+  }
+  return out.slice(0, 10);
+}

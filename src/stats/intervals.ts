@@ -1,0 +1,159 @@
+// The reference procedures of shared/docs/statistics.md: cluster bootstrap, numpy's linear percentile,
+// Clopper-Pearson, exact McNemar. Sums run left to right: the order is part of the recipe.
+import betaQuantile from "@stdlib/stats-base-dists-beta-quantile";
+import { NumpyGenerator } from "./pcg64.js";
+import { PyRandom } from "./mt19937.js";
+
+export type RngName = "numpy" | "python";
+
+export interface Row { value: number; cluster?: string | number | null }
+
+export interface Clusters { sums: Float64Array; counts: Float64Array; order: (string | number)[] }
+
+/** Clusters in order of first appearance; without a cluster id every row is its own. */
+export function clustersOf(rows: Row[], values: number[][] = [rows.map((r) => r.value)]): { order: (string | number)[]; sums: Float64Array[]; counts: Float64Array } {
+  const index = new Map<string | number, number>();
+  const order: (string | number)[] = [];
+  const members: number[][] = [];
+  rows.forEach((r, i) => {
+    const id = r.cluster ?? `\u0000row${i}`;
+    let c = index.get(id);
+    if (c === undefined) { c = order.length; index.set(id, c); order.push(id); members.push([]); }
+    members[c]!.push(i);
+  });
+  const sums = values.map((vs) => Float64Array.from(members, (m) => seqSum(m.map((i) => vs[i]!))));
+  return { order, sums, counts: Float64Array.from(members, (m) => m.length) };
+}
+
+export function seqSum(xs: ArrayLike<number>): number {
+  let t = 0;
+  for (let i = 0; i < xs.length; i++) t += xs[i]!;
+  return t;
+}
+
+/** Calls `each(idx)` once per resample with G cluster indices drawn with replacement. */
+export function drawResamples(rng: RngName, seed: number, resamples: number, g: number, each: (idx: Int32Array) => void): void {
+  const idx = new Int32Array(g);
+  if (rng === "numpy") {
+    const gen = new NumpyGenerator(seed);
+    for (let b = 0; b < resamples; b++) { gen.integers(0, g, g, idx); each(idx); }
+  } else {
+    const gen = new PyRandom(seed);
+    for (let b = 0; b < resamples; b++) { gen.choicesIndex(g, g, idx); each(idx); }
+  }
+}
+
+/** np.percentile(x, q) with method="linear", to the bit. Sorts a copy. */
+export function percentile(values: ArrayLike<number>, q: number): number {
+  const x = Float64Array.from(values).sort();
+  const v = (x.length - 1) * (q / 100);
+  const j = Math.floor(v);
+  const g = v - j;
+  if (j >= x.length - 1) return x[x.length - 1]!;
+  const a = x[j]!, b = x[j + 1]!;
+  const d = b - a;
+  return g >= 0.5 ? b - d * (1 - g) : a + d * g;
+}
+
+export function clopperPearson(k: number, n: number, level: number): [number, number] {
+  const alpha = 1 - level;
+  const lo = k === 0 ? 0 : betaQuantile(alpha / 2, k, n - k + 1);
+  const hi = k === n ? 1 : betaQuantile(1 - alpha / 2, k + 1, n - k);
+  return [lo, hi];
+}
+
+export interface CiOptions { resamples: number; seed: number; rng: RngName; level: number; fallback?: boolean }
+
+export interface CiResult {
+  n: number; clusters: number; point: number; lo: number; hi: number;
+  method: "bootstrap" | "clopper-pearson"; rng: RngName; seed: number; resamples: number; level: number;
+}
+
+export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
+  if (rows.length === 0) throw new Error("no rows to estimate an interval from");
+  const values = rows.map((r) => r.value);
+  const { order, sums, counts } = clustersOf(rows);
+  const s = sums[0]!;
+  const g = order.length;
+  const point = seqSum(values) / values.length;
+  const boot = new Float64Array(o.resamples);
+  let b = 0;
+  drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
+    let num = 0, den = 0;
+    for (let i = 0; i < g; i++) num += s[idx[i]!]!;
+    for (let i = 0; i < g; i++) den += counts[idx[i]!]!;
+    boot[b++] = num / den;
+  });
+  let lo = percentile(boot, (100 * (1 - o.level)) / 2);
+  let hi = percentile(boot, (100 * (1 + o.level)) / 2);
+  let method: CiResult["method"] = "bootstrap";
+  if ((o.fallback ?? true) && (point === 0 || point === 1 || lo === hi)) {
+    method = "clopper-pearson";
+    [lo, hi] = clopperPearson(Math.floor(point * g + 0.5), g, o.level);
+  }
+  return { n: rows.length, clusters: g, point, lo, hi, method, rng: o.rng, seed: o.seed, resamples: o.resamples, level: o.level };
+}
+
+export interface PairedResult {
+  n: number; clusters: number; diff_pp: number; lo: number; hi: number; mcnemar_p: number; b: number; c: number;
+  rng: RngName; seed: number; resamples: number; level: number;
+}
+
+/** A - B in percentage points on the same items, a cluster bootstrap of the difference, exact McNemar. */
+export function pairedComparison(a: { id: string; value: number; cluster?: string | number | null }[], b: { id: string; value: number }[], o: CiOptions): PairedResult {
+  const byId = new Map(b.map((r) => [r.id, r.value]));
+  const idsA = new Set(a.map((r) => r.id));
+  if (idsA.size !== a.length || byId.size !== b.length || idsA.size !== byId.size || a.some((r) => !byId.has(r.id))) {
+    throw new Error("the two result sets do not hold the same items");
+  }
+  const va = a.map((r) => r.value);
+  const vb = a.map((r) => byId.get(r.id)!);
+  const { order, sums, counts } = clustersOf(a, [va, vb]);
+  const sa = sums[0]!, sb = sums[1]!;
+  const g = order.length;
+  const n = a.length;
+  const diff = 100 * (seqSum(va) / n - seqSum(vb) / n);
+  const boot = new Float64Array(o.resamples);
+  let k = 0;
+  drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
+    let t = 0, x = 0, y = 0;
+    for (let i = 0; i < g; i++) t += counts[idx[i]!]!;
+    for (let i = 0; i < g; i++) x += sa[idx[i]!]!;
+    for (let i = 0; i < g; i++) y += sb[idx[i]!]!;
+    boot[k++] = 100 * (x / t - y / t);
+  });
+  let bCount = 0, cCount = 0;
+  for (let i = 0; i < n; i++) {
+    if (va[i] === 1 && vb[i] === 0) bCount++;
+    else if (va[i] === 0 && vb[i] === 1) cCount++;
+  }
+  return {
+    n, clusters: g, diff_pp: diff,
+    lo: percentile(boot, (100 * (1 - o.level)) / 2), hi: percentile(boot, (100 * (1 + o.level)) / 2),
+    mcnemar_p: mcnemarExact(bCount, cCount), b: bCount, c: cCount, rng: o.rng, seed: o.seed, resamples: o.resamples, level: o.level,
+  };
+}
+
+/** Exact McNemar: min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)), with integer arithmetic. */
+export function mcnemarExact(b: number, c: number): number {
+  const m = b + c;
+  if (m === 0) return 1;
+  let term = 1n;
+  let tail = 0n;
+  for (let i = 0; i <= Math.min(b, c); i++) {
+    if (i > 0) term = (term * BigInt(m - i + 1)) / BigInt(i);
+    tail += term;
+  }
+  const num = 2n * tail;
+  const den = 1n << BigInt(m);
+  if (num >= den) return 1;
+  return ratio(num, den);
+}
+
+/** num / den (den a power of two) rounded well enough for 1e-15 relative. */
+function ratio(num: bigint, den: bigint): number {
+  const bits = num.toString(2).length;
+  const shift = Math.max(0, bits - 64);
+  const denBits = den.toString(2).length - 1;
+  return Number(num >> BigInt(shift)) * 2 ** (shift - denBits);
+}

@@ -1,0 +1,232 @@
+// numpy's default_rng(seed): SeedSequence -> PCG64 -> Generator, bit for bit (shared/docs/rng.md).
+// The 128-bit state lives in eight 16-bit limbs held in doubles: every partial sum stays below 2^53,
+// so the LCG step is exact without BigInt.
+
+const MASK32 = 0xffffffff;
+const TWO32 = 4294967296;
+const TWO_M53 = 1 / 9007199254740992;
+
+// 0x2360ED051FC65DA44385DF649FCCF645, least significant limb first.
+const MULT = [0xf645, 0x9fcc, 0xdf64, 0x4385, 0x5da4, 0x1fc6, 0xed05, 0x2360];
+
+/** numpy SeedSequence(entropy).generate_state(4, uint64), as eight uint32 words (little-endian pairs). */
+export function seedSequenceState(entropy: number | bigint, nWords32 = 8): { pool: number[]; state: number[] } {
+  let e = BigInt(entropy);
+  if (e < 0n) throw new Error("SeedSequence entropy must be non-negative");
+  const words: number[] = [];
+  do { words.push(Number(e & 0xffffffffn)); e >>= 32n; } while (e > 0n);
+  let hashConst = 0x43b0d7e5;
+  const hashmix = (value: number): number => {
+    value = (value ^ hashConst) >>> 0;
+    hashConst = Math.imul(hashConst, 0x931e8875) >>> 0;
+    value = Math.imul(value, hashConst) >>> 0;
+    return (value ^ (value >>> 16)) >>> 0;
+  };
+  const mix = (x: number, y: number): number => {
+    const r = (Math.imul(0xca01f9dd, x) - Math.imul(0x4973f715, y)) >>> 0;
+    return (r ^ (r >>> 16)) >>> 0;
+  };
+  const pool = [0, 0, 0, 0];
+  for (let i = 0; i < 4; i++) pool[i] = hashmix(i < words.length ? words[i]! : 0);
+  for (let src = 0; src < 4; src++) for (let dst = 0; dst < 4; dst++) if (src !== dst) pool[dst] = mix(pool[dst]!, hashmix(pool[src]!));
+  for (let src = 4; src < words.length; src++) for (let dst = 0; dst < 4; dst++) pool[dst] = mix(pool[dst]!, hashmix(words[src]!));
+  let h = 0x8b51f9dd;
+  const state: number[] = [];
+  for (let i = 0; i < nWords32; i++) {
+    let v = (pool[i % 4]! ^ h) >>> 0;
+    h = Math.imul(h, 0x58f38ded) >>> 0;
+    v = Math.imul(v, h) >>> 0;
+    state.push((v ^ (v >>> 16)) >>> 0);
+  }
+  return { pool, state };
+}
+
+export class PCG64 {
+  private readonly s = new Float64Array(8); // state limbs
+  private readonly inc = new Float64Array(8);
+  private hasUint32 = false;
+  private uinteger = 0;
+  // The last next64, as two 32-bit halves.
+  hi = 0;
+  lo = 0;
+
+  constructor(seed: number | bigint = 0) {
+    const w = seedSequenceState(seed).state; // u64[k] = w[2k] | w[2k+1] << 32
+    // initstate = u64[0] << 64 | u64[1]; initseq = u64[2] << 64 | u64[3]
+    const initstate = limbs128(w[1]!, w[0]!, w[3]!, w[2]!);
+    const initseq = limbs128(w[5]!, w[4]!, w[7]!, w[6]!);
+    // inc = initseq << 1 | 1
+    let carry = 0;
+    for (let i = 0; i < 8; i++) {
+      const v = initseq[i]! * 2 + carry;
+      this.inc[i] = v & 0xffff;
+      carry = v >>> 16;
+    }
+    this.inc[0] = this.inc[0]! | 1;
+    this.step();
+    let c = 0;
+    for (let i = 0; i < 8; i++) {
+      const v = this.s[i]! + initstate[i]! + c;
+      this.s[i] = v % 65536;
+      c = Math.floor(v / 65536);
+    }
+    this.step();
+  }
+
+  /** The state as decimal strings (for checking against numpy's bit_generator.state). */
+  stateDecimal(): { state: string; inc: string } {
+    const dec = (l: Float64Array) => l.reduceRight((acc, limb) => acc * 65536n + BigInt(limb), 0n).toString();
+    return { state: dec(this.s), inc: dec(this.inc) };
+  }
+
+  private step(): void {
+    const s = this.s;
+    const out = [0, 0, 0, 0, 0, 0, 0, 0];
+    let carry = 0;
+    for (let k = 0; k < 8; k++) {
+      let sum = carry + this.inc[k]!;
+      for (let i = 0; i <= k; i++) sum += s[i]! * MULT[k - i]!;
+      out[k] = sum % 65536;
+      carry = Math.floor(sum / 65536);
+    }
+    for (let k = 0; k < 8; k++) s[k] = out[k]!;
+  }
+
+  /** Advances and leaves the output in this.hi / this.lo. */
+  next64(): void {
+    this.step();
+    const s = this.s;
+    const xLo = ((s[1]! * 65536 + s[0]!) ^ (s[5]! * 65536 + s[4]!)) >>> 0;
+    const xHi = ((s[3]! * 65536 + s[2]!) ^ (s[7]! * 65536 + s[6]!)) >>> 0;
+    let rot = s[7]! >>> 10;
+    let hi = xHi;
+    let lo = xLo;
+    if (rot >= 32) { const t = hi; hi = lo; lo = t; rot -= 32; }
+    if (rot === 0) { this.hi = hi; this.lo = lo; return; }
+    this.hi = ((hi >>> rot) | (lo << (32 - rot))) >>> 0;
+    this.lo = ((lo >>> rot) | (hi << (32 - rot))) >>> 0;
+  }
+
+  next64BigInt(): bigint {
+    this.next64();
+    return (BigInt(this.hi) << 32n) | BigInt(this.lo);
+  }
+
+  next32(): number {
+    if (this.hasUint32) { this.hasUint32 = false; return this.uinteger; }
+    this.next64();
+    this.hasUint32 = true;
+    this.uinteger = this.hi;
+    return this.lo;
+  }
+
+  /** (next64 >> 11) * 2^-53 */
+  nextDouble(): number {
+    this.next64();
+    return (this.hi * 2097152 + (this.lo >>> 11)) * TWO_M53;
+  }
+}
+
+function limbs128(w3: number, w2: number, w1: number, w0: number): number[] {
+  // w0 is the least significant 32-bit word
+  return [w0 & 0xffff, w0 >>> 16, w1 & 0xffff, w1 >>> 16, w2 & 0xffff, w2 >>> 16, w3 & 0xffff, w3 >>> 16];
+}
+
+/** numpy.random.Generator over PCG64: the calls the task documents use. */
+export class NumpyGenerator {
+  readonly bitgen: PCG64;
+  constructor(seed: number | bigint = 0) { this.bitgen = new PCG64(seed); }
+
+  random(): number { return this.bitgen.nextDouble(); }
+
+  /** integers(lo, hi) with the default int64 dtype: Lemire's method, as numpy. */
+  integer(lo: number, hi: number): number {
+    const rng = hi - 1 - lo;
+    if (rng < 0) throw new Error("integers: high must be above low");
+    if (rng === 0) return lo;
+    if (rng < MASK32) return lo + this.lemire32(rng + 1);
+    if (rng === MASK32) return lo + this.bitgen.next32();
+    return lo + Number(this.lemire64(BigInt(rng)));
+  }
+
+  /** integers(lo, hi, size) into out (a fresh array when omitted). */
+  integers(lo: number, hi: number, size: number, out: Int32Array | number[] = new Array<number>(size)): Int32Array | number[] {
+    const rng = hi - 1 - lo;
+    if (rng > 0 && rng < MASK32) {
+      const excl = rng + 1;
+      for (let i = 0; i < size; i++) out[i] = lo + this.lemire32(excl);
+      return out;
+    }
+    for (let i = 0; i < size; i++) out[i] = this.integer(lo, hi);
+    return out;
+  }
+
+  /** choice(n, size) with replacement and no p is integers(0, n, size). */
+  choice(n: number, size: number): number[] {
+    return Array.from(this.integers(0, n, size));
+  }
+
+  private lemire32(excl: number): number {
+    const small = excl <= 2097152; // u32 * excl is then exact in a double
+    let u = this.bitgen.next32();
+    let hi: number;
+    let leftover: number;
+    if (small) { const m = u * excl; hi = Math.floor(m / TWO32); leftover = m - hi * TWO32; }
+    else { leftover = Math.imul(u, excl) >>> 0; hi = mulHi32(u, excl); }
+    if (leftover < excl) {
+      const threshold = (TWO32 - excl) % excl;
+      while (leftover < threshold) {
+        u = this.bitgen.next32();
+        if (small) { const m = u * excl; hi = Math.floor(m / TWO32); leftover = m - hi * TWO32; }
+        else { leftover = Math.imul(u, excl) >>> 0; hi = mulHi32(u, excl); }
+      }
+    }
+    return hi;
+  }
+
+  // Ranges of 2^32 and more are rare here; BigInt keeps this path simple.
+  private lemire64(rng: bigint): bigint {
+    const M64 = (1n << 64n) - 1n;
+    if (rng === M64) return this.bitgen.next64BigInt();
+    const excl = rng + 1n;
+    let m = this.bitgen.next64BigInt() * excl;
+    let leftover = m & M64;
+    if (leftover < excl) {
+      const threshold = (M64 - rng) % excl;
+      while (leftover < threshold) { m = this.bitgen.next64BigInt() * excl; leftover = m & M64; }
+    }
+    return m >> 64n;
+  }
+
+  /** random_interval: masked rejection, as shuffle and permutation draw. */
+  private interval(max: number): number {
+    if (max === 0) return 0;
+    let mask = max;
+    mask |= mask >>> 1; mask |= mask >>> 2; mask |= mask >>> 4; mask |= mask >>> 8; mask |= mask >>> 16;
+    mask >>>= 0;
+    let v: number;
+    do { v = (this.bitgen.next32() & mask) >>> 0; } while (v > max);
+    return v;
+  }
+
+  shuffle<T>(x: T[]): T[] {
+    for (let i = x.length - 1; i > 0; i--) {
+      const j = this.interval(i);
+      const t = x[i]!; x[i] = x[j]!; x[j] = t;
+    }
+    return x;
+  }
+
+  permutation(n: number): number[] {
+    return this.shuffle(Array.from({ length: n }, (_, i) => i));
+  }
+}
+
+/** floor(a * b / 2^32) for 32-bit a, b, exactly. */
+function mulHi32(a: number, b: number): number {
+  const ah = a >>> 16, al = a & 0xffff;
+  const A = ah * b; // < 2^48
+  const B = al * b; // < 2^48
+  const Ah = Math.floor(A / 65536), Al = A - Ah * 65536;
+  return Ah + Math.floor((Al * 65536 + B) / TWO32);
+}

@@ -1,0 +1,66 @@
+// bootstrap: intervals for every metric the scorer declared, paired comparisons, and the run's metrics.json.
+import type { StageKind } from "../src/runner/stage.js";
+import { stableJson, type Json } from "../src/util/json.js";
+import { bootstrapCi, pairedComparison, type RngName } from "../src/stats/intervals.js";
+import type { MetricRows, PairedRows } from "../tasks/task.js";
+
+interface Params {
+  resamples: number; seed: number; rng: RngName; level: number;
+  paired?: { resamples: number; seed: number; rng: RngName };
+  primary?: string;
+}
+
+export const bootstrap: StageKind = {
+  kind: "bootstrap",
+  // What the result must record about the build it came from.
+  async identify(ctx) {
+    return { slug: ctx.build.slug, version: ctx.build.version, spec_hash: ctx.build.specHash, medbench: ctx.build.medbench, recipe: ctx.build.recipe };
+  },
+  async run(ctx) {
+    const p = ctx.params as unknown as Params;
+    const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as { metrics: MetricRows[]; paired: PairedRows[] };
+    const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;
+    const audit = ctx.inputs.model ? (JSON.parse(ctx.inputs.model.text("audit")) as Record<string, Json>) : {};
+    const info = ctx.inputs.prompts ? (JSON.parse(ctx.inputs.prompts.text("info")) as { partial: boolean; subset: Json; limit: Json; selected: number; total: number }) : null;
+    const metrics: Record<string, Json> = {};
+    for (const m of scored.metrics) {
+      if (m.rows.length === 0) { metrics[m.name] = { label: m.label, n: 0, value: null, lo: null, hi: null, ci_method: "none" }; continue; }
+      const ci = bootstrapCi(m.rows.map((r) => ({ value: r.value, cluster: r.cluster })), { resamples: p.resamples, seed: p.seed, rng: p.rng, level: p.level, fallback: m.ciFallback !== "none" });
+      metrics[m.name] = { label: m.label, n: ci.n, clusters: ci.clusters, value: ci.point, lo: ci.lo, hi: ci.hi, ci_method: ci.method, level: ci.level, resamples: ci.resamples, seed: ci.seed, rng: ci.rng };
+    }
+    const paired: Record<string, Json> = {};
+    const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
+    for (const c of scored.paired) {
+      if (c.a.length === 0) continue;
+      const r = pairedComparison(c.a, c.b, { ...pp, level: p.level });
+      paired[c.name] = { label: c.label, ...r } as unknown as Json;
+    }
+    const apiErrors = typeof audit.api_errors === "number" ? audit.api_errors : 0;
+    const n = typeof audit.n === "number" ? audit.n : 0;
+    const out = {
+      slug: ctx.build.slug,
+      version: ctx.build.version,
+      spec_hash: ctx.build.specHash,
+      medbench_version: ctx.build.medbench,
+      hash_recipe: ctx.build.recipe,
+      inputs: ctx.inputs.release ? ctx.inputs.release.hashes : {},
+      model: audit.model ?? null,
+      route: audit.route ?? null,
+      partial: info?.partial ?? false,
+      selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
+      incomplete: n > 0 && apiErrors / n >= 0.1,
+      primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
+      metrics: {
+        ...metrics,
+        request: audit.request ?? null,
+        response_format: audit.response_format ?? null,
+        thinking_audit: audit.thinking_audit ?? null,
+        api_errors: apiErrors,
+        truncated: audit.truncated ?? 0,
+      },
+      paired,
+      tables,
+    };
+    return { metrics: stableJson(out) };
+  },
+};

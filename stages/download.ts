@@ -1,0 +1,145 @@
+// download: the release files, each identified by its SHA-256 (a moved URL with the same hash changes nothing).
+// Sources, first that applies: --data-dir (a release the user downloaded), `base_url`, the bundled `sample`.
+import { createReadStream, createWriteStream, existsSync, statSync, accessSync, constants, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { resolve, isAbsolute, relative, sep } from "node:path";
+import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
+
+interface Params {
+  source: string; // label of the real release, e.g. khdp/kor-surgical-robot-voice-command
+  files: Record<string, string | null>; // release path -> sha256 (null: not published; trusted on first use)
+  pins_file?: string; // project file with "sha256  path" lines, for long lists
+  base_url?: string;
+  sample?: { dir: string; label: string; files: Record<string, string> };
+}
+
+type Where = { kind: "dir"; dir: string; label: string; pins: Record<string, string | null> } | { kind: "url"; base: string; label: string; pins: Record<string, string | null> };
+
+function params(ctx: StageContext): Params {
+  return ctx.params as unknown as Params;
+}
+
+function pinsOf(ctx: StageContext): Record<string, string | null> {
+  const p = params(ctx);
+  const pins: Record<string, string | null> = { ...(p.files ?? {}) };
+  if (p.pins_file) {
+    const text = readFileSync(inside(ctx.options.projectRoot, p.pins_file, "pins_file"), "utf8");
+    for (const line of text.split("\n")) {
+      const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line.trimEnd());
+      if (m) pins[m[2]!] = m[1]!;
+    }
+  }
+  return pins;
+}
+
+function where(ctx: StageContext): Where {
+  const p = params(ctx);
+  const pins = pinsOf(ctx);
+  if (ctx.options.dataDir) {
+    const dir = resolve(ctx.options.dataDir);
+    try {
+      if (!statSync(dir).isDirectory()) throw new Error("not a directory");
+      accessSync(dir, constants.R_OK | constants.X_OK);
+    } catch (e) {
+      throw new StageError(`--data-dir ${ctx.options.dataDir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, "point --data-dir (or MEDBENCH_DATA_DIR) at the folder that holds the release files");
+    }
+    return { kind: "dir", dir, label: p.source, pins };
+  }
+  if (p.base_url) return { kind: "url", base: p.base_url, label: p.source, pins };
+  if (p.sample) {
+    const files: Record<string, string | null> = {};
+    for (const path of Object.keys(pins)) files[path] = p.sample.files[path] ?? null;
+    return { kind: "dir", dir: inside(ctx.options.projectRoot, p.sample.dir, "sample dir"), label: p.sample.label, pins: files };
+  }
+  throw new StageError(`no source for ${p.source}: it needs a login to download`, "download the release yourself and pass --data-dir DIR (or set MEDBENCH_DATA_DIR)");
+}
+
+function inside(base: string, rel: string, what: string): string {
+  const target = resolve(base, rel);
+  const r = relative(base, target);
+  if (isAbsolute(rel) || r.startsWith("..") || r.split(sep).includes("..")) throw new StageError(`${what} ${rel} escapes ${base}`, "keep it inside the project");
+  return target;
+}
+
+/** Checks a content hash against its pin, or against what was trusted on first use. */
+function check(ctx: StageContext, w: Where, path: string, actual: string): void {
+  const pin = w.pins[path];
+  if (pin) {
+    if (pin !== actual) throw new StageError(`${path}: sha256 mismatch\n  expected ${pin}\n  actual   ${actual}\n  (from ${w.kind === "dir" ? w.dir : w.base})`, "use the release version the spec pins, or update the pin in the spec if the release really changed");
+    ctx.pins.record(w.label, path, actual);
+    return;
+  }
+  const trusted = ctx.pins.recorded(w.label, path);
+  if (trusted && trusted !== actual && !ctx.options.trustChanged) {
+    throw new StageError(`${path} changed since it was trusted on first use\n  recorded ${trusted}\n  actual   ${actual}`, "if the new file is right, run again with --trust-changed; otherwise restore the original release file");
+  }
+  if (!trusted) ctx.emit({ type: "warning", stage: ctx.stage, message: `${path}: no published pin; trusted on first use as ${actual.slice(0, 16)}… (recorded in medbench.lock)` });
+  else if (trusted !== actual) ctx.emit({ type: "warning", stage: ctx.stage, message: `${path}: changed and accepted with --trust-changed (was ${trusted.slice(0, 16)}…)` });
+  ctx.pins.record(w.label, path, actual);
+}
+
+function localFile(w: Extract<Where, { kind: "dir" }>, path: string): string {
+  const abs = inside(w.dir, path, "release file");
+  if (!existsSync(abs)) throw new StageError(`${path} is missing from ${w.dir}`, "use the complete release (every file the spec lists), or correct --data-dir");
+  return abs;
+}
+
+function fileUrl(base: string, path: string): string {
+  return base.replace(/\/?$/, "/") + path.split("/").map(encodeURIComponent).join("/");
+}
+
+async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<string> {
+  const hash = createHash("sha256");
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!res.ok || !res.body) throw new StageError(`GET ${url}: HTTP ${res.status}`, "check the URL or your network, or pass --data-dir with a local copy");
+  const tap = new Transform({ transform(chunk: Buffer, _e, cb) { hash.update(chunk); cb(null, chunk); } });
+  await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), tap, createWriteStream(dest));
+  return hash.digest("hex");
+}
+
+async function copyHashing(src: string, dest: string): Promise<string> {
+  const hash = createHash("sha256");
+  const tap = new Transform({ transform(chunk: Buffer, _e, cb) { hash.update(chunk); cb(null, chunk); } });
+  await pipeline(createReadStream(src), tap, createWriteStream(dest));
+  return hash.digest("hex");
+}
+
+export const download: StageKind = {
+  kind: "download",
+
+  async identify(ctx) {
+    const w = where(ctx);
+    const files: Record<string, string | null> = {};
+    for (const path of Object.keys(w.pins).sort()) {
+      if (w.kind === "dir") {
+        const actual = await ctx.hashFile(localFile(w, path));
+        check(ctx, w, path, actual);
+        files[path] = actual;
+      } else {
+        files[path] = w.pins[path] ?? ctx.pins.recorded(w.label, path) ?? null;
+      }
+    }
+    return { source: w.label, files };
+  },
+
+  async run(ctx) {
+    const w = where(ctx);
+    const out: Record<string, StageOutput> = {};
+    const paths = Object.keys(w.pins).sort();
+    let done = 0;
+    const one = async (path: string) => {
+      const tmp = ctx.tempPath();
+      const actual = w.kind === "dir" ? await copyHashing(localFile(w, path), tmp) : await fetchTo(fileUrl(w.base, path), tmp);
+      check(ctx, w, path, actual);
+      out[path] = { file: tmp, sha256: actual };
+      done++;
+      if (paths.length > 20 && done % 100 === 0) ctx.emit({ type: "progress", stage: ctx.stage, done, total: paths.length, retries: 0, errors: 0 });
+    };
+    const queue = [...paths];
+    const workers = Array.from({ length: w.kind === "url" ? 8 : 1 }, async () => { while (queue.length) await one(queue.shift()!); });
+    await Promise.all(workers);
+    return out;
+  },
+};

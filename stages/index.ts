@@ -1,0 +1,12 @@
+// Every stage kind by name. Kinds are generic: none of them knows a task's name.
+import type { StageKind } from "../src/runner/stage.js";
+import { download } from "./download.js";
+import { prompts } from "./prompts.js";
+import { modelStage } from "./model.js";
+import { parse } from "./parse.js";
+import { score } from "./score.js";
+import { bootstrap } from "./bootstrap.js";
+
+export const STAGE_KINDS: ReadonlyMap<string, StageKind> = new Map(
+  [download, prompts, modelStage, parse, score, bootstrap].map((k) => [k.kind, k]),
+);

@@ -1,0 +1,206 @@
+// model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
+// or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
+import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
+import { jsonLines, parseJsonLines, stableJson, type Json } from "../src/util/json.js";
+import { fromPlain, pyDumps } from "../src/hash/pyjson.js";
+import { sha256Hex } from "../src/hash/sha256.js";
+import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
+import { chatCompletion, type CallOutcome } from "../src/model/client.js";
+import type { TaskRequest } from "../tasks/task.js";
+import { releaseFiles } from "./release.js";
+
+export interface ReplyRecord {
+  id: string;
+  request_sha256: string | null; // the per-request key: route, model and the exact body
+  format: Format;
+  text: string;
+  error: string | null; // an API error: no verdict for this item
+  finish_reason: string | null;
+  reasoning: boolean; // a reasoning / reasoning_content field was returned
+  think: boolean; // the content held a <think> block
+}
+
+type Format = "json_schema" | "json_object" | "none" | "builtin";
+const FORMATS: Format[] = ["json_schema", "json_object", "none"];
+
+interface Params {
+  model: string;
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  thinking?: "off" | "on";
+  overrides?: Record<string, { assistant_prefill?: string; fields?: Record<string, Json> }>;
+}
+
+function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<string, Json> {
+  const out: Record<string, Json> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = isObj(prev) && isObj(v) ? deepMerge(prev, v) : v;
+  }
+  return out;
+}
+const isObj = (v: unknown): v is Record<string, Json> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides. */
+export function requestBody(req: TaskRequest, p: Params, route: Route, model: string, format: Format): Record<string, Json> {
+  let body: Record<string, Json> = { model, messages: req.messages as unknown as Json };
+  // Explicit 0 and false are values, not absences: test with !== undefined, never truthiness.
+  if (p.max_tokens !== undefined) body.max_tokens = p.max_tokens;
+  if (p.temperature !== undefined) body.temperature = p.temperature;
+  if (p.top_p !== undefined) body.top_p = p.top_p;
+  body = deepMerge(body, route.request.extra ?? {});
+  if (p.thinking === "off") {
+    const low = (route.request.reasoning_low_models ?? []).some((m) => model.includes(m));
+    const fields = low ? route.request.reasoning_low : route.request.thinking_off;
+    if (!fields) {
+      throw new StageError(
+        `route ${route.name} does not declare how to switch thinking off${low ? ` (or the lowest reasoning effort for ${model})` : ""}, and this task runs with thinking off`,
+        `add request.${low ? "reasoning_low" : "thinking_off"} to route ${route.name} (e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file`);
+    }
+    body = deepMerge(body, fields);
+  }
+  if (format === "json_schema" && req.schema) {
+    body.response_format = { type: "json_schema", json_schema: { name: req.schema.name, strict: true, schema: req.schema.schema } };
+    body = deepMerge(body, route.request.schema_mode ?? {});
+  } else if (format === "json_object") {
+    body.response_format = { type: "json_object" };
+  }
+  const o = p.overrides?.[`${route.name}/${model}`] ?? p.overrides?.[model];
+  if (o?.fields) body = deepMerge(body, o.fields);
+  if (o?.assistant_prefill !== undefined) body.messages = [...(body.messages as Json[]), { role: "assistant", content: o.assistant_prefill }];
+  return body;
+}
+
+export function requestKey(route: Route, body: Json): string {
+  return sha256Hex(Buffer.from(pyDumps(fromPlain({ base_url: route.base_url, model: (body as { model: string }).model, body })), "utf8"));
+}
+
+interface Memo { kind: "reply" | "refused"; status: number; body: Json }
+
+function replyOf(id: string, key: string | null, format: Format, body: Json): ReplyRecord {
+  const choice = ((body as { choices?: Json[] }).choices?.[0] ?? {}) as { message?: Record<string, Json>; finish_reason?: string };
+  const msg = choice.message ?? {};
+  const text = typeof msg.content === "string" ? msg.content : "";
+  const reasoning = ["reasoning", "reasoning_content"].some((f) => typeof msg[f] === "string" && (msg[f] as string).length > 0);
+  return { id, request_sha256: key, format, text, error: null, finish_reason: choice.finish_reason ?? null, reasoning, think: /<think>/i.test(text) };
+}
+
+async function runRoute(ctx: StageContext, p: Params, route: Route, model: string, requests: TaskRequest[]): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
+  const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
+  if (route.api_key_env && !apiKey) throw new StageError(`route ${route.name} needs an API key in $${route.api_key_env}, which is not set`, `export ${route.api_key_env}=… (the key is never written to any file)`);
+  const replies: ReplyRecord[] = new Array(requests.length);
+  const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
+  let done = 0, errors = 0, retries = 0;
+  let lastReport = 0;
+  let sample: Record<string, Json> | null = null;
+  const report = (force = false) => {
+    if (force || Date.now() - lastReport > 1000) {
+      lastReport = Date.now();
+      ctx.emit({ type: "progress", stage: ctx.stage, done, total: requests.length, retries, errors });
+    }
+  };
+  const one = async (i: number) => {
+    const req = requests[i]!;
+    const first = req.schema ? run.start : FORMATS.indexOf("none");
+    let level = first;
+    for (;;) {
+      const format = FORMATS[level]!;
+      const body = requestBody(req, p, route, model, format);
+      sample ??= body;
+      const key = requestKey(route, body);
+      let memo: Memo | null = null;
+      if (!ctx.options.refresh) {
+        const hit = ctx.memo.get("requests", key);
+        if (hit) memo = JSON.parse(hit.toString("utf8")) as Memo;
+      }
+      if (!memo) {
+        const outcome: CallOutcome = await chatCompletion(route, body, apiKey, { onRetry: () => { retries++; } });
+        if (outcome.kind === "failed") {
+          replies[i] = { id: req.id, request_sha256: key, format, text: "", error: outcome.error, finish_reason: null, reasoning: false, think: false };
+          errors++;
+          break;
+        }
+        memo = outcome.kind === "reply" ? { kind: "reply", status: outcome.status, body: outcome.body } : { kind: "refused", status: outcome.status, body: outcome.body };
+        ctx.memo.put("requests", key, JSON.stringify(memo)); // stored the moment it arrives
+      }
+      if (memo.kind === "refused") {
+        if (req.schema && level < FORMATS.length - 1) { level++; continue; }
+        replies[i] = { id: req.id, request_sha256: key, format, text: "", error: `HTTP ${memo.status}: ${String(memo.body).slice(0, 200)}`, finish_reason: null, reasoning: false, think: false };
+        errors++;
+        break;
+      }
+      replies[i] = replyOf(req.id, key, format, memo.body);
+      break;
+    }
+    if (level > first && ++run.needed >= 2) run.start = Math.max(run.start, level);
+    done++;
+    report();
+  };
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(route.concurrency, requests.length)) }, async () => {
+    while (next < requests.length) await one(next++);
+  });
+  await Promise.all(workers);
+  report(true);
+  return { replies, sample, retries };
+}
+
+export const modelStage: StageKind = {
+  kind: "model",
+  taskPart: "baselines",
+  // The route's fields shape every body sent, so they are part of the key (the key's variable name, never its value).
+  async identify(ctx) {
+    const p = ctx.params as unknown as Params;
+    const { route: name } = splitModel(String(p.model));
+    if (name === "medbench") return null;
+    const route = loadRoutes(ctx.options.registryFiles).get(name);
+    if (!route) return null;
+    return { base_url: route.base_url, api_key_env: route.api_key_env ?? null, header_names: Object.keys(route.headers ?? {}).sort(), request: route.request as Json };
+  },
+  async run(ctx) {
+    const p = ctx.params as unknown as Params;
+    if (typeof p.model !== "string") throw new StageError("the model stage needs params.model", "set it in the spec, e.g. model: {$var: model}");
+    const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
+    const { route: routeName, model } = splitModel(p.model);
+    let replies: ReplyRecord[];
+    let request: Record<string, Json>;
+    let retries = 0;
+    if (routeName === "medbench") {
+      const baseline = ctx.task.baselines[p.model];
+      if (!baseline) throw new StageError(`no built-in model ${p.model} for this task`, `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`);
+      const texts = baseline({ release: releaseFiles(ctx.inputs.release), requests });
+      replies = requests.map((r, i) => ({ id: r.id, request_sha256: null, format: "builtin", text: texts[i]!, error: null, finish_reason: "stop", reasoning: false, think: false }));
+      request = { model: p.model, builtin: true };
+    } else {
+      const route = loadRoutes(ctx.options.registryFiles).get(routeName);
+      if (!route) throw new StageError(`no route ${routeName} in the registry`, "add it to a --registry file (see registry/providers.yaml), or use medbench/prior");
+      const out = await runRoute(ctx, p, route, model, requests);
+      replies = out.replies;
+      retries = out.retries;
+      const { messages, ...fields } = out.sample ?? {};
+      request = { ...fields, messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ")})` };
+    }
+    const formats: Record<string, number> = {};
+    for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
+    const apiErrors = replies.filter((r) => r.error !== null).length;
+    const audit = {
+      model: p.model,
+      route: routeName,
+      request,
+      response_format: formats,
+      thinking_audit: {
+        replies_with_reasoning_field: replies.filter((r) => r.reasoning).length,
+        replies_with_think_block: replies.filter((r) => r.think).length,
+        thinking_off: replies.every((r) => !r.reasoning && !r.think),
+      },
+      api_errors: apiErrors,
+      truncated: replies.filter((r) => r.finish_reason === "length").length,
+      n: replies.length,
+      incomplete: replies.length > 0 && apiErrors / replies.length >= 0.1,
+    };
+    if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${retries} retries` });
+    if (apiErrors) ctx.emit({ type: "warning", stage: ctx.stage, message: `${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items)` });
+    return { replies: jsonLines(replies), audit: stableJson(audit) };
+  },
+};

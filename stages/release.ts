@@ -1,0 +1,13 @@
+// A download stage's outputs seen as release files (path -> content), for the stages that read them.
+import type { InputView } from "../src/runner/stage.js";
+import type { ReleaseFiles } from "../tasks/task.js";
+
+export function releaseFiles(input: InputView | undefined): ReleaseFiles {
+  return {
+    has: (path) => input !== undefined && path in input.hashes,
+    text: (path) => {
+      if (!input || !(path in input.hashes)) throw new Error(`the release has no file ${path}`);
+      return input.text(path);
+    },
+  };
+}

@@ -1,0 +1,14 @@
+// kor-surgical-robot-voice-command, ported from its task document (docs/protocols/voice-command.md).
+import type { TaskModule } from "../task.js";
+import { buildRequests } from "./prompts.js";
+import { parseReply } from "./parser.js";
+import { score } from "./scorer.js";
+import { keywordStop, prior } from "./baselines.js";
+
+export const task: TaskModule = {
+  parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts" },
+  buildRequests,
+  parseReply: (text, request) => parseReply(text, request),
+  score: (requests, parsed) => score(requests, parsed),
+  baselines: { "medbench/prior": prior, "medbench/keyword-stop": keywordStop },
+};

@@ -1,0 +1,53 @@
+// The reply parser of the task document: drop <think> blocks and code fences, take the first balanced
+// JSON object (braces inside strings and escaped quotes handled), then check it against robot_command.
+import AjvModule from "ajv";
+import type { ParsedReply, TaskRequest } from "../task.js";
+import type { Json } from "../../src/util/json.js";
+
+const Ajv = AjvModule.default ?? AjvModule;
+const ajv = new Ajv({ allErrors: false, strict: false });
+const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+
+export function stripReply(text: string): string {
+  let s = text.replace(/<think>[\s\S]*?<\/think>/gi, "");
+  s = s.replace(/<think>[\s\S]*$/i, ""); // an unclosed block (a truncated reply) runs to the end
+  return s.replace(/```[a-zA-Z]*\n?/g, "");
+}
+
+/** The first balanced {...} in the text, or null. */
+export function firstJsonObject(text: string): string | null {
+  for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", start + 1)) {
+    let depth = 0;
+    let inString = false;
+    for (let i = start; i < text.length; i++) {
+      const ch = text[i];
+      if (inString) {
+        if (ch === "\\") i++;
+        else if (ch === '"') inString = false;
+      } else if (ch === '"') inString = true;
+      else if (ch === "{") depth++;
+      else if (ch === "}" && --depth === 0) {
+        const candidate = text.slice(start, i + 1);
+        try { JSON.parse(candidate); return candidate; } catch { break; } // balanced but not JSON: try the next {
+      }
+    }
+  }
+  return null;
+}
+
+export function parseReply(text: string, request: TaskRequest): ParsedReply {
+  const body = firstJsonObject(stripReply(text));
+  if (body === null) return { ok: false, value: null, error: "no JSON object in the reply" };
+  const value = JSON.parse(body) as Json;
+  const schema = request.schema?.schema;
+  if (schema) {
+    const key = JSON.stringify(schema);
+    let validate = compiled.get(key);
+    if (!validate) { validate = ajv.compile(schema as object); compiled.set(key, validate); }
+    if (!validate(value)) {
+      const e = validate.errors?.[0];
+      return { ok: false, value, error: `not a valid robot_command: ${e?.instancePath || "/"} ${e?.message ?? ""}`.trim() };
+    }
+  }
+  return { ok: true, value };
+}
