@@ -13,7 +13,8 @@ export const score: StageKind = {
     return {
       items: jsonLines(out.items),
       metrics: stableJson({ metrics: out.metrics, paired: out.paired }),
-      tables: stableJson(out.tables),
+      // The scoring parameters travel with the tables, so every result records how it was scored.
+      tables: stableJson({ ...out.tables, scoring_params: ctx.params }),
     };
   },
 };

@@ -106,7 +106,7 @@ const BUILD_OPTIONS = {
   model: { type: "string" }, registry: { type: "string", multiple: true }, "data-dir": { type: "string" },
   subset: { type: "string" }, limit: { type: "string" }, refresh: { type: "string", multiple: true },
   "trust-changed": { type: "boolean" }, frozen: { type: "boolean" }, project: { type: "string" }, cache: { type: "string" },
-  json: { type: "boolean" }, quiet: { type: "boolean" },
+  json: { type: "boolean" }, quiet: { type: "boolean", short: "q" },
 } as const;
 
 function oneSpec(positionals: string[], cmd: string): string {

@@ -56,13 +56,15 @@ function existsObject(cache: Cache, hash: string): boolean {
 }
 
 const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
+/** A JSON pointer as dotted words: /files/a~1b.txt -> files.a/b.txt */
+const words = (pointer: string) => pointer.slice(1).split("/").map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~")).join(".");
 
 /** The differences between two key records, in words. */
 export function explain(before: KeyRecord, after: KeyRecord): string[] {
   const out: string[] = [];
   if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
   if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
-  for (const d of jsonDiff(before.params, after.params)) out.push(`params changed: ${d.path.slice(1).replace(/\//g, ".")} ${show(d.from)} -> ${show(d.to)}`);
+  for (const d of jsonDiff(before.params, after.params)) out.push(`params changed: ${words(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   const files = new Set([...Object.keys(before.code), ...Object.keys(after.code)]);
   for (const f of [...files].sort()) if (before.code[f] !== after.code[f]) out.push(`code changed: ${f}`);
   for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
@@ -70,6 +72,6 @@ export function explain(before: KeyRecord, after: KeyRecord): string[] {
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
     if (changed.length) out.push(`input ${name} changed${changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`}`);
   }
-  for (const d of jsonDiff(before.identity as Json, after.identity as Json)) out.push(`source changed: ${d.path.slice(1).replace(/\//g, ".")} ${show(d.from)} -> ${show(d.to)}`);
+  for (const d of jsonDiff(before.identity as Json, after.identity as Json)) out.push(`source changed: ${words(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   return out;
 }

@@ -9,6 +9,6 @@ export const task: TaskModule = {
   parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts" },
   buildRequests,
   parseReply: (text, request) => parseReply(text, request),
-  score: (requests, parsed) => score(requests, parsed),
+  score: (requests, parsed, params) => score(requests, parsed, params as { slot_compare?: "casefold" | "exact" }),
   baselines: { "medbench/prior": prior, "medbench/keyword-stop": keywordStop },
 };
