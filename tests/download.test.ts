@@ -1,0 +1,136 @@
+// Downloads through a real HTTP server on 127.0.0.1, and releases read from --data-dir.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import { createHash } from "node:crypto";
+import { cpSync, readdirSync, existsSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { Project } from "./rig.js";
+
+const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
+
+describe("download over HTTP", () => {
+  const files: Record<string, string> = { "notes/a b&c (1).txt": "first file, with a name to encode\n", "x.txt": "second\n" };
+  let server: Server;
+  let base = "";
+  const hits: string[] = [];
+  let mode: "ok" | "tampered" | "cut" = "ok";
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const path = decodeURIComponent(new URL(req.url!, "http://x").pathname.replace(/^\/release\//, ""));
+      hits.push(path);
+      const body = files[path];
+      if (body === undefined) { res.writeHead(404).end("no"); return; }
+      if (mode === "tampered") { res.writeHead(200).end(body + "tampered"); return; }
+      if (mode === "cut") { res.writeHead(200, { "content-length": String(body.length * 10) }); res.write(body); setTimeout(() => res.socket?.destroy(), 20); return; }
+      res.writeHead(200).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/release/`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const spec = (pins: Record<string, string | null>) => `slug: http-test
+version: 0
+task: voice-command
+spec: { dataset: http-test }
+stages:
+  download:
+    kind: download
+    params:
+      source: test/http
+      base_url: ${base}
+      files:
+${Object.entries(pins).map(([k, v]) => `        "${k}": ${v ?? "null"}`).join("\n")}
+`;
+  const pinned = () => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, sha(v)]));
+  const objects = (p: Project) => (existsSync(p.path("cache/objects")) ? readdirSync(p.path("cache/objects"), { recursive: true }).filter((f) => String(f).length > 3).length : 0);
+
+  it("fetches each file by its URL-encoded name, checks the pins, and never fetches again", async () => {
+    const p = new Project(false);
+    p.write("spec.yaml", spec(pinned()));
+    hits.length = 0;
+    mode = "ok";
+    const r = await p.run(["build", "spec.yaml"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(hits.sort()).toEqual(Object.keys(files).sort());
+    hits.length = 0;
+    const again = await p.run(["build", "spec.yaml", "--json"]);
+    expect(JSON.parse(again.stdout.trim()).stages[0].status).toBe("fresh");
+    expect(hits).toEqual([]);
+    p.remove();
+  });
+
+  it("refuses a file whose hash differs from its pin, keeping nothing", async () => {
+    const p = new Project(false);
+    p.write("spec.yaml", spec(pinned()));
+    mode = "tampered";
+    const r = await p.run(["build", "spec.yaml"]);
+    mode = "ok";
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/sha256 mismatch\n\s+expected [0-9a-f]{64}\n\s+actual\s+[0-9a-f]{64}/);
+    expect(objects(p)).toBe(0);
+    expect(p.exists("medbench.lock")).toBe(false);
+    expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+    p.remove();
+  });
+
+  it("leaves nothing half-written when the connection drops", async () => {
+    const p = new Project(false);
+    p.write("spec.yaml", spec(pinned()));
+    mode = "cut";
+    const r = await p.run(["build", "spec.yaml"]);
+    mode = "ok";
+    expect(r.exitCode).toBe(1);
+    expect(objects(p)).toBe(0);
+    expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+    p.remove();
+  });
+
+  it("trusts an unpinned file on first use and records it", async () => {
+    const p = new Project(false);
+    p.write("spec.yaml", spec({ "x.txt": null }));
+    const r = await p.run(["build", "spec.yaml"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/x\.txt: no published pin; trusted on first use/);
+    expect(JSON.parse(p.read("medbench.lock")).specs["spec.yaml"].pins["test/http"]["x.txt"]).toBe(sha(files["x.txt"]!));
+    p.remove();
+  });
+});
+
+describe("--data-dir", () => {
+  let p: Project;
+  beforeAll(() => {
+    p = new Project();
+    cpSync(p.path("specs/voice-command/sample"), p.path("release"), { recursive: true });
+  });
+  afterAll(() => p.remove());
+
+  it("reads a downloaded release, trusting files without a published pin on first use", async () => {
+    const r = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr.match(/trusted on first use/g)?.length).toBe(7);
+    const pins = JSON.parse(p.read("medbench.lock")).specs["specs/voice-command.yaml"].pins["khdp/kor-surgical-robot-voice-command"];
+    expect(pins["benchmark/rules_v0.1.txt"]).toBe(sha(p.read("release/benchmark/rules_v0.1.txt")));
+    const again = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release"]);
+    expect(again.stderr).not.toMatch(/trusted on first use/);
+  });
+
+  it("refuses a file that changed since, unless asked explicitly", async () => {
+    p.edit("release/benchmark/rules_v0.1.txt", (t) => t + "14. 바뀐 규칙.\n");
+    const lock = p.read("medbench.lock");
+    const r = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release"]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/rules_v0\.1\.txt changed since it was trusted on first use/);
+    expect(r.stderr).toMatch(/--trust-changed/);
+    expect(p.read("medbench.lock")).toBe(lock);
+    const ok = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release", "--trust-changed"]);
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(ok.stderr).toMatch(/changed and accepted with --trust-changed/);
+  });
+
+  it("also takes MEDBENCH_DATA_DIR", async () => {
+    const r = await p.run(["build", "specs/voice-command.yaml", "--json"], { MEDBENCH_DATA_DIR: p.path("release") });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim().split("\n").pop()!).stages[0].status).toBe("fresh");
+  });
+});
