@@ -18,7 +18,7 @@ async function version(arg: string, root: string): Promise<Version> {
   if (m && !existsSync(resolve(root, arg))) {
     const [, rev, path] = m as unknown as [string, string, string];
     const show = async (p: string): Promise<Buffer | null> => {
-      const r = await execa("git", ["show", `${rev}:./${p}`], { cwd: root, encoding: "buffer", reject: false });
+      const r = await execa("git", ["show", `${rev}:./${p}`], { cwd: root, encoding: "buffer", reject: false, stripFinalNewline: false });
       return r.exitCode === 0 ? Buffer.from(r.stdout) : null;
     };
     const bytes = await show(path);
