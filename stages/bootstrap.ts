@@ -1,7 +1,7 @@
 // bootstrap: intervals for every metric the scorer declared, paired comparisons, and the run's metrics.json.
 import type { StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
-import { bootstrapCi, pairedComparison, type RngName } from "../src/stats/intervals.js";
+import type { RngName } from "../src/stats/intervals.js";
 import type { MetricRows, PairedRows } from "../tasks/task.js";
 
 interface Params {
@@ -17,6 +17,7 @@ export const bootstrap: StageKind = {
     return { slug: ctx.build.slug, version: ctx.build.version, spec_hash: ctx.build.specHash, medbench: ctx.build.medbench, recipe: ctx.build.recipe };
   },
   async run(ctx) {
+    const { bootstrapCi, pairedComparison } = await import("../src/stats/intervals.js");
     const p = ctx.params as unknown as Params;
     const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as { metrics: MetricRows[]; paired: PairedRows[] };
     const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;

@@ -5,7 +5,7 @@ import { jsonLines, parseJsonLines, stableJson, type Json } from "../src/util/js
 import { fromPlain, pyDumps } from "../src/hash/pyjson.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
-import { chatCompletion, type CallOutcome } from "../src/model/client.js";
+import type { CallOutcome } from "../src/model/client.js";
 import type { TaskRequest } from "../tasks/task.js";
 import { releaseFiles } from "./release.js";
 
@@ -87,6 +87,7 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
 }
 
 async function runRoute(ctx: StageContext, p: Params, route: Route, model: string, requests: TaskRequest[]): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
+  const { chatCompletion } = await import("../src/model/client.js");
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
   if (route.api_key_env && !apiKey) throw new StageError(`route ${route.name} needs an API key in $${route.api_key_env}, which is not set`, `export ${route.api_key_env}=… (the key is never written to any file)`);
   const replies: ReplyRecord[] = new Array(requests.length);

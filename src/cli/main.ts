@@ -2,17 +2,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DiagnosticError, formatDiagnostic } from "../spec/diagnostic.js";
-import { hashDocument } from "../spec/load.js";
-import { build, BuildFailure, type BuildOptions } from "../runner/executor.js";
-import { stageStates } from "../runner/status.js";
+import { BuildFailure } from "../runner/failure.js";
+import type { BuildOptions } from "../runner/executor.js";
 import { openProject } from "../runner/project.js";
 import { ConsoleLogger, JsonLogger, QuietLogger, paint, useColour, type Logger } from "../log/loggers.js";
 import type { SummaryRow } from "../runner/events.js";
-import { loadRuntime, medbenchVersion } from "./runtime.js";
-import { diffSpecs } from "./diff.js";
+import { medbenchVersion } from "../util/paths.js";
 import { floatOption, intOption, parse, UsageError } from "./args.js";
-import { statsCi, statsPaired } from "./stats.js";
-import { compareVoiceCommand } from "./compare.js";
+// Each command loads what it needs when it runs, so that start-up stays close to Node's own.
 import type { Json } from "../util/json.js";
 import type { RngName } from "../stats/intervals.js";
 
@@ -73,10 +70,10 @@ export async function main(argv: string[]): Promise<number> {
     switch (cmd) {
       case "build": return await cmdBuild(rest);
       case "status": return await cmdStatus(rest);
-      case "hash": return cmdHash(rest);
+      case "hash": return await cmdHash(rest);
       case "diff": return await cmdDiff(rest);
-      case "stats": return cmdStats(rest);
-      case "compare-voice-command": return cmdCompare(rest);
+      case "stats": return await cmdStats(rest);
+      case "compare-voice-command": return await cmdCompare(rest);
       default: throw new UsageError(`unknown command ${JSON.stringify(cmd)}\n\n${help("main")}`);
     }
   } catch (e) {
@@ -137,6 +134,8 @@ async function cmdBuild(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, BUILD_OPTIONS);
   const specPath = oneSpec(positionals, "build");
   const { opts, vars } = buildOptions(values);
+  const { loadRuntime } = await import("./runtime.js");
+  const { build } = await import("../runner/executor.js");
   const rt = await loadRuntime(specPath, vars);
   const logger: Logger = values.json ? new JsonLogger() : values.quiet ? new QuietLogger() : new ConsoleLogger();
   const report = await build(rt, opts, (e) => logger.log(e));
@@ -159,6 +158,8 @@ function summaryOf(metricsFile: string): SummaryRow[] {
 async function cmdStatus(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, BUILD_OPTIONS);
   const { opts, vars } = buildOptions(values);
+  const { loadRuntime } = await import("./runtime.js");
+  const { stageStates } = await import("../runner/status.js");
   const rt = await loadRuntime(oneSpec(positionals, "status"), vars);
   const states = await stageStates(rt, opts);
   if (values.json) { process.stdout.write(JSON.stringify({ spec_hash: rt.spec.specHash, stages: states }) + "\n"); return 0; }
@@ -172,7 +173,8 @@ async function cmdStatus(argv: string[]): Promise<number> {
   return 0;
 }
 
-function cmdHash(argv: string[]): number {
+async function cmdHash(argv: string[]): Promise<number> {
+  const { hashDocument } = await import("../spec/load.js");
   const { values, positionals } = parse(argv, { json: { type: "boolean" } });
   if (positionals.length !== 1) throw new UsageError(`hash takes one file\n\n${help("hash")}`);
   const { specHash, published } = hashDocument(positionals[0]!);
@@ -188,6 +190,7 @@ function cmdHash(argv: string[]): number {
 async function cmdDiff(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" }, project: { type: "string" } });
   if (positionals.length !== 2) throw new UsageError(`diff takes two specs\n\n${help("diff")}`);
+  const { diffSpecs } = await import("./diff.js");
   const d = await diffSpecs(positionals[0]!, positionals[1]!, (values.project as string | undefined) ?? process.cwd());
   if (values.json) { process.stdout.write(JSON.stringify(d) + "\n"); return 0; }
   const c = paint(useColour(process.stdout));
@@ -200,7 +203,8 @@ async function cmdDiff(argv: string[]): Promise<number> {
   return 0;
 }
 
-function cmdStats(argv: string[]): number {
+async function cmdStats(argv: string[]): Promise<number> {
+  const { statsCi, statsPaired } = await import("./stats.js");
   const [sub, ...rest] = argv;
   const { values, positionals } = parse(rest, {
     input: { type: "string" }, a: { type: "string" }, b: { type: "string" }, value: { type: "string" }, id: { type: "string" },
@@ -226,7 +230,8 @@ function cmdStats(argv: string[]): number {
   return 0;
 }
 
-function cmdCompare(argv: string[]): number {
+async function cmdCompare(argv: string[]): Promise<number> {
+  const { compareVoiceCommand } = await import("./compare.js");
   const { values, positionals } = parse(argv, { json: { type: "boolean" } });
   if (positionals.length !== 2) throw new UsageError(`compare-voice-command takes two result directories\n\n${help("compare-voice-command")}`);
   const result = compareVoiceCommand(positionals[0]!, positionals[1]!);

@@ -1,12 +1,12 @@
 // Loading what a command needs: the spec, its stage graph, its task module.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
 import { diagnosticAt } from "../spec/document.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
-import { installRoot } from "../util/paths.js";
+import { installRoot, medbenchVersion } from "../util/paths.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 import type { Runtime } from "../runner/executor.js";
 import type { TaskModule } from "../../tasks/task.js";
@@ -14,9 +14,6 @@ import type { Json } from "../util/json.js";
 import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 
-export function medbenchVersion(): string {
-  return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string }).version;
-}
 
 export async function loadTask(spec: SpecFile): Promise<TaskModule> {
   const dir = resolve(installRoot(), "dist/tasks", spec.task);

@@ -36,7 +36,10 @@ export class Cache {
   put(data: string | Uint8Array): string {
     const hash = sha256Hex(data);
     const path = this.objectPath(hash);
-    if (!existsSync(path)) writeFileAtomic(path, data, this.tmp);
+    if (!existsSync(path)) {
+      writeFileAtomic(path, data, this.tmp);
+      this.stat.remember(path, hash);
+    }
     return hash;
   }
 
@@ -60,6 +63,7 @@ export class Cache {
     if (!existsSync(path)) {
       mkdirSync(join(this.root, "objects", hash.slice(0, 2)), { recursive: true });
       renameSync(tmp, path);
+      this.stat.remember(path, hash);
     }
     return hash;
   }

@@ -15,6 +15,8 @@ import type { SpecFile, StageDecl } from "../spec/load.js";
 import type { Plan } from "../graph/plan.js";
 import type { TaskModule } from "../../tasks/task.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
+import { BuildFailure } from "./failure.js";
+export { BuildFailure };
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 
@@ -34,9 +36,6 @@ export interface BuildReport { stages: StageReport[]; results: string | null; lo
 
 export interface Manifest { key: string; kind: string; outputs: Record<string, string>; record: KeyRecord; paths: Record<string, string> }
 
-export class BuildFailure extends Error {
-  constructor(readonly stage: string, message: string, readonly fix?: string) { super(message); }
-}
 
 /** Everything a stage's key is made of, given its upstream outputs. */
 export async function stageRecord(
@@ -205,11 +204,13 @@ function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cach
   });
   const dir = resolve(project.root, fill(r.dir) + opts.resultsSuffix);
   mkdirSync(dir, { recursive: true });
-  for (const [file, target] of Object.entries(r.files)) {
-    const [stage, output] = target.split("/") as [string, string];
+  for (const [file, from] of Object.entries(r.files)) {
+    const [stage, output] = from.split("/") as [string, string];
     const hash = upstream.get(stage)?.[output];
     if (!hash) throw new BuildFailure("results", `results file ${file}: stage ${stage} has no output ${output}`, "correct `results.files` in the spec");
-    writeFileAtomic(join(dir, file), cache.read(hash), cache.tmp);
+    const data = cache.read(hash);
+    const path = join(dir, file);
+    if (!existsSync(path) || !readFileSync(path).equals(data)) writeFileAtomic(path, data, cache.tmp);
   }
   return dir;
 }

@@ -33,6 +33,14 @@ export class StatCache {
     return sha256;
   }
 
+  /** Records a file whose hash is known because we wrote it (cache objects: immutable once in place). */
+  remember(path: string, sha256: string): void {
+    const abs = resolve(path);
+    const st = statSync(abs);
+    this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, sha256 };
+    this.dirty = true;
+  }
+
   save(): void {
     if (!this.dirty) return;
     const sorted = Object.fromEntries(Object.entries(this.entries).sort(([a], [b]) => (a < b ? -1 : 1)));

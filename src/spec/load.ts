@@ -1,14 +1,12 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import AjvModule, { type ErrorObject } from "ajv";
+import { createRequire } from "node:module";
+import type { ErrorObject } from "ajv";
 import { diagnosticAt, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
 import { specHash } from "./hash.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { installRoot } from "../util/paths.js";
-
-const Ajv = AjvModule.default ?? AjvModule;
 
 export type InputRef = { stage: string } | { file: string };
 
@@ -32,14 +30,13 @@ export interface SpecFile {
   results: { dir: string; files: Record<string, string> } | null;
 }
 
-let validator: ReturnType<InstanceType<typeof Ajv>["compile"]> | null = null;
+type Validator = ((v: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-function schemaValidator() {
-  if (!validator) {
-    const schema = JSON.parse(readFileSync(resolve(installRoot(), "specs/spec.schema.json"), "utf8")) as object;
-    validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
-  }
-  return validator;
+/** specs/spec.schema.json, compiled by scripts/compile-spec-schema.mjs when medbench is built. */
+function schemaValidator(): Validator {
+  const require = createRequire(import.meta.url);
+  const mod = require(resolve(installRoot(), "dist/spec-validator.cjs")) as Validator | { default: Validator };
+  return typeof mod === "function" ? mod : mod.default;
 }
 
 /** A task document from medbench.kr (an object with `spec`) or a project spec file: its spec_hash. */

@@ -1,14 +1,21 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 /** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not. */
+let root: string | null = null;
+
 export function installRoot(): string {
+  if (root) return root;
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(resolve(dir, "package.json"))) {
     const up = dirname(dir);
     if (up === dir) throw new Error("medbench: cannot find its own package.json");
     dir = up;
   }
-  return dir;
+  return (root = dir);
+}
+
+export function medbenchVersion(): string {
+  return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string }).version;
 }

@@ -1,12 +1,20 @@
 // The reply parser of the task document: drop <think> blocks and code fences, take the first balanced
 // JSON object (braces inside strings and escaped quotes handled), then check it against robot_command.
-import AjvModule from "ajv";
+import { createRequire } from "node:module";
 import type { ParsedReply, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
 
-const Ajv = AjvModule.default ?? AjvModule;
-const ajv = new Ajv({ allErrors: false, strict: false });
-const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+type Validate = ((v: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+// ajv is loaded on the first reply parsed, not on every start-up.
+let ajv: { compile(schema: object): Validate } | null = null;
+const compiled = new Map<string, Validate>();
+function compile(schema: object): Validate {
+  if (!ajv) {
+    const Ajv = createRequire(import.meta.url)("ajv") as { default: new (o: object) => { compile(schema: object): Validate } };
+    ajv = new Ajv.default({ allErrors: false, strict: false });
+  }
+  return ajv.compile(schema);
+}
 
 export function stripReply(text: string): string {
   let s = text.replace(/<think>[\s\S]*?<\/think>/gi, "");
@@ -43,7 +51,7 @@ export function parseReply(text: string, request: TaskRequest): ParsedReply {
   if (schema) {
     const key = JSON.stringify(schema);
     let validate = compiled.get(key);
-    if (!validate) { validate = ajv.compile(schema as object); compiled.set(key, validate); }
+    if (!validate) { validate = compile(schema as object); compiled.set(key, validate); }
     if (!validate(value)) {
       const e = validate.errors?.[0];
       return { ok: false, value, error: `not a valid robot_command: ${e?.instancePath || "/"} ${e?.message ?? ""}`.trim() };

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// No-op build cost against Node's own start-up, measured side by side in one run (ratios, not seconds):
+//   1. `node -e 0`                                  (the baseline)
+//   2. a no-op `medbench build specs/voice-command.yaml`
+//   3. the same with a 100 MB release file among the inputs (the stat cache must keep it at figure 2)
+// Usage: node scripts/bench/noop-build.mjs [--runs 15]
+import { $, fs, path, os, argv } from "zx";
+import { createHash } from "node:crypto";
+
+$.verbose = false;
+const runs = Number(argv.runs ?? 15);
+const repo = path.resolve(import.meta.dirname, "../..");
+const bin = path.join(repo, "bin/medbench.js");
+
+async function project(bigMB) {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-"));
+  await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
+  if (bigMB) {
+    const big = Buffer.alloc(bigMB * 1024 * 1024, 7);
+    await fs.writeFile(path.join(dir, "specs/voice-command/sample/big.bin"), big);
+    const sha = createHash("sha256").update(big).digest("hex");
+    const spec = path.join(dir, "specs/voice-command.yaml");
+    let text = await fs.readFile(spec, "utf8");
+    text = text.replace("        train/train_v0.2.jsonl: null", "        train/train_v0.2.jsonl: null\n        big.bin: null");
+    text = text.replace(/(          train\/train_v0.2.jsonl: [0-9a-f]{64})/, `$1\n          big.bin: ${sha}`);
+    await fs.writeFile(spec, text);
+    // An old mtime, as a downloaded release has: a file modified in the last seconds is rehashed by design.
+    const old = new Date(Date.now() - 3600_000);
+    await fs.utimes(path.join(dir, "specs/voice-command/sample/big.bin"), old, old);
+  }
+  await $({ cwd: dir })`node ${bin} build specs/voice-command.yaml --quiet`;
+  await $({ cwd: dir })`node ${bin} build specs/voice-command.yaml --quiet`; // a warm-up no-op
+  return dir;
+}
+
+async function time(fn) {
+  const t = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    t.push(performance.now() - t0);
+  }
+  t.sort((a, b) => a - b);
+  return t[Math.floor(t.length / 2)];
+}
+
+const plain = await project(0);
+const big = await project(100);
+// Interleave so that machine noise hits all three alike.
+const node = await time(() => $`node -e 0`);
+const noop = await time(() => $({ cwd: plain })`node ${bin} build specs/voice-command.yaml --quiet`);
+const noopBig = await time(() => $({ cwd: big })`node ${bin} build specs/voice-command.yaml --quiet`);
+const node2 = await time(() => $`node -e 0`);
+const base = (node + node2) / 2;
+console.log(`median of ${runs} runs each`);
+console.log(`node -e 0                           1.00`);
+console.log(`no-op build                         ${(noop / base).toFixed(2)}  (goal <= 2)`);
+console.log(`no-op build, 100 MB input           ${(noopBig / base).toFixed(2)}  (goal: same as the line above)`);
+await fs.remove(plain);
+await fs.remove(big);
