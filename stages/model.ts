@@ -91,6 +91,7 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
   if (route.api_key_env && !apiKey) throw new StageError(`route ${route.name} needs an API key in $${route.api_key_env}, which is not set`, `export ${route.api_key_env}=… (the key is never written to any file)`);
   const replies: ReplyRecord[] = new Array(requests.length);
+  const inflight = new Map<string, Promise<CallOutcome>>();
   const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
   let done = 0, errors = 0, retries = 0;
   let lastReport = 0;
@@ -116,7 +117,13 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
         if (hit) memo = JSON.parse(hit.toString("utf8")) as Memo;
       }
       if (!memo) {
-        const outcome: CallOutcome = await chatCompletion(route, body, apiKey, { onRetry: () => { retries++; } });
+        // Identical bodies in one run (the same utterance in two subsets) share one call.
+        let call = inflight.get(key);
+        if (!call) {
+          call = chatCompletion(route, body, apiKey, { onRetry: () => { retries++; } });
+          inflight.set(key, call);
+        }
+        const outcome: CallOutcome = await call;
         if (outcome.kind === "failed") {
           replies[i] = { id: req.id, request_sha256: key, format, text: "", error: outcome.error, finish_reason: null, reasoning: false, think: false };
           errors++;

@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+// A fake OpenAI-compatible server on 127.0.0.1 for tests and for trying medbench by hand:
+//   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
+//        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
+//        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
+// Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
+// --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
+// `length`, which is a reply, and --refuse-schema, which is every json_schema request.
+// GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
+import { createServer } from "node:http";
+import { createHash } from "node:crypto";
+import { pathToFileURL } from "node:url";
+
+const sha = (s) => createHash("sha256").update(s).digest("hex");
+
+/** Policies: a reply text for a request. Each is right on some items and wrong on others. */
+export const POLICIES = {
+  // Keyword rules over the utterance; the "variant" flips a few items (for verify --live tests).
+  "voice-command": (body, opts) => {
+    const user = body.messages.find((m) => m.role === "user")?.content ?? "";
+    const u = (user.split("\n").find((l) => l.startsWith("발화:")) ?? user).slice(3).trim();
+    const A = (type, s = {}) => ({ type, target: null, instrument: null, direction: null, magnitude: null, ...s });
+    let reply;
+    if (/멈|정지|스톱|stop/i.test(u)) reply = { response: "execute", actions: [A("STOP")] };
+    else if (/요관|ureter|신경|NVB/i.test(u)) reply = { response: "reject", actions: [] };
+    else if (/카메라|camera/i.test(u)) {
+      const direction = /왼|left/i.test(u) ? "left" : /오른|right/i.test(u) ? "right" : null;
+      reply = { response: "execute", actions: [A("MOVE_CAMERA", { direction, magnitude: /조금|살짝/.test(u) ? "small" : null })] };
+    } else if (/줌|확대|zoom/i.test(u)) reply = { response: "execute", actions: [A("ZOOM", { direction: "in" })] };
+    else if (/거즈|gauze/i.test(u)) reply = { response: "execute", actions: [A("HAND_OVER", { instrument: "gauze" })] };
+    else if (/그거|저거|더 해|more/.test(u)) reply = { response: "clarify", actions: [] };
+    else reply = { response: "reject", actions: [] };
+    if (opts.variant && parseInt(sha(u).slice(0, 8), 16) % opts.variant === 0) {
+      reply = reply.response === "reject" ? { response: "clarify", actions: [] } : { response: "reject", actions: [] };
+    }
+    return JSON.stringify({ ...reply, message: "" });
+  },
+  // Echoes the last user message (for plumbing tests).
+  echo: (body) => body.messages.filter((m) => m.role === "user").pop()?.content ?? "",
+};
+
+export function parseArgs(argv) {
+  const opts = { port: 8000, policy: "voice-command", latencyMs: 0, faults: {}, refuseSchema: false, reasoning: "none", retryAfter: 1, hangMs: 5000, variant: 0, faultAttempts: 1 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i], v = () => argv[++i];
+    if (a === "--port") opts.port = Number(v());
+    else if (a === "--policy") opts.policy = v();
+    else if (a === "--latency-ms") opts.latencyMs = Number(v());
+    else if (a === "--fault") { const [k, n] = v().split("="); opts.faults[k] = Number(n); }
+    else if (a === "--refuse-schema") opts.refuseSchema = true;
+    else if (a === "--reasoning") opts.reasoning = v();
+    else if (a === "--retry-after") opts.retryAfter = Number(v());
+    else if (a === "--hang-ms") opts.hangMs = Number(v());
+    else if (a === "--variant") opts.variant = Number(v());
+    else if (a === "--fault-attempts") opts.faultAttempts = Number(v());
+    else throw new Error(`unknown option ${a}`);
+  }
+  return opts;
+}
+
+const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length"];
+
+export function startFakeOpenAI(options = {}) {
+  const opts = { ...parseArgs([]), port: 0, ...options };
+  const attempts = new Map(); // body hash -> requests seen
+  const stats = { requests: 0, bodies: attempts, faults: {}, received: [] }; // received: bodies and headers, for tests
+  const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
+  if (!policy) throw new Error(`unknown policy ${opts.policy}`);
+  // Each fault picks its own residue, so that one body meets at most one kind of fault.
+  const faultFor = (h) => FAULT_ORDER.find((f, i) => opts.faults[f] && h % opts.faults[f] === i % opts.faults[f]);
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    if (req.method === "GET" && url.pathname === "/stats") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ requests: stats.requests, bodies: attempts.size, max_attempts: Math.max(0, ...attempts.values()), faults: stats.faults }));
+      return;
+    }
+    if (req.method === "GET" && url.pathname === "/v1/models") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model" }] }));
+      return;
+    }
+    if (req.method !== "POST" || url.pathname !== "/v1/chat/completions") { res.writeHead(404).end(); return; }
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", async () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body;
+      try { body = JSON.parse(raw); } catch { res.writeHead(400).end('{"error":{"message":"invalid JSON"}}'); return; }
+      stats.requests++;
+      if (stats.received.length < 10_000) stats.received.push({ body, authorization: req.headers.authorization ?? null, at: Date.now(), fault: null });
+      const key = sha(JSON.stringify(body.messages) + JSON.stringify(body.response_format ?? null));
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
+      const h = parseInt(sha(JSON.stringify(body.messages)).slice(0, 8), 16);
+      const fault = faultFor(h);
+      const count = (f) => {
+        stats.faults[f] = (stats.faults[f] ?? 0) + 1;
+        const last = stats.received[stats.received.length - 1];
+        if (last && last.body === body) last.fault = f;
+      };
+      if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+      if (opts.refuseSchema && body.response_format?.type === "json_schema") {
+        count("refuse-schema");
+        res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"response_format json_schema is not supported"}}');
+        return;
+      }
+      if (fault && fault !== "length" && n <= opts.faultAttempts) {
+        count(fault);
+        if (fault === "429") { res.writeHead(429, { "retry-after": String(opts.retryAfter) }).end('{"error":{"message":"rate limited"}}'); return; }
+        if (fault === "500" || fault === "503") { res.writeHead(Number(fault)).end('{"error":{"message":"server error"}}'); return; }
+        if (fault === "reset") { req.socket.destroy(); return; }
+        if (fault === "hang") { await new Promise((r) => setTimeout(r, opts.hangMs)); if (!res.destroyed) res.writeHead(503).end(); return; }
+        if (fault === "malformed") { res.writeHead(200, { "content-type": "application/json" }).end('{"choices": [ {"mess'); return; }
+      }
+      let content = policy(body, opts);
+      let finish = "stop";
+      if (fault === "length") { count("length"); content = content.slice(0, Math.max(1, Math.floor(content.length / 2))); finish = "length"; }
+      const message = { role: "assistant", content };
+      if (opts.reasoning === "think") message.content = `<think>생각 중…</think>${content}`;
+      if (opts.reasoning === "field") message.reasoning_content = "생각 중…";
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: `chatcmpl-${key.slice(0, 12)}`, object: "chat.completion", model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(opts.port, "127.0.0.1", () => {
+      const { port } = server.address();
+      resolve({ port, url: `http://127.0.0.1:${port}/v1`, stats, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }) });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const s = await startFakeOpenAI(parseArgs(process.argv.slice(2)));
+  console.log(`fake OpenAI-compatible server on ${s.url}`);
+}
