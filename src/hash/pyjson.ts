@@ -26,7 +26,10 @@ const SHORT_ESCAPES: Record<string, string> = {
   '"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
 };
 
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 export function pyString(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const short = SHORT_ESCAPES[ch];

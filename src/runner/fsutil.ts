@@ -2,15 +2,32 @@ import { mkdirSync, renameSync, writeFileSync, rmSync, openSync, closeSync, fsyn
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 
-/** Writes a file so that a reader sees the old content or the new one, never a half: temp file + rename. */
-export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir = dirname(path)): void {
-  mkdirSync(tmpDir, { recursive: true });
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(tmpDir, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+// Folders made once per process; temp names unique per process (pid + random prefix + counter).
+const madeDirs = new Set<string>();
+function ensureDir(dir: string): void {
+  if (madeDirs.has(dir)) return;
+  mkdirSync(dir, { recursive: true });
+  madeDirs.add(dir);
+}
+const prefix = `.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+let counter = 0;
+
+export function tempName(dir: string): string {
+  ensureDir(dir);
+  return join(dir, `${prefix}-${counter++}`);
+}
+
+/** Writes a file so that a reader sees the old content or the new one, never a half: temp file + rename.
+ *  `durable` adds an fsync before the rename (survives a power loss, not only a killed process). */
+export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir = dirname(path), durable = true): void {
+  ensureDir(dirname(path));
+  const tmp = tempName(tmpDir);
   try {
     writeFileSync(tmp, data);
-    const fd = openSync(tmp, "r");
-    try { fsyncSync(fd); } finally { closeSync(fd); }
+    if (durable) {
+      const fd = openSync(tmp, "r");
+      try { fsyncSync(fd); } finally { closeSync(fd); }
+    }
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
@@ -18,7 +35,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir 
   }
 }
 
-export function tempName(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  return join(dir, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+/** writeFileAtomic without fsync (a killed process leaves the old or the new file, never a half), for the
+ *  many small files written while requests are in flight. */
+export function writeFileAtomicQuick(path: string, data: string | Uint8Array, tmpDir: string): void {
+  writeFileAtomic(path, data, tmpDir, false);
 }

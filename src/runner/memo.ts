@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Cache } from "./cache.js";
-import { writeFileAtomic } from "./fsutil.js";
+import { writeFileAtomicQuick } from "./fsutil.js";
 import type { MemoStore } from "./stage.js";
 import { SHA256_RE } from "../hash/sha256.js";
 
@@ -17,8 +17,9 @@ export function memoStore(cache: Cache): MemoStore {
       try { return cache.read(hash); } catch { return null; }
     },
     put(ns, key, data) {
-      const hash = cache.put(data);
-      writeFileAtomic(pointer(ns, key), hash + "\n", cache.tmp);
+      // The object first, then the pointer; and a pointer whose object is missing reads as a miss anyway.
+      const hash = cache.putQuick(data);
+      writeFileAtomicQuick(pointer(ns, key), hash + "\n", cache.tmp);
     },
   };
 }
