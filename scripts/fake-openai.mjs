@@ -35,6 +35,37 @@ export const POLICIES = {
     }
     return JSON.stringify({ ...reply, message: "" });
   },
+  // MTSamples: plans of varying quality; judge replies (requests holding <gold_response>) that are sometimes
+  // malformed, missing the final }, missing a criterion, or out of range, as real judges are.
+  mtsamples: (body) => {
+    const text = body.messages.map((m) => m.content).join("\n");
+    const h = parseInt(sha(text).slice(0, 8), 16);
+    if (text.includes("<gold_response>")) {
+      const tag = (t) => (new RegExp(`<${t}>([\\s\\S]*?)</${t}>`).exec(text)?.[1] ?? "").toLowerCase();
+      const words = (s) => new Set(s.match(/[a-z]+/g) ?? []);
+      const a = words(tag("response")), g = words(tag("gold_response"));
+      const common = [...a].filter((w) => g.has(w)).length;
+      // Judges disagree a little: each model name shifts some scores by one.
+      const shift = parseInt(sha(text + body.model).slice(0, 8), 16) % 3 - 1;
+      const s = Math.min(5, Math.max(1, 1 + Math.round((4 * 2 * common) / Math.max(1, a.size + g.size)) + shift));
+      const c = (n) => ({ score: n, explanation: "fake judge" });
+      const ok = { accuracy: c(s), completeness: c(Math.max(1, s - 1)), clarity: c(Math.min(5, s + 1)) };
+      switch (h % 8) {
+        case 0: return "The plan looks reasonable; I would give it a four.";
+        case 1: return JSON.stringify(ok).slice(0, -1); // the missing } that HELM repairs
+        case 2: return JSON.stringify({ accuracy: ok.accuracy, completeness: ok.completeness });
+        case 3: return JSON.stringify({ ...ok, accuracy: c(7), clarity: c(0) });
+        default: return "Here is my evaluation:\n" + JSON.stringify(ok);
+      }
+    }
+    const note = body.messages.find((m) => m.role === "user")?.content ?? "";
+    const lines = note.trim().split("\n");
+    switch (h % 3) {
+      case 0: return lines[lines.length - 1];
+      case 1: return "Follow up in two weeks. Continue current medications.";
+      default: return `<think>The note describes ${lines[0]}.</think>\n${lines[Math.floor(lines.length / 2)]}`;
+    }
+  },
   // Echoes the last user message (for plumbing tests).
   echo: (body) => body.messages.filter((m) => m.role === "user").pop()?.content ?? "",
 };

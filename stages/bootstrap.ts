@@ -25,9 +25,9 @@ export const bootstrap: StageKind = {
     const info = ctx.inputs.prompts ? (JSON.parse(ctx.inputs.prompts.text("info")) as { partial: boolean; subset: Json; limit: Json; selected: number; total: number }) : null;
     const metrics: Record<string, Json> = {};
     for (const m of scored.metrics) {
-      if (m.rows.length === 0) { metrics[m.name] = { label: m.label, n: 0, value: null, lo: null, hi: null, ci_method: "none" }; continue; }
+      if (m.rows.length === 0) { metrics[m.name] = { label: m.label, unit: m.unit ?? "proportion", n: 0, value: null, lo: null, hi: null, ci_method: "none" }; continue; }
       const ci = bootstrapCi(m.rows.map((r) => ({ value: r.value, cluster: r.cluster })), { resamples: p.resamples, seed: p.seed, rng: p.rng, level: p.level, fallback: m.ciFallback !== "none" });
-      metrics[m.name] = { label: m.label, n: ci.n, clusters: ci.clusters, value: ci.point, lo: ci.lo, hi: ci.hi, ci_method: ci.method, level: ci.level, resamples: ci.resamples, seed: ci.seed, rng: ci.rng };
+      metrics[m.name] = { label: m.label, unit: m.unit ?? "proportion", n: ci.n, clusters: ci.clusters, value: ci.point, lo: ci.lo, hi: ci.hi, ci_method: ci.method, level: ci.level, resamples: ci.resamples, seed: ci.seed, rng: ci.rng };
     }
     const paired: Record<string, Json> = {};
     const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
@@ -58,6 +58,7 @@ export const bootstrap: StageKind = {
         thinking_audit: audit.thinking_audit ?? null,
         api_errors: apiErrors,
         truncated: audit.truncated ?? 0,
+        ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
       },
       paired,
       tables,

@@ -6,7 +6,8 @@ import { modelStage } from "./model.js";
 import { parse } from "./parse.js";
 import { score } from "./score.js";
 import { bootstrap } from "./bootstrap.js";
+import { judge } from "./judge.js";
 
 export const STAGE_KINDS: ReadonlyMap<string, StageKind> = new Map(
-  [download, prompts, modelStage, parse, score, bootstrap].map((k) => [k.kind, k]),
+  [download, prompts, modelStage, parse, judge, score, bootstrap].map((k) => [k.kind, k]),
 );

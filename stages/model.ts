@@ -23,7 +23,7 @@ export interface ReplyRecord {
 type Format = "json_schema" | "json_object" | "none" | "builtin";
 const FORMATS: Format[] = ["json_schema", "json_object", "none"];
 
-interface Params {
+export interface Params {
   model: string;
   max_tokens?: number;
   temperature?: number;
@@ -154,45 +154,35 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
   return { replies, sample, retries };
 }
 
-export const modelStage: StageKind = {
-  kind: "model",
-  taskPart: "baselines",
-  // The route's fields shape every body sent, so they are part of the key (the key's variable name, never its value).
-  async identify(ctx) {
-    const p = ctx.params as unknown as Params;
-    const { route: name } = splitModel(String(p.model));
-    if (name === "medbench") return null;
-    const route = loadRoutes(ctx.options.registryFiles).get(name);
-    if (!route) return null;
-    return { base_url: route.base_url, api_key_env: route.api_key_env ?? null, header_names: Object.keys(route.headers ?? {}).sort(), request: route.request as Json };
-  },
-  async run(ctx) {
-    const p = ctx.params as unknown as Params;
-    if (typeof p.model !== "string") throw new StageError("the model stage needs params.model", "set it in the spec, e.g. model: {$var: model}");
-    const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
-    const { route: routeName, model } = splitModel(p.model);
-    let replies: ReplyRecord[];
-    let request: Record<string, Json>;
-    let retries = 0;
-    if (routeName === "medbench") {
-      const baseline = ctx.task.baselines[p.model];
-      if (!baseline) throw new StageError(`no built-in model ${p.model} for this task`, `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`);
-      const texts = baseline({ release: releaseFiles(ctx.inputs.release), requests });
-      replies = requests.map((r, i) => ({ id: r.id, request_sha256: null, format: "builtin", text: texts[i]!, error: null, finish_reason: "stop", reasoning: false, think: false }));
-      request = { model: p.model, builtin: true };
-    } else {
-      const route = loadRoutes(ctx.options.registryFiles).get(routeName);
-      if (!route) throw new StageError(`no route ${routeName} in the registry`, "add it to a --registry file (see registry/providers.yaml), or use medbench/prior");
-      const out = await runRoute(ctx, p, route, model, requests);
-      replies = out.replies;
-      retries = out.retries;
-      const { messages, ...fields } = out.sample ?? {};
-      request = { ...fields, messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ")})` };
-    }
-    const formats: Record<string, number> = {};
-    for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
-    const apiErrors = replies.filter((r) => r.error !== null).length;
-    const audit = {
+/** Calls one model (a route's or a built-in baseline) on every request; shared by the model and judge stages. */
+export async function callModel(ctx: StageContext, p: Params, requests: TaskRequest[]): Promise<{ replies: ReplyRecord[]; audit: Record<string, Json> }> {
+  const { route: routeName, model } = splitModel(p.model);
+  let replies: ReplyRecord[];
+  let request: Record<string, Json>;
+  let retries = 0;
+  if (routeName === "medbench") {
+    const baseline = ctx.task.baselines[p.model];
+    if (!baseline) throw new StageError(`no built-in model ${p.model} for this task`, `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`);
+    const texts = baseline({ release: releaseFiles(ctx.inputs.release), requests });
+    replies = requests.map((r, i) => ({ id: r.id, request_sha256: null, format: "builtin", text: texts[i]!, error: null, finish_reason: "stop", reasoning: false, think: false }));
+    request = { model: p.model, builtin: true };
+  } else {
+    const route = loadRoutes(ctx.options.registryFiles).get(routeName);
+    if (!route) throw new StageError(`no route ${routeName} in the registry`, "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model");
+    const out = await runRoute(ctx, p, route, model, requests);
+    replies = out.replies;
+    retries = out.retries;
+    const { messages, ...fields } = out.sample ?? {};
+    request = { ...fields, messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ")})` };
+  }
+  const formats: Record<string, number> = {};
+  for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
+  const apiErrors = replies.filter((r) => r.error !== null).length;
+  if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
+  if (apiErrors) ctx.emit({ type: "warning", stage: ctx.stage, message: `${p.model}: ${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items)` });
+  return {
+    replies,
+    audit: {
       model: p.model,
       route: routeName,
       request,
@@ -206,9 +196,30 @@ export const modelStage: StageKind = {
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
       incomplete: replies.length > 0 && apiErrors / replies.length >= 0.1,
-    };
-    if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${retries} retries` });
-    if (apiErrors) ctx.emit({ type: "warning", stage: ctx.stage, message: `${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items)` });
+    },
+  };
+}
+
+/** The route's fields shape every body sent, so they are part of the key (the key's variable name, never its value). */
+export function routeIdentity(ctx: StageContext, model: string): Json {
+  const { route: name } = splitModel(model);
+  if (name === "medbench") return null;
+  const route = loadRoutes(ctx.options.registryFiles).get(name);
+  if (!route) return null;
+  return { base_url: route.base_url, api_key_env: route.api_key_env ?? null, header_names: Object.keys(route.headers ?? {}).sort(), request: route.request as Json };
+}
+
+export const modelStage: StageKind = {
+  kind: "model",
+  taskPart: "baselines",
+  async identify(ctx) {
+    return routeIdentity(ctx, String((ctx.params as { model?: unknown }).model));
+  },
+  async run(ctx) {
+    const p = ctx.params as unknown as Params;
+    if (typeof p.model !== "string") throw new StageError("the model stage needs params.model", "set it in the spec, e.g. model: {$var: model}");
+    const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
+    const { replies, audit } = await callModel(ctx, p, requests);
     return { replies: jsonLines(replies), audit: stableJson(audit) };
   },
 };

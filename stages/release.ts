@@ -5,6 +5,7 @@ import type { ReleaseFiles } from "../tasks/task.js";
 export function releaseFiles(input: InputView | undefined): ReleaseFiles {
   return {
     has: (path) => input !== undefined && path in input.hashes,
+    list: () => (input ? Object.keys(input.hashes).sort() : []),
     text: (path) => {
       if (!input || !(path in input.hashes)) throw new Error(`the release has no file ${path}`);
       return input.text(path);

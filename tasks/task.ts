@@ -5,6 +5,7 @@ export interface ReleaseFiles {
   /** Release path (e.g. benchmark/commands_v0.1.jsonl) -> content. */
   text(path: string): string;
   has(path: string): boolean;
+  list(): string[];
 }
 
 /** One model request of a task, before any route's fields are applied. */
@@ -43,6 +44,8 @@ export interface MetricRows {
   /** Where the bootstrap stage puts the row for the summary (e.g. the primary first). */
   primary?: boolean;
   ciFallback?: "clopper-pearson" | "none";
+  /** What the values are: a proportion (shown in %) or a score on its own scale. */
+  unit?: "proportion" | "score";
 }
 
 export interface PairedRows {
@@ -67,10 +70,15 @@ export interface BaselineInput {
 
 export interface TaskModule {
   /** The module file behind each stage kind that calls the task (relative to tasks/<name>/). */
-  parts: { prompts: string; parse: string; score: string; baselines: string };
+  parts: { prompts: string; parse: string; score: string; baselines: string; judge?: string };
   buildRequests(input: PromptsInput): TaskRequest[];
   parseReply(text: string, request: TaskRequest, params: Json): ParsedReply;
-  score(requests: TaskRequest[], parsed: (ParsedReply | null)[], params: Json): ScoreOutput;
+  score(requests: TaskRequest[], parsed: (ParsedReply | null)[], params: Json, judged?: JudgedReplies): ScoreOutput;
+  /** For a judge stage: one judge request per item that has a parsed reply (id = the item's id). */
+  judgeRequests?(requests: TaskRequest[], parsed: (ParsedReply | null)[], templates: Record<string, string>, params: Json): TaskRequest[];
   /** Built-in models (route `medbench`): reply text per request. */
   baselines: Record<string, (input: BaselineInput) => string[]>;
 }
+
+/** A judge stage's replies, per judge model: item id -> reply text, or null for an API error. */
+export type JudgedReplies = { judge: string; replies: Record<string, string | null> }[];

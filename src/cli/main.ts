@@ -30,6 +30,7 @@ medbench <command> --help for its options. Exit codes: 0 ok, 1 a build failed, 2
   build: `usage: medbench build SPEC [options]
 
   --model ROUTE/MODEL   the model under test (default: the spec's, e.g. medbench/prior)
+  --judge ROUTE/MODEL   a judge model, for specs with a judge stage (repeatable; replaces the spec's list)
   --registry FILE       more model routes (repeatable; later files override)
   --data-dir DIR        a release you downloaded (or MEDBENCH_DATA_DIR); still checked against the pins
   --subset A,B          only these subsets (a partial run)
@@ -100,7 +101,7 @@ function report(e: unknown): number {
 }
 
 const BUILD_OPTIONS = {
-  model: { type: "string" }, registry: { type: "string", multiple: true }, "data-dir": { type: "string" },
+  model: { type: "string" }, judge: { type: "string", multiple: true }, registry: { type: "string", multiple: true }, "data-dir": { type: "string" },
   subset: { type: "string" }, limit: { type: "string" }, refresh: { type: "string", multiple: true },
   "trust-changed": { type: "boolean" }, frozen: { type: "boolean" }, project: { type: "string" }, cache: { type: "string" },
   json: { type: "boolean" }, quiet: { type: "boolean", short: "q" },
@@ -117,6 +118,7 @@ function buildOptions(values: Record<string, unknown>): { opts: BuildOptions; va
   if (limit !== null && limit < 1) throw new UsageError("--limit takes a positive whole number");
   const vars: Record<string, Json> = {};
   if (values.model !== undefined) vars.model = values.model as string;
+  if (values.judge !== undefined) vars.judges = values.judge as string[];
   if (values.subset !== undefined) vars.subset = values.subset as string;
   if (limit !== null) vars.limit = limit;
   const dataDir = (values["data-dir"] as string | undefined) ?? process.env.MEDBENCH_DATA_DIR;
@@ -149,10 +151,11 @@ async function cmdBuild(argv: string[]): Promise<number> {
 
 function summaryOf(metricsFile: string): SummaryRow[] {
   if (!existsSync(metricsFile)) return [];
-  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { metrics?: Record<string, { value?: number | null; lo?: number | null; hi?: number | null; n?: number; ci_method?: string }> };
-  return Object.entries(m.metrics ?? {})
+  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { primary?: string; metrics?: Record<string, { value?: number | null; lo?: number | null; hi?: number | null; n?: number; ci_method?: string; unit?: "proportion" | "score" }> };
+  const rows = Object.entries(m.metrics ?? {})
     .filter(([, v]) => v && typeof v === "object" && "ci_method" in v)
-    .map(([name, v]) => ({ metric: name, value: v.value ?? null, lo: v.lo ?? null, hi: v.hi ?? null, n: v.n ?? 0, method: v.ci_method ?? "" })) as SummaryRow[];
+    .map(([name, v]) => ({ metric: name, value: v.value ?? null, lo: v.lo ?? null, hi: v.hi ?? null, n: v.n ?? 0, method: v.ci_method ?? "", unit: v.unit ?? "proportion" })) as SummaryRow[];
+  return [...rows.filter((r) => r.metric === m.primary), ...rows.filter((r) => r.metric !== m.primary)];
 }
 
 async function cmdStatus(argv: string[]): Promise<number> {

@@ -62,8 +62,10 @@ export class JsonLogger implements Logger {
 }
 
 export function summaryTable(rows: SummaryRow[]): string {
-  const fmt = (v: number | null) => (v === null ? "" : (100 * v).toFixed(1));
-  const table = [["metric", "%", "95% CI", "n", "method"], ...rows.map((r) => [r.metric, fmt(r.value), r.lo === null ? "" : `${fmt(r.lo)}–${fmt(r.hi)}`, String(r.n), r.method])];
+  const table = [["metric", "value", "95% CI", "n", "method"], ...rows.map((r) => {
+    const fmt = (v: number | null) => (v === null ? "" : r.unit === "score" ? v.toFixed(2) : `${(100 * v).toFixed(1)}%`);
+    return [r.metric, fmt(r.value), r.lo === null ? "" : `${fmt(r.lo)}–${fmt(r.hi)}`, String(r.n), r.method];
+  })];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   return table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n");
 }

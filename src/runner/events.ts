@@ -19,6 +19,7 @@ export interface SummaryRow {
   hi: number | null;
   n: number;
   method: string;
+  unit: "proportion" | "score";
 }
 
 export type Emit = (e: BuildEvent) => void;

@@ -44,7 +44,8 @@ export async function stageRecord(
 ): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
   const root = installRoot();
   const entries = [`stages/${decl.kind}.ts`];
-  if (kind.taskPart) entries.push(`tasks/${task.name}/${task.module.parts[kind.taskPart]}`);
+  const part = kind.taskPart ? task.module.parts[kind.taskPart] : undefined;
+  if (part) entries.push(`tasks/${task.name}/${part}`);
   const code = codeHashes(root, entries);
   const inputs: Record<string, Record<string, string>> = {};
   const paths: Record<string, string> = {};

@@ -1,0 +1,54 @@
+// Instances exactly as HELM builds them from the notes (shared docs: mtsamples.md), and MedARC's variant.
+//   HELM: text = read().strip(); for each of PLAN:, SUMMARY:, FINDINGS: present in text.upper(), the
+//   section is text.split(KEY)[1] up to its first newline, stripped. The split is case-sensitive while the
+//   test is not: a key present only in another case raises, and any exception skips the whole file.
+//   Reference = plan, else summary, else findings (the first non-empty); none: skipped.
+//   Input = the text before the first case-sensitive PLAN:, stripped.
+//   MedARC: the same with case-insensitive matching, slicing the original text.
+
+export type Variant = "helm" | "medarc";
+export type Source = "PLAN" | "SUMMARY" | "FINDINGS";
+
+export interface Instance { file: string; input: string; reference: string; source: Source }
+export type Extracted = { ok: true; instance: Instance } | { ok: false; file: string; reason: string };
+
+const KEYS: Source[] = ["PLAN", "SUMMARY", "FINDINGS"];
+
+// Python's str.isspace() set (JS trim() differs: it strips U+FEFF and keeps U+001C-001F and U+0085).
+const PY_WS = "[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const STRIP = new RegExp(`^${PY_WS}+|${PY_WS}+$`, "g");
+/** Python's str.strip(). */
+export const pyStrip = (s: string) => s.replace(STRIP, "");
+
+function sectionHelm(text: string, key: Source): string {
+  const k = `${key}:`;
+  if (!text.toUpperCase().includes(k)) return "";
+  const parts = text.split(k);
+  if (parts.length < 2) throw new Error(`${k} appears only in another case`); // IndexError in Python
+  return pyStrip(parts[1]!.split("\n")[0]!);
+}
+
+function sectionMedarc(text: string, key: Source): string {
+  const m = new RegExp(`${key}:`, "i").exec(text);
+  if (!m) return "";
+  return pyStrip(text.slice(m.index + m[0].length).split("\n")[0]!);
+}
+
+export function extract(file: string, raw: string, variant: Variant): Extracted {
+  const text = pyStrip(raw);
+  const sections: Record<Source, string> = { PLAN: "", SUMMARY: "", FINDINGS: "" };
+  try {
+    for (const k of KEYS) sections[k] = variant === "helm" ? sectionHelm(text, k) : sectionMedarc(text, k);
+  } catch (e) {
+    return { ok: false, file, reason: (e as Error).message };
+  }
+  const source = KEYS.find((k) => sections[k] !== "");
+  if (!source) return { ok: false, file, reason: "no PLAN, SUMMARY or FINDINGS section" };
+  let input: string;
+  if (variant === "helm") input = pyStrip(text.split("PLAN:")[0]!);
+  else {
+    const m = /PLAN:/i.exec(text);
+    input = pyStrip(m ? text.slice(0, m.index) : text);
+  }
+  return { ok: true, instance: { file, input, reference: sections[source], source } };
+}
