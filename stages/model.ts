@@ -113,7 +113,7 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
       const key = requestKey(route, body);
       let memo: Memo | null = null;
       if (!ctx.options.refresh) {
-        const hit = ctx.memo.get("requests", key);
+        const hit = ctx.memo.get(ctx.options.replyNamespace ?? "requests", key);
         if (hit) memo = JSON.parse(hit.toString("utf8")) as Memo;
       }
       if (!memo) {
@@ -130,7 +130,7 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
           break;
         }
         memo = outcome.kind === "reply" ? { kind: "reply", status: outcome.status, body: outcome.body } : { kind: "refused", status: outcome.status, body: outcome.body };
-        ctx.memo.put("requests", key, JSON.stringify(memo)); // stored the moment it arrives
+        ctx.memo.put(ctx.options.replyNamespace ?? "requests", key, JSON.stringify(memo)); // stored the moment it arrives
       }
       if (memo.kind === "refused") {
         if (req.schema && level < FORMATS.length - 1) { level++; continue; }

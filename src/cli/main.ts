@@ -25,6 +25,9 @@ commands:
   diff A B          two versions of a spec (files or REV:path): hashes, changed fields, invalidated stages
   stats ci|paired   the interval procedures on JSONL files (as shared/reference/stats_ref.py)
   compare-voice-command RUN_A RUN_B   paired comparison of two voice-command runs
+  export RESULT -o F.tar.gz   pack a result with its spec, records and outputs (no data, no secret)
+  verify BUNDLE|DIR [--live]  check a published result by replaying it (and, live, by re-sending it)
+  report [SPEC...] -o F.html  one offline HTML page with every run's metrics, intervals and audit facts
 
 medbench <command> --help for its options. Exit codes: 0 ok, 1 a build failed, 2 bad usage or a bad spec.`,
   build: `usage: medbench build SPEC [options]
@@ -51,6 +54,20 @@ medbench <command> --help for its options. Exit codes: 0 ok, 1 a build failed, 2
   stats: `usage:
   medbench stats ci --input F.jsonl --value KEY [--cluster KEY] [--resamples 1000] [--seed 0] [--rng numpy|python] [--level 0.95]
   medbench stats paired --a A.jsonl --b B.jsonl --value KEY --id KEY [--cluster KEY] [--resamples 2000] [--seed 0] [--rng python|numpy] [--level 0.95]`,
+  export: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR]
+
+  RESULT is a results directory of a full build of this project (e.g. results/<slug>/<model>).`,
+  verify: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--json]
+
+  Checks, in order: the bundled spec hashes to the recorded spec_hash (and how a local spec of the same
+  task differs); every output matches its recorded hash; with --data-dir, the release matches the pins;
+  then parse, score and bootstrap are replayed from the bundled replies and compared with the published
+  metrics, intervals and verdicts. Exit 0 when identical, 1 with a table of differences.
+  --live re-sends the recorded requests (replies kept apart from the published ones) and reports how many
+  verdicts changed and where each metric lands against the published interval.`,
+  report: `usage: medbench report [SPEC...] -o report.html [--project DIR]
+
+  Every run under results/ of the given specs (default: every spec in specs/).`,
   "compare-voice-command": `usage: medbench compare-voice-command RUN_A RUN_B [--json]
 
   RUN_A and RUN_B are result directories of full voice-command runs (metrics.json and items.jsonl).
@@ -75,6 +92,9 @@ export async function main(argv: string[]): Promise<number> {
       case "diff": return await cmdDiff(rest);
       case "stats": return await cmdStats(rest);
       case "compare-voice-command": return await cmdCompare(rest);
+      case "export": return await cmdExport(rest);
+      case "verify": return await cmdVerify(rest);
+      case "report": return await cmdReport(rest);
       default: throw new UsageError(`unknown command ${JSON.stringify(cmd)}\n\n${help("main")}`);
     }
   } catch (e) {
@@ -245,5 +265,58 @@ async function cmdCompare(argv: string[]): Promise<number> {
     lines.push([r.subset.padEnd(12), (100 * r.a).toFixed(1).padStart(7), (100 * r.b).toFixed(1).padStart(7), r.diff_pp.toFixed(1).padStart(8), `${r.lo.toFixed(1)}–${r.hi.toFixed(1)}`.padStart(17), r.mcnemar_p.toPrecision(3).padStart(10), String(r.b_count), String(r.c_count)].join("  "));
   }
   process.stdout.write(lines.join("\n") + "\n");
+  return 0;
+}
+
+async function cmdExport(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, output: { type: "string", short: "o" } });
+  if (positionals.length !== 1 || !values.output) throw new UsageError(`export takes a result directory and -o FILE.tar.gz\n\n${help("export")}`);
+  const { opts } = buildOptions(values);
+  const { exportResult } = await import("../bundle/export.js");
+  const out = await exportResult(positionals[0]!, values.output as string, opts);
+  process.stdout.write(`${out}\n`);
+  return 0;
+}
+
+async function cmdVerify(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, live: { type: "boolean" } });
+  if (positionals.length !== 1) throw new UsageError(`verify takes one bundle\n\n${help("verify")}`);
+  const { opts } = buildOptions(values);
+  const { verifyBundle } = await import("../bundle/verify.js");
+  const r = await verifyBundle(positionals[0]!, { project: opts.project, dataDir: opts.dataDir, live: Boolean(values.live), registryFiles: opts.registryFiles, env: process.env });
+  if (values.json) { process.stdout.write(JSON.stringify(r) + "\n"); return r.ok ? 0 : 1; }
+  const c = paint(useColour(process.stdout));
+  const out: string[] = [`verify ${r.bundle}: ${r.slug}, spec_hash ${r.spec_hash}`];
+  for (const ch of r.checks) {
+    const mark = ch.ok === true ? c.green("ok  ") : ch.ok === false ? c.red("FAIL") : c.dim("--  ");
+    out.push(`  ${mark} ${ch.name}: ${ch.lines[0] ?? ""}`, ...ch.lines.slice(1).map((l) => `         ${l}`));
+  }
+  if (r.differences.length) {
+    out.push("", "differences (published -> recomputed):");
+    for (const d of r.differences.slice(0, 50)) out.push(`  ${d.what}: ${JSON.stringify(d.published)} -> ${JSON.stringify(d.recomputed)}`);
+    if (r.differences.length > 50) out.push(`  … and ${r.differences.length - 50} more (--json for all)`);
+  }
+  if (r.live) {
+    out.push("", "live rerun (replies kept apart from the published ones):");
+    for (const d of r.live.request_differences) out.push(`  ${c.yellow("warning")} ${d.stage} sent ${d.path} = ${JSON.stringify(d.sent)}, recorded ${JSON.stringify(d.recorded)} (the route here differs from the published one)`);
+    for (const v of r.live.verdicts.filter((x) => x.changed > 0 || x.key === "exact")) {
+      out.push(`  ${v.key} on ${v.subset}: ${v.changed} of ${v.n} verdicts differed (${v.to_true} to true, ${v.to_false} to false)`);
+    }
+    for (const m of r.live.metrics) {
+      const f = (x: number | null) => (x === null ? "–" : x.toFixed(4));
+      out.push(`  ${m.metric}: live ${f(m.live)}, published ${f(m.published)} [${f(m.lo)}, ${f(m.hi)}] ${m.inside === null ? "" : m.inside ? "inside" : c.yellow("outside")}`);
+    }
+  }
+  out.push("", r.ok ? c.green("verified: the published result is reproduced") : c.red("NOT verified"));
+  process.stdout.write(out.join("\n") + "\n");
+  return r.ok ? 0 : 1;
+}
+
+async function cmdReport(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { output: { type: "string", short: "o" }, project: { type: "string" } });
+  if (!values.output) throw new UsageError(`report needs -o FILE.html\n\n${help("report")}`);
+  const { writeReport } = await import("../report/report.js");
+  const out = await writeReport(positionals, values.output, (values.project as string | undefined) ?? process.cwd());
+  process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
   return 0;
 }

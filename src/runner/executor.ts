@@ -18,7 +18,7 @@ import { DiagnosticError } from "../spec/diagnostic.js";
 import { BuildFailure } from "./failure.js";
 export { BuildFailure };
 import { installRoot } from "../util/paths.js";
-import type { Json } from "../util/json.js";
+import { stableJson, type Json } from "../util/json.js";
 
 export interface BuildOptions {
   project: Project;
@@ -130,7 +130,7 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     throw new BuildFailure("lock", "medbench.lock would change, and --frozen forbids it", "run `medbench build` without --frozen and commit medbench.lock");
   }
   const lockChanged = opts.frozen ? false : await writeLock(project.lockPath, (l) => { l.specs[specKey] = entry; });
-  const results = spec.results ? writeResults(spec, project, opts, cache, upstream) : null;
+  const results = spec.results ? writeResults(spec, project, opts, cache, upstream, lockStages) : null;
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
 
@@ -197,7 +197,7 @@ export function stageContext(
   };
 }
 
-function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cache: Cache, upstream: Map<string, Record<string, string>>): string {
+function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cache: Cache, upstream: Map<string, Record<string, string>>, stages: LockSpec["stages"]): string {
   const r = spec.results!;
   const fill = (s: string) => s.replace(/\{(\w+)\}/g, (_, k: string) => {
     const v = k === "slug" ? spec.slug : spec.variables[k];
@@ -213,5 +213,9 @@ function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cach
     const path = join(dir, file);
     if (!existsSync(path) || !readFileSync(path).equals(data)) writeFileAtomic(path, data, cache.tmp);
   }
+  // Which build made these files: the spec and every stage's key (what `medbench export` packs).
+  const build = stableJson({ spec: projectPath(project, spec.path), spec_hash: spec.specHash, variables: spec.variables, stages });
+  const buildFile = join(dir, "build.json");
+  if (!existsSync(buildFile) || readFileSync(buildFile, "utf8") !== build) writeFileAtomic(buildFile, build, cache.tmp);
   return dir;
 }

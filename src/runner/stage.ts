@@ -35,6 +35,8 @@ export interface StageOptions {
   refresh: boolean; // this stage was named by --refresh
   env: Record<string, string | undefined>;
   registryFiles: string[];
+  /** Memo namespace of model replies: "requests" for builds; verify --live keeps its replies apart. */
+  replyNamespace?: string;
 }
 
 export interface BuildInfo { slug: string; version: number; specHash: string; medbench: string; recipe: number; variables: Record<string, Json> }

@@ -1,0 +1,33 @@
+// The result bundle: a result with everything needed to check it elsewhere (no data, no secret).
+//   bundle.json                 what was built: spec path and hash, stage keys and output hashes, pins
+//   spec/<path>                 the spec file and its file inputs (templates, schemas) at their project paths
+//   stages/<stage>.json         each stage's key record (kind, code hashes, params, input hashes)
+//   outputs/<stage>/<output>    every stage output but the downloaded data
+import type { KeyRecord } from "../runner/keys.js";
+
+export const BUNDLE_FORMAT = 1;
+
+export interface BundleStage { kind: string; key: string; outputs: Record<string, string>; record: KeyRecord }
+
+export interface BundleManifest {
+  format: number;
+  slug: string;
+  version: number;
+  spec_hash: string;
+  spec: string; // project path of the spec file
+  files: string[]; // project paths of the spec's file inputs
+  variables: Record<string, unknown>;
+  medbench: string;
+  results: Record<string, string>; // results file -> stage/output
+  pins: Record<string, Record<string, string>>;
+  stages: Record<string, BundleStage>;
+}
+
+/** Stage kinds whose outputs are data, not results: never bundled (a verifier brings its own copy). */
+export const DATA_KINDS = new Set(["download"]);
+/** Stage kinds that call models: replayed from the bundle, re-sent only by verify --live. */
+export const MODEL_KINDS = new Set(["model", "judge"]);
+
+export function outputPath(stage: string, output: string): string {
+  return `outputs/${stage}/${encodeURIComponent(output)}`;
+}
