@@ -134,3 +134,23 @@ describe("--data-dir", () => {
     expect(JSON.parse(r.stdout.trim().split("\n").pop()!).stages[0].status).toBe("fresh");
   });
 });
+
+describe("the note-errors spec", () => {
+  it("carries the published pins and refuses a release that does not match them", async () => {
+    const p = new Project();
+    const spec = p.read("specs/note-errors.yaml");
+    expect(spec).toContain("synthetic_snuh.duckdb: fd2056b31cc74c171c3906a7e48482979b993d7a52471dbe5ddd3f3df21a87c8");
+    expect(spec).toContain("pairs_test.jsonl: a297aa3978f3a16f2df832cb676b2149ec44365f4287b1d1f8edd67b7c00e064");
+    expect(spec).toContain("pairs_train.jsonl: 6044d84bc35215a24c7939c6c5b0a8366c0971bbce7e15f441380d9104cd79ad");
+    const none = await p.run(["build", "specs/note-errors.yaml"]);
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toMatch(/it needs a login to download[\s\S]*fix: download the release yourself and pass --data-dir/);
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    mkdirSync(p.path("data"));
+    for (const f of ["synthetic_snuh.duckdb", "pairs_test.jsonl", "pairs_train.jsonl"]) writeFileSync(p.path("data", f), "not the release\n");
+    const wrong = await p.run(["build", "specs/note-errors.yaml", "--data-dir", "data"]);
+    expect(wrong.exitCode).toBe(1);
+    expect(wrong.stderr).toMatch(/pairs_test\.jsonl: sha256 mismatch\n\s+expected a297aa39/);
+    p.remove();
+  });
+});

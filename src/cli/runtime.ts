@@ -15,7 +15,21 @@ import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 
 
+/** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
+const NO_TASK: TaskModule = {
+  parts: { prompts: "", parse: "", score: "", baselines: "" },
+  buildRequests: () => { throw new Error("this spec names no task"); },
+  parseReply: () => { throw new Error("this spec names no task"); },
+  score: () => { throw new Error("this spec names no task"); },
+  baselines: {},
+};
+
 export async function loadTask(spec: SpecFile): Promise<TaskModule> {
+  if (spec.task === null) {
+    const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskPart);
+    if (needs) throw new DiagnosticError([diagnosticAt(spec.src, `/stages/${needs.name}/kind`, `stage ${needs.name} (${needs.kind}) calls a task, and the spec names none`, "add `task: <name>` (a folder of tasks/)")]);
+    return NO_TASK;
+  }
   const dir = resolve(installRoot(), "dist/tasks", spec.task);
   const entry = resolve(dir, "index.js");
   if (!/^[a-z0-9-]+$/.test(spec.task) || !existsSync(entry)) {
@@ -29,7 +43,7 @@ export async function loadRuntime(specPath: string, variables: Record<string, Js
   const spec = loadSpec(specPath, variables);
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);
-  return { build: buildInfo(spec), spec, plan, kinds: new Map(STAGE_KINDS), task: { name: spec.task, module } };
+  return { build: buildInfo(spec), spec, plan, kinds: new Map(STAGE_KINDS), task: { name: spec.task ?? "", module } };
 }
 
 export function buildInfo(spec: SpecFile): BuildInfo {

@@ -22,7 +22,7 @@ export interface SpecFile {
   path: string; // as the user named it
   slug: string;
   version: number;
-  task: string;
+  task: string | null;
   spec: Json;
   specHash: string;
   variables: Record<string, Json>;
@@ -58,7 +58,7 @@ export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Jso
   const validate = schemaValidator();
   if (!validate(src.value)) throw new DiagnosticError(schemaDiagnostics(src, validate.errors ?? []));
   const value = src.value as {
-    slug: string; version: number; task: string; spec: Json; spec_hash?: string;
+    slug: string; version: number; task?: string; spec: Json; spec_hash?: string;
     variables?: Record<string, Json>; stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
     results?: { dir: string; files: Record<string, string> };
   };
@@ -84,7 +84,7 @@ export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Jso
   }));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
-    src, path: src.file, slug: value.slug, version: value.version, task: value.task, spec: value.spec,
+    src, path: src.file, slug: value.slug, version: value.version, task: value.task ?? null, spec: value.spec,
     specHash: hash, variables, stages, results: value.results ?? null,
   };
 }
