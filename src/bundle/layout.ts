@@ -25,6 +25,8 @@ export interface BundleManifest {
 
 /** Stage kinds whose outputs are data, not results: never bundled (a verifier brings its own copy). */
 export const DATA_KINDS = new Set(["download"]);
+/** Stage kinds that read the data: their outputs are taken from the bundle, never recomputed by verify. */
+export const READS_DATA = new Set(["download", "prompts"]);
 /** Stage kinds that call models: replayed from the bundle, re-sent only by verify --live. */
 export const MODEL_KINDS = new Set(["model", "judge"]);
 

@@ -17,7 +17,7 @@ import { memoStore } from "../runner/memo.js";
 import type { InputView, StageContext } from "../runner/stage.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, type Json } from "../util/json.js";
-import { DATA_KINDS, MODEL_KINDS, outputPath, type BundleManifest } from "./layout.js";
+import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } from "./layout.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
 
@@ -127,7 +127,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   if (spec) {
     const task = await loadTask(spec);
     const recomputed = await runStages(dir, spec, task, b, published, o, false);
-    const replayed = spec.stages.filter((s) => !DATA_KINDS.has(s.kind) && !MODEL_KINDS.has(s.kind) && !["prompts"].includes(s.kind));
+    const replayed = spec.stages.filter((s) => !READS_DATA.has(s.kind) && !MODEL_KINDS.has(s.kind));
     for (const s of replayed) {
       for (const [output, data] of recomputed.get(s.name) ?? []) {
         const pub = published.get(s.name)?.get(output);
@@ -154,7 +154,7 @@ async function runStages(dir: string, spec: SpecFile, task: TaskModule, b: Bundl
   const cache = new Cache(o.project.cacheDir);
   for (const decl of plan.order) {
     const kind = STAGE_KINDS.get(decl.kind)!;
-    const fromBundle = DATA_KINDS.has(decl.kind) || decl.kind === "prompts" || (MODEL_KINDS.has(decl.kind) && !live);
+    const fromBundle = READS_DATA.has(decl.kind) || (MODEL_KINDS.has(decl.kind) && !live);
     if (fromBundle) {
       produced.set(decl.name, published.get(decl.name) ?? new Map());
       hashes.set(decl.name, b.stages[decl.name]?.outputs ?? {});

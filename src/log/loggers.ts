@@ -16,6 +16,7 @@ export function paint(on: boolean) {
 export class ConsoleLogger implements Logger {
   private readonly c: ReturnType<typeof paint>;
   private progressLine = false;
+  private readonly started = new Map<string, { t: number; done: number }>();
   constructor(private readonly out: NodeJS.WriteStream = process.stderr, private readonly env = process.env) {
     this.c = paint(useColour(out, env));
   }
@@ -33,7 +34,12 @@ export class ConsoleLogger implements Logger {
         break;
       case "stage-failed": this.write(`  ${c.red("FAIL ")} ${e.stage}: ${e.message.split("\n")[0]}`); break;
       case "progress": {
-        const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${e.retries ? `, ${e.retries} retries` : ""}${e.errors ? `, ${e.errors} errors` : ""}`;
+        const first = this.started.get(e.stage) ?? { t: Date.now(), done: e.done };
+        this.started.set(e.stage, first);
+        const secs = (Date.now() - first.t) / 1000;
+        const rate = secs > 0 ? (e.done - first.done) / secs : 0;
+        const eta = rate > 0 ? ` ${rate.toFixed(1)}/s, ETA ${Math.ceil((e.total - e.done) / rate)} s` : "";
+        const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${eta}${e.retries ? `, ${e.retries} retries` : ""}${e.errors ? `, ${e.errors} errors` : ""}`;
         if (this.out.isTTY) { this.out.write(`\r\x1b[K${line}`); this.progressLine = true; } else this.write(line);
         break;
       }
