@@ -101,6 +101,13 @@ describe("two builds at once on one cache", () => {
     expect(keys(a)).toEqual(keys(b));
     const again = await p.build();
     expect(Object.values(again.status).every((s) => s === "fresh")).toBe(true);
+    // Another project builds byte-identical result files (no timestamps inside).
+    const q = new Project();
+    const other = await q.build();
+    for (const f of ["metrics.json", "items.jsonl", "replies.jsonl", "requests.jsonl", "build.json"]) {
+      expect(q.read(`${other.summary.results.slice(q.dir.length + 1)}/${f}`), f).toBe(p.read(`${again.summary.results.slice(p.dir.length + 1)}/${f}`));
+    }
+    q.remove();
     p.remove();
   });
 });

@@ -169,7 +169,11 @@ describe("secrets", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(fake.stats.received[0]!.authorization).toBe(`Bearer ${KEY}`);
     expect(r.stdout + r.stderr).not.toContain(KEY);
-    const grep = await execa("grep", ["-rl", KEY, "cache", "results", "medbench.lock"], { cwd: p.dir, reject: false });
+    const exported = await p.run(["export", "results/kor-surgical-robot-voice-command/fake_test-model", "-o", "bundle.tar.gz"]);
+    expect(exported.exitCode, exported.stderr).toBe(0);
+    await execa("mkdir", ["unpacked"], { cwd: p.dir });
+    await execa("tar", ["xzf", "bundle.tar.gz", "-C", "unpacked"], { cwd: p.dir });
+    const grep = await execa("grep", ["-rl", KEY, "cache", "results", "medbench.lock", "unpacked"], { cwd: p.dir, reject: false });
     expect(grep.stdout).toBe("");
     expect(grep.exitCode).toBe(1); // grep found nothing
   });
