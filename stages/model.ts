@@ -1,8 +1,7 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
-import { jsonLines, parseJsonLines, stableJson, type Json } from "../src/util/json.js";
-import { fromPlain, pyDumps } from "../src/hash/pyjson.js";
+import { jsonLines, parseJsonLines, sortKeys, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
@@ -72,8 +71,9 @@ export function requestBody(req: TaskRequest, p: Params, route: Route, model: st
   return body;
 }
 
+/** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
 export function requestKey(route: Route, body: Json): string {
-  return sha256Hex(Buffer.from(pyDumps(fromPlain({ base_url: route.base_url, model: (body as { model: string }).model, body })), "utf8"));
+  return sha256Hex(JSON.stringify(sortKeys({ base_url: route.base_url, model: (body as { model: string }).model, body })));
 }
 
 interface Memo { kind: "reply" | "refused"; status: number; body: Json }

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { sha256Hex } from "../hash/sha256.js";
-import { tempName, writeFileAtomic, writeFileAtomicQuick } from "./fsutil.js";
+import { tempName, writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
 
 export class CorruptObjectError extends Error {
@@ -56,14 +56,6 @@ export class Cache {
     } finally {
       rmSync(tmp, { force: true });
     }
-  }
-
-  /** put() without blocking or fsync: whole or absent after a killed process, for per-request replies. */
-  putQuick(data: string | Uint8Array): string {
-    const hash = sha256Hex(data);
-    const path = this.objectPath(hash);
-    if (!existsSync(path)) writeFileAtomicQuick(path, data, this.tmp);
-    return hash;
   }
 
   /** Moves a fully written temp file into the store under its (already computed) hash. */

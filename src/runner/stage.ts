@@ -25,6 +25,7 @@ export interface PinStore {
 /** Key-value blobs that outlive a stage run (the model stage's per-request replies). */
 export interface MemoStore {
   get(namespace: string, key: string): Buffer | null;
+  /** Returns once the entry is in place (whole, or absent after a crash). */
   put(namespace: string, key: string, data: string | Uint8Array): void;
 }
 
