@@ -158,9 +158,11 @@ async function cmdBuild(argv: string[]): Promise<number> {
   const { opts, vars } = buildOptions(values);
   const { loadRuntime } = await import("./runtime.js");
   const { build } = await import("../runner/executor.js");
-  const rt = await loadRuntime(specPath, vars);
+  const parsedSpecs = join(opts.project.cacheDir, "specs");
+  const rt = await loadRuntime(specPath, vars, parsedSpecs);
   const logger: Logger = values.json ? new JsonLogger() : values.quiet ? new QuietLogger() : new ConsoleLogger();
   const report = await build(rt, opts, (e) => logger.log(e));
+  (await import("../spec/load.js")).rememberParsedSpec(rt.spec, specPath, parsedSpecs);
   const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
   logger.log({ type: "build-done", specHash: rt.spec.specHash, results: report.results, summary, lockChanged: report.lockChanged });
   if (values.json) {
@@ -183,7 +185,7 @@ async function cmdStatus(argv: string[]): Promise<number> {
   const { opts, vars } = buildOptions(values);
   const { loadRuntime } = await import("./runtime.js");
   const { stageStates } = await import("../runner/status.js");
-  const rt = await loadRuntime(oneSpec(positionals, "status"), vars);
+  const rt = await loadRuntime(oneSpec(positionals, "status"), vars, join(opts.project.cacheDir, "specs"));
   const states = await stageStates(rt, opts);
   if (values.json) { process.stdout.write(JSON.stringify({ spec_hash: rt.spec.specHash, stages: states }) + "\n"); return 0; }
   const c = paint(useColour(process.stdout));

@@ -39,8 +39,9 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
   return ((await import(pathToFileURL(entry).href)) as { task: TaskModule }).task;
 }
 
-export async function loadRuntime(specPath: string, variables: Record<string, Json>): Promise<Runtime> {
-  const spec = loadSpec(specPath, variables);
+/** `parsedCache`: a folder of parsed specs (the project cache's specs/), read, never written, here. */
+export async function loadRuntime(specPath: string, variables: Record<string, Json>, parsedCache?: string): Promise<Runtime> {
+  const spec = loadSpec(specPath, variables, specPath, parsedCache);
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);
   return { build: buildInfo(spec), spec, plan, kinds: new Map(STAGE_KINDS), task: { name: spec.task ?? "", module } };

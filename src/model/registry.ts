@@ -1,7 +1,7 @@
 // Model routes: registry/providers.yaml, plus any --registry files (later files override earlier routes).
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseDocument } from "yaml";
+import { createRequire } from "node:module";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
@@ -33,6 +33,7 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     try { text = readFileSync(file, "utf8"); } catch (e) {
       throw new DiagnosticError([{ file, message: `cannot read the route registry (${(e as NodeJS.ErrnoException).code})`, fix: "check the --registry path" }]);
     }
+    const { parseDocument } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
     const doc = parseDocument(text);
     if (doc.errors.length) throw new DiagnosticError([{ file, message: `malformed YAML: ${doc.errors[0]!.message.split("\n")[0]}`, fix: "correct the registry file" }]);
     const value = doc.toJS() as { routes?: Record<string, Partial<Route>> } | null;

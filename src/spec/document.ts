@@ -1,9 +1,21 @@
 // Reads a YAML or JSON document (YAML 1.2 is a superset of JSON) keeping source positions,
 // so that every later error can point at file:line:column, and integer/float as written.
 import { readFileSync } from "node:fs";
-import { isMap, isScalar, isSeq, isAlias, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { createRequire } from "node:module";
+import type { Document, LineCounter, Node } from "yaml";
 import { fail, type Diagnostic } from "./diagnostic.js";
 import type { PyValue } from "../hash/pyjson.js";
+
+// yaml is loaded when a document is first parsed: a no-op build whose spec is known from the cache never needs it.
+type Yaml = typeof import("yaml");
+let yamlModule: Yaml | null = null;
+function yaml(): Yaml {
+  return (yamlModule ??= createRequire(import.meta.url)("yaml") as Yaml);
+}
+const isMap = ((n: unknown) => yaml().isMap(n)) as Yaml["isMap"];
+const isSeq = ((n: unknown) => yaml().isSeq(n)) as Yaml["isSeq"];
+const isScalar = ((n: unknown) => yaml().isScalar(n)) as Yaml["isScalar"];
+const isAlias = ((n: unknown) => yaml().isAlias(n)) as Yaml["isAlias"];
 
 export interface SourceDoc {
   file: string; // as the user named it
@@ -33,6 +45,7 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
     fail({ file, line: bad.line, column: bad.column, message: "the file is not valid UTF-8", fix: "save it as UTF-8 (specs hold Korean text and are hashed as UTF-8)" });
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const { LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, strict: true });
   const first = doc.errors[0];

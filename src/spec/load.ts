@@ -1,10 +1,13 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
-import { diagnosticAt, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
+import { diagnosticAt, parseSourceDoc, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
-import { specHash } from "./hash.js";
+import { HASH_RECIPE, specHash } from "./hash.js";
+import { sha256Hex } from "../hash/sha256.js";
+import { writeFileAtomic } from "../runner/fsutil.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { installRoot } from "../util/paths.js";
 
@@ -50,28 +53,54 @@ export function hashDocument(file: string): { specHash: string; published?: stri
   return { specHash: specHash(pyValueAt(src, "/spec")), published };
 }
 
-export function loadSpec(path: string, variables: Record<string, Json> = {}, displayName = path): SpecFile {
-  return loadSpecFromSource(readSourceDoc(path, displayName), variables);
+const parsedFile = (dir: string, bytes: Buffer) => join(dir, `${sha256Hex(bytes)}-r${HASH_RECIPE}.json`);
+
+/** Loads a spec file. With `parsedCache` (a folder), a spec whose bytes were parsed before is taken from
+ *  there (its plain value and spec_hash), so a no-op build neither loads nor runs the YAML parser; the
+ *  source is parsed only if a diagnostic needs a position. */
+export function loadSpec(path: string, variables: Record<string, Json> = {}, displayName = path, parsedCache?: string): SpecFile {
+  if (!parsedCache) return loadSpecFromSource(readSourceDoc(path, displayName), variables);
+  let bytes: Buffer;
+  try { bytes = readFileSync(path); } catch { return loadSpecFromSource(readSourceDoc(path, displayName), variables); }
+  let parsed: SourceDoc | null = null;
+  const source = () => (parsed ??= parseSourceDoc(bytes, displayName));
+  let hit: { value: unknown; specHash: string } | null = null;
+  try { hit = JSON.parse(readFileSync(parsedFile(parsedCache, bytes), "utf8")) as { value: unknown; specHash: string }; } catch { /* not parsed before */ }
+  return hit ? loadSpecFrom(source, hit.value, hit.specHash, displayName, variables) : loadSpecFromSource(source(), variables);
+}
+
+/** After a build went through: remember the parsed spec for the next load (never for a spec that failed). */
+export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: string): void {
+  try {
+    const bytes = readFileSync(path);
+    const file = parsedFile(parsedCache, bytes);
+    if (!existsSync(file)) writeFileAtomic(file, JSON.stringify({ value: spec.src.value, specHash: spec.specHash }), parsedCache, false);
+  } catch { /* a cache, nothing more */ }
 }
 
 export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
   const validate = schemaValidator();
   if (!validate(src.value)) throw new DiagnosticError(schemaDiagnostics(src, validate.errors ?? []));
-  const value = src.value as {
+  return loadSpecFrom(() => src, src.value, specHash(pyValueAt(src, "/spec")), src.file, overrides);
+}
+
+function loadSpecFrom(source: () => SourceDoc, plain: unknown, hash: string, file: string, overrides: Record<string, Json>): SpecFile {
+  const validate = schemaValidator();
+  if (!validate(plain)) throw new DiagnosticError(schemaDiagnostics(source(), validate.errors ?? []));
+  const value = plain as {
     slug: string; version: number; task?: string; spec: Json; spec_hash?: string;
     variables?: Record<string, Json>; stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
     results?: { dir: string; files: Record<string, string> };
   };
-  const hash = specHash(pyValueAt(src, "/spec"));
   if (value.spec_hash && value.spec_hash !== hash) {
-    throw new DiagnosticError([diagnosticAt(src, "/spec_hash",
+    throw new DiagnosticError([diagnosticAt(source(), "/spec_hash",
       `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
       "the spec was edited: restore the published spec, or update spec_hash if this is a new version of the task (and bump `version`)")]);
   }
   const variables: Record<string, Json> = { ...(value.variables ?? {}) };
   for (const [k, v] of Object.entries(overrides)) {
     if (!(k in variables) && v !== null) {
-      throw new DiagnosticError([{ file: src.file, message: `the spec declares no variable \`${k}\``, fix: `declare it under \`variables:\` or drop the option` }]);
+      throw new DiagnosticError([{ file, message: `the spec declares no variable \`${k}\``, fix: `declare it under \`variables:\` or drop the option` }]);
     }
     if (v !== null) variables[k] = v;
   }
@@ -80,29 +109,29 @@ export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Jso
     name,
     kind: s.kind,
     inputs: s.inputs ?? {},
-    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, src, value.spec, variables, diagnostics),
+    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, source, value.spec, variables, diagnostics),
   }));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
-    src, path: src.file, slug: value.slug, version: value.version, task: value.task ?? null, spec: value.spec,
+    get src() { return source(); }, path: file, slug: value.slug, version: value.version, task: value.task ?? null, spec: value.spec,
     specHash: hash, variables, stages, results: value.results ?? null,
   };
 }
 
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-function resolveRefs(v: Json, at: string, src: SourceDoc, spec: Json, vars: Record<string, Json>, out: Diagnostic[]): Json {
+function resolveRefs(v: Json, at: string, src: () => SourceDoc, spec: Json, vars: Record<string, Json>, out: Diagnostic[]): Json {
   if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, src, spec, vars, out));
   if (v === null || typeof v !== "object") return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === "$spec") {
     const pointer = String(v.$spec);
     const found = lookupPointer(spec, pointer);
-    if (found === undefined) out.push(diagnosticAt(src, `${at}/$spec`, `the published spec has no field ${pointer}`, "name an existing field of `spec:` as a JSON pointer, e.g. /request/max_tokens"));
+    if (found === undefined) out.push(diagnosticAt(src(), `${at}/$spec`, `the published spec has no field ${pointer}`, "name an existing field of `spec:` as a JSON pointer, e.g. /request/max_tokens"));
     return found ?? null;
   }
   if (keys.length === 1 && keys[0] === "$var") {
     const name = String(v.$var);
-    if (!(name in vars)) out.push(diagnosticAt(src, `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
+    if (!(name in vars)) out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
     return vars[name] ?? null;
   }
   const o: { [k: string]: Json } = {};
