@@ -18,6 +18,7 @@ export interface StageManifest {
   kind: string;
   outputs: Record<string, string>;
   record: unknown; // the canonical record the key hashes, kept to explain staleness
+  paths?: Record<string, string>; // file inputs by name, for messages
 }
 
 export class Cache {

@@ -107,7 +107,7 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
         const produced = await kind.run(ctx);
         outputs = await storeOutputs(cache, produced);
         const m: Manifest = { key, kind: decl.kind, outputs, record, paths };
-        writeFileAtomic(cache.manifestPath(key), JSON.stringify(m, null, 1) + "\n", cache.tmp);
+        cache.writeManifest(m);
         emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: performance.now() - t0 });
       }
       upstream.set(decl.name, outputs);
