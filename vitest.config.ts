@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // CLI tests spawn node processes; two workers fit the 2-core machines.
     maxWorkers: 2,
+    // The console report, and a JSON one that .ci/run sums up in a plain "N passed, N failed" line.
+    reporters: ["default", "json"],
+    outputFile: { json: "test-artifacts/vitest.json" },
   },
 });
