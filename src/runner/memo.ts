@@ -1,27 +1,61 @@
-// Memo entries (the model stage's per-request replies): one file per key holding the payload's sha256 on its
-// first line and the payload after it, written atomically (temp file + rename, no fsync). After a killed
-// process an entry is whole or absent; a damaged one fails its hash and reads as a miss.
-import { readFileSync } from "node:fs";
+// Memo entries (the model stage's per-request replies), kept as append-only logs: each process appends
+// records `key sha256 base64(payload)` to its own file under memo/<namespace>/, one write per reply, the
+// moment it arrives. A record torn by a killed process fails its length or hash and is skipped, so an entry
+// is whole or absent; nothing is ever rewritten. Creating a file per reply costs far more on a journalled
+// disk than appending a line (scripts/bench/model.mjs).
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 import type { Cache } from "./cache.js";
-import { writeFileAtomicQuick } from "./fsutil.js";
 import type { MemoStore } from "./stage.js";
 import { sha256Hex } from "../hash/sha256.js";
 
+const RECORD = /^([0-9a-f]{64}) ([0-9a-f]{64}) ([A-Za-z0-9+/=]*)$/;
+
+class Namespace {
+  private readonly entries = new Map<string, Buffer>();
+  private fd: number | null = null;
+
+  constructor(private readonly dir: string) {
+    if (!existsSync(dir)) return;
+    // Older logs first, so that a later reply for the same key (--refresh) wins.
+    const logs = readdirSync(dir).filter((f) => f.endsWith(".log")).map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs })).sort((a, b) => a.t - b.t || (a.f < b.f ? -1 : 1));
+    for (const { f } of logs) {
+      for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
+        const m = RECORD.exec(line);
+        if (!m) continue; // a torn or damaged record
+        const payload = Buffer.from(m[3]!, "base64");
+        if (sha256Hex(payload) === m[2]) this.entries.set(m[1]!, payload);
+      }
+    }
+  }
+
+  get(key: string): Buffer | null {
+    return this.entries.get(key) ?? null;
+  }
+
+  put(key: string, data: string | Uint8Array): void {
+    const payload = Buffer.from(data);
+    if (this.fd === null) {
+      mkdirSync(this.dir, { recursive: true });
+      this.fd = openSync(join(this.dir, `${process.pid}-${randomBytes(6).toString("hex")}.log`), "a");
+      process.once("exit", () => { if (this.fd !== null) closeSync(this.fd); });
+    }
+    // One write call per record: a kill can cut it short, never interleave it with another.
+    writeSync(this.fd, `${key} ${sha256Hex(payload)} ${payload.toString("base64")}\n`);
+    this.entries.set(key, payload);
+  }
+}
+
 export function memoStore(cache: Cache): MemoStore {
-  const entry = (ns: string, key: string) => join(cache.root, "memo", ns.replace(/[^a-z0-9_-]/gi, "_"), key.slice(0, 2), key);
+  const spaces = new Map<string, Namespace>();
+  const space = (ns: string) => {
+    let s = spaces.get(ns);
+    if (!s) { s = new Namespace(join(cache.root, "memo", ns.replace(/[^a-z0-9_-]/gi, "_"))); spaces.set(ns, s); }
+    return s;
+  };
   return {
-    get(ns, key) {
-      let data: Buffer;
-      try { data = readFileSync(entry(ns, key)); } catch { return null; }
-      const nl = data.indexOf(10);
-      if (nl !== 64) return null;
-      const payload = data.subarray(65);
-      return sha256Hex(payload) === data.subarray(0, 64).toString("latin1") ? payload : null;
-    },
-    put(ns, key, data) {
-      const payload = Buffer.from(data);
-      writeFileAtomicQuick(entry(ns, key), Buffer.concat([Buffer.from(`${sha256Hex(payload)}\n`), payload]), cache.tmp);
-    },
+    get: (ns, key) => space(ns).get(key),
+    put: (ns, key, data) => space(ns).put(key, data),
   };
 }
