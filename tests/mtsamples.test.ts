@@ -150,6 +150,13 @@ describe("medbench build specs/mtsamples.yaml", () => {
     expect(sentBy("gen")).toBe(before);
   });
 
+  it("exports a result that verifies by replay, judges included", async () => {
+    expect((await p.run(["export", "results/mtsamples-replicate/fake_gen", "-o", "m.tar.gz"])).exitCode).toBe(0);
+    const r = await p.run(["verify", "m.tar.gz", "--json"]);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === "replay").ok).toBe(true);
+  });
+
   it("refuses a note whose content differs from its pin, by name", async () => {
     const q = new Project();
     q.edit("specs/mtsamples.yaml", () => p.read("specs/mtsamples.yaml"));
