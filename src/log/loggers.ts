@@ -17,7 +17,7 @@ export class ConsoleLogger implements Logger {
   private readonly c: ReturnType<typeof paint>;
   private progressLine = false;
   private readonly started = new Map<string, { t: number; done: number }>();
-  constructor(private readonly out: NodeJS.WriteStream = process.stderr, private readonly env = process.env) {
+  constructor(private readonly out: NodeJS.WriteStream = process.stderr, env = process.env) {
     this.c = paint(useColour(out, env));
   }
   private write(s: string): void {

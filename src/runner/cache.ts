@@ -1,10 +1,8 @@
 // Content-addressed store: objects by sha256, written atomically, verified when read.
-import { existsSync, readFileSync, rmSync, statSync, createReadStream, createWriteStream, renameSync, mkdirSync, readdirSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { existsSync, readFileSync, rmSync, statSync, renameSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { sha256Hex } from "../hash/sha256.js";
-import { tempName, writeFileAtomic } from "./fsutil.js";
+import { writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
 
 export class CorruptObjectError extends Error {
@@ -45,20 +43,6 @@ export class Cache {
     return hash;
   }
 
-  /** Copies a file in, hashing while it streams; the object appears only once complete. */
-  async putFile(src: string): Promise<string> {
-    const tmp = tempName(this.tmp);
-    const hash = createHash("sha256");
-    try {
-      await pipeline(createReadStream(src), async function* (source) {
-        for await (const chunk of source) { hash.update(chunk as Buffer); yield chunk; }
-      }, createWriteStream(tmp));
-      return this.adopt(tmp, hash.digest("hex"));
-    } finally {
-      rmSync(tmp, { force: true });
-    }
-  }
-
   /** Moves a fully written temp file into the store under its (already computed) hash. */
   adopt(tmp: string, hash: string): string {
     const path = this.objectPath(hash);
@@ -88,10 +72,6 @@ export class Cache {
       throw new CorruptObjectError(hash, actual);
     }
     return data;
-  }
-
-  readText(hash: string): string {
-    return this.read(hash).toString("utf8");
   }
 
   size(hash: string): number {

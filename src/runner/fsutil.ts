@@ -34,9 +34,3 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir 
     throw e;
   }
 }
-
-/** writeFileAtomic without fsync (a killed process leaves the old or the new file, never a half), for the
- *  many small files written while requests are in flight. */
-export function writeFileAtomicQuick(path: string, data: string | Uint8Array, tmpDir: string): void {
-  writeFileAtomic(path, data, tmpDir, false);
-}

@@ -37,7 +37,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     }
     const key = stageKey(record);
     const m = cache.readManifest(key) as Manifest | null;
-    const present = m ? Object.values(m.outputs).every((h) => cache.stat !== undefined && existsObject(cache, h)) : false;
+    const present = m ? Object.values(m.outputs).every((h) => existsObject(cache, h)) : false;
     if (m && present) {
       upstream.set(decl.name, m.outputs);
       states.push({ name: decl.name, kind: decl.kind, state: "fresh", key, reasons: [] });
