@@ -12,6 +12,7 @@ interface Params {
 
 export const bootstrap: StageKind = {
   kind: "bootstrap",
+  params: ["resamples", "seed", "rng", "level", "paired", "primary"],
   // What the result must record about the build it came from.
   async identify(ctx) {
     return { slug: ctx.build.slug, version: ctx.build.version, spec_hash: ctx.build.specHash, medbench: ctx.build.medbench, recipe: ctx.build.recipe };

@@ -108,6 +108,7 @@ async function copyHashing(src: string, dest: string): Promise<string> {
 
 export const download: StageKind = {
   kind: "download",
+  params: ["source", "files", "pins_file", "base_url", "sample"],
 
   async identify(ctx) {
     const w = where(ctx);

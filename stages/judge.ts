@@ -19,6 +19,7 @@ function judgesOf(params: Json): string[] {
 
 export const judge: StageKind = {
   kind: "judge",
+  params: ["judges", "max_tokens", "temperature"],
   taskPart: "judge",
   async identify(ctx) {
     return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));

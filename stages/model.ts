@@ -211,6 +211,7 @@ export function routeIdentity(ctx: StageContext, model: string): Json {
 
 export const modelStage: StageKind = {
   kind: "model",
+  params: ["model", "max_tokens", "temperature", "top_p", "thinking", "overrides"],
   taskPart: "baselines",
   async identify(ctx) {
     return routeIdentity(ctx, String((ctx.params as { model?: unknown }).model));

@@ -6,6 +6,7 @@ import type { ReplyRecord } from "./model.js";
 
 export const parse: StageKind = {
   kind: "parse",
+  params: [],
   taskPart: "parse",
   async run(ctx) {
     const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));

@@ -8,6 +8,7 @@ interface Params { subset?: string | null; limit?: number | null; [k: string]: J
 
 export const prompts: StageKind = {
   kind: "prompts",
+  params: ["subset", "limit"],
   taskPart: "prompts",
   async run(ctx) {
     const p = ctx.params as Params;

@@ -14,6 +14,7 @@ function judgedReplies(text: string): JudgedReplies {
 
 export const score: StageKind = {
   kind: "score",
+  params: [],
   taskPart: "score",
   async run(ctx) {
     const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));

@@ -76,6 +76,8 @@ export interface TaskModule {
   score(requests: TaskRequest[], parsed: (ParsedReply | null)[], params: Json, judged?: JudgedReplies): ScoreOutput;
   /** For a judge stage: one judge request per item that has a parsed reply (id = the item's id). */
   judgeRequests?(requests: TaskRequest[], parsed: (ParsedReply | null)[], templates: Record<string, string>, params: Json): TaskRequest[];
+  /** The parameters the task reads, per stage kind that passes its params on (prompts, parse, score). */
+  params?: Partial<Record<"prompts" | "parse" | "score", readonly string[]>>;
   /** Built-in models (route `medbench`): reply text per request. */
   baselines: Record<string, (input: BaselineInput) => string[]>;
 }

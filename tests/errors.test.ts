@@ -45,6 +45,12 @@ describe("bad input", () => {
     expect(err).toMatch(/use one of: bootstrap, download, judge, model, parse, prompts, score/);
   });
 
+  it("an unknown stage parameter (a typo is not silently ignored)", async () => {
+    const err = await refused((t) => t.replace("      max_tokens: { $spec: /request/max_tokens }", "      max_token: { $spec: /request/max_tokens }"));
+    expect(err).toMatch(/voice-command\.yaml:\d+:7: stages\.model\.params\.max_token: unknown parameter `max_token` for a model stage/);
+    expect(err).toMatch(/fix: use one of: model, max_tokens, temperature, top_p, thinking, overrides/);
+  });
+
   it("an unknown stage reference", async () => {
     const err = await refused((t) => t.replace("parsed: { stage: parse }", "parsed: { stage: parser }"));
     expect(err).toMatch(/stages\.score\.inputs\.parsed\.stage: unknown stage `parser`/);

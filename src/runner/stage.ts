@@ -59,6 +59,8 @@ export interface StageContext {
 
 export interface StageKind {
   kind: string;
+  /** The parameters this kind reads; a task adds its own for the kinds that pass params on to it. */
+  params: readonly string[];
   /** The task module file this kind calls (its code is part of the stage key). */
   taskPart?: keyof TaskModule["parts"];
   /** Extra key material worked out before deciding freshness (a download's content hashes). */

@@ -12,5 +12,6 @@ export const task: TaskModule = {
   parseReply: (text) => parsePlan(text),
   score: (requests, parsed, _params, judged) => score(requests, parsed, judged),
   judgeRequests: (requests, parsed, templates) => judgeRequests(requests, parsed, templates),
+  params: { prompts: ["variant", "use_think"] },
   baselines: { "medbench/impression": impression, "medbench/overlap-judge": overlapJudge },
 };

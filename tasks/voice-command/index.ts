@@ -10,5 +10,6 @@ export const task: TaskModule = {
   buildRequests,
   parseReply: (text, request) => parseReply(text, request),
   score: (requests, parsed, params) => score(requests, parsed, params as { slot_compare?: "casefold" | "exact" }),
+  params: { prompts: ["prompt"], score: ["slot_compare"] },
   baselines: { "medbench/prior": prior, "medbench/keyword-stop": keywordStop },
 };
