@@ -113,7 +113,7 @@ function report(e: unknown): number {
     return 2;
   }
   if (e instanceof BuildFailure) {
-    process.stderr.write(`${c.red("error:")} stage ${e.stage}: ${e.message}\n${e.fix ? `  fix: ${e.fix}\n` : ""}nothing was recorded: medbench.lock and earlier results are as they were\n`);
+    process.stderr.write(`${c.red("error:")} ${["lock", "results"].includes(e.stage) ? "" : `stage ${e.stage}: `}${e.message}\n${e.fix ? `  fix: ${e.fix}\n` : ""}nothing was recorded: medbench.lock and earlier results are as they were\n`);
     return 1;
   }
   process.stderr.write(`internal error (a bug in medbench; please report it):\n${e instanceof Error ? e.stack : String(e)}\n`);
