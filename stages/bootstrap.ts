@@ -38,7 +38,6 @@ export const bootstrap: StageKind = {
       paired[c.name] = { label: c.label, ...r } as unknown as Json;
     }
     const apiErrors = typeof audit.api_errors === "number" ? audit.api_errors : 0;
-    const n = typeof audit.n === "number" ? audit.n : 0;
     const out = {
       slug: ctx.build.slug,
       version: ctx.build.version,
@@ -50,7 +49,7 @@ export const bootstrap: StageKind = {
       route: audit.route ?? null,
       partial: info?.partial ?? false,
       selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
-      incomplete: n > 0 && apiErrors / n >= 0.1,
+      incomplete: audit.incomplete === true,
       primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
       metrics: {
         ...metrics,

@@ -4,7 +4,8 @@ import { createReadStream, createWriteStream, existsSync, statSync, accessSync, 
 import { createHash } from "node:crypto";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { resolve, isAbsolute, relative, sep } from "node:path";
+import { resolve } from "node:path";
+import { staysInside } from "../src/util/paths.js";
 import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
 
 interface Params {
@@ -57,10 +58,8 @@ function where(ctx: StageContext): Where {
 }
 
 function inside(base: string, rel: string, what: string): string {
-  const target = resolve(base, rel);
-  const r = relative(base, target);
-  if (isAbsolute(rel) || r.startsWith("..") || r.split(sep).includes("..")) throw new StageError(`${what} ${rel} escapes ${base}`, "keep it inside the project");
-  return target;
+  if (!staysInside(base, rel)) throw new StageError(`${what} ${rel} escapes ${base}`, "keep it inside the project");
+  return resolve(base, rel);
 }
 
 /** Checks a content hash against its pin, or against what was trusted on first use. */

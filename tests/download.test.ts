@@ -60,29 +60,28 @@ ${Object.entries(pins).map(([k, v]) => `        "${k}": ${v ?? "null"}`).join("\
     p.remove();
   });
 
-  it("refuses a file whose hash differs from its pin, keeping nothing", async () => {
+  /** A build against the server in a failing mode: exit 1, and nothing kept in the cache. */
+  async function refusedBuild(serving: typeof mode) {
     const p = new Project(false);
     p.write("spec.yaml", spec(pinned()));
-    mode = "tampered";
+    mode = serving;
     const r = await p.run(["build", "spec.yaml"]);
     mode = "ok";
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toMatch(/sha256 mismatch\n\s+expected [0-9a-f]{64}\n\s+actual\s+[0-9a-f]{64}/);
     expect(objects(p)).toBe(0);
-    expect(p.exists("medbench.lock")).toBe(false);
     expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+    return { p, r };
+  }
+
+  it("refuses a file whose hash differs from its pin, keeping nothing", async () => {
+    const { p, r } = await refusedBuild("tampered");
+    expect(r.stderr).toMatch(/sha256 mismatch\n\s+expected [0-9a-f]{64}\n\s+actual\s+[0-9a-f]{64}/);
+    expect(p.exists("medbench.lock")).toBe(false);
     p.remove();
   });
 
   it("leaves nothing half-written when the connection drops", async () => {
-    const p = new Project(false);
-    p.write("spec.yaml", spec(pinned()));
-    mode = "cut";
-    const r = await p.run(["build", "spec.yaml"]);
-    mode = "ok";
-    expect(r.exitCode).toBe(1);
-    expect(objects(p)).toBe(0);
-    expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+    const { p } = await refusedBuild("cut");
     p.remove();
   });
 

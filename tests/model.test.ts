@@ -136,7 +136,8 @@ describe("faults", () => {
     expect((await build(p)).exitCode).toBe(0);
     const m = metrics(p);
     expect(m.metrics.truncated).toBeGreaterThan(0);
-    expect(m.tables.parse_failures).toBeGreaterThanOrEqual(m.metrics.truncated > 0 ? 1 : 0);
+    // Half a JSON object is never a valid command: every truncated reply is a parse failure.
+    expect(m.tables.parse_failures).toBeGreaterThanOrEqual(m.metrics.truncated);
   });
 
   it("falls back from a refused JSON schema to JSON mode, and starts later items there after two needed it", async () => {

@@ -8,7 +8,7 @@ import { Cache } from "../runner/cache.js";
 import { readLock } from "../runner/lock.js";
 import type { Manifest, BuildOptions } from "../runner/executor.js";
 import { loadRuntime } from "../cli/runtime.js";
-import { loadSpec } from "../spec/load.js";
+import { loadSpec, resultSource } from "../spec/load.js";
 import { UsageError } from "../cli/args.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { stableJson, type Json } from "../util/json.js";
@@ -35,7 +35,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   }
   // The result directory must be what these stages produced.
   for (const [file, from] of Object.entries(rt.spec.results?.files ?? {})) {
-    const [stage, output] = from.split("/") as [string, string];
+    const { stage, output } = resultSource(from);
     const path = join(resultDir, file);
     if (!existsSync(path) || sha256Hex(readFileSync(path)) !== stages[stage]?.outputs[output]) {
       throw new UsageError(`${path} is not what its build produced (${from}); rebuild first`);
@@ -59,7 +59,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     put("bundle.json", stableJson(manifest));
     // For people: the result files under their usual names, and the lock entry (checked like the outputs).
     for (const [file, from] of Object.entries(manifest.results)) {
-      const [stage, output] = from.split("/") as [string, string];
+      const { stage, output } = resultSource(from);
       put(`results/${file}`, cache.read(stages[stage]!.outputs[output]!));
     }
     put("lock.json", stableJson({ [specPath]: { slug: rt.spec.slug, spec_hash: rt.spec.specHash, pins: manifest.pins, stages: Object.fromEntries(Object.entries(stages).map(([n, st]) => [n, { kind: st.kind, key: st.key, outputs: st.outputs }])) } }));

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { extract } from "tar";
 import { parseSourceDoc } from "../spec/document.js";
-import { loadSpecFromSource, type SpecFile } from "../spec/load.js";
+import { loadSpecFromSource, resultSource, type SpecFile } from "../spec/load.js";
+import { metricEntries } from "../util/metrics.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { planStages } from "../graph/plan.js";
 import { STAGE_KINDS } from "../../stages/index.js";
@@ -16,7 +17,7 @@ import { Cache } from "../runner/cache.js";
 import { memoStore } from "../runner/memo.js";
 import type { InputView, StageContext } from "../runner/stage.js";
 import { sha256Hex } from "../hash/sha256.js";
-import { jsonDiff, parseJsonLines, type Json } from "../util/json.js";
+import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } from "./layout.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
@@ -96,7 +97,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     }
   }
   for (const [file, from] of Object.entries(b.results)) {
-    const [stage, output] = from.split("/") as [string, string];
+    const { stage, output } = resultSource(from);
     const f = join(dir, "results", file);
     if (!existsSync(f)) continue;
     count++;
@@ -207,7 +208,7 @@ function describe(name: string, pub: Buffer | undefined, got: Buffer): Differenc
   if (!pub) return [{ what: `${name}: not in the bundle`, published: null, recomputed: "(present)" }];
   if (name.endsWith("metrics.json")) {
     const a = JSON.parse(pub.toString("utf8")) as Json, c = JSON.parse(got.toString("utf8")) as Json;
-    return jsonDiff(a, c).map((d) => ({ what: `${name} ${d.path.slice(1).replace(/\//g, ".")}`, published: d.from, recomputed: d.to }));
+    return jsonDiff(a, c).map((d) => ({ what: `${name} ${pointerWords(d.path)}`, published: d.from, recomputed: d.to }));
   }
   if (name.endsWith(".jsonl") && pub.toString("utf8").includes('"verdicts"')) {
     const a = new Map(parseJsonLines<Item>(pub.toString("utf8")).map((i) => [i.id, i]));
@@ -215,7 +216,7 @@ function describe(name: string, pub: Buffer | undefined, got: Buffer): Differenc
     for (const i of parseJsonLines<Item>(got.toString("utf8"))) {
       const p = a.get(i.id);
       if (!p) { out.push({ what: `${name} ${i.id}`, published: null, recomputed: i.verdicts }); continue; }
-      for (const d of jsonDiff(p as unknown as Json, i as unknown as Json)) out.push({ what: `${name} ${i.id} ${d.path.slice(1).replace(/\//g, ".")}`, published: d.from, recomputed: d.to });
+      for (const d of jsonDiff(p as unknown as Json, i as unknown as Json)) out.push({ what: `${name} ${i.id} ${pointerWords(d.path)}`, published: d.from, recomputed: d.to });
       a.delete(i.id);
     }
     for (const id of a.keys()) out.push({ what: `${name} ${id}`, published: "(present)", recomputed: null });
@@ -225,10 +226,10 @@ function describe(name: string, pub: Buffer | undefined, got: Buffer): Differenc
 }
 
 function compareLive(b: BundleManifest, published: Outputs, live: Outputs): LiveReport {
-  const [itemsStage, itemsOut] = (b.results["items.jsonl"] ?? "score/items").split("/") as [string, string];
-  const [metricsStage, metricsOut] = (b.results["metrics.json"] ?? "bootstrap/metrics").split("/") as [string, string];
-  const pubItems = new Map(parseJsonLines<Item>(published.get(itemsStage)?.get(itemsOut)?.toString("utf8") ?? "").map((i) => [i.id, i]));
-  const liveItems = parseJsonLines<Item>(live.get(itemsStage)?.get(itemsOut)?.toString("utf8") ?? "");
+  const items = resultSource(b.results["items.jsonl"] ?? "score/items");
+  const metricsAt = resultSource(b.results["metrics.json"] ?? "bootstrap/metrics");
+  const pubItems = new Map(parseJsonLines<Item>(published.get(items.stage)?.get(items.output)?.toString("utf8") ?? "").map((i) => [i.id, i]));
+  const liveItems = parseJsonLines<Item>(live.get(items.stage)?.get(items.output)?.toString("utf8") ?? "");
   const groups = new Map<string, LiveReport["verdicts"][number]>();
   for (const li of liveItems) {
     const pi = pubItems.get(li.id);
@@ -243,12 +244,10 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs): Live
       groups.set(`${key}/${subset}`, g);
     }
   }
-  const pm = JSON.parse(published.get(metricsStage)?.get(metricsOut)?.toString("utf8") ?? "{}") as MetricsFile;
-  const lm = JSON.parse(live.get(metricsStage)?.get(metricsOut)?.toString("utf8") ?? "{}") as MetricsFile;
+  const pm = JSON.parse(published.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}") as MetricsFile;
+  const lm = JSON.parse(live.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}") as MetricsFile;
   const metrics: LiveReport["metrics"] = [];
-  for (const [name, m] of Object.entries(pm.metrics ?? {})) {
-    const p = m as { value?: number | null; lo?: number | null; hi?: number | null; ci_method?: string };
-    if (!p || typeof p !== "object" || !("ci_method" in p)) continue;
+  for (const [name, p] of metricEntries(pm)) {
     const l = (lm.metrics?.[name] ?? {}) as { value?: number | null };
     const live = l.value ?? null;
     metrics.push({ metric: name, published: p.value ?? null, lo: p.lo ?? null, hi: p.hi ?? null, live, inside: live === null || p.lo == null || p.hi == null ? null : live >= p.lo && live <= p.hi });

@@ -8,7 +8,7 @@ import { loadSpecFromSource, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { STAGE_KINDS } from "../../stages/index.js";
-import { jsonDiff } from "../util/json.js";
+import { jsonDiff, pointerWords } from "../util/json.js";
 import { sha256Hex } from "../hash/sha256.js";
 
 interface Version { label: string; spec: SpecFile; readFile(path: string): Buffer | null }
@@ -57,7 +57,7 @@ export async function diffSpecs(argA: string, argB: string, root: string): Promi
     if (!old) reasons.push("new stage");
     else {
       if (old.kind !== s.kind) reasons.push(`kind ${old.kind} -> ${s.kind}`);
-      for (const d of jsonDiff(old.params, s.params)) reasons.push(`params ${d.path.slice(1).replace(/\//g, ".")}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`);
+      for (const d of jsonDiff(old.params, s.params)) reasons.push(`params ${pointerWords(d.path)}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`);
       for (const [name, ref] of Object.entries(s.inputs)) {
         const before = old.inputs[name];
         if (JSON.stringify(before) !== JSON.stringify(ref)) reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);

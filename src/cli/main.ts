@@ -9,6 +9,7 @@ import { ConsoleLogger, JsonLogger, QuietLogger, paint, useColour, type Logger }
 import type { SummaryRow } from "../runner/events.js";
 import { medbenchVersion } from "../util/paths.js";
 import { floatOption, intOption, parse, UsageError } from "./args.js";
+import { metricEntries } from "../util/metrics.js";
 // Each command loads what it needs when it runs, so that start-up stays close to Node's own.
 import type { Json } from "../util/json.js";
 import type { RngName } from "../stats/intervals.js";
@@ -173,10 +174,9 @@ async function cmdBuild(argv: string[]): Promise<number> {
 
 function summaryOf(metricsFile: string): SummaryRow[] {
   if (!existsSync(metricsFile)) return [];
-  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { primary?: string; metrics?: Record<string, { value?: number | null; lo?: number | null; hi?: number | null; n?: number; ci_method?: string; unit?: "proportion" | "score" }> };
-  const rows = Object.entries(m.metrics ?? {})
-    .filter(([, v]) => v && typeof v === "object" && "ci_method" in v)
-    .map(([name, v]) => ({ metric: name, value: v.value ?? null, lo: v.lo ?? null, hi: v.hi ?? null, n: v.n ?? 0, method: v.ci_method ?? "", unit: v.unit ?? "proportion" })) as SummaryRow[];
+  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { primary?: string; metrics?: Record<string, unknown> };
+  const rows: SummaryRow[] = metricEntries(m)
+    .map(([name, v]) => ({ metric: name, value: v.value ?? null, lo: v.lo ?? null, hi: v.hi ?? null, n: v.n ?? 0, method: v.ci_method ?? "", unit: v.unit ?? "proportion" }));
   return [...rows.filter((r) => r.metric === m.primary), ...rows.filter((r) => r.metric !== m.primary)];
 }
 

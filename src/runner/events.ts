@@ -14,7 +14,7 @@ export type BuildEvent =
 
 export interface SummaryRow {
   metric: string;
-  value: number;
+  value: number | null;
   lo: number | null;
   hi: number | null;
   n: number;

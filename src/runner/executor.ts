@@ -11,7 +11,7 @@ import type { BuildInfo, InputView, StageContext, StageKind, StageOptions, Stage
 import { StageError } from "./stage.js";
 import { tempName, writeFileAtomic } from "./fsutil.js";
 import type { Emit, StageStatus } from "./events.js";
-import type { SpecFile, StageDecl } from "../spec/load.js";
+import { resultSource, type SpecFile, type StageDecl } from "../spec/load.js";
 import type { Plan } from "../graph/plan.js";
 import type { TaskModule } from "../../tasks/task.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
@@ -134,7 +134,8 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
 
-async function freshManifest(cache: Cache, key: string): Promise<Manifest | null> {
+/** The stage's manifest when every output it names is in the cache and intact (else it must run). */
+export async function freshManifest(cache: Cache, key: string): Promise<Manifest | null> {
   const m = cache.readManifest(key) as Manifest | null;
   if (!m || m.key !== key) return null;
   for (const h of Object.values(m.outputs)) if (!(await cache.verify(h))) return null;
@@ -206,7 +207,7 @@ function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cach
   const dir = resolve(project.root, fill(r.dir) + opts.resultsSuffix);
   mkdirSync(dir, { recursive: true });
   for (const [file, from] of Object.entries(r.files)) {
-    const [stage, output] = from.split("/") as [string, string];
+    const { stage, output } = resultSource(from);
     const hash = upstream.get(stage)?.[output];
     if (!hash) throw new BuildFailure("results", `results file ${file}: stage ${stage} has no output ${output}`, "correct `results.files` in the spec");
     const data = cache.read(hash);

@@ -2,6 +2,7 @@
 import { realpathSync, existsSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
+import { staysInside } from "../util/paths.js";
 
 export interface Project {
   root: string;
@@ -24,11 +25,9 @@ export function insideDir(base: string, rel: string, what: string, specFile: str
   const fail = (message: string) => new DiagnosticError([{ file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` }]);
   if (isAbsolute(rel)) throw fail(`${what} path ${rel} is absolute`);
   const target = resolve(base, rel);
-  const within = (p: string, b: string) => p === b || p.startsWith(b.endsWith(sep) ? b : b + sep);
-  if (!within(target, resolve(base))) throw fail(`${what} path ${rel} escapes ${base}`);
-  if (existsSync(target)) {
-    const real = realpathSync(target);
-    if (!within(real, realpathSync(base))) throw fail(`${what} path ${rel} leads out of ${base} through a link`);
+  if (!staysInside(base, rel)) throw fail(`${what} path ${rel} escapes ${base}`);
+  if (existsSync(target) && !staysInside(realpathSync(base), relative(realpathSync(base), realpathSync(target)))) {
+    throw fail(`${what} path ${rel} leads out of ${base} through a link`);
   }
   return target;
 }

@@ -4,8 +4,8 @@ import { stageKey } from "./keys.js";
 import { readLock } from "./lock.js";
 import { memoStore } from "./memo.js";
 import { projectPath } from "./project.js";
-import { stageContext, stageRecord, type BuildOptions, type Manifest, type Runtime } from "./executor.js";
-import { jsonDiff, type Json } from "../util/json.js";
+import { freshManifest, stageContext, stageRecord, type BuildOptions, type Manifest, type Runtime } from "./executor.js";
+import { jsonDiff, pointerWords, type Json } from "../util/json.js";
 import type { KeyRecord } from "./keys.js";
 
 export interface StageState { name: string; kind: string; state: "fresh" | "stale" | "never built"; key: string | null; reasons: string[] }
@@ -36,35 +36,28 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
       continue;
     }
     const key = stageKey(record);
-    const m = cache.readManifest(key) as Manifest | null;
-    const present = m ? Object.values(m.outputs).every((h) => existsObject(cache, h)) : false;
-    if (m && present) {
+    const m = await freshManifest(cache, key);
+    if (m) {
       upstream.set(decl.name, m.outputs);
       states.push({ name: decl.name, kind: decl.kind, state: "fresh", key, reasons: [] });
       continue;
     }
     blocked.add(decl.name);
     const old = locked ? (cache.readManifest(locked.key) as Manifest | null) : null;
-    const reasons = !locked ? ["never built"] : old ? explain(old.record, record) : [m ? "outputs missing from the cache" : "the previous build's record is not in this cache"];
+    const reasons = !locked ? ["never built"] : old ? explain(old.record, record) : [cache.readManifest(key) ? "outputs missing from the cache" : "the previous build's record is not in this cache"];
     states.push({ name: decl.name, kind: decl.kind, state: locked ? "stale" : "never built", key, reasons: reasons.length ? reasons : ["outputs missing from the cache"] });
   }
   return states;
 }
 
-function existsObject(cache: Cache, hash: string): boolean {
-  try { return cache.size(hash) >= 0; } catch { return false; }
-}
-
 const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
-/** A JSON pointer as dotted words: /files/a~1b.txt -> files.a/b.txt */
-const words = (pointer: string) => pointer.slice(1).split("/").map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~")).join(".");
 
 /** The differences between two key records, in words. */
 export function explain(before: KeyRecord, after: KeyRecord): string[] {
   const out: string[] = [];
   if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
   if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
-  for (const d of jsonDiff(before.params, after.params)) out.push(`params changed: ${words(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const d of jsonDiff(before.params, after.params)) out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   const files = new Set([...Object.keys(before.code), ...Object.keys(after.code)]);
   for (const f of [...files].sort()) if (before.code[f] !== after.code[f]) out.push(`code changed: ${f}`);
   for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
@@ -72,6 +65,6 @@ export function explain(before: KeyRecord, after: KeyRecord): string[] {
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
     if (changed.length) out.push(`input ${name} changed${changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`}`);
   }
-  for (const d of jsonDiff(before.identity as Json, after.identity as Json)) out.push(`source changed: ${words(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const d of jsonDiff(before.identity as Json, after.identity as Json)) out.push(`source changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   return out;
 }

@@ -13,6 +13,12 @@ import { installRoot } from "../util/paths.js";
 
 export type InputRef = { stage: string } | { file: string };
 
+/** A results file's source, `STAGE/OUTPUT` (spec `results.files`). */
+export function resultSource(target: string): { stage: string; output: string } {
+  const i = target.indexOf("/");
+  return { stage: target.slice(0, i), output: target.slice(i + 1) };
+}
+
 export interface StageDecl {
   name: string;
   kind: string;

@@ -45,6 +45,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
+/** A JSON pointer as dotted words for messages: /files/a~1b.txt -> files.a/b.txt */
+export function pointerWords(pointer: string): string {
+  return pointer.slice(1).split("/").map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~")).join(".");
+}
+
 export function escapePointer(k: string): string {
   return k.replace(/~/g, "~0").replace(/\//g, "~1");
 }

@@ -1,8 +1,15 @@
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { existsSync, readFileSync } from "node:fs";
 
 /** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not. */
+/** Whether `rel`, resolved under `base`, stays inside it (by its text; links are the caller's business). */
+export function staysInside(base: string, rel: string): boolean {
+  if (isAbsolute(rel)) return false;
+  const r = relative(resolve(base), resolve(base, rel));
+  return r === "" || (!r.startsWith("..") && !isAbsolute(r));
+}
+
 let root: string | null = null;
 
 export function installRoot(): string {
