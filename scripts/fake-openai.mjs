@@ -19,19 +19,34 @@ export const POLICIES = {
   "voice-command": (body, opts) => {
     const user = body.messages.find((m) => m.role === "user")?.content ?? "";
     const u = (user.split("\n").find((l) => l.startsWith("발화:")) ?? user).slice(3).trim();
-    const A = (type, s = {}) => ({ type, target: null, instrument: null, direction: null, magnitude: null, ...s });
+    const A = (type, s = {}) => ({
+      type,
+      target: null,
+      instrument: null,
+      direction: null,
+      magnitude: null,
+      ...s,
+    });
     let reply;
     if (/멈|정지|스톱|stop/i.test(u)) reply = { response: "execute", actions: [A("STOP")] };
     else if (/요관|ureter|신경|NVB/i.test(u)) reply = { response: "reject", actions: [] };
     else if (/카메라|camera/i.test(u)) {
       const direction = /왼|left/i.test(u) ? "left" : /오른|right/i.test(u) ? "right" : null;
-      reply = { response: "execute", actions: [A("MOVE_CAMERA", { direction, magnitude: /조금|살짝/.test(u) ? "small" : null })] };
-    } else if (/줌|확대|zoom/i.test(u)) reply = { response: "execute", actions: [A("ZOOM", { direction: "in" })] };
-    else if (/거즈|gauze/i.test(u)) reply = { response: "execute", actions: [A("HAND_OVER", { instrument: "gauze" })] };
+      reply = {
+        response: "execute",
+        actions: [A("MOVE_CAMERA", { direction, magnitude: /조금|살짝/.test(u) ? "small" : null })],
+      };
+    } else if (/줌|확대|zoom/i.test(u))
+      reply = { response: "execute", actions: [A("ZOOM", { direction: "in" })] };
+    else if (/거즈|gauze/i.test(u))
+      reply = { response: "execute", actions: [A("HAND_OVER", { instrument: "gauze" })] };
     else if (/그거|저거|더 해|more/.test(u)) reply = { response: "clarify", actions: [] };
     else reply = { response: "reject", actions: [] };
     if (opts.variant && parseInt(sha(u).slice(0, 8), 16) % opts.variant === 0) {
-      reply = reply.response === "reject" ? { response: "clarify", actions: [] } : { response: "reject", actions: [] };
+      reply =
+        reply.response === "reject"
+          ? { response: "clarify", actions: [] }
+          : { response: "reject", actions: [] };
     }
     return JSON.stringify({ ...reply, message: "" });
   },
@@ -43,27 +58,39 @@ export const POLICIES = {
     if (text.includes("<gold_response>")) {
       const tag = (t) => (new RegExp(`<${t}>([\\s\\S]*?)</${t}>`).exec(text)?.[1] ?? "").toLowerCase();
       const words = (s) => new Set(s.match(/[a-z]+/g) ?? []);
-      const a = words(tag("response")), g = words(tag("gold_response"));
+      const a = words(tag("response")),
+        g = words(tag("gold_response"));
       const common = [...a].filter((w) => g.has(w)).length;
       // Judges disagree a little: each model name shifts some scores by one.
-      const shift = parseInt(sha(text + body.model).slice(0, 8), 16) % 3 - 1;
-      const s = Math.min(5, Math.max(1, 1 + Math.round((4 * 2 * common) / Math.max(1, a.size + g.size)) + shift));
+      const shift = (parseInt(sha(text + body.model).slice(0, 8), 16) % 3) - 1;
+      const s = Math.min(
+        5,
+        Math.max(1, 1 + Math.round((4 * 2 * common) / Math.max(1, a.size + g.size)) + shift),
+      );
       const c = (n) => ({ score: n, explanation: "fake judge" });
       const ok = { accuracy: c(s), completeness: c(Math.max(1, s - 1)), clarity: c(Math.min(5, s + 1)) };
       switch (h % 8) {
-        case 0: return "The plan looks reasonable; I would give it a four.";
-        case 1: return JSON.stringify(ok).slice(0, -1); // the missing } that HELM repairs
-        case 2: return JSON.stringify({ accuracy: ok.accuracy, completeness: ok.completeness });
-        case 3: return JSON.stringify({ ...ok, accuracy: c(7), clarity: c(0) });
-        default: return "Here is my evaluation:\n" + JSON.stringify(ok);
+        case 0:
+          return "The plan looks reasonable; I would give it a four.";
+        case 1:
+          return JSON.stringify(ok).slice(0, -1); // the missing } that HELM repairs
+        case 2:
+          return JSON.stringify({ accuracy: ok.accuracy, completeness: ok.completeness });
+        case 3:
+          return JSON.stringify({ ...ok, accuracy: c(7), clarity: c(0) });
+        default:
+          return "Here is my evaluation:\n" + JSON.stringify(ok);
       }
     }
     const note = body.messages.find((m) => m.role === "user")?.content ?? "";
     const lines = note.trim().split("\n");
     switch (h % 3) {
-      case 0: return lines[lines.length - 1];
-      case 1: return "Follow up in two weeks. Continue current medications.";
-      default: return `<think>The note describes ${lines[0]}.</think>\n${lines[Math.floor(lines.length / 2)]}`;
+      case 0:
+        return lines[lines.length - 1];
+      case 1:
+        return "Follow up in two weeks. Continue current medications.";
+      default:
+        return `<think>The note describes ${lines[0]}.</think>\n${lines[Math.floor(lines.length / 2)]}`;
     }
   },
   // Echoes the last user message (for plumbing tests).
@@ -71,14 +98,28 @@ export const POLICIES = {
 };
 
 export function parseArgs(argv) {
-  const opts = { port: 8000, policy: "voice-command", latencyMs: 0, faults: {}, refuseSchema: false, reasoning: "none", retryAfter: 1, hangMs: 5000, variant: 0, faultAttempts: 1 };
+  const opts = {
+    port: 8000,
+    policy: "voice-command",
+    latencyMs: 0,
+    faults: {},
+    refuseSchema: false,
+    reasoning: "none",
+    retryAfter: 1,
+    hangMs: 5000,
+    variant: 0,
+    faultAttempts: 1,
+  };
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i], v = () => argv[++i];
+    const a = argv[i],
+      v = () => argv[++i];
     if (a === "--port") opts.port = Number(v());
     else if (a === "--policy") opts.policy = v();
     else if (a === "--latency-ms") opts.latencyMs = Number(v());
-    else if (a === "--fault") { const [k, n] = v().split("="); opts.faults[k] = Number(n); }
-    else if (a === "--refuse-schema") opts.refuseSchema = true;
+    else if (a === "--fault") {
+      const [k, n] = v().split("=");
+      opts.faults[k] = Number(n);
+    } else if (a === "--refuse-schema") opts.refuseSchema = true;
     else if (a === "--reasoning") opts.reasoning = v();
     else if (a === "--retry-after") opts.retryAfter = Number(v());
     else if (a === "--hang-ms") opts.hangMs = Number(v());
@@ -98,13 +139,21 @@ export function startFakeOpenAI(options = {}) {
   const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
   if (!policy) throw new Error(`unknown policy ${opts.policy}`);
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
-  const faultFor = (h) => FAULT_ORDER.find((f, i) => opts.faults[f] && h % opts.faults[f] === i % opts.faults[f]);
+  const faultFor = (h) =>
+    FAULT_ORDER.find((f, i) => opts.faults[f] && h % opts.faults[f] === i % opts.faults[f]);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
     if (req.method === "GET" && url.pathname === "/stats") {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ requests: stats.requests, bodies: attempts.size, max_attempts: Math.max(0, ...attempts.values()), faults: stats.faults }));
+      res.end(
+        JSON.stringify({
+          requests: stats.requests,
+          bodies: attempts.size,
+          max_attempts: Math.max(0, ...attempts.values()),
+          faults: stats.faults,
+        }),
+      );
       return;
     }
     if (req.method === "GET" && url.pathname === "/v1/models") {
@@ -112,15 +161,29 @@ export function startFakeOpenAI(options = {}) {
       res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model" }] }));
       return;
     }
-    if (req.method !== "POST" || url.pathname !== "/v1/chat/completions") { res.writeHead(404).end(); return; }
+    if (req.method !== "POST" || url.pathname !== "/v1/chat/completions") {
+      res.writeHead(404).end();
+      return;
+    }
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", async () => {
       const raw = Buffer.concat(chunks).toString("utf8");
       let body;
-      try { body = JSON.parse(raw); } catch { res.writeHead(400).end('{"error":{"message":"invalid JSON"}}'); return; }
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        res.writeHead(400).end('{"error":{"message":"invalid JSON"}}');
+        return;
+      }
       stats.requests++;
-      if (stats.received.length < 10_000) stats.received.push({ body, authorization: req.headers.authorization ?? null, at: Date.now(), fault: null });
+      if (stats.received.length < 10_000)
+        stats.received.push({
+          body,
+          authorization: req.headers.authorization ?? null,
+          at: Date.now(),
+          fault: null,
+        });
       const key = sha(JSON.stringify(body.messages) + JSON.stringify(body.response_format ?? null));
       const n = (attempts.get(key) ?? 0) + 1;
       attempts.set(key, n);
@@ -134,31 +197,72 @@ export function startFakeOpenAI(options = {}) {
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
       if (opts.refuseSchema && body.response_format?.type === "json_schema") {
         count("refuse-schema");
-        res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"response_format json_schema is not supported"}}');
+        res
+          .writeHead(400, { "content-type": "application/json" })
+          .end('{"error":{"message":"response_format json_schema is not supported"}}');
         return;
       }
       if (fault && fault !== "length" && n <= opts.faultAttempts) {
         count(fault);
-        if (fault === "429") { res.writeHead(429, { "retry-after": String(opts.retryAfter) }).end('{"error":{"message":"rate limited"}}'); return; }
-        if (fault === "500" || fault === "503") { res.writeHead(Number(fault)).end('{"error":{"message":"server error"}}'); return; }
-        if (fault === "reset") { req.socket.destroy(); return; }
-        if (fault === "hang") { await new Promise((r) => setTimeout(r, opts.hangMs)); if (!res.destroyed) res.writeHead(503).end(); return; }
-        if (fault === "malformed") { res.writeHead(200, { "content-type": "application/json" }).end('{"choices": [ {"mess'); return; }
+        if (fault === "429") {
+          res
+            .writeHead(429, { "retry-after": String(opts.retryAfter) })
+            .end('{"error":{"message":"rate limited"}}');
+          return;
+        }
+        if (fault === "500" || fault === "503") {
+          res.writeHead(Number(fault)).end('{"error":{"message":"server error"}}');
+          return;
+        }
+        if (fault === "reset") {
+          req.socket.destroy();
+          return;
+        }
+        if (fault === "hang") {
+          await new Promise((r) => setTimeout(r, opts.hangMs));
+          if (!res.destroyed) res.writeHead(503).end();
+          return;
+        }
+        if (fault === "malformed") {
+          res.writeHead(200, { "content-type": "application/json" }).end('{"choices": [ {"mess');
+          return;
+        }
       }
       let content = policy(body, opts);
       let finish = "stop";
-      if (fault === "length") { count("length"); content = content.slice(0, Math.max(1, Math.floor(content.length / 2))); finish = "length"; }
+      if (fault === "length") {
+        count("length");
+        content = content.slice(0, Math.max(1, Math.floor(content.length / 2)));
+        finish = "length";
+      }
       const message = { role: "assistant", content };
       if (opts.reasoning === "think") message.content = `<think>생각 중…</think>${content}`;
       if (opts.reasoning === "field") message.reasoning_content = "생각 중…";
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: `chatcmpl-${key.slice(0, 12)}`, object: "chat.completion", model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          id: `chatcmpl-${key.slice(0, 12)}`,
+          object: "chat.completion",
+          model: body.model,
+          choices: [{ index: 0, message, finish_reason: finish }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     });
   });
   return new Promise((resolve) => {
     server.listen(opts.port, "127.0.0.1", () => {
       const { port } = server.address();
-      resolve({ port, url: `http://127.0.0.1:${port}/v1`, stats, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }) });
+      resolve({
+        port,
+        url: `http://127.0.0.1:${port}/v1`,
+        stats,
+        close: () =>
+          new Promise((r) => {
+            server.closeAllConnections?.();
+            server.close(() => r());
+          }),
+      });
     });
   });
 }

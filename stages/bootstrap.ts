@@ -5,7 +5,10 @@ import type { RngName } from "../src/stats/intervals.js";
 import type { MetricRows, PairedRows } from "../tasks/task.js";
 
 interface Params {
-  resamples: number; seed: number; rng: RngName; level: number;
+  resamples: number;
+  seed: number;
+  rng: RngName;
+  level: number;
   paired?: { resamples: number; seed: number; rng: RngName };
   primary?: string;
 }
@@ -15,20 +18,72 @@ export const bootstrap: StageKind = {
   params: ["resamples", "seed", "rng", "level", "paired", "primary"],
   // What the result must record about the build it came from.
   async identify(ctx) {
-    return { slug: ctx.build.slug, version: ctx.build.version, spec_hash: ctx.build.specHash, medbench: ctx.build.medbench, recipe: ctx.build.recipe };
+    return {
+      slug: ctx.build.slug,
+      version: ctx.build.version,
+      spec_hash: ctx.build.specHash,
+      medbench: ctx.build.medbench,
+      recipe: ctx.build.recipe,
+    };
   },
   async run(ctx) {
     const { bootstrapCi, pairedComparison } = await import("../src/stats/intervals.js");
     const p = ctx.params as unknown as Params;
-    const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as { metrics: MetricRows[]; paired: PairedRows[] };
+    const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as {
+      metrics: MetricRows[];
+      paired: PairedRows[];
+    };
     const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;
-    const audit = ctx.inputs.model ? (JSON.parse(ctx.inputs.model.text("audit")) as Record<string, Json>) : {};
-    const info = ctx.inputs.prompts ? (JSON.parse(ctx.inputs.prompts.text("info")) as { partial: boolean; subset: Json; limit: Json; selected: number; total: number }) : null;
+    const audit = ctx.inputs.model
+      ? (JSON.parse(ctx.inputs.model.text("audit")) as Record<string, Json>)
+      : {};
+    const info = ctx.inputs.prompts
+      ? (JSON.parse(ctx.inputs.prompts.text("info")) as {
+          partial: boolean;
+          subset: Json;
+          limit: Json;
+          selected: number;
+          total: number;
+        })
+      : null;
     const metrics: Record<string, Json> = {};
     for (const m of scored.metrics) {
-      if (m.rows.length === 0) { metrics[m.name] = { label: m.label, unit: m.unit ?? "proportion", n: 0, value: null, lo: null, hi: null, ci_method: "none" }; continue; }
-      const ci = bootstrapCi(m.rows.map((r) => ({ value: r.value, cluster: r.cluster })), { resamples: p.resamples, seed: p.seed, rng: p.rng, level: p.level, fallback: m.ciFallback !== "none" });
-      metrics[m.name] = { label: m.label, unit: m.unit ?? "proportion", n: ci.n, clusters: ci.clusters, value: ci.point, lo: ci.lo, hi: ci.hi, ci_method: ci.method, level: ci.level, resamples: ci.resamples, seed: ci.seed, rng: ci.rng };
+      if (m.rows.length === 0) {
+        metrics[m.name] = {
+          label: m.label,
+          unit: m.unit ?? "proportion",
+          n: 0,
+          value: null,
+          lo: null,
+          hi: null,
+          ci_method: "none",
+        };
+        continue;
+      }
+      const ci = bootstrapCi(
+        m.rows.map((r) => ({ value: r.value, cluster: r.cluster })),
+        {
+          resamples: p.resamples,
+          seed: p.seed,
+          rng: p.rng,
+          level: p.level,
+          fallback: m.ciFallback !== "none",
+        },
+      );
+      metrics[m.name] = {
+        label: m.label,
+        unit: m.unit ?? "proportion",
+        n: ci.n,
+        clusters: ci.clusters,
+        value: ci.point,
+        lo: ci.lo,
+        hi: ci.hi,
+        ci_method: ci.method,
+        level: ci.level,
+        resamples: ci.resamples,
+        seed: ci.seed,
+        rng: ci.rng,
+      };
     }
     const paired: Record<string, Json> = {};
     const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
@@ -48,7 +103,9 @@ export const bootstrap: StageKind = {
       model: audit.model ?? null,
       route: audit.route ?? null,
       partial: info?.partial ?? false,
-      selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
+      selection: info
+        ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total }
+        : null,
       incomplete: audit.incomplete === true,
       primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
       metrics: {

@@ -1,6 +1,14 @@
 // download: the release files, each identified by its SHA-256 (a moved URL with the same hash changes nothing).
 // Sources, first that applies: --data-dir (a release the user downloaded), `base_url`, the bundled `sample`.
-import { createReadStream, createWriteStream, existsSync, statSync, accessSync, constants, readFileSync } from "node:fs";
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  statSync,
+  accessSync,
+  constants,
+  readFileSync,
+} from "node:fs";
 import { createHash } from "node:crypto";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -16,7 +24,9 @@ interface Params {
   sample?: { dir: string; label: string; files: Record<string, string> };
 }
 
-type Where = { kind: "dir"; dir: string; label: string; pins: Record<string, string | null> } | { kind: "url"; base: string; label: string; pins: Record<string, string | null> };
+type Where =
+  | { kind: "dir"; dir: string; label: string; pins: Record<string, string | null> }
+  | { kind: "url"; base: string; label: string; pins: Record<string, string | null> };
 
 function params(ctx: StageContext): Params {
   return ctx.params as unknown as Params;
@@ -44,7 +54,10 @@ function where(ctx: StageContext): Where {
       if (!statSync(dir).isDirectory()) throw new Error("not a directory");
       accessSync(dir, constants.R_OK | constants.X_OK);
     } catch (e) {
-      throw new StageError(`--data-dir ${ctx.options.dataDir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, "point --data-dir (or MEDBENCH_DATA_DIR) at the folder that holds the release files");
+      throw new StageError(
+        `--data-dir ${ctx.options.dataDir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+        "point --data-dir (or MEDBENCH_DATA_DIR) at the folder that holds the release files",
+      );
     }
     return { kind: "dir", dir, label: p.source, pins };
   }
@@ -52,13 +65,22 @@ function where(ctx: StageContext): Where {
   if (p.sample) {
     const files: Record<string, string | null> = {};
     for (const path of Object.keys(pins)) files[path] = p.sample.files[path] ?? null;
-    return { kind: "dir", dir: inside(ctx.options.projectRoot, p.sample.dir, "sample dir"), label: p.sample.label, pins: files };
+    return {
+      kind: "dir",
+      dir: inside(ctx.options.projectRoot, p.sample.dir, "sample dir"),
+      label: p.sample.label,
+      pins: files,
+    };
   }
-  throw new StageError(`no source for ${p.source}: it needs a login to download`, "download the release yourself and pass --data-dir DIR (or set MEDBENCH_DATA_DIR)");
+  throw new StageError(
+    `no source for ${p.source}: it needs a login to download`,
+    "download the release yourself and pass --data-dir DIR (or set MEDBENCH_DATA_DIR)",
+  );
 }
 
 function inside(base: string, rel: string, what: string): string {
-  if (!staysInside(base, rel)) throw new StageError(`${what} ${rel} escapes ${base}`, "keep it inside the project");
+  if (!staysInside(base, rel))
+    throw new StageError(`${what} ${rel} escapes ${base}`, "keep it inside the project");
   return resolve(base, rel);
 }
 
@@ -66,22 +88,43 @@ function inside(base: string, rel: string, what: string): string {
 function check(ctx: StageContext, w: Where, path: string, actual: string): void {
   const pin = w.pins[path];
   if (pin) {
-    if (pin !== actual) throw new StageError(`${path}: sha256 mismatch\n  expected ${pin}\n  actual   ${actual}\n  (from ${w.kind === "dir" ? w.dir : w.base})`, "use the release version the spec pins, or update the pin in the spec if the release really changed");
+    if (pin !== actual)
+      throw new StageError(
+        `${path}: sha256 mismatch\n  expected ${pin}\n  actual   ${actual}\n  (from ${w.kind === "dir" ? w.dir : w.base})`,
+        "use the release version the spec pins, or update the pin in the spec if the release really changed",
+      );
     ctx.pins.record(w.label, path, actual);
     return;
   }
   const trusted = ctx.pins.recorded(w.label, path);
   if (trusted && trusted !== actual && !ctx.options.trustChanged) {
-    throw new StageError(`${path} changed since it was trusted on first use\n  recorded ${trusted}\n  actual   ${actual}`, "if the new file is right, run again with --trust-changed; otherwise restore the original release file");
+    throw new StageError(
+      `${path} changed since it was trusted on first use\n  recorded ${trusted}\n  actual   ${actual}`,
+      "if the new file is right, run again with --trust-changed; otherwise restore the original release file",
+    );
   }
-  if (!trusted) ctx.emit({ type: "warning", stage: ctx.stage, message: `${path}: no published pin; trusted on first use as ${actual.slice(0, 16)}… (recorded in medbench.lock)` });
-  else if (trusted !== actual) ctx.emit({ type: "warning", stage: ctx.stage, message: `${path}: changed and accepted with --trust-changed (was ${trusted.slice(0, 16)}…)` });
+  if (!trusted)
+    ctx.emit({
+      type: "warning",
+      stage: ctx.stage,
+      message: `${path}: no published pin; trusted on first use as ${actual.slice(0, 16)}… (recorded in medbench.lock)`,
+    });
+  else if (trusted !== actual)
+    ctx.emit({
+      type: "warning",
+      stage: ctx.stage,
+      message: `${path}: changed and accepted with --trust-changed (was ${trusted.slice(0, 16)}…)`,
+    });
   ctx.pins.record(w.label, path, actual);
 }
 
 function localFile(w: Extract<Where, { kind: "dir" }>, path: string): string {
   const abs = inside(w.dir, path, "release file");
-  if (!existsSync(abs)) throw new StageError(`${path} is missing from ${w.dir}`, "use the complete release (every file the spec lists), or correct --data-dir");
+  if (!existsSync(abs))
+    throw new StageError(
+      `${path} is missing from ${w.dir}`,
+      "use the complete release (every file the spec lists), or correct --data-dir",
+    );
   return abs;
 }
 
@@ -92,15 +135,33 @@ function fileUrl(base: string, path: string): string {
 async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<string> {
   const hash = createHash("sha256");
   const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-  if (!res.ok || !res.body) throw new StageError(`GET ${url}: HTTP ${res.status}`, "check the URL or your network, or pass --data-dir with a local copy");
-  const tap = new Transform({ transform(chunk: Buffer, _e, cb) { hash.update(chunk); cb(null, chunk); } });
-  await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), tap, createWriteStream(dest));
+  if (!res.ok || !res.body)
+    throw new StageError(
+      `GET ${url}: HTTP ${res.status}`,
+      "check the URL or your network, or pass --data-dir with a local copy",
+    );
+  const tap = new Transform({
+    transform(chunk: Buffer, _e, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
+  await pipeline(
+    Readable.fromWeb(res.body as import("node:stream/web").ReadableStream),
+    tap,
+    createWriteStream(dest),
+  );
   return hash.digest("hex");
 }
 
 async function copyHashing(src: string, dest: string): Promise<string> {
   const hash = createHash("sha256");
-  const tap = new Transform({ transform(chunk: Buffer, _e, cb) { hash.update(chunk); cb(null, chunk); } });
+  const tap = new Transform({
+    transform(chunk: Buffer, _e, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
   await pipeline(createReadStream(src), tap, createWriteStream(dest));
   return hash.digest("hex");
 }
@@ -131,14 +192,20 @@ export const download: StageKind = {
     let done = 0;
     const one = async (path: string) => {
       const tmp = ctx.tempPath();
-      const actual = w.kind === "dir" ? await copyHashing(localFile(w, path), tmp) : await fetchTo(fileUrl(w.base, path), tmp);
+      const actual =
+        w.kind === "dir"
+          ? await copyHashing(localFile(w, path), tmp)
+          : await fetchTo(fileUrl(w.base, path), tmp);
       check(ctx, w, path, actual);
       out[path] = { file: tmp, sha256: actual };
       done++;
-      if (paths.length > 20 && done % 100 === 0) ctx.emit({ type: "progress", stage: ctx.stage, done, total: paths.length, retries: 0, errors: 0 });
+      if (paths.length > 20 && done % 100 === 0)
+        ctx.emit({ type: "progress", stage: ctx.stage, done, total: paths.length, retries: 0, errors: 0 });
     };
     const queue = [...paths];
-    const workers = Array.from({ length: w.kind === "url" ? 8 : 1 }, async () => { while (queue.length) await one(queue.shift()!); });
+    const workers = Array.from({ length: w.kind === "url" ? 8 : 1 }, async () => {
+      while (queue.length) await one(queue.shift()!);
+    });
     await Promise.all(workers);
     return out;
   },

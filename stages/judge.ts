@@ -6,13 +6,21 @@ import { jsonLines, parseJsonLines, stableJson, type Json } from "../src/util/js
 import type { ParsedReply, TaskRequest } from "../tasks/task.js";
 import { callModel, routeIdentity, type Params as ModelParams } from "./model.js";
 
-interface Params { judges: string[]; max_tokens?: number; temperature?: number; [k: string]: Json | undefined }
+interface Params {
+  judges: string[];
+  max_tokens?: number;
+  temperature?: number;
+  [k: string]: Json | undefined;
+}
 
 function judgesOf(params: Json): string[] {
   const j = (params as Params).judges;
   const list = typeof j === "string" ? [j] : j;
   if (!Array.isArray(list) || list.length === 0 || list.some((x) => typeof x !== "string")) {
-    throw new StageError("the judge stage needs params.judges: a list of ROUTE/MODEL", "set it in the spec (e.g. judges: {$var: judges}) or pass --judge ROUTE/MODEL");
+    throw new StageError(
+      "the judge stage needs params.judges: a list of ROUTE/MODEL",
+      "set it in the spec (e.g. judges: {$var: judges}) or pass --judge ROUTE/MODEL",
+    );
   }
   return [...new Set(list as string[])];
 }
@@ -25,19 +33,37 @@ export const judge: StageKind = {
     return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));
   },
   async run(ctx) {
-    if (!ctx.task.judgeRequests) throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
+    if (!ctx.task.judgeRequests)
+      throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
     const p = ctx.params as Params;
     const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
-    const parsed = new Map(parseJsonLines<{ id: string; parsed: ParsedReply | null }>(ctx.inputs.parsed!.text("parsed")).map((r) => [r.id, r.parsed]));
+    const parsed = new Map(
+      parseJsonLines<{ id: string; parsed: ParsedReply | null }>(ctx.inputs.parsed!.text("parsed")).map(
+        (r) => [r.id, r.parsed],
+      ),
+    );
     const templates: Record<string, string> = {};
-    for (const [name, input] of Object.entries(ctx.inputs)) if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
-    const judgeReqs = ctx.task.judgeRequests(requests, requests.map((r) => parsed.get(r.id) ?? null), templates, ctx.params);
+    for (const [name, input] of Object.entries(ctx.inputs))
+      if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
+    const judgeReqs = ctx.task.judgeRequests(
+      requests,
+      requests.map((r) => parsed.get(r.id) ?? null),
+      templates,
+      ctx.params,
+    );
     const rows: Json[] = [];
     const audits: Record<string, Json> = {};
     for (const model of judgesOf(ctx.params)) {
       const mp: ModelParams = { model, max_tokens: p.max_tokens, temperature: p.temperature };
       const { replies, audit } = await callModel(ctx, mp, judgeReqs);
-      for (const r of replies) rows.push({ id: r.id, judge: model, text: r.error === null ? r.text : null, error: r.error, request_sha256: r.request_sha256 });
+      for (const r of replies)
+        rows.push({
+          id: r.id,
+          judge: model,
+          text: r.error === null ? r.text : null,
+          error: r.error,
+          request_sha256: r.request_sha256,
+        });
       audits[model] = audit;
     }
     return { judged: jsonLines(rows), audit: stableJson(audits) };

@@ -39,10 +39,17 @@ function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<str
   }
   return out;
 }
-const isObj = (v: unknown): v is Record<string, Json> => v !== null && typeof v === "object" && !Array.isArray(v);
+const isObj = (v: unknown): v is Record<string, Json> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides. */
-export function requestBody(req: TaskRequest, p: Params, route: Route, model: string, format: Format): Record<string, Json> {
+export function requestBody(
+  req: TaskRequest,
+  p: Params,
+  route: Route,
+  model: string,
+  format: Format,
+): Record<string, Json> {
   let body: Record<string, Json> = { model, messages: req.messages as unknown as Json };
   // Explicit 0 and false are values, not absences: test with !== undefined, never truthiness.
   if (p.max_tokens !== undefined) body.max_tokens = p.max_tokens;
@@ -55,45 +62,82 @@ export function requestBody(req: TaskRequest, p: Params, route: Route, model: st
     if (!fields) {
       throw new StageError(
         `route ${route.name} does not declare how to switch thinking off${low ? ` (or the lowest reasoning effort for ${model})` : ""}, and this task runs with thinking off`,
-        `add request.${low ? "reasoning_low" : "thinking_off"} to route ${route.name} (e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file`);
+        `add request.${low ? "reasoning_low" : "thinking_off"} to route ${route.name} (e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file`,
+      );
     }
     body = deepMerge(body, fields);
   }
   if (format === "json_schema" && req.schema) {
-    body.response_format = { type: "json_schema", json_schema: { name: req.schema.name, strict: true, schema: req.schema.schema } };
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: req.schema.name, strict: true, schema: req.schema.schema },
+    };
     body = deepMerge(body, route.request.schema_mode ?? {});
   } else if (format === "json_object") {
     body.response_format = { type: "json_object" };
   }
   const o = p.overrides?.[`${route.name}/${model}`] ?? p.overrides?.[model];
   if (o?.fields) body = deepMerge(body, o.fields);
-  if (o?.assistant_prefill !== undefined) body.messages = [...(body.messages as Json[]), { role: "assistant", content: o.assistant_prefill }];
+  if (o?.assistant_prefill !== undefined)
+    body.messages = [...(body.messages as Json[]), { role: "assistant", content: o.assistant_prefill }];
   return body;
 }
 
 /** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
 export function requestKey(route: Route, body: Json): string {
-  return sha256Hex(JSON.stringify(sortKeys({ base_url: route.base_url, model: (body as { model: string }).model, body })));
+  return sha256Hex(
+    JSON.stringify(sortKeys({ base_url: route.base_url, model: (body as { model: string }).model, body })),
+  );
 }
 
-interface Memo { kind: "reply" | "refused"; status: number; body: Json }
+interface Memo {
+  kind: "reply" | "refused";
+  status: number;
+  body: Json;
+}
 
 function replyOf(id: string, key: string | null, format: Format, body: Json): ReplyRecord {
-  const choice = ((body as { choices?: Json[] }).choices?.[0] ?? {}) as { message?: Record<string, Json>; finish_reason?: string };
+  const choice = ((body as { choices?: Json[] }).choices?.[0] ?? {}) as {
+    message?: Record<string, Json>;
+    finish_reason?: string;
+  };
   const msg = choice.message ?? {};
   const text = typeof msg.content === "string" ? msg.content : "";
-  const reasoning = ["reasoning", "reasoning_content"].some((f) => typeof msg[f] === "string" && (msg[f] as string).length > 0);
-  return { id, request_sha256: key, format, text, error: null, finish_reason: choice.finish_reason ?? null, reasoning, think: /<think>/i.test(text) };
+  const reasoning = ["reasoning", "reasoning_content"].some(
+    (f) => typeof msg[f] === "string" && (msg[f] as string).length > 0,
+  );
+  return {
+    id,
+    request_sha256: key,
+    format,
+    text,
+    error: null,
+    finish_reason: choice.finish_reason ?? null,
+    reasoning,
+    think: /<think>/i.test(text),
+  };
 }
 
-async function runRoute(ctx: StageContext, p: Params, route: Route, model: string, requests: TaskRequest[]): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
+async function runRoute(
+  ctx: StageContext,
+  p: Params,
+  route: Route,
+  model: string,
+  requests: TaskRequest[],
+): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
   const { chatCompletion } = await import("../src/model/client.js");
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
-  if (route.api_key_env && !apiKey) throw new StageError(`route ${route.name} needs an API key in $${route.api_key_env}, which is not set`, `export ${route.api_key_env}=… (the key is never written to any file)`);
+  if (route.api_key_env && !apiKey)
+    throw new StageError(
+      `route ${route.name} needs an API key in $${route.api_key_env}, which is not set`,
+      `export ${route.api_key_env}=… (the key is never written to any file)`,
+    );
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
   const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
-  let done = 0, errors = 0, retries = 0;
+  let done = 0,
+    errors = 0,
+    retries = 0;
   let lastReport = 0;
   let sample: Record<string, Json> | null = null;
   const report = (force = false) => {
@@ -120,21 +164,49 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
         // Identical bodies in one run (the same utterance in two subsets) share one call.
         let call = inflight.get(key);
         if (!call) {
-          call = chatCompletion(route, body, apiKey, { onRetry: () => { retries++; } });
+          call = chatCompletion(route, body, apiKey, {
+            onRetry: () => {
+              retries++;
+            },
+          });
           inflight.set(key, call);
         }
         const outcome: CallOutcome = await call;
         if (outcome.kind === "failed") {
-          replies[i] = { id: req.id, request_sha256: key, format, text: "", error: outcome.error, finish_reason: null, reasoning: false, think: false };
+          replies[i] = {
+            id: req.id,
+            request_sha256: key,
+            format,
+            text: "",
+            error: outcome.error,
+            finish_reason: null,
+            reasoning: false,
+            think: false,
+          };
           errors++;
           break;
         }
-        memo = outcome.kind === "reply" ? { kind: "reply", status: outcome.status, body: outcome.body } : { kind: "refused", status: outcome.status, body: outcome.body };
+        memo =
+          outcome.kind === "reply"
+            ? { kind: "reply", status: outcome.status, body: outcome.body }
+            : { kind: "refused", status: outcome.status, body: outcome.body };
         ctx.memo.put(ctx.options.replyNamespace ?? "requests", key, JSON.stringify(memo)); // stored the moment it arrives
       }
       if (memo.kind === "refused") {
-        if (req.schema && level < FORMATS.length - 1) { level++; continue; }
-        replies[i] = { id: req.id, request_sha256: key, format, text: "", error: `HTTP ${memo.status}: ${String(memo.body).slice(0, 200)}`, finish_reason: null, reasoning: false, think: false };
+        if (req.schema && level < FORMATS.length - 1) {
+          level++;
+          continue;
+        }
+        replies[i] = {
+          id: req.id,
+          request_sha256: key,
+          format,
+          text: "",
+          error: `HTTP ${memo.status}: ${String(memo.body).slice(0, 200)}`,
+          finish_reason: null,
+          reasoning: false,
+          think: false,
+        };
         errors++;
         break;
       }
@@ -146,40 +218,72 @@ async function runRoute(ctx: StageContext, p: Params, route: Route, model: strin
     report();
   };
   let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(route.concurrency, requests.length)) }, async () => {
-    while (next < requests.length) await one(next++);
-  });
+  const workers = Array.from(
+    { length: Math.max(1, Math.min(route.concurrency, requests.length)) },
+    async () => {
+      while (next < requests.length) await one(next++);
+    },
+  );
   await Promise.all(workers);
   report(true);
   return { replies, sample, retries };
 }
 
 /** Calls one model (a route's or a built-in baseline) on every request; shared by the model and judge stages. */
-export async function callModel(ctx: StageContext, p: Params, requests: TaskRequest[]): Promise<{ replies: ReplyRecord[]; audit: Record<string, Json> }> {
+export async function callModel(
+  ctx: StageContext,
+  p: Params,
+  requests: TaskRequest[],
+): Promise<{ replies: ReplyRecord[]; audit: Record<string, Json> }> {
   const { route: routeName, model } = splitModel(p.model);
   let replies: ReplyRecord[];
   let request: Record<string, Json>;
   let retries = 0;
   if (routeName === "medbench") {
     const baseline = ctx.task.baselines[p.model];
-    if (!baseline) throw new StageError(`no built-in model ${p.model} for this task`, `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`);
+    if (!baseline)
+      throw new StageError(
+        `no built-in model ${p.model} for this task`,
+        `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`,
+      );
     const texts = baseline({ release: releaseFiles(ctx.inputs.release), requests });
-    replies = requests.map((r, i) => ({ id: r.id, request_sha256: null, format: "builtin", text: texts[i]!, error: null, finish_reason: "stop", reasoning: false, think: false }));
+    replies = requests.map((r, i) => ({
+      id: r.id,
+      request_sha256: null,
+      format: "builtin",
+      text: texts[i]!,
+      error: null,
+      finish_reason: "stop",
+      reasoning: false,
+      think: false,
+    }));
     request = { model: p.model, builtin: true };
   } else {
     const route = loadRoutes(ctx.options.registryFiles).get(routeName);
-    if (!route) throw new StageError(`no route ${routeName} in the registry`, "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model");
+    if (!route)
+      throw new StageError(
+        `no route ${routeName} in the registry`,
+        "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model",
+      );
     const out = await runRoute(ctx, p, route, model, requests);
     replies = out.replies;
     retries = out.retries;
     const { messages, ...fields } = out.sample ?? {};
-    request = { ...fields, messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ")})` };
+    request = {
+      ...fields,
+      messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ")})`,
+    };
   }
   const formats: Record<string, number> = {};
   for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
   const apiErrors = replies.filter((r) => r.error !== null).length;
   if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
-  if (apiErrors) ctx.emit({ type: "warning", stage: ctx.stage, message: `${p.model}: ${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items)` });
+  if (apiErrors)
+    ctx.emit({
+      type: "warning",
+      stage: ctx.stage,
+      message: `${p.model}: ${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items)`,
+    });
   return {
     replies,
     audit: {
@@ -206,7 +310,12 @@ export function routeIdentity(ctx: StageContext, model: string): Json {
   if (name === "medbench") return null;
   const route = loadRoutes(ctx.options.registryFiles).get(name);
   if (!route) return null;
-  return { base_url: route.base_url, api_key_env: route.api_key_env ?? null, header_names: Object.keys(route.headers ?? {}).sort(), request: route.request as Json };
+  return {
+    base_url: route.base_url,
+    api_key_env: route.api_key_env ?? null,
+    header_names: Object.keys(route.headers ?? {}).sort(),
+    request: route.request as Json,
+  };
 }
 
 export const modelStage: StageKind = {
@@ -218,7 +327,11 @@ export const modelStage: StageKind = {
   },
   async run(ctx) {
     const p = ctx.params as unknown as Params;
-    if (typeof p.model !== "string") throw new StageError("the model stage needs params.model", "set it in the spec, e.g. model: {$var: model}");
+    if (typeof p.model !== "string")
+      throw new StageError(
+        "the model stage needs params.model",
+        "set it in the spec, e.g. model: {$var: model}",
+      );
     const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
     const { replies, audit } = await callModel(ctx, p, requests);
     return { replies: jsonLines(replies), audit: stableJson(audit) };

@@ -10,10 +10,13 @@ export const parse: StageKind = {
   taskPart: "parse",
   async run(ctx) {
     const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
-    const replies = new Map(parseJsonLines<ReplyRecord>(ctx.inputs.replies!.text("replies")).map((r) => [r.id, r]));
+    const replies = new Map(
+      parseJsonLines<ReplyRecord>(ctx.inputs.replies!.text("replies")).map((r) => [r.id, r]),
+    );
     const rows = requests.map((req) => {
       const reply = replies.get(req.id);
-      if (!reply || reply.error !== null) return { id: req.id, api_error: reply?.error ?? "no reply", parsed: null };
+      if (!reply || reply.error !== null)
+        return { id: req.id, api_error: reply?.error ?? "no reply", parsed: null };
       return { id: req.id, api_error: null, parsed: ctx.task.parseReply(reply.text, req, ctx.params) };
     });
     return { parsed: jsonLines(rows) };

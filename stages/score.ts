@@ -18,9 +18,18 @@ export const score: StageKind = {
   taskPart: "score",
   async run(ctx) {
     const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
-    const parsed = new Map(parseJsonLines<{ id: string; parsed: ParsedReply | null }>(ctx.inputs.parsed!.text("parsed")).map((r) => [r.id, r.parsed]));
+    const parsed = new Map(
+      parseJsonLines<{ id: string; parsed: ParsedReply | null }>(ctx.inputs.parsed!.text("parsed")).map(
+        (r) => [r.id, r.parsed],
+      ),
+    );
     const judged = ctx.inputs.judged ? judgedReplies(ctx.inputs.judged.text("judged")) : undefined;
-    const out = ctx.task.score(requests, requests.map((r) => parsed.get(r.id) ?? null), ctx.params, judged);
+    const out = ctx.task.score(
+      requests,
+      requests.map((r) => parsed.get(r.id) ?? null),
+      ctx.params,
+      judged,
+    );
     return {
       items: jsonLines(out.items),
       metrics: stableJson({ metrics: out.metrics, paired: out.paired }),

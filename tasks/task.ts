@@ -73,9 +73,19 @@ export interface TaskModule {
   parts: { prompts: string; parse: string; score: string; baselines: string; judge?: string };
   buildRequests(input: PromptsInput): TaskRequest[];
   parseReply(text: string, request: TaskRequest, params: Json): ParsedReply;
-  score(requests: TaskRequest[], parsed: (ParsedReply | null)[], params: Json, judged?: JudgedReplies): ScoreOutput;
+  score(
+    requests: TaskRequest[],
+    parsed: (ParsedReply | null)[],
+    params: Json,
+    judged?: JudgedReplies,
+  ): ScoreOutput;
   /** For a judge stage: one judge request per item that has a parsed reply (id = the item's id). */
-  judgeRequests?(requests: TaskRequest[], parsed: (ParsedReply | null)[], templates: Record<string, string>, params: Json): TaskRequest[];
+  judgeRequests?(
+    requests: TaskRequest[],
+    parsed: (ParsedReply | null)[],
+    templates: Record<string, string>,
+    params: Json,
+  ): TaskRequest[];
   /** The parameters the task reads, per stage kind that passes its params on (prompts, parse, score). */
   params?: Partial<Record<"prompts" | "parse" | "score", readonly string[]>>;
   /** Built-in models (route `medbench`): reply text per request. */

@@ -8,12 +8,21 @@ const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex")
 
 describe("medbench build on the sample release", () => {
   let p: Project;
-  beforeAll(() => { p = new Project(); });
+  beforeAll(() => {
+    p = new Project();
+  });
   afterAll(() => p.remove());
 
   it("runs every stage once, then none", async () => {
     const first = await p.build();
-    expect(first.status).toEqual({ download: "ran", prompts: "ran", model: "ran", parse: "ran", score: "ran", bootstrap: "ran" });
+    expect(first.status).toEqual({
+      download: "ran",
+      prompts: "ran",
+      model: "ran",
+      parse: "ran",
+      score: "ran",
+      bootstrap: "ran",
+    });
     const second = await p.build();
     expect(Object.values(second.status).every((s) => s === "fresh")).toBe(true);
     expect(second.summary.stages.map((s) => s.key)).toEqual(first.summary.stages.map((s) => s.key));
@@ -26,7 +35,9 @@ describe("medbench build on the sample release", () => {
     expect(m.partial).toBe(false);
     expect(m.metrics.request).toEqual({ model: "medbench/prior", builtin: true });
     expect(m.metrics.exact_match.ci_method).toMatch(/bootstrap|clopper-pearson/);
-    expect(m.inputs["benchmark/commands_v0.1.jsonl"]).toBe(sha(p.read("specs/voice-command/sample/benchmark/commands_v0.1.jsonl")));
+    expect(m.inputs["benchmark/commands_v0.1.jsonl"]).toBe(
+      sha(p.read("specs/voice-command/sample/benchmark/commands_v0.1.jsonl")),
+    );
   });
 
   it("keeps medbench.lock byte-identical when nothing changed", async () => {
@@ -37,7 +48,9 @@ describe("medbench build on the sample release", () => {
     const lock = JSON.parse(before);
     expect(lock.schema).toBe(1);
     expect(lock.hash_recipe).toBe(1);
-    expect(Object.keys(lock.specs["specs/voice-command.yaml"].stages)).toEqual(["bootstrap", "download", "model", "parse", "score", "prompts"].sort());
+    expect(Object.keys(lock.specs["specs/voice-command.yaml"].stages)).toEqual(
+      ["bootstrap", "download", "model", "parse", "score", "prompts"].sort(),
+    );
   });
 
   it("reruns only score and bootstrap when a score parameter changes, and says why in status", async () => {
@@ -46,7 +59,14 @@ describe("medbench build on the sample release", () => {
     expect(status.stdout).toMatch(/stale\s+score[\s\S]*params changed: slot_compare "casefold" -> "exact"/);
     expect(status.stdout).toMatch(/fresh\s+parse/);
     const r = await p.build();
-    expect(r.status).toEqual({ download: "fresh", prompts: "fresh", model: "fresh", parse: "fresh", score: "ran", bootstrap: "ran" });
+    expect(r.status).toEqual({
+      download: "fresh",
+      prompts: "fresh",
+      model: "fresh",
+      parse: "fresh",
+      score: "ran",
+      bootstrap: "ran",
+    });
     p.edit("specs/voice-command.yaml", (t) => t.replace("slot_compare: exact", "slot_compare: casefold"));
     expect(Object.values((await p.build()).status).every((s) => s === "fresh")).toBe(true); // the old keys are still cached
   });
@@ -75,8 +95,13 @@ describe("medbench build on the sample release", () => {
     expect(r.summary.results).toMatch(/\.partial$/);
     const m = JSON.parse(readFileSync(`${r.summary.results}/metrics.json`, "utf8"));
     expect(m.partial).toBe(true);
-    const lines = (f: string) => p.read(`specs/voice-command/sample/benchmark/${f}`).trim().split("\n").length;
-    const all = lines("commands_v0.1.jsonl") + lines("commands_v0.1_asr_generic.jsonl") + lines("commands_v0.1_asr_kor_or_stt.jsonl") + lines("kor_overheard_v0.1.jsonl");
+    const lines = (f: string) =>
+      p.read(`specs/voice-command/sample/benchmark/${f}`).trim().split("\n").length;
+    const all =
+      lines("commands_v0.1.jsonl") +
+      lines("commands_v0.1_asr_generic.jsonl") +
+      lines("commands_v0.1_asr_kor_or_stt.jsonl") +
+      lines("kor_overheard_v0.1.jsonl");
     expect(m.selection).toEqual({ subset: ["clean"], limit: 3, items: 3, of: all });
   });
 
@@ -94,10 +119,14 @@ describe("medbench build on the sample release", () => {
 describe("two builds at once on one cache", () => {
   it("both succeed with the same results", async () => {
     const p = new Project();
-    const [a, b] = await Promise.all([p.run(["build", "specs/voice-command.yaml", "--json"]), p.run(["build", "specs/voice-command.yaml", "--json"])]);
+    const [a, b] = await Promise.all([
+      p.run(["build", "specs/voice-command.yaml", "--json"]),
+      p.run(["build", "specs/voice-command.yaml", "--json"]),
+    ]);
     expect(a.exitCode, a.stderr).toBe(0);
     expect(b.exitCode, b.stderr).toBe(0);
-    const keys = (r: typeof a) => JSON.parse(r.stdout.trim().split("\n").pop()!).stages.map((s: { key: string }) => s.key);
+    const keys = (r: typeof a) =>
+      JSON.parse(r.stdout.trim().split("\n").pop()!).stages.map((s: { key: string }) => s.key);
     expect(keys(a)).toEqual(keys(b));
     const again = await p.build();
     expect(Object.values(again.status).every((s) => s === "fresh")).toBe(true);
@@ -105,7 +134,9 @@ describe("two builds at once on one cache", () => {
     const q = new Project();
     const other = await q.build();
     for (const f of ["metrics.json", "items.jsonl", "replies.jsonl", "requests.jsonl", "build.json"]) {
-      expect(q.read(`${other.summary.results.slice(q.dir.length + 1)}/${f}`), f).toBe(p.read(`${again.summary.results.slice(p.dir.length + 1)}/${f}`));
+      expect(q.read(`${other.summary.results.slice(q.dir.length + 1)}/${f}`), f).toBe(
+        p.read(`${again.summary.results.slice(p.dir.length + 1)}/${f}`),
+      );
     }
     q.remove();
     p.remove();

@@ -13,16 +13,25 @@ describe("code identity", () => {
   beforeAll(() => {
     // A copy of medbench itself, so that its sources can be edited without touching the repo.
     install = mkdtempSync(join(tmpdir(), "medbench-install-"));
-    for (const d of ["bin", "dist", "src", "stages", "tasks", "specs", "registry", "package.json"]) cpSync(resolve(REPO, d), join(install, d), { recursive: true });
+    for (const d of ["bin", "dist", "src", "stages", "tasks", "specs", "registry", "package.json"])
+      cpSync(resolve(REPO, d), join(install, d), { recursive: true });
     symlinkSync(resolve(REPO, "node_modules"), join(install, "node_modules"));
     p = new Project();
   });
-  afterAll(() => { rmSync(install, { recursive: true, force: true }); p.remove(); });
+  afterAll(() => {
+    rmSync(install, { recursive: true, force: true });
+    p.remove();
+  });
   const bin = () => join(install, "bin/medbench.js");
   const build = async () => {
     const r = await p.run(["build", "specs/voice-command.yaml", "--json"], {}, bin());
     expect(r.exitCode, r.stderr).toBe(0);
-    return Object.fromEntries(JSON.parse(r.stdout.trim().split("\n").pop()!).stages.map((s: { name: string; status: string }) => [s.name, s.status]));
+    return Object.fromEntries(
+      JSON.parse(r.stdout.trim().split("\n").pop()!).stages.map((s: { name: string; status: string }) => [
+        s.name,
+        s.status,
+      ]),
+    );
   };
 
   it("editing the scorer reruns score and nothing upstream", async () => {
@@ -32,13 +41,26 @@ describe("code identity", () => {
     expect(status.stdout).toMatch(/stale\s+score[\s\S]*code changed: tasks\/voice-command\/scorer\.ts/);
     expect(status.stdout).toMatch(/fresh\s+parse/);
     const s = await build();
-    expect(s).toMatchObject({ download: "fresh", prompts: "fresh", model: "fresh", parse: "fresh", score: "ran" });
+    expect(s).toMatchObject({
+      download: "fresh",
+      prompts: "fresh",
+      model: "fresh",
+      parse: "fresh",
+      score: "ran",
+    });
   });
 
   it("editing a shared statistics module reruns bootstrap only", async () => {
     appendFileSync(join(install, "src/stats/intervals.ts"), "\n// an edit\n");
     const s = await build();
-    expect(s).toEqual({ download: "fresh", prompts: "fresh", model: "fresh", parse: "fresh", score: "fresh", bootstrap: "ran" });
+    expect(s).toEqual({
+      download: "fresh",
+      prompts: "fresh",
+      model: "fresh",
+      parse: "fresh",
+      score: "fresh",
+      bootstrap: "ran",
+    });
   });
 });
 
@@ -64,7 +86,9 @@ describe("medbench diff", () => {
   });
 
   it("follows a published-spec change into the stages that read it, and downstream", async () => {
-    p.edit("specs/voice-command.yaml", (t) => t.replace(/(\n\s+request:\n(?:.*\n)*?\s+max_tokens: )800\n/, "$11024\n").replace(/spec_hash: .*\n/, ""));
+    p.edit("specs/voice-command.yaml", (t) =>
+      t.replace(/(\n\s+request:\n(?:.*\n)*?\s+max_tokens: )800\n/, "$11024\n").replace(/spec_hash: .*\n/, ""),
+    );
     const r = await p.run(["diff", "v1:specs/voice-command.yaml", "specs/voice-command.yaml", "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
     const d = JSON.parse(r.stdout);

@@ -19,16 +19,52 @@ describe("medbench compare-voice-command", () => {
     const r = await p.run(["compare-voice-command", keyword, prior, "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.rows.map((x: { subset: string }) => x.subset)).toEqual(["clean", "asr_generic", "asr_kor_or", "overheard"]);
+    expect(out.rows.map((x: { subset: string }) => x.subset)).toEqual([
+      "clean",
+      "asr_generic",
+      "asr_kor_or",
+      "overheard",
+    ]);
     expect(out).toMatchObject({ resamples: 2000, seed: 0, rng: "python" });
     // The same comparison through the generic CLI, from the item files.
-    const items = (dir: string) => p.read(`${dir}/items.jsonl`).trim().split("\n").map((l) => JSON.parse(l)).filter((i) => i.meta.subset === "clean")
-      .map((i) => JSON.stringify({ id: i.id, group: i.meta.group, ok: i.verdicts.exact })).join("\n") + "\n";
+    const items = (dir: string) =>
+      p
+        .read(`${dir}/items.jsonl`)
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((i) => i.meta.subset === "clean")
+        .map((i) => JSON.stringify({ id: i.id, group: i.meta.group, ok: i.verdicts.exact }))
+        .join("\n") + "\n";
     writeFileSync(p.path("a.jsonl"), items(keyword));
     writeFileSync(p.path("b.jsonl"), items(prior));
-    const s = JSON.parse((await p.run(["stats", "paired", "--a", "a.jsonl", "--b", "b.jsonl", "--value", "ok", "--id", "id", "--cluster", "group"])).stdout);
+    const s = JSON.parse(
+      (
+        await p.run([
+          "stats",
+          "paired",
+          "--a",
+          "a.jsonl",
+          "--b",
+          "b.jsonl",
+          "--value",
+          "ok",
+          "--id",
+          "id",
+          "--cluster",
+          "group",
+        ])
+      ).stdout,
+    );
     const clean = out.rows[0];
-    expect([clean.diff_pp, clean.lo, clean.hi, clean.mcnemar_p, clean.b_count, clean.c_count]).toEqual([s.diff_pp, s.lo, s.hi, s.mcnemar_p, s.b, s.c]);
+    expect([clean.diff_pp, clean.lo, clean.hi, clean.mcnemar_p, clean.b_count, clean.c_count]).toEqual([
+      s.diff_pp,
+      s.lo,
+      s.hi,
+      s.mcnemar_p,
+      s.b,
+      s.c,
+    ]);
     const text = await p.run(["compare-voice-command", keyword, prior]);
     expect(text.stdout).toMatch(/clean\s+[\d.]+\s+[\d.]+\s+-?[\d.]+/);
   });
@@ -38,11 +74,17 @@ describe("medbench compare-voice-command", () => {
     expect(partial.exitCode).toBe(2);
     expect(partial.stderr).toMatch(/is a partial run/);
     cpSync(p.path(prior), p.path("other-spec"), { recursive: true });
-    p.edit("other-spec/metrics.json", (t) => t.replace(/"spec_hash": "[0-9a-f]+"/, `"spec_hash": "${"0".repeat(64)}"`));
+    p.edit("other-spec/metrics.json", (t) =>
+      t.replace(/"spec_hash": "[0-9a-f]+"/, `"spec_hash": "${"0".repeat(64)}"`),
+    );
     expect((await p.run(["compare-voice-command", keyword, "other-spec"])).stderr).toMatch(/different specs/);
     cpSync(p.path(prior), p.path("other-items"), { recursive: true });
     p.edit("other-items/items.jsonl", (t) => t.split("\n").slice(1).join("\n"));
-    expect((await p.run(["compare-voice-command", keyword, "other-items"])).stderr).toMatch(/do not hold the same items/);
-    expect((await p.run(["compare-voice-command", keyword, "nowhere"])).stderr).toMatch(/not a result directory/);
+    expect((await p.run(["compare-voice-command", keyword, "other-items"])).stderr).toMatch(
+      /do not hold the same items/,
+    );
+    expect((await p.run(["compare-voice-command", keyword, "nowhere"])).stderr).toMatch(
+      /not a result directory/,
+    );
   });
 });

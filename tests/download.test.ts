@@ -9,7 +9,10 @@ import { Project } from "./rig.js";
 const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
 
 describe("download over HTTP", () => {
-  const files: Record<string, string> = { "notes/a b&c (1).txt": "first file, with a name to encode\n", "x.txt": "second\n" };
+  const files: Record<string, string> = {
+    "notes/a b&c (1).txt": "first file, with a name to encode\n",
+    "x.txt": "second\n",
+  };
   let server: Server;
   let base = "";
   const hits: string[] = [];
@@ -19,9 +22,20 @@ describe("download over HTTP", () => {
       const path = decodeURIComponent(new URL(req.url!, "http://x").pathname.replace(/^\/release\//, ""));
       hits.push(path);
       const body = files[path];
-      if (body === undefined) { res.writeHead(404).end("no"); return; }
-      if (mode === "tampered") { res.writeHead(200).end(body + "tampered"); return; }
-      if (mode === "cut") { res.writeHead(200, { "content-length": String(body.length * 10) }); res.write(body); setTimeout(() => res.socket?.destroy(), 20); return; }
+      if (body === undefined) {
+        res.writeHead(404).end("no");
+        return;
+      }
+      if (mode === "tampered") {
+        res.writeHead(200).end(body + "tampered");
+        return;
+      }
+      if (mode === "cut") {
+        res.writeHead(200, { "content-length": String(body.length * 10) });
+        res.write(body);
+        setTimeout(() => res.socket?.destroy(), 20);
+        return;
+      }
       res.writeHead(200).end(body);
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -40,10 +54,15 @@ stages:
       source: test/http
       base_url: ${base}
       files:
-${Object.entries(pins).map(([k, v]) => `        "${k}": ${v ?? "null"}`).join("\n")}
+${Object.entries(pins)
+  .map(([k, v]) => `        "${k}": ${v ?? "null"}`)
+  .join("\n")}
 `;
   const pinned = () => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, sha(v)]));
-  const objects = (p: Project) => (existsSync(p.path("cache/objects")) ? readdirSync(p.path("cache/objects"), { recursive: true }).filter((f) => String(f).length > 3).length : 0);
+  const objects = (p: Project) =>
+    existsSync(p.path("cache/objects"))
+      ? readdirSync(p.path("cache/objects"), { recursive: true }).filter((f) => String(f).length > 3).length
+      : 0;
 
   it("fetches each file by its URL-encoded name, checks the pins, and never fetches again", async () => {
     const p = new Project(false);
@@ -91,7 +110,9 @@ ${Object.entries(pins).map(([k, v]) => `        "${k}": ${v ?? "null"}`).join("\
     const r = await p.run(["build", "spec.yaml"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/x\.txt: no published pin; trusted on first use/);
-    expect(JSON.parse(p.read("medbench.lock")).specs["spec.yaml"].pins["test/http"]["x.txt"]).toBe(sha(files["x.txt"]!));
+    expect(JSON.parse(p.read("medbench.lock")).specs["spec.yaml"].pins["test/http"]["x.txt"]).toBe(
+      sha(files["x.txt"]!),
+    );
     p.remove();
   });
 });
@@ -108,7 +129,9 @@ describe("--data-dir", () => {
     const r = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr.match(/trusted on first use/g)?.length).toBe(7);
-    const pins = JSON.parse(p.read("medbench.lock")).specs["specs/voice-command.yaml"].pins["khdp/kor-surgical-robot-voice-command"];
+    const pins = JSON.parse(p.read("medbench.lock")).specs["specs/voice-command.yaml"].pins[
+      "khdp/kor-surgical-robot-voice-command"
+    ];
     expect(pins["benchmark/rules_v0.1.txt"]).toBe(sha(p.read("release/benchmark/rules_v0.1.txt")));
     const again = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release"]);
     expect(again.stderr).not.toMatch(/trusted on first use/);
@@ -128,7 +151,9 @@ describe("--data-dir", () => {
   });
 
   it("also takes MEDBENCH_DATA_DIR", async () => {
-    const r = await p.run(["build", "specs/voice-command.yaml", "--json"], { MEDBENCH_DATA_DIR: p.path("release") });
+    const r = await p.run(["build", "specs/voice-command.yaml", "--json"], {
+      MEDBENCH_DATA_DIR: p.path("release"),
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout.trim().split("\n").pop()!).stages[0].status).toBe("fresh");
   });
@@ -138,15 +163,24 @@ describe("the note-errors spec", () => {
   it("carries the published pins and refuses a release that does not match them", async () => {
     const p = new Project();
     const spec = p.read("specs/note-errors.yaml");
-    expect(spec).toContain("synthetic_snuh.duckdb: fd2056b31cc74c171c3906a7e48482979b993d7a52471dbe5ddd3f3df21a87c8");
-    expect(spec).toContain("pairs_test.jsonl: a297aa3978f3a16f2df832cb676b2149ec44365f4287b1d1f8edd67b7c00e064");
-    expect(spec).toContain("pairs_train.jsonl: 6044d84bc35215a24c7939c6c5b0a8366c0971bbce7e15f441380d9104cd79ad");
+    expect(spec).toContain(
+      "synthetic_snuh.duckdb: fd2056b31cc74c171c3906a7e48482979b993d7a52471dbe5ddd3f3df21a87c8",
+    );
+    expect(spec).toContain(
+      "pairs_test.jsonl: a297aa3978f3a16f2df832cb676b2149ec44365f4287b1d1f8edd67b7c00e064",
+    );
+    expect(spec).toContain(
+      "pairs_train.jsonl: 6044d84bc35215a24c7939c6c5b0a8366c0971bbce7e15f441380d9104cd79ad",
+    );
     const none = await p.run(["build", "specs/note-errors.yaml"]);
     expect(none.exitCode).toBe(1);
-    expect(none.stderr).toMatch(/it needs a login to download[\s\S]*fix: download the release yourself and pass --data-dir/);
+    expect(none.stderr).toMatch(
+      /it needs a login to download[\s\S]*fix: download the release yourself and pass --data-dir/,
+    );
     const { mkdirSync, writeFileSync } = await import("node:fs");
     mkdirSync(p.path("data"));
-    for (const f of ["synthetic_snuh.duckdb", "pairs_test.jsonl", "pairs_train.jsonl"]) writeFileSync(p.path("data", f), "not the release\n");
+    for (const f of ["synthetic_snuh.duckdb", "pairs_test.jsonl", "pairs_train.jsonl"])
+      writeFileSync(p.path("data", f), "not the release\n");
     const wrong = await p.run(["build", "specs/note-errors.yaml", "--data-dir", "data"]);
     expect(wrong.exitCode).toBe(1);
     expect(wrong.stderr).toMatch(/pairs_test\.jsonl: sha256 mismatch\n\s+expected a297aa39/);

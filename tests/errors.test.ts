@@ -28,7 +28,9 @@ describe("bad input", () => {
   }
 
   it("malformed YAML: file:line:column and the line", async () => {
-    const err = await refused((t) => t.replace("  prompts:\n    kind: prompts", "  prompts:\n    kind: [prompts"));
+    const err = await refused((t) =>
+      t.replace("  prompts:\n    kind: prompts", "  prompts:\n    kind: [prompts"),
+    );
     expect(err).toMatch(/specs\/voice-command\.yaml:\d+:\d+: malformed YAML/);
     expect(err).toMatch(/fix:/);
   });
@@ -46,8 +48,15 @@ describe("bad input", () => {
   });
 
   it("an unknown stage parameter (a typo is not silently ignored)", async () => {
-    const err = await refused((t) => t.replace("      max_tokens: { $spec: /request/max_tokens }", "      max_token: { $spec: /request/max_tokens }"));
-    expect(err).toMatch(/voice-command\.yaml:\d+:7: stages\.model\.params\.max_token: unknown parameter `max_token` for a model stage/);
+    const err = await refused((t) =>
+      t.replace(
+        "      max_tokens: { $spec: /request/max_tokens }",
+        "      max_token: { $spec: /request/max_tokens }",
+      ),
+    );
+    expect(err).toMatch(
+      /voice-command\.yaml:\d+:7: stages\.model\.params\.max_token: unknown parameter `max_token` for a model stage/,
+    );
     expect(err).toMatch(/fix: use one of: model, max_tokens, temperature, top_p, thinking, overrides/);
   });
 
@@ -57,12 +66,21 @@ describe("bad input", () => {
   });
 
   it("a cycle", async () => {
-    const err = await refused((t) => t.replace("      release: { stage: download }\n      system:", "      release: { stage: download }\n      loop: { stage: parse }\n      system:"));
-    expect(err).toMatch(/voice-command\.yaml:\d+:\d+: stages\.prompts\.inputs: the stages form a cycle: prompts -> parse -> prompts/);
+    const err = await refused((t) =>
+      t.replace(
+        "      release: { stage: download }\n      system:",
+        "      release: { stage: download }\n      loop: { stage: parse }\n      system:",
+      ),
+    );
+    expect(err).toMatch(
+      /voice-command\.yaml:\d+:\d+: stages\.prompts\.inputs: the stages form a cycle: prompts -> parse -> prompts/,
+    );
   });
 
   it("an unknown spec reference", async () => {
-    const err = await refused((t) => t.replace("{ $spec: /request/max_tokens }", "{ $spec: /request/max_token }"));
+    const err = await refused((t) =>
+      t.replace("{ $spec: /request/max_tokens }", "{ $spec: /request/max_token }"),
+    );
     expect(err).toMatch(/:\d+:\d+: .*the published spec has no field \/request\/max_token/);
   });
 
@@ -72,7 +90,11 @@ describe("bad input", () => {
   });
 
   it("a spec that is not UTF-8", async () => {
-    const bytes = Buffer.concat([Buffer.from(pristine.slice(0, 20)), Buffer.from([0xff, 0xfe]), Buffer.from(pristine.slice(20))]);
+    const bytes = Buffer.concat([
+      Buffer.from(pristine.slice(0, 20)),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(pristine.slice(20)),
+    ]);
     p.write(SPEC, bytes);
     const r = await p.run(["build", SPEC]);
     p.write(SPEC, pristine);
@@ -81,12 +103,18 @@ describe("bad input", () => {
   });
 
   it("an input path that escapes the project", async () => {
-    const err = await refused((t) => t.replace("{ file: specs/voice-command/prompts/user.txt }", "{ file: ../../etc/passwd }"));
+    const err = await refused((t) =>
+      t.replace("{ file: specs/voice-command/prompts/user.txt }", "{ file: ../../etc/passwd }"),
+    );
     expect(err).toMatch(/input file path \.\.\/\.\.\/etc\/passwd escapes/);
   });
 
   it("a sample dir that escapes the project", async () => {
-    const err = await refused((t) => t.replace("dir: specs/voice-command/sample", "dir: ../elsewhere"), ["build", SPEC], 1);
+    const err = await refused(
+      (t) => t.replace("dir: specs/voice-command/sample", "dir: ../elsewhere"),
+      ["build", SPEC],
+      1,
+    );
     expect(err).toMatch(/sample dir \.\.\/elsewhere escapes/);
   });
 
@@ -106,7 +134,8 @@ describe("bad input", () => {
     expect(err).toMatch(/--data-dir .*no-such-dir cannot be read \(ENOENT\)/);
     mkdirSync(p.path("locked"), { recursive: true });
     chmodSync(p.path("locked"), 0o000);
-    if (process.getuid?.() !== 0) { // root reads anything
+    if (process.getuid?.() !== 0) {
+      // root reads anything
       const err2 = await refused((t) => t, ["build", SPEC, "--data-dir", p.path("locked")], 1);
       expect(err2).toMatch(/cannot be read/);
     }
@@ -115,7 +144,11 @@ describe("bad input", () => {
   it("a release path that escapes the data dir", async () => {
     const data = p.path("data-escape");
     cpSync(p.path("specs/voice-command/sample"), data, { recursive: true });
-    const err = await refused((t) => t.replace("        benchmark/rules_v0.1.txt: null", "        ../rules_v0.1.txt: null"), ["build", SPEC, "--data-dir", data], 1);
+    const err = await refused(
+      (t) => t.replace("        benchmark/rules_v0.1.txt: null", "        ../rules_v0.1.txt: null"),
+      ["build", SPEC, "--data-dir", data],
+      1,
+    );
     expect(err).toMatch(/release file \.\.\/rules_v0\.1\.txt escapes/);
   });
 

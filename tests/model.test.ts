@@ -7,7 +7,17 @@ import { Project, BIN } from "./rig.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
 
-type Fake = { url: string; port: number; stats: { requests: number; bodies: Map<string, number>; faults: Record<string, number>; received: { body: any; authorization: string | null; at: number; fault: string | null }[] }; close(): Promise<void> };
+type Fake = {
+  url: string;
+  port: number;
+  stats: {
+    requests: number;
+    bodies: Map<string, number>;
+    faults: Record<string, number>;
+    received: { body: any; authorization: string | null; at: number; fault: string | null }[];
+  };
+  close(): Promise<void>;
+};
 
 const servers: Fake[] = [];
 const projects: Project[] = [];
@@ -16,26 +26,49 @@ afterEach(async () => {
   while (projects.length) projects.pop()!.remove();
 });
 
-const THINKING_OFF = "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n";
+const THINKING_OFF =
+  "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n";
 
 async function setup(server: Record<string, unknown> = {}, route: string = THINKING_OFF, concurrency = 4) {
   const fake: Fake = await startFakeOpenAI(server);
   servers.push(fake);
   const p = new Project();
   projects.push(p);
-  p.write("routes.yaml", `routes:
+  p.write(
+    "routes.yaml",
+    `routes:
   fake:
     base_url: ${fake.url}
     concurrency: ${concurrency}
     timeout_s: 1
     retry: { max_attempts: 4, base_ms: 5, max_ms: 50, max_total_s: 30 }
-${route}`);
+${route}`,
+  );
   return { fake, p };
 }
 
-const build = (p: Project, args: string[] = [], env: Record<string, string> = {}) => p.run(["build", "specs/voice-command.yaml", "--model", "fake/test-model", "--registry", "routes.yaml", "--json", ...args], env);
-const metrics = (p: Project) => JSON.parse(p.read("results/kor-surgical-robot-voice-command/fake_test-model/metrics.json"));
-const items = (p: Project) => p.read("results/kor-surgical-robot-voice-command/fake_test-model/items.jsonl").trim().split("\n").map((l) => JSON.parse(l));
+const build = (p: Project, args: string[] = [], env: Record<string, string> = {}) =>
+  p.run(
+    [
+      "build",
+      "specs/voice-command.yaml",
+      "--model",
+      "fake/test-model",
+      "--registry",
+      "routes.yaml",
+      "--json",
+      ...args,
+    ],
+    env,
+  );
+const metrics = (p: Project) =>
+  JSON.parse(p.read("results/kor-surgical-robot-voice-command/fake_test-model/metrics.json"));
+const items = (p: Project) =>
+  p
+    .read("results/kor-surgical-robot-voice-command/fake_test-model/items.jsonl")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 
 describe("requests", () => {
   it("records in metrics.request exactly the fields sent, explicit 0 and false included", async () => {
@@ -53,7 +86,11 @@ describe("requests", () => {
     expect({ ...m.metrics.request, messages: undefined }).toEqual({ ...fields, messages: undefined });
     expect(m.metrics.request.messages).toBe("per item: 2 messages (system, user)");
     expect(m.metrics.response_format).toEqual({ json_schema: 138 });
-    expect(m.metrics.thinking_audit).toEqual({ replies_with_reasoning_field: 0, replies_with_think_block: 0, thinking_off: true });
+    expect(m.metrics.thinking_audit).toEqual({
+      replies_with_reasoning_field: 0,
+      replies_with_think_block: 0,
+      thinking_off: true,
+    });
     expect(m.metrics.exact_match.value).toBeGreaterThan(0);
     expect(m.metrics.exact_match.value).toBeLessThan(1);
     expect(messages[0].role).toBe("system");
@@ -66,7 +103,11 @@ describe("requests", () => {
     rmSync(p.path("cache/stages"), { recursive: true }); // forget every stage: only the per-request replies remain
     const again = await build(p);
     expect(again.exitCode, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout.trim().split("\n").pop()!).stages.find((s: { name: string }) => s.name === "model").status).toBe("ran");
+    expect(
+      JSON.parse(again.stdout.trim().split("\n").pop()!).stages.find(
+        (s: { name: string }) => s.name === "model",
+      ).status,
+    ).toBe("ran");
     expect(fake.stats.requests).toBe(sent);
     expect((await build(p, ["--refresh", "model"])).exitCode).toBe(0);
     expect(fake.stats.requests).toBe(2 * sent);
@@ -74,7 +115,12 @@ describe("requests", () => {
 
   it("applies per-model overrides after the route's fields", async () => {
     const { fake, p } = await setup();
-    p.edit("specs/voice-command.yaml", (t) => t.replace('      thinking: "off"\n', '      thinking: "off"\n      overrides:\n        fake/test-model:\n          assistant_prefill: "<think></think>\\n"\n          fields: { add_generation_prompt: false, continue_final_message: true, chat_template_kwargs: { enable_thinking: false } }\n'));
+    p.edit("specs/voice-command.yaml", (t) =>
+      t.replace(
+        '      thinking: "off"\n',
+        '      thinking: "off"\n      overrides:\n        fake/test-model:\n          assistant_prefill: "<think></think>\\n"\n          fields: { add_generation_prompt: false, continue_final_message: true, chat_template_kwargs: { enable_thinking: false } }\n',
+      ),
+    );
     expect((await build(p)).exitCode).toBe(0);
     const sent = fake.stats.received[0]!.body;
     expect(sent.messages.at(-1)).toEqual({ role: "assistant", content: "<think></think>\n" });
@@ -91,8 +137,20 @@ describe("requests", () => {
   });
 
   it("gives gpt-oss models the route's lowest reasoning effort", async () => {
-    const { fake, p } = await setup({}, "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n      reasoning_low: { reasoning_effort: low }\n      reasoning_low_models: [gpt-oss]\n");
-    const r = await p.run(["build", "specs/voice-command.yaml", "--model", "fake/gpt-oss-120b", "--registry", "routes.yaml", "--limit", "1"]);
+    const { fake, p } = await setup(
+      {},
+      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n      reasoning_low: { reasoning_effort: low }\n      reasoning_low_models: [gpt-oss]\n",
+    );
+    const r = await p.run([
+      "build",
+      "specs/voice-command.yaml",
+      "--model",
+      "fake/gpt-oss-120b",
+      "--registry",
+      "routes.yaml",
+      "--limit",
+      "1",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(fake.stats.received[0]!.body.reasoning_effort).toBe("low");
     expect(fake.stats.received[0]!.body.chat_template_kwargs).toBeUndefined();
@@ -101,10 +159,21 @@ describe("requests", () => {
 
 describe("faults", () => {
   it("survives 429 (honouring Retry-After), 500, 503, resets, hangs and malformed bodies", async () => {
-    const { fake, p } = await setup({ faults: { 429: 11, 500: 13, 503: 17, reset: 19, hang: 23, malformed: 7 }, retryAfter: 1, hangMs: 3000 });
+    const { fake, p } = await setup({
+      faults: { 429: 11, 500: 13, 503: 17, reset: 19, hang: 23, malformed: 7 },
+      retryAfter: 1,
+      hangMs: 3000,
+    });
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(Object.keys(fake.stats.faults).sort()).toEqual(["429", "500", "503", "hang", "malformed", "reset"]);
+    expect(Object.keys(fake.stats.faults).sort()).toEqual([
+      "429",
+      "500",
+      "503",
+      "hang",
+      "malformed",
+      "reset",
+    ]);
     const m = metrics(p);
     expect(m.metrics.api_errors).toBe(0);
     expect(m.incomplete).toBe(false);
@@ -112,7 +181,9 @@ describe("faults", () => {
     const limited = fake.stats.received.filter((x) => x.fault === "429");
     expect(limited.length).toBeGreaterThan(0);
     for (const first of limited) {
-      const retry = fake.stats.received.find((x) => x !== first && x.at >= first.at && JSON.stringify(x.body) === JSON.stringify(first.body));
+      const retry = fake.stats.received.find(
+        (x) => x !== first && x.at >= first.at && JSON.stringify(x.body) === JSON.stringify(first.body),
+      );
       expect(retry).toBeDefined();
       expect(retry!.at - first.at).toBeGreaterThanOrEqual(1000);
     }
@@ -150,7 +221,10 @@ describe("faults", () => {
 });
 
 describe("thinking audit", () => {
-  it.each([["field", "replies_with_reasoning_field"], ["think", "replies_with_think_block"]])("counts replies with a %s", async (mode, counter) => {
+  it.each([
+    ["field", "replies_with_reasoning_field"],
+    ["think", "replies_with_think_block"],
+  ])("counts replies with a %s", async (mode, counter) => {
     const { p } = await setup({ reasoning: mode });
     expect((await build(p)).exitCode).toBe(0);
     const audit = metrics(p).metrics.thinking_audit;
@@ -170,11 +244,19 @@ describe("secrets", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(fake.stats.received[0]!.authorization).toBe(`Bearer ${KEY}`);
     expect(r.stdout + r.stderr).not.toContain(KEY);
-    const exported = await p.run(["export", "results/kor-surgical-robot-voice-command/fake_test-model", "-o", "bundle.tar.gz"]);
+    const exported = await p.run([
+      "export",
+      "results/kor-surgical-robot-voice-command/fake_test-model",
+      "-o",
+      "bundle.tar.gz",
+    ]);
     expect(exported.exitCode, exported.stderr).toBe(0);
     await execa("mkdir", ["unpacked"], { cwd: p.dir });
     await execa("tar", ["xzf", "bundle.tar.gz", "-C", "unpacked"], { cwd: p.dir });
-    const grep = await execa("grep", ["-rl", KEY, "cache", "results", "medbench.lock", "unpacked"], { cwd: p.dir, reject: false });
+    const grep = await execa("grep", ["-rl", KEY, "cache", "results", "medbench.lock", "unpacked"], {
+      cwd: p.dir,
+      reject: false,
+    });
     expect(grep.stdout).toBe("");
     expect(grep.exitCode).toBe(1); // grep found nothing
   });
@@ -183,9 +265,15 @@ describe("secrets", () => {
 describe("a killed build", () => {
   it("resumes without re-sending the replies it already had", async () => {
     const { fake, p } = await setup({ latencyMs: 40 }, THINKING_OFF, 2);
-    const child = execa("node", [BIN, "build", "specs/voice-command.yaml", "--model", "fake/test-model", "--registry", "routes.yaml"], { cwd: p.dir, reject: false, detached: true });
+    const child = execa(
+      "node",
+      [BIN, "build", "specs/voice-command.yaml", "--model", "fake/test-model", "--registry", "routes.yaml"],
+      { cwd: p.dir, reject: false, detached: true },
+    );
     let exited = false;
-    void child.then(() => { exited = true; });
+    void child.then(() => {
+      exited = true;
+    });
     while (fake.stats.requests < 30 && !exited) await new Promise((r) => setTimeout(r, 20));
     expect(exited).toBe(false);
     process.kill(-child.pid!, "SIGKILL");

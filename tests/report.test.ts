@@ -12,14 +12,32 @@ describe("medbench report", () => {
   let p: Project;
   let browser: Browser;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does`,
+      );
     p = new Project();
     await p.build();
     await p.build(["--model", "medbench/keyword-stop"]);
     await p.build(["--subset", "clean", "--limit", "5"]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
   });
-  afterAll(async () => { await browser?.close(); p?.remove(); });
+  afterAll(async () => {
+    await browser?.close();
+    p?.remove();
+  });
 
   it("renders every run's tables and charts without errors, offline", async () => {
     const r = await p.run(["report", "specs/voice-command.yaml", "-o", "report.html"]);
@@ -28,9 +46,13 @@ describe("medbench report", () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     const errors: string[] = [];
     const requests: string[] = [];
-    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
     page.on("pageerror", (e) => errors.push(String(e)));
-    page.on("request", (q) => { if (!q.url().startsWith("file:")) requests.push(q.url()); });
+    page.on("request", (q) => {
+      if (!q.url().startsWith("file:")) requests.push(q.url());
+    });
     await page.goto(`file://${p.path("report.html")}`);
     await page.waitForSelector("body[data-rendered=true]");
     expect(errors).toEqual([]);
@@ -38,10 +60,19 @@ describe("medbench report", () => {
     const section = page.locator('section[data-slug="kor-surgical-robot-voice-command"]');
     const runs = section.locator("table").first().locator("tbody tr");
     expect(await runs.count()).toBe(3);
-    expect(await runs.allInnerTexts()).toEqual(expect.arrayContaining([expect.stringMatching(/medbench\/prior\s+exact_match [\d.]+%/), expect.stringMatching(/partial/)]));
+    expect(await runs.allInnerTexts()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/medbench\/prior\s+exact_match [\d.]+%/),
+        expect.stringMatching(/partial/),
+      ]),
+    );
     // A forest plot, three breakdown charts (subset, command type, form), all drawn.
     expect(await section.locator("canvas").count()).toBe(4);
-    const drawn = await section.locator("canvas").evaluateAll((cs) => cs.map((c) => (c as HTMLCanvasElement).width > 0 && (c as HTMLCanvasElement).height > 0));
+    const drawn = await section
+      .locator("canvas")
+      .evaluateAll((cs) =>
+        cs.map((c) => (c as HTMLCanvasElement).width > 0 && (c as HTMLCanvasElement).height > 0),
+      );
     expect(drawn.every(Boolean)).toBe(true);
     expect(await section.getByText("Paired comparisons").count()).toBe(1);
     expect(await section.locator("details").count()).toBe(3);

@@ -1,5 +1,14 @@
 // The test rig: a temp project holding a copy of the spec files, and the real CLI run in it with execa.
-import { cpSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, existsSync, rmSync } from "node:fs";
+import {
+  cpSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { createHash } from "node:crypto";
@@ -8,7 +17,11 @@ import { REPO } from "./helpers.js";
 
 export const BIN = resolve(REPO, "bin/medbench.js");
 
-export interface Run { exitCode: number; stdout: string; stderr: string }
+export interface Run {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
 
 export class Project {
   readonly dir: string;
@@ -16,23 +29,52 @@ export class Project {
     this.dir = mkdtempSync(join(tmpdir(), "medbench-test-"));
     if (copySpecs) cpSync(resolve(REPO, "specs"), join(this.dir, "specs"), { recursive: true });
   }
-  path(...p: string[]): string { return join(this.dir, ...p); }
-  read(p: string): string { return readFileSync(this.path(p), "utf8"); }
-  write(p: string, text: string | Buffer): void { writeFileSync(this.path(p), text); }
-  edit(p: string, f: (text: string) => string): void { this.write(p, f(this.read(p))); }
-  exists(p: string): boolean { return existsSync(this.path(p)); }
+  path(...p: string[]): string {
+    return join(this.dir, ...p);
+  }
+  read(p: string): string {
+    return readFileSync(this.path(p), "utf8");
+  }
+  write(p: string, text: string | Buffer): void {
+    writeFileSync(this.path(p), text);
+  }
+  edit(p: string, f: (text: string) => string): void {
+    this.write(p, f(this.read(p)));
+  }
+  exists(p: string): boolean {
+    return existsSync(this.path(p));
+  }
 
   async run(args: string[], env: Record<string, string> = {}, bin = BIN): Promise<Run> {
-    const r = await execa("node", [bin, ...args], { cwd: this.dir, reject: false, env: { NO_COLOR: "1", ...env }, extendEnv: true, stdin: "ignore" });
+    const r = await execa("node", [bin, ...args], {
+      cwd: this.dir,
+      reject: false,
+      env: { NO_COLOR: "1", ...env },
+      extendEnv: true,
+      stdin: "ignore",
+    });
     return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
   }
 
   /** build --json: the stages' statuses by name. */
-  async build(args: string[] = [], env: Record<string, string> = {}): Promise<{ run: Run; status: Record<string, string>; summary: { results: string; stages: { name: string; status: string; key: string }[] } }> {
+  async build(
+    args: string[] = [],
+    env: Record<string, string> = {},
+  ): Promise<{
+    run: Run;
+    status: Record<string, string>;
+    summary: { results: string; stages: { name: string; status: string; key: string }[] };
+  }> {
     const run = await this.run(["build", "specs/voice-command.yaml", "--json", ...args], env);
     if (run.exitCode !== 0) throw new Error(`build failed (${run.exitCode}):\n${run.stderr}`);
     const summary = JSON.parse(run.stdout.trim().split("\n").pop()!);
-    return { run, status: Object.fromEntries(summary.stages.map((s: { name: string; status: string }) => [s.name, s.status])), summary };
+    return {
+      run,
+      status: Object.fromEntries(
+        summary.stages.map((s: { name: string; status: string }) => [s.name, s.status]),
+      ),
+      summary,
+    };
   }
 
   /** A fingerprint of every file under the given folders (to show that a failed command changed nothing). */
@@ -41,12 +83,15 @@ export class Project {
     const walk = (p: string) => {
       if (!existsSync(p)) return;
       const st = statSync(p);
-      if (st.isDirectory()) { for (const n of readdirSync(p).sort()) if (n !== "stat-cache.json") walk(join(p, n)); }
-      else h.update(relative(this.dir, p)).update(readFileSync(p));
+      if (st.isDirectory()) {
+        for (const n of readdirSync(p).sort()) if (n !== "stat-cache.json") walk(join(p, n));
+      } else h.update(relative(this.dir, p)).update(readFileSync(p));
     };
     for (const p of paths) walk(this.path(p));
     return h.digest("hex");
   }
 
-  remove(): void { rmSync(this.dir, { recursive: true, force: true }); }
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }

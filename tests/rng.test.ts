@@ -6,7 +6,10 @@ import { NumpyGenerator, PCG64, seedSequenceState } from "../src/stats/pcg64.js"
 import { PyRandom } from "../src/stats/mt19937.js";
 import { sharedDir } from "./helpers.js";
 
-const golden = JSON.parse(readFileSync(resolve(sharedDir(), "golden/rng.json"), "utf8")) as Record<string, any>;
+const golden = JSON.parse(readFileSync(resolve(sharedDir(), "golden/rng.json"), "utf8")) as Record<
+  string,
+  any
+>;
 const times = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
 const hex = (x: number) => {
   // float.hex() of a normal double
@@ -28,7 +31,9 @@ describe("numpy default_rng", () => {
   it("SeedSequence(0) pool and generate_state", () => {
     const { pool, state } = seedSequenceState(0);
     expect(pool).toEqual(golden.np_seedseq0_pool_u32);
-    const u64 = [0, 1, 2, 3].map((k) => ((BigInt(state[2 * k + 1]!) << 32n) | BigInt(state[2 * k]!)).toString());
+    const u64 = [0, 1, 2, 3].map((k) =>
+      ((BigInt(state[2 * k + 1]!) << 32n) | BigInt(state[2 * k]!)).toString(),
+    );
     expect(u64).toEqual(golden.np_seedseq0_generate_state_4_u64);
   });
   it("PCG64 state and raw output", () => {
@@ -38,11 +43,16 @@ describe("numpy default_rng", () => {
   });
   it("integers(0, 495, 495) three calls in a row", () => {
     const g = new NumpyGenerator(0);
-    expect(times(3, () => Array.from(g.integers(0, 495, 495)))).toEqual(golden.np_rng0_integers_0_495_size495_first3calls);
+    expect(times(3, () => Array.from(g.integers(0, 495, 495)))).toEqual(
+      golden.np_rng0_integers_0_495_size495_first3calls,
+    );
   });
   it("random()", () => {
     const g = new NumpyGenerator(0);
-    floats(golden.np_rng0_random_10, times(10, () => g.random()));
+    floats(
+      golden.np_rng0_random_10,
+      times(10, () => g.random()),
+    );
     const h = new NumpyGenerator(0);
     expect(times(10, () => (h.random() < 0.5 ? 1 : 0))).toEqual(golden.np_rng0_random_10_lt_half);
   });
@@ -53,15 +63,24 @@ describe("numpy default_rng", () => {
     const g = new NumpyGenerator(0);
     const iv = golden.np_rng0_interleave;
     expect(Array.from(g.integers(0, 495, 3))).toEqual(iv.integers_0_495_3);
-    floats(iv.random_2, times(2, () => g.random()));
+    floats(
+      iv.random_2,
+      times(2, () => g.random()),
+    );
     expect(Array.from(g.integers(0, 495, 3))).toEqual(iv.integers_0_495_3_again);
   });
   it("wide ranges, offsets, other seeds, permutation", () => {
-    expect(Array.from(new NumpyGenerator(0).integers(0, 3000000000, 5))).toEqual(golden.np_rng0_integers_0_3000000000_5);
-    expect(Array.from(new NumpyGenerator(0).integers(0, 2 ** 40, 5)).map(String)).toEqual(golden.np_rng0_integers_0_2pow40_5);
+    expect(Array.from(new NumpyGenerator(0).integers(0, 3000000000, 5))).toEqual(
+      golden.np_rng0_integers_0_3000000000_5,
+    );
+    expect(Array.from(new NumpyGenerator(0).integers(0, 2 ** 40, 5)).map(String)).toEqual(
+      golden.np_rng0_integers_0_2pow40_5,
+    );
     expect(Array.from(new NumpyGenerator(0).integers(10, 20, 5))).toEqual(golden.np_rng0_integers_10_20_5);
     expect(new NumpyGenerator(0).permutation(10)).toEqual(golden.np_rng0_permutation_10);
-    expect(Array.from(new NumpyGenerator(12345).integers(0, 1000, 8))).toEqual(golden.np_rng12345_integers_0_1000_8);
+    expect(Array.from(new NumpyGenerator(12345).integers(0, 1000, 8))).toEqual(
+      golden.np_rng12345_integers_0_1000_8,
+    );
   });
 });
 
@@ -69,12 +88,21 @@ describe("CPython random.Random", () => {
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   it("random()", () => {
     const r = new PyRandom(0);
-    floats(golden.py_Random0_random_5, times(5, () => r.random()));
+    floats(
+      golden.py_Random0_random_5,
+      times(5, () => r.random()),
+    );
     floats(golden.py_Random42_random_1, [new PyRandom(42).random()]);
     const m = new PyRandom(42);
-    floats(golden.py_module_seed42_random_5, times(5, () => m.random()));
+    floats(
+      golden.py_module_seed42_random_5,
+      times(5, () => m.random()),
+    );
     const big = new PyRandom(2n ** 40n + 7n);
-    floats(golden.py_Random_2pow40p7_random_3, times(3, () => big.random()));
+    floats(
+      golden.py_Random_2pow40p7_random_3,
+      times(3, () => big.random()),
+    );
     floats(golden.py_Random_neg3_random_1, [new PyRandom(-3).random()]);
   });
   it("randrange, randint, choice", () => {
@@ -94,18 +122,25 @@ describe("CPython random.Random", () => {
   });
   it("choices, weighted choices, shuffle, sample", () => {
     expect(new PyRandom(0).choices(range(219), 219)).toEqual(golden.py_Random0_choices_range219_k219);
-    expect(new PyRandom(0).choices(range(5), 10, [1, 2, 3, 4, 5])).toEqual(golden.py_Random0_choices_weighted);
+    expect(new PyRandom(0).choices(range(5), 10, [1, 2, 3, 4, 5])).toEqual(
+      golden.py_Random0_choices_weighted,
+    );
     expect(new PyRandom(0).shuffle(range(20))).toEqual(golden.py_Random0_shuffle_range20);
     expect(new PyRandom(0).sample(range(219), 10)).toEqual(golden.py_Random0_sample_range219_10);
     expect(new PyRandom(0).sample(range(30), 20)).toEqual(golden.py_Random0_sample_range30_20);
   });
   it("uniform", () => {
     const r = new PyRandom(42);
-    floats(golden.py_Random42_uniform_1_3_x3, times(3, () => r.uniform(1, 3)));
+    floats(
+      golden.py_Random42_uniform_1_3_x3,
+      times(3, () => r.uniform(1, 3)),
+    );
   });
   it("gauss agrees only within a tolerance (log/cos/sin differ in the last bit between libms)", () => {
     const r = new PyRandom(42);
     const got = times(6, () => r.gauss());
-    golden.py_Random42_gauss_6.values.forEach((v: number, i: number) => expect(Math.abs(got[i]! - v)).toBeLessThanOrEqual(1e-14 * Math.max(1, Math.abs(v))));
+    golden.py_Random42_gauss_6.values.forEach((v: number, i: number) =>
+      expect(Math.abs(got[i]! - v)).toBeLessThanOrEqual(1e-14 * Math.max(1, Math.abs(v))),
+    );
   });
 });

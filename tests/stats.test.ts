@@ -9,7 +9,11 @@ import { sharedDir } from "./helpers.js";
 import { mcnemarExact, percentile } from "../src/stats/intervals.js";
 
 const dir = resolve(sharedDir(), "golden/stats");
-const cases = (JSON.parse(readFileSync(resolve(dir, "cases.json"), "utf8")) as { cases: { args: string[]; expected: Record<string, unknown> }[] }).cases;
+const cases = (
+  JSON.parse(readFileSync(resolve(dir, "cases.json"), "utf8")) as {
+    cases: { args: string[]; expected: Record<string, unknown> }[];
+  }
+).cases;
 
 describe("medbench stats matches the reference", () => {
   it.each(cases.map((c) => [c.args.join(" "), c] as const))("%s", async (_, c) => {
@@ -21,7 +25,9 @@ describe("medbench stats matches the reference", () => {
     for (const [k, v] of Object.entries(c.expected)) {
       if (approx.includes(k) || k === "mcnemar_p") {
         const e = v as number;
-        expect(Math.abs((got[k] as number) - e)).toBeLessThanOrEqual(1e-12 * Math.max(Math.abs(e), Number.MIN_VALUE));
+        expect(Math.abs((got[k] as number) - e)).toBeLessThanOrEqual(
+          1e-12 * Math.max(Math.abs(e), Number.MIN_VALUE),
+        );
       } else {
         expect(got[k], k).toStrictEqual(v);
       }
@@ -29,7 +35,23 @@ describe("medbench stats matches the reference", () => {
   });
 
   it("refuses sets that do not hold the same items", async () => {
-    const r = await execa("node", [BIN, "stats", "paired", "--a", "paired_a.jsonl", "--b", "allwrong.jsonl", "--value", "correct", "--id", "id"], { cwd: dir, reject: false });
+    const r = await execa(
+      "node",
+      [
+        BIN,
+        "stats",
+        "paired",
+        "--a",
+        "paired_a.jsonl",
+        "--b",
+        "allwrong.jsonl",
+        "--value",
+        "correct",
+        "--id",
+        "id",
+      ],
+      { cwd: dir, reject: false },
+    );
     expect(r.exitCode).toBe(2);
     expect(String(r.stderr)).toMatch(/no field `correct`|do not hold the same items/);
   });
@@ -45,6 +67,6 @@ describe("percentile and McNemar", () => {
     expect(mcnemarExact(0, 0)).toBe(1);
     expect(mcnemarExact(5, 5)).toBe(1);
     expect(mcnemarExact(0, 5)).toBe(0.0625); // 2 * 1/32
-    expect(mcnemarExact(1, 9)).toBeCloseTo(2 * (1 + 10) / 1024, 15);
+    expect(mcnemarExact(1, 9)).toBeCloseTo((2 * (1 + 10)) / 1024, 15);
   });
 });

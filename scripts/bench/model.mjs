@@ -19,18 +19,46 @@ await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
 const sample = path.join(dir, "specs/voice-command/sample");
 const release = path.join(dir, "release");
 await fs.copy(sample, release);
-for (const f of ["commands_v0.1.jsonl", "commands_v0.1_asr_generic.jsonl", "commands_v0.1_asr_kor_or_stt.jsonl", "kor_overheard_v0.1.jsonl"]) {
-  const rows = (await fs.readFile(path.join(sample, "benchmark", f), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+for (const f of [
+  "commands_v0.1.jsonl",
+  "commands_v0.1_asr_generic.jsonl",
+  "commands_v0.1_asr_kor_or_stt.jsonl",
+  "kor_overheard_v0.1.jsonl",
+]) {
+  const rows = (await fs.readFile(path.join(sample, "benchmark", f), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   const out = [];
-  for (let c = 0; c < copies; c++) for (const r of rows) out.push(JSON.stringify({ ...r, id: `${r.id}-c${c}`, group: `${r.group}-c${c}`, utterance: `${r.utterance} (${c})` }));
+  for (let c = 0; c < copies; c++)
+    for (const r of rows)
+      out.push(
+        JSON.stringify({
+          ...r,
+          id: `${r.id}-c${c}`,
+          group: `${r.group}-c${c}`,
+          utterance: `${r.utterance} (${c})`,
+        }),
+      );
   await fs.writeFile(path.join(release, "benchmark", f), out.join("\n") + "\n");
 }
 
 async function routes(url, concurrency) {
-  await fs.writeFile(path.join(dir, "routes.yaml"), `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`);
+  await fs.writeFile(
+    path.join(dir, "routes.yaml"),
+    `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
+  );
 }
-const build = (...extra) => $({ cwd: dir })`node ${bin} build specs/voice-command.yaml --model fake/bench --registry routes.yaml --data-dir release --json ${extra}`;
-const stageMs = (out, stage) => out.stderr.split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === "stage-done" && e.stage === stage).ms;
+const build = (...extra) =>
+  $({
+    cwd: dir,
+  })`node ${bin} build specs/voice-command.yaml --model fake/bench --registry routes.yaml --data-dir release --json ${extra}`;
+const stageMs = (out, stage) =>
+  out.stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((e) => e.type === "stage-done" && e.stage === stage).ms;
 
 // 1. throughput
 {
@@ -51,10 +79,14 @@ const stageMs = (out, stage) => out.stderr.split("\n").filter(Boolean).map((l) =
       const res = await fetch("${server.url}/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(bodies[next++]) });
       await res.json(); } })).then(() => console.log(performance.now() - t0));`;
   const bareMs = Number((await $`node -e ${loop} ${path.join(dir, "bodies.json")}`).stdout.trim());
-  console.log(`1. ${n} requests at concurrency ${concurrency}: model stage ${(n / modelMs * 1000).toFixed(0)} req/s, bare fetch loop ${(n / bareMs * 1000).toFixed(0)} req/s, ratio ${(bareMs / modelMs).toFixed(2)} (goal >= 0.8)`);
+  console.log(
+    `1. ${n} requests at concurrency ${concurrency}: model stage ${((n / modelMs) * 1000).toFixed(0)} req/s, bare fetch loop ${((n / bareMs) * 1000).toFixed(0)} req/s, ratio ${(bareMs / modelMs).toFixed(2)} (goal >= 0.8)`,
+  );
 
   // 2. fully cached rebuild (the model stage forgotten, every reply from the per-request cache) against a no-op build
-  const modelKey = JSON.parse((await build()).stdout.trim().split("\n").pop()).stages.find((s) => s.name === "model").key;
+  const modelKey = JSON.parse((await build()).stdout.trim().split("\n").pop()).stages.find(
+    (s) => s.name === "model",
+  ).key;
   await fs.remove(path.join(dir, "cache/stages", `${modelKey}.json`));
   const t1 = performance.now();
   await build();
@@ -62,13 +94,16 @@ const stageMs = (out, stage) => out.stderr.split("\n").filter(Boolean).map((l) =
   const t2 = performance.now();
   await build();
   const noopMs = performance.now() - t2;
-  console.log(`2. fully cached rebuild of ${n} items: ${((cachedMs - noopMs) / 1000).toFixed(2)} s beyond a no-op build (goal < 1 s)`);
+  console.log(
+    `2. fully cached rebuild of ${n} items: ${((cachedMs - noopMs) / 1000).toFixed(2)} s beyond a no-op build (goal < 1 s)`,
+  );
   await server.close();
 }
 
 // 3. latency-bound: 200 ms each at concurrency 64
 {
-  const latency = 200, concurrency = 64;
+  const latency = 200,
+    concurrency = 64;
   const server = await startFakeOpenAI({ policy: "voice-command", latencyMs: latency });
   await routes(server.url, concurrency);
   await fs.remove(path.join(dir, "cache/memo"));
@@ -76,7 +111,9 @@ const stageMs = (out, stage) => out.stderr.split("\n").filter(Boolean).map((l) =
   const n = server.stats.requests;
   const ideal = Math.ceil(n / concurrency) * latency;
   const ms = stageMs(out, "model");
-  console.log(`3. ${n} requests, ${latency} ms latency, concurrency ${concurrency}: ${(ms / ideal).toFixed(3)} x the ideal ceil(n / c) x latency (goal <= 1.10)`);
+  console.log(
+    `3. ${n} requests, ${latency} ms latency, concurrency ${concurrency}: ${(ms / ideal).toFixed(3)} x the ideal ceil(n / c) x latency (goal <= 1.10)`,
+  );
   await server.close();
 }
 await fs.remove(dir);

@@ -21,7 +21,10 @@ async function project(bigMB) {
     const sha = createHash("sha256").update(big).digest("hex");
     const spec = path.join(dir, "specs/voice-command.yaml");
     let text = await fs.readFile(spec, "utf8");
-    text = text.replace("        train/train_v0.2.jsonl: null", "        train/train_v0.2.jsonl: null\n        big.bin: null");
+    text = text.replace(
+      "        train/train_v0.2.jsonl: null",
+      "        train/train_v0.2.jsonl: null\n        big.bin: null",
+    );
     text = text.replace(/(          train\/train_v0.2.jsonl: [0-9a-f]{64})/, `$1\n          big.bin: ${sha}`);
     await fs.writeFile(spec, text);
     // An old mtime, as a downloaded release has: a file modified in the last seconds is rehashed by design.
@@ -55,6 +58,8 @@ const base = (node + node2) / 2;
 console.log(`median of ${runs} runs each`);
 console.log(`node -e 0                           1.00`);
 console.log(`no-op build                         ${(noop / base).toFixed(2)}  (goal <= 2)`);
-console.log(`no-op build, 100 MB input           ${(noopBig / base).toFixed(2)}  (goal: same as the line above)`);
+console.log(
+  `no-op build, 100 MB input           ${(noopBig / base).toFixed(2)}  (goal: same as the line above)`,
+);
 await fs.remove(plain);
 await fs.remove(big);

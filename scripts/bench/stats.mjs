@@ -17,19 +17,74 @@ const bin = path.join(repo, "bin/medbench.js");
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-stats-"));
 // 620 pairs, each its own cluster (values 0/1), as rows of the note-errors paired bootstrap.
-const pairs = (await fs.readFile(path.join(golden, "pairs.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
-await fs.writeFile(path.join(tmp, "a.jsonl"), pairs.map((r) => JSON.stringify({ id: r.id, v: r.both_correct })).join("\n") + "\n");
-await fs.writeFile(path.join(tmp, "b.jsonl"), pairs.map((r, i) => JSON.stringify({ id: r.id, v: (i * 7919) % 3 === 0 ? 1 : 0 })).join("\n") + "\n");
+const pairs = (await fs.readFile(path.join(golden, "pairs.jsonl"), "utf8"))
+  .trim()
+  .split("\n")
+  .map((l) => JSON.parse(l));
+await fs.writeFile(
+  path.join(tmp, "a.jsonl"),
+  pairs.map((r) => JSON.stringify({ id: r.id, v: r.both_correct })).join("\n") + "\n",
+);
+await fs.writeFile(
+  path.join(tmp, "b.jsonl"),
+  pairs.map((r, i) => JSON.stringify({ id: r.id, v: (i * 7919) % 3 === 0 ? 1 : 0 })).join("\n") + "\n",
+);
 
 const work = {
-  "A 2000 x 620 pairs, numpy": ["paired", "--a", path.join(tmp, "a.jsonl"), "--b", path.join(tmp, "b.jsonl"), "--value", "v", "--id", "id", "--resamples", "2000", "--rng", "numpy"],
-  "B 1000 x 219 clusters, numpy": ["ci", "--input", path.join(golden, "clustered.jsonl"), "--value", "correct", "--cluster", "group", "--resamples", "1000", "--rng", "numpy"],
-  "C 2000 x 219 clusters, python": ["paired", "--a", path.join(golden, "paired_a.jsonl"), "--b", path.join(golden, "paired_b.jsonl"), "--value", "correct", "--id", "id", "--cluster", "group", "--resamples", "2000", "--rng", "python"],
+  "A 2000 x 620 pairs, numpy": [
+    "paired",
+    "--a",
+    path.join(tmp, "a.jsonl"),
+    "--b",
+    path.join(tmp, "b.jsonl"),
+    "--value",
+    "v",
+    "--id",
+    "id",
+    "--resamples",
+    "2000",
+    "--rng",
+    "numpy",
+  ],
+  "B 1000 x 219 clusters, numpy": [
+    "ci",
+    "--input",
+    path.join(golden, "clustered.jsonl"),
+    "--value",
+    "correct",
+    "--cluster",
+    "group",
+    "--resamples",
+    "1000",
+    "--rng",
+    "numpy",
+  ],
+  "C 2000 x 219 clusters, python": [
+    "paired",
+    "--a",
+    path.join(golden, "paired_a.jsonl"),
+    "--b",
+    path.join(golden, "paired_b.jsonl"),
+    "--value",
+    "correct",
+    "--id",
+    "id",
+    "--cluster",
+    "group",
+    "--resamples",
+    "2000",
+    "--rng",
+    "python",
+  ],
 };
 
 async function median(fn) {
   const t = [];
-  for (let i = 0; i < runs; i++) { const t0 = performance.now(); await fn(); t.push(performance.now() - t0); }
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    t.push(performance.now() - t0);
+  }
   return t.sort((a, b) => a - b)[Math.floor(runs / 2)];
 }
 

@@ -1,6 +1,14 @@
 // medbench export RESULT -o FILE.tar.gz: the result, its spec and inputs' hashes, every stage's record and
 // output (but the data), packed deterministically.
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync } from "node:fs";
+import {
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  writeFileSync,
+  rmSync,
+  existsSync,
+  readdirSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { create } from "tar";
@@ -16,20 +24,36 @@ import { BUNDLE_FORMAT, DATA_KINDS, outputPath, type BundleManifest } from "./la
 
 export async function exportResult(resultDir: string, outFile: string, opts: BuildOptions): Promise<string> {
   const buildFile = join(resultDir, "build.json");
-  if (!existsSync(buildFile)) throw new UsageError(`${resultDir} is not a result directory of a medbench build (no build.json)`);
-  const built = JSON.parse(readFileSync(buildFile, "utf8")) as { spec: string; spec_hash: string; variables: Record<string, Json>; stages: Record<string, { kind: string; key: string; outputs: Record<string, string> }> };
+  if (!existsSync(buildFile))
+    throw new UsageError(`${resultDir} is not a result directory of a medbench build (no build.json)`);
+  const built = JSON.parse(readFileSync(buildFile, "utf8")) as {
+    spec: string;
+    spec_hash: string;
+    variables: Record<string, Json>;
+    stages: Record<string, { kind: string; key: string; outputs: Record<string, string> }>;
+  };
   const specPath = built.spec;
   const declared = loadSpec(resolve(opts.project.root, specPath)).variables;
-  const rt = await loadRuntime(resolve(opts.project.root, specPath), Object.fromEntries(Object.entries(built.variables).filter(([k, v]) => k in declared && v !== null)));
-  if (rt.spec.specHash !== built.spec_hash) throw new UsageError(`${specPath} has changed since this result was built (spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`);
+  const rt = await loadRuntime(
+    resolve(opts.project.root, specPath),
+    Object.fromEntries(Object.entries(built.variables).filter(([k, v]) => k in declared && v !== null)),
+  );
+  if (rt.spec.specHash !== built.spec_hash)
+    throw new UsageError(
+      `${specPath} has changed since this result was built (spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
+    );
   const lock = readLock(opts.project.lockPath);
   const cache = new Cache(opts.project.cacheDir);
   const stages: BundleManifest["stages"] = {};
   for (const [name, st] of Object.entries(built.stages)) {
     const m = cache.readManifest(st.key) as Manifest | null;
-    if (!m) throw new UsageError(`the cache no longer holds stage ${name} of this result (key ${st.key.slice(0, 12)}…); rebuild it first`);
+    if (!m)
+      throw new UsageError(
+        `the cache no longer holds stage ${name} of this result (key ${st.key.slice(0, 12)}…); rebuild it first`,
+      );
     for (const [output, hash] of Object.entries(m.outputs)) {
-      if (!DATA_KINDS.has(st.kind) && !(await cache.verify(hash))) throw new UsageError(`the cache no longer holds ${name}/${output}; rebuild first`);
+      if (!DATA_KINDS.has(st.kind) && !(await cache.verify(hash)))
+        throw new UsageError(`the cache no longer holds ${name}/${output}; rebuild first`);
     }
     stages[name] = { kind: st.kind, key: st.key, outputs: m.outputs, record: m.record };
   }
@@ -43,18 +67,33 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   }
   const staging = mkdtempSync(join(tmpdir(), "medbench-export-"));
   try {
-    const put = (rel: string, data: string | Buffer) => { mkdirSync(dirname(join(staging, rel)), { recursive: true }); writeFileSync(join(staging, rel), data); };
-    const files = rt.spec.stages.flatMap((s) => Object.values(s.inputs).flatMap((r) => ("file" in r ? [r.file] : [])));
+    const put = (rel: string, data: string | Buffer) => {
+      mkdirSync(dirname(join(staging, rel)), { recursive: true });
+      writeFileSync(join(staging, rel), data);
+    };
+    const files = rt.spec.stages.flatMap((s) =>
+      Object.values(s.inputs).flatMap((r) => ("file" in r ? [r.file] : [])),
+    );
     put(`spec/${specPath}`, readFileSync(resolve(opts.project.root, specPath)));
     for (const f of files) put(`spec/${f}`, readFileSync(resolve(opts.project.root, f)));
     for (const [name, st] of Object.entries(stages)) {
       put(`stages/${name}.json`, stableJson(st));
       if (DATA_KINDS.has(st.kind)) continue;
-      for (const [output, hash] of Object.entries(st.outputs)) put(outputPath(name, output), cache.read(hash));
+      for (const [output, hash] of Object.entries(st.outputs))
+        put(outputPath(name, output), cache.read(hash));
     }
     const manifest: BundleManifest = {
-      format: BUNDLE_FORMAT, slug: rt.spec.slug, version: rt.spec.version, spec_hash: rt.spec.specHash, spec: specPath, files: [...new Set(files)].sort(),
-      variables: built.variables, medbench: rt.build.medbench, results: rt.spec.results?.files ?? {}, pins: lock.specs[specPath]?.pins ?? {}, stages,
+      format: BUNDLE_FORMAT,
+      slug: rt.spec.slug,
+      version: rt.spec.version,
+      spec_hash: rt.spec.specHash,
+      spec: specPath,
+      files: [...new Set(files)].sort(),
+      variables: built.variables,
+      medbench: rt.build.medbench,
+      results: rt.spec.results?.files ?? {},
+      pins: lock.specs[specPath]?.pins ?? {},
+      stages,
     };
     put("bundle.json", stableJson(manifest));
     // For people: the result files under their usual names, and the lock entry (checked like the outputs).
@@ -62,10 +101,25 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       const { stage, output } = resultSource(from);
       put(`results/${file}`, cache.read(stages[stage]!.outputs[output]!));
     }
-    put("lock.json", stableJson({ [specPath]: { slug: rt.spec.slug, spec_hash: rt.spec.specHash, pins: manifest.pins, stages: Object.fromEntries(Object.entries(stages).map(([n, st]) => [n, { kind: st.kind, key: st.key, outputs: st.outputs }])) } }));
+    put(
+      "lock.json",
+      stableJson({
+        [specPath]: {
+          slug: rt.spec.slug,
+          spec_hash: rt.spec.specHash,
+          pins: manifest.pins,
+          stages: Object.fromEntries(
+            Object.entries(stages).map(([n, st]) => [n, { kind: st.kind, key: st.key, outputs: st.outputs }]),
+          ),
+        },
+      }),
+    );
     const entries = listFiles(staging);
     // Fixed times and owners: the same result packs to the same bytes.
-    await create({ gzip: { level: 9 }, file: outFile, cwd: staging, portable: true, noMtime: true, mtime: new Date(0) }, entries);
+    await create(
+      { gzip: { level: 9 }, file: outFile, cwd: staging, portable: true, noMtime: true, mtime: new Date(0) },
+      entries,
+    );
     return outFile;
   } finally {
     rmSync(staging, { recursive: true, force: true });
@@ -73,8 +127,10 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
 }
 
 function listFiles(root: string, rel = ""): string[] {
-  return readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((d) => {
-    const p = rel ? `${rel}/${d.name}` : d.name;
-    return d.isDirectory() ? listFiles(root, p) : [p];
-  });
+  return readdirSync(join(root, rel), { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((d) => {
+      const p = rel ? `${rel}/${d.name}` : d.name;
+      return d.isDirectory() ? listFiles(root, p) : [p];
+    });
 }

@@ -7,7 +7,12 @@ import type { KeyRecord } from "../runner/keys.js";
 
 export const BUNDLE_FORMAT = 1;
 
-export interface BundleStage { kind: string; key: string; outputs: Record<string, string>; record: KeyRecord }
+export interface BundleStage {
+  kind: string;
+  key: string;
+  outputs: Record<string, string>;
+  record: KeyRecord;
+}
 
 export interface BundleManifest {
   format: number;

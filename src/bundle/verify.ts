@@ -22,12 +22,53 @@ import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } 
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
 
-export interface Check { name: string; ok: boolean | null; lines: string[] } // null: not checked
-export interface Difference { what: string; published: unknown; recomputed: unknown }
-export interface LiveReport { request_differences: { stage: string; path: string; recorded: unknown; sent: unknown }[]; verdicts: { key: string; subset: string; n: number; changed: number; to_true: number; to_false: number; items: string[] }[]; metrics: { metric: string; published: number | null; lo: number | null; hi: number | null; live: number | null; inside: boolean | null }[] }
-export interface VerifyReport { bundle: string; slug: string; spec_hash: string; checks: Check[]; differences: Difference[]; live: LiveReport | null; ok: boolean }
+export interface Check {
+  name: string;
+  ok: boolean | null;
+  lines: string[];
+} // null: not checked
+export interface Difference {
+  what: string;
+  published: unknown;
+  recomputed: unknown;
+}
+export interface LiveReport {
+  request_differences: { stage: string; path: string; recorded: unknown; sent: unknown }[];
+  verdicts: {
+    key: string;
+    subset: string;
+    n: number;
+    changed: number;
+    to_true: number;
+    to_false: number;
+    items: string[];
+  }[];
+  metrics: {
+    metric: string;
+    published: number | null;
+    lo: number | null;
+    hi: number | null;
+    live: number | null;
+    inside: boolean | null;
+  }[];
+}
+export interface VerifyReport {
+  bundle: string;
+  slug: string;
+  spec_hash: string;
+  checks: Check[];
+  differences: Difference[];
+  live: LiveReport | null;
+  ok: boolean;
+}
 
-export interface VerifyOptions { project: Project; dataDir?: string; live: boolean; registryFiles: string[]; env: Record<string, string | undefined> }
+export interface VerifyOptions {
+  project: Project;
+  dataDir?: string;
+  live: boolean;
+  registryFiles: string[];
+  env: Record<string, string | undefined>;
+}
 
 type Outputs = Map<string, Map<string, Buffer>>;
 
@@ -42,9 +83,14 @@ export async function verifyBundle(path: string, o: VerifyOptions): Promise<Veri
   const { dir, cleanup } = openBundle(path);
   try {
     if (dir !== path) {
-      try { await extract({ file: path, cwd: dir, strict: true }); } catch (e) { throw new UsageError(`${path} is not a medbench bundle (.tar.gz): ${(e as Error).message}`); }
+      try {
+        await extract({ file: path, cwd: dir, strict: true });
+      } catch (e) {
+        throw new UsageError(`${path} is not a medbench bundle (.tar.gz): ${(e as Error).message}`);
+      }
     }
-    if (!existsSync(join(dir, "bundle.json"))) throw new UsageError(`${path} is not a medbench bundle (no bundle.json)`);
+    if (!existsSync(join(dir, "bundle.json")))
+      throw new UsageError(`${path} is not a medbench bundle (no bundle.json)`);
     return await verifyDir(path, dir, o);
   } finally {
     cleanup();
@@ -65,19 +111,39 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     }
     published.set(stage, m);
   }
-  const resultName = (stage: string, output: string) => Object.entries(b.results).find(([, v]) => v === `${stage}/${output}`)?.[0] ?? `${stage}/${output}`;
+  const resultName = (stage: string, output: string) =>
+    Object.entries(b.results).find(([, v]) => v === `${stage}/${output}`)?.[0] ?? `${stage}/${output}`;
 
   // 1. The spec.
   let spec: SpecFile | null = null;
   const specCheck: Check = { name: "spec", ok: false, lines: [] };
   try {
     const src = parseSourceDoc(readFileSync(join(dir, "spec", b.spec)), b.spec);
-    spec = loadSpecFromSource(src, Object.fromEntries(Object.entries(b.variables).filter(([, v]) => v !== undefined)) as Record<string, Json>);
-    const metricsHash = (JSON.parse(published.get(b.results["metrics.json"]?.split("/")[0] ?? "bootstrap")?.get("metrics")?.toString("utf8") ?? "{}") as { spec_hash?: string }).spec_hash;
-    specCheck.ok = spec.specHash === b.spec_hash && (metricsHash === undefined || metricsHash === b.spec_hash);
-    specCheck.lines.push(specCheck.ok ? `${b.spec} hashes to ${b.spec_hash}, the recorded spec_hash` : `${b.spec} hashes to ${spec.specHash}, but the result records spec_hash ${metricsHash ?? b.spec_hash}: the spec was edited`);
+    spec = loadSpecFromSource(
+      src,
+      Object.fromEntries(Object.entries(b.variables).filter(([, v]) => v !== undefined)) as Record<
+        string,
+        Json
+      >,
+    );
+    const metricsHash = (
+      JSON.parse(
+        published
+          .get(b.results["metrics.json"]?.split("/")[0] ?? "bootstrap")
+          ?.get("metrics")
+          ?.toString("utf8") ?? "{}",
+      ) as { spec_hash?: string }
+    ).spec_hash;
+    specCheck.ok =
+      spec.specHash === b.spec_hash && (metricsHash === undefined || metricsHash === b.spec_hash);
+    specCheck.lines.push(
+      specCheck.ok
+        ? `${b.spec} hashes to ${b.spec_hash}, the recorded spec_hash`
+        : `${b.spec} hashes to ${spec.specHash}, but the result records spec_hash ${metricsHash ?? b.spec_hash}: the spec was edited`,
+    );
   } catch (e) {
-    const msg = e instanceof DiagnosticError ? e.diagnostics.map((d) => d.message).join("; ") : (e as Error).message;
+    const msg =
+      e instanceof DiagnosticError ? e.diagnostics.map((d) => d.message).join("; ") : (e as Error).message;
     specCheck.lines.push(`the bundled spec does not load: ${msg}`);
   }
   checks.push(specCheck);
@@ -91,9 +157,18 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     for (const [output, expected] of Object.entries(b.stages[stage]!.outputs)) {
       const data = m.get(output);
       count++;
-      if (!data) { outCheck.ok = false; outCheck.lines.push(`${resultName(stage, output)} is missing from the bundle`); continue; }
+      if (!data) {
+        outCheck.ok = false;
+        outCheck.lines.push(`${resultName(stage, output)} is missing from the bundle`);
+        continue;
+      }
       const actual = sha256Hex(data);
-      if (actual !== expected) { outCheck.ok = false; outCheck.lines.push(`${resultName(stage, output)} (${stage}/${output}) was changed after the build: sha256 ${actual.slice(0, 16)}…, recorded ${expected.slice(0, 16)}…`); }
+      if (actual !== expected) {
+        outCheck.ok = false;
+        outCheck.lines.push(
+          `${resultName(stage, output)} (${stage}/${output}) was changed after the build: sha256 ${actual.slice(0, 16)}…, recorded ${expected.slice(0, 16)}…`,
+        );
+      }
     }
   }
   for (const [file, from] of Object.entries(b.results)) {
@@ -102,7 +177,12 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     if (!existsSync(f)) continue;
     count++;
     const actual = sha256Hex(readFileSync(f));
-    if (actual !== b.stages[stage]?.outputs[output]) { outCheck.ok = false; outCheck.lines.push(`results/${file} was changed after the build: sha256 ${actual.slice(0, 16)}…, recorded ${String(b.stages[stage]?.outputs[output]).slice(0, 16)}…`); }
+    if (actual !== b.stages[stage]?.outputs[output]) {
+      outCheck.ok = false;
+      outCheck.lines.push(
+        `results/${file} was changed after the build: sha256 ${actual.slice(0, 16)}…, recorded ${String(b.stages[stage]?.outputs[output]).slice(0, 16)}…`,
+      );
+    }
   }
   if (outCheck.ok) outCheck.lines.push(`${count} files match their recorded hashes`);
   checks.push(outCheck);
@@ -110,15 +190,24 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   // 3. The user's copy of the data, against the pins.
   const dataCheck: Check = { name: "data", ok: null, lines: [] };
   const download = Object.entries(b.stages).find(([, s]) => DATA_KINDS.has(s.kind));
-  if (!o.dataDir) dataCheck.lines.push("not checked: the replay needs no data (pass --data-dir to check a release against the pins)");
+  if (!o.dataDir)
+    dataCheck.lines.push(
+      "not checked: the replay needs no data (pass --data-dir to check a release against the pins)",
+    );
   else if (download) {
     dataCheck.ok = true;
     for (const [file, pin] of Object.entries(download[1].outputs)) {
       const p = resolve(o.dataDir, file);
       const actual = existsSync(p) ? sha256Hex(readFileSync(p)) : null;
-      if (actual !== pin) { dataCheck.ok = false; dataCheck.lines.push(`${file}: ${actual ? `sha256 ${actual.slice(0, 16)}…, pinned ${pin.slice(0, 16)}…` : "missing"}`); }
+      if (actual !== pin) {
+        dataCheck.ok = false;
+        dataCheck.lines.push(
+          `${file}: ${actual ? `sha256 ${actual.slice(0, 16)}…, pinned ${pin.slice(0, 16)}…` : "missing"}`,
+        );
+      }
     }
-    if (dataCheck.ok) dataCheck.lines.push(`${Object.keys(download[1].outputs).length} files of ${o.dataDir} match the pins`);
+    if (dataCheck.ok)
+      dataCheck.lines.push(`${Object.keys(download[1].outputs).length} files of ${o.dataDir} match the pins`);
   }
   checks.push(dataCheck);
 
@@ -137,18 +226,36 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       }
     }
     replayCheck.ok = differences.length === 0;
-    replayCheck.lines.push(replayCheck.ok
-      ? `${replayed.map((s) => s.name).join(", ")} recomputed from the bundled replies: every metric, interval and verdict identical`
-      : `${replayed.map((s) => s.name).join(", ")} recomputed from the bundled replies: ${differences.length} difference(s)`);
+    replayCheck.lines.push(
+      replayCheck.ok
+        ? `${replayed.map((s) => s.name).join(", ")} recomputed from the bundled replies: every metric, interval and verdict identical`
+        : `${replayed.map((s) => s.name).join(", ")} recomputed from the bundled replies: ${differences.length} difference(s)`,
+    );
     if (o.live) live = compareLive(b, published, await runStages(dir, spec, task, b, published, o, true));
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
-  return { bundle: label, slug: b.slug, spec_hash: b.spec_hash, checks, differences, live, ok: checks.every((c) => c.ok !== false) };
+  return {
+    bundle: label,
+    slug: b.slug,
+    spec_hash: b.spec_hash,
+    checks,
+    differences,
+    live,
+    ok: checks.every((c) => c.ok !== false),
+  };
 }
 
 /** Runs the spec's stages on bundled outputs: model and data stages come from the bundle (or, live, the
  *  model stages are sent again into their own cache namespace); everything else is recomputed here. */
-async function runStages(dir: string, spec: SpecFile, task: TaskModule, b: BundleManifest, published: Outputs, o: VerifyOptions, live: boolean): Promise<Outputs> {
+async function runStages(
+  dir: string,
+  spec: SpecFile,
+  task: TaskModule,
+  b: BundleManifest,
+  published: Outputs,
+  o: VerifyOptions,
+  live: boolean,
+): Promise<Outputs> {
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const produced: Outputs = new Map();
   const hashes = new Map<string, Record<string, string>>();
@@ -165,33 +272,74 @@ async function runStages(dir: string, spec: SpecFile, task: TaskModule, b: Bundl
     for (const [name, ref] of Object.entries(decl.inputs)) {
       if ("file" in ref) {
         const file = join(dir, "spec", ref.file); // the bundled copy of a template or schema
-        inputs[name] = { hashes: {}, read: () => readFileSync(file), text: () => readFileSync(file, "utf8"), path: () => file };
+        inputs[name] = {
+          hashes: {},
+          read: () => readFileSync(file),
+          text: () => readFileSync(file, "utf8"),
+          path: () => file,
+        };
         continue;
       }
       const get = (out?: string) => {
         const m = produced.get(ref.stage) ?? new Map<string, Buffer>();
         const key = out ?? [...m.keys()][0];
         const v = key === undefined ? undefined : m.get(key);
-        if (!v) throw new UsageError(`the bundle has no output ${ref.stage}/${out ?? ""}, which stage ${decl.name} reads`);
+        if (!v)
+          throw new UsageError(
+            `the bundle has no output ${ref.stage}/${out ?? ""}, which stage ${decl.name} reads`,
+          );
         return v;
       };
-      inputs[name] = { get hashes() { return hashes.get(ref.stage) ?? {}; }, read: get, text: (out) => get(out).toString("utf8"), path: () => "" };
+      inputs[name] = {
+        get hashes() {
+          return hashes.get(ref.stage) ?? {};
+        },
+        read: get,
+        text: (out) => get(out).toString("utf8"),
+        path: () => "",
+      };
     }
     const ctx: StageContext = {
-      stage: decl.name, params: decl.params as Json, inputs, task,
-      build: { slug: spec.slug, version: spec.version, specHash: spec.specHash, medbench: b.medbench, recipe: b.stages[decl.name]?.record.recipe ?? 1, variables: spec.variables },
-      options: { projectRoot: o.project.root, trustChanged: false, refresh: false, env: o.env, registryFiles: o.registryFiles, replyNamespace: "live" },
+      stage: decl.name,
+      params: decl.params as Json,
+      inputs,
+      task,
+      build: {
+        slug: spec.slug,
+        version: spec.version,
+        specHash: spec.specHash,
+        medbench: b.medbench,
+        recipe: b.stages[decl.name]?.record.recipe ?? 1,
+        variables: spec.variables,
+      },
+      options: {
+        projectRoot: o.project.root,
+        trustChanged: false,
+        refresh: false,
+        env: o.env,
+        registryFiles: o.registryFiles,
+        replyNamespace: "live",
+      },
       pins: { recorded: () => undefined, record: () => {} },
       memo: memoStore(cache),
-      tempPath: () => { throw new Error("replayed stages write no temp files"); },
-      hashFile: async () => { throw new Error("replayed stages hash no files"); },
+      tempPath: () => {
+        throw new Error("replayed stages write no temp files");
+      },
+      hashFile: async () => {
+        throw new Error("replayed stages hash no files");
+      },
       emit: () => {},
     };
     const out = await kind.run(ctx);
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
     for (const [k, v] of Object.entries(out)) {
-      const buf = typeof v === "string" ? Buffer.from(v) : v instanceof Uint8Array ? Buffer.from(v) : readFileSync(v.file);
+      const buf =
+        typeof v === "string"
+          ? Buffer.from(v)
+          : v instanceof Uint8Array
+            ? Buffer.from(v)
+            : readFileSync(v.file);
       m.set(k, buf);
       h[k] = sha256Hex(buf);
     }
@@ -201,34 +349,60 @@ async function runStages(dir: string, spec: SpecFile, task: TaskModule, b: Bundl
   return produced;
 }
 
-type MetricsFile = { metrics: Record<string, { value?: number | null; lo?: number | null; hi?: number | null; ci_method?: string } | Json>; paired?: Record<string, Record<string, Json>> };
+type MetricsFile = {
+  metrics: Record<
+    string,
+    { value?: number | null; lo?: number | null; hi?: number | null; ci_method?: string } | Json
+  >;
+  paired?: Record<string, Record<string, Json>>;
+};
 type Item = { id: string; meta: { subset?: string }; verdicts: Record<string, Json> };
 
 function describe(name: string, pub: Buffer | undefined, got: Buffer): Difference[] {
   if (!pub) return [{ what: `${name}: not in the bundle`, published: null, recomputed: "(present)" }];
   if (name.endsWith("metrics.json")) {
-    const a = JSON.parse(pub.toString("utf8")) as Json, c = JSON.parse(got.toString("utf8")) as Json;
-    return jsonDiff(a, c).map((d) => ({ what: `${name} ${pointerWords(d.path)}`, published: d.from, recomputed: d.to }));
+    const a = JSON.parse(pub.toString("utf8")) as Json,
+      c = JSON.parse(got.toString("utf8")) as Json;
+    return jsonDiff(a, c).map((d) => ({
+      what: `${name} ${pointerWords(d.path)}`,
+      published: d.from,
+      recomputed: d.to,
+    }));
   }
   if (name.endsWith(".jsonl") && pub.toString("utf8").includes('"verdicts"')) {
     const a = new Map(parseJsonLines<Item>(pub.toString("utf8")).map((i) => [i.id, i]));
     const out: Difference[] = [];
     for (const i of parseJsonLines<Item>(got.toString("utf8"))) {
       const p = a.get(i.id);
-      if (!p) { out.push({ what: `${name} ${i.id}`, published: null, recomputed: i.verdicts }); continue; }
-      for (const d of jsonDiff(p as unknown as Json, i as unknown as Json)) out.push({ what: `${name} ${i.id} ${pointerWords(d.path)}`, published: d.from, recomputed: d.to });
+      if (!p) {
+        out.push({ what: `${name} ${i.id}`, published: null, recomputed: i.verdicts });
+        continue;
+      }
+      for (const d of jsonDiff(p as unknown as Json, i as unknown as Json))
+        out.push({ what: `${name} ${i.id} ${pointerWords(d.path)}`, published: d.from, recomputed: d.to });
       a.delete(i.id);
     }
     for (const id of a.keys()) out.push({ what: `${name} ${id}`, published: "(present)", recomputed: null });
     return out;
   }
-  return [{ what: `${name}: bytes differ`, published: sha256Hex(pub).slice(0, 16), recomputed: sha256Hex(got).slice(0, 16) }];
+  return [
+    {
+      what: `${name}: bytes differ`,
+      published: sha256Hex(pub).slice(0, 16),
+      recomputed: sha256Hex(got).slice(0, 16),
+    },
+  ];
 }
 
 function compareLive(b: BundleManifest, published: Outputs, live: Outputs): LiveReport {
   const items = resultSource(b.results["items.jsonl"] ?? "score/items");
   const metricsAt = resultSource(b.results["metrics.json"] ?? "bootstrap/metrics");
-  const pubItems = new Map(parseJsonLines<Item>(published.get(items.stage)?.get(items.output)?.toString("utf8") ?? "").map((i) => [i.id, i]));
+  const pubItems = new Map(
+    parseJsonLines<Item>(published.get(items.stage)?.get(items.output)?.toString("utf8") ?? "").map((i) => [
+      i.id,
+      i,
+    ]),
+  );
   const liveItems = parseJsonLines<Item>(live.get(items.stage)?.get(items.output)?.toString("utf8") ?? "");
   const groups = new Map<string, LiveReport["verdicts"][number]>();
   for (const li of liveItems) {
@@ -238,19 +412,43 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs): Live
       const pv = pi.verdicts[key];
       if (typeof v !== "boolean" || typeof pv !== "boolean" || key === "api_error") continue;
       const subset = String(li.meta.subset ?? "all");
-      const g = groups.get(`${key}/${subset}`) ?? { key, subset, n: 0, changed: 0, to_true: 0, to_false: 0, items: [] };
+      const g = groups.get(`${key}/${subset}`) ?? {
+        key,
+        subset,
+        n: 0,
+        changed: 0,
+        to_true: 0,
+        to_false: 0,
+        items: [],
+      };
       g.n++;
-      if (v !== pv) { g.changed++; if (v) g.to_true++; else g.to_false++; g.items.push(li.id); }
+      if (v !== pv) {
+        g.changed++;
+        if (v) g.to_true++;
+        else g.to_false++;
+        g.items.push(li.id);
+      }
       groups.set(`${key}/${subset}`, g);
     }
   }
-  const pm = JSON.parse(published.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}") as MetricsFile;
-  const lm = JSON.parse(live.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}") as MetricsFile;
+  const pm = JSON.parse(
+    published.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}",
+  ) as MetricsFile;
+  const lm = JSON.parse(
+    live.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}",
+  ) as MetricsFile;
   const metrics: LiveReport["metrics"] = [];
   for (const [name, p] of metricEntries(pm)) {
     const l = (lm.metrics?.[name] ?? {}) as { value?: number | null };
     const live = l.value ?? null;
-    metrics.push({ metric: name, published: p.value ?? null, lo: p.lo ?? null, hi: p.hi ?? null, live, inside: live === null || p.lo == null || p.hi == null ? null : live >= p.lo && live <= p.hi });
+    metrics.push({
+      metric: name,
+      published: p.value ?? null,
+      lo: p.lo ?? null,
+      hi: p.hi ?? null,
+      live,
+      inside: live === null || p.lo == null || p.hi == null ? null : live >= p.lo && live <= p.hi,
+    });
   }
   // The live requests should carry the recorded fields; a route configured otherwise here changes them.
   const request_differences: LiveReport["request_differences"] = [];
@@ -258,9 +456,10 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs): Live
     if (!MODEL_KINDS.has(st.kind)) continue;
     const pa = JSON.parse(published.get(stage)?.get("audit")?.toString("utf8") ?? "null") as Json;
     const la = JSON.parse(live.get(stage)?.get("audit")?.toString("utf8") ?? "null") as Json;
-    const req = (a: Json) => (st.kind === "model" ? (a as { request?: Json } | null)?.request ?? null : a);
+    const req = (a: Json) => (st.kind === "model" ? ((a as { request?: Json } | null)?.request ?? null) : a);
     for (const d of jsonDiff(req(pa), req(la))) {
-      if (!/thinking_audit|api_errors|truncated|response_format|incomplete|\/n$/.test(d.path)) request_differences.push({ stage, path: d.path, recorded: d.from, sent: d.to });
+      if (!/thinking_audit|api_errors|truncated|response_format|incomplete|\/n$/.test(d.path))
+        request_differences.push({ stage, path: d.path, recorded: d.from, sent: d.to });
     }
   }
   return { request_differences, verdicts: [...groups.values()], metrics };
@@ -271,15 +470,27 @@ function localSpecDiff(root: string, dir: string, b: BundleManifest): Check | nu
   const specs = join(root, "specs");
   if (!existsSync(specs)) return null;
   const bundled = parseSourceDoc(readFileSync(join(dir, "spec", b.spec)), b.spec).value as Json;
-  for (const f of readdirSync(specs).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+  for (const f of readdirSync(specs)
+    .filter((n) => /\.ya?ml$/.test(n))
+    .sort()) {
     let value: Json;
-    try { value = parseSourceDoc(readFileSync(join(specs, f)), `specs/${f}`).value as Json; } catch { continue; }
+    try {
+      value = parseSourceDoc(readFileSync(join(specs, f)), `specs/${f}`).value as Json;
+    } catch {
+      continue;
+    }
     if ((value as { slug?: string } | null)?.slug !== b.slug) continue;
     const diffs = jsonDiff(bundled, value);
     return {
-      name: "local spec", ok: diffs.length === 0 ? true : null,
-      lines: diffs.length === 0 ? [`specs/${f} is the same as the bundled spec`]
-        : [`specs/${f} differs from the bundled spec (information; the bundled one is verified):`, ...diffs.map((d) => `  ${d.path}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`)],
+      name: "local spec",
+      ok: diffs.length === 0 ? true : null,
+      lines:
+        diffs.length === 0
+          ? [`specs/${f} is the same as the bundled spec`]
+          : [
+              `specs/${f} differs from the bundled spec (information; the bundled one is verified):`,
+              ...diffs.map((d) => `  ${d.path}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`),
+            ],
     };
   }
   return null;

@@ -11,29 +11,62 @@ import { STAGE_KINDS } from "../../stages/index.js";
 import { jsonDiff, pointerWords } from "../util/json.js";
 import { sha256Hex } from "../hash/sha256.js";
 
-interface Version { label: string; spec: SpecFile; readFile(path: string): Buffer | null }
+interface Version {
+  label: string;
+  spec: SpecFile;
+  readFile(path: string): Buffer | null;
+}
 
 async function version(arg: string, root: string): Promise<Version> {
   const m = /^([^:]+):(.+)$/.exec(arg);
   if (m && !existsSync(resolve(root, arg))) {
     const [, rev, path] = m as unknown as [string, string, string];
     const show = async (p: string): Promise<Buffer | null> => {
-      const r = await execa("git", ["show", `${rev}:./${p}`], { cwd: root, encoding: "buffer", reject: false, stripFinalNewline: false });
+      const r = await execa("git", ["show", `${rev}:./${p}`], {
+        cwd: root,
+        encoding: "buffer",
+        reject: false,
+        stripFinalNewline: false,
+      });
       return r.exitCode === 0 ? Buffer.from(r.stdout) : null;
     };
     const bytes = await show(path);
-    if (!bytes) throw new DiagnosticError([{ file: arg, message: `git has no ${path} at revision ${rev}`, fix: "check the revision (git log) and the path (relative to the project root)" }]);
+    if (!bytes)
+      throw new DiagnosticError([
+        {
+          file: arg,
+          message: `git has no ${path} at revision ${rev}`,
+          fix: "check the revision (git log) and the path (relative to the project root)",
+        },
+      ]);
     const files = new Map<string, Buffer | null>();
     for (const f of await filesOf(parseSourceDoc(bytes, arg))) files.set(f, await show(f));
-    return { label: arg, spec: loadSpecFromSource(parseSourceDoc(bytes, arg)), readFile: (p) => files.get(p) ?? null };
+    return {
+      label: arg,
+      spec: loadSpecFromSource(parseSourceDoc(bytes, arg)),
+      readFile: (p) => files.get(p) ?? null,
+    };
   }
   const src = readSourceDoc(resolve(root, arg), arg);
-  return { label: arg, spec: loadSpecFromSource(src), readFile: (p) => { try { return readFileSync(resolve(root, p)); } catch { return null; } } };
+  return {
+    label: arg,
+    spec: loadSpecFromSource(src),
+    readFile: (p) => {
+      try {
+        return readFileSync(resolve(root, p));
+      } catch {
+        return null;
+      }
+    },
+  };
 }
 
 async function filesOf(src: SourceDoc): Promise<string[]> {
-  const stages = ((src.value as { stages?: Record<string, { inputs?: Record<string, { file?: string }> }> }).stages) ?? {};
-  return Object.values(stages).flatMap((s) => Object.values(s.inputs ?? {}).flatMap((i) => (i.file ? [i.file] : [])));
+  const stages =
+    (src.value as { stages?: Record<string, { inputs?: Record<string, { file?: string }> }> }).stages ?? {};
+  return Object.values(stages).flatMap((s) =>
+    Object.values(s.inputs ?? {}).flatMap((i) => (i.file ? [i.file] : [])),
+  );
 }
 
 export interface SpecDiff {
@@ -57,27 +90,38 @@ export async function diffSpecs(argA: string, argB: string, root: string): Promi
     if (!old) reasons.push("new stage");
     else {
       if (old.kind !== s.kind) reasons.push(`kind ${old.kind} -> ${s.kind}`);
-      for (const d of jsonDiff(old.params, s.params)) reasons.push(`params ${pointerWords(d.path)}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`);
+      for (const d of jsonDiff(old.params, s.params))
+        reasons.push(`params ${pointerWords(d.path)}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`);
       for (const [name, ref] of Object.entries(s.inputs)) {
         const before = old.inputs[name];
-        if (JSON.stringify(before) !== JSON.stringify(ref)) reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
+        if (JSON.stringify(before) !== JSON.stringify(ref))
+          reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
         else if ("file" in ref) {
-          const a = A.readFile(ref.file), b = B.readFile(ref.file);
+          const a = A.readFile(ref.file),
+            b = B.readFile(ref.file);
           if ((a && sha256Hex(a)) !== (b && sha256Hex(b))) reasons.push(`input file ${ref.file} differs`);
         }
       }
-      for (const name of Object.keys(old.inputs)) if (!(name in s.inputs)) reasons.push(`input ${name} removed`);
+      for (const name of Object.keys(old.inputs))
+        if (!(name in s.inputs)) reasons.push(`input ${name} removed`);
     }
     if (reasons.length) direct.set(s.name, reasons);
   }
   const stages: SpecDiff["stages"] = [];
   const because = new Map<string, string[]>();
-  for (const [name] of direct) for (const d of planB.downstream(name)) if (!direct.has(d)) because.set(d, [...(because.get(d) ?? []), name]);
+  for (const [name] of direct)
+    for (const d of planB.downstream(name))
+      if (!direct.has(d)) because.set(d, [...(because.get(d) ?? []), name]);
   for (const s of planB.order) {
     if (direct.has(s.name)) stages.push({ name: s.name, reasons: direct.get(s.name)! });
-    else if (because.has(s.name)) stages.push({ name: s.name, reasons: [`downstream of ${[...new Set(because.get(s.name)!)].join(", ")}`] });
+    else if (because.has(s.name))
+      stages.push({
+        name: s.name,
+        reasons: [`downstream of ${[...new Set(because.get(s.name)!)].join(", ")}`],
+      });
   }
-  for (const s of A.spec.stages) if (!B.spec.stages.some((x) => x.name === s.name)) stages.push({ name: s.name, reasons: ["removed"] });
+  for (const s of A.spec.stages)
+    if (!B.spec.stages.some((x) => x.name === s.name)) stages.push({ name: s.name, reasons: ["removed"] });
   return {
     a: { label: A.label, spec_hash: A.spec.specHash },
     b: { label: B.label, spec_hash: B.spec.specHash },

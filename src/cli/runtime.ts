@@ -14,38 +14,67 @@ import { escapePointer, type Json } from "../util/json.js";
 import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 
-
 /** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
 const NO_TASK: TaskModule = {
   parts: { prompts: "", parse: "", score: "", baselines: "" },
-  buildRequests: () => { throw new Error("this spec names no task"); },
-  parseReply: () => { throw new Error("this spec names no task"); },
-  score: () => { throw new Error("this spec names no task"); },
+  buildRequests: () => {
+    throw new Error("this spec names no task");
+  },
+  parseReply: () => {
+    throw new Error("this spec names no task");
+  },
+  score: () => {
+    throw new Error("this spec names no task");
+  },
   baselines: {},
 };
 
 export async function loadTask(spec: SpecFile): Promise<TaskModule> {
   if (spec.task === null) {
     const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskPart);
-    if (needs) throw new DiagnosticError([diagnosticAt(spec.src, `/stages/${needs.name}/kind`, `stage ${needs.name} (${needs.kind}) calls a task, and the spec names none`, "add `task: <name>` (a folder of tasks/)")]);
+    if (needs)
+      throw new DiagnosticError([
+        diagnosticAt(
+          spec.src,
+          `/stages/${needs.name}/kind`,
+          `stage ${needs.name} (${needs.kind}) calls a task, and the spec names none`,
+          "add `task: <name>` (a folder of tasks/)",
+        ),
+      ]);
     return NO_TASK;
   }
   const dir = resolve(installRoot(), "dist/tasks", spec.task);
   const entry = resolve(dir, "index.js");
   if (!/^[a-z0-9-]+$/.test(spec.task) || !existsSync(entry)) {
-    const known = existsSync(resolve(installRoot(), "tasks")) ? readdirSync(resolve(installRoot(), "tasks"), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name) : [];
-    throw new DiagnosticError([diagnosticAt(spec.src, "/task", `unknown task \`${spec.task}\``, `use one of: ${known.join(", ")}`)]);
+    const known = existsSync(resolve(installRoot(), "tasks"))
+      ? readdirSync(resolve(installRoot(), "tasks"), { withFileTypes: true })
+          .filter((d) => d.isDirectory())
+          .map((d) => d.name)
+      : [];
+    throw new DiagnosticError([
+      diagnosticAt(spec.src, "/task", `unknown task \`${spec.task}\``, `use one of: ${known.join(", ")}`),
+    ]);
   }
   return ((await import(pathToFileURL(entry).href)) as { task: TaskModule }).task;
 }
 
 /** `parsedCache`: a folder of parsed specs (the project cache's specs/), read, never written, here. */
-export async function loadRuntime(specPath: string, variables: Record<string, Json>, parsedCache?: string): Promise<Runtime> {
+export async function loadRuntime(
+  specPath: string,
+  variables: Record<string, Json>,
+  parsedCache?: string,
+): Promise<Runtime> {
   const spec = loadSpec(specPath, variables, specPath, parsedCache);
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);
   checkParams(spec, module);
-  return { build: buildInfo(spec), spec, plan, kinds: new Map(STAGE_KINDS), task: { name: spec.task ?? "", module } };
+  return {
+    build: buildInfo(spec),
+    spec,
+    plan,
+    kinds: new Map(STAGE_KINDS),
+    task: { name: spec.task ?? "", module },
+  };
 }
 
 /** A parameter no stage reads is a typo until shown otherwise: refuse it, with the ones that exist. */
@@ -53,15 +82,34 @@ function checkParams(spec: SpecFile, task: TaskModule): void {
   const diagnostics = [];
   for (const s of spec.stages) {
     const kind = STAGE_KINDS.get(s.kind)!;
-    const known = [...kind.params, ...((task.params as Record<string, readonly string[]> | undefined)?.[s.kind] ?? [])];
-    const params = s.params && typeof s.params === "object" && !Array.isArray(s.params) ? Object.keys(s.params) : [];
+    const known = [
+      ...kind.params,
+      ...((task.params as Record<string, readonly string[]> | undefined)?.[s.kind] ?? []),
+    ];
+    const params =
+      s.params && typeof s.params === "object" && !Array.isArray(s.params) ? Object.keys(s.params) : [];
     for (const p of params.filter((k) => !known.includes(k))) {
-      diagnostics.push(diagnosticAt(spec.src, `/stages/${escapePointer(s.name)}/params/${escapePointer(p)}`, `unknown parameter \`${p}\` for a ${s.kind} stage`, known.length ? `use one of: ${known.join(", ")}` : "this stage takes no parameters", true));
+      diagnostics.push(
+        diagnosticAt(
+          spec.src,
+          `/stages/${escapePointer(s.name)}/params/${escapePointer(p)}`,
+          `unknown parameter \`${p}\` for a ${s.kind} stage`,
+          known.length ? `use one of: ${known.join(", ")}` : "this stage takes no parameters",
+          true,
+        ),
+      );
     }
   }
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
 }
 
 export function buildInfo(spec: SpecFile): BuildInfo {
-  return { slug: spec.slug, version: spec.version, specHash: spec.specHash, medbench: medbenchVersion(), recipe: HASH_RECIPE, variables: spec.variables };
+  return {
+    slug: spec.slug,
+    version: spec.version,
+    specHash: spec.specHash,
+    medbench: medbenchVersion(),
+    recipe: HASH_RECIPE,
+    variables: spec.variables,
+  };
 }

@@ -7,10 +7,22 @@ type Row = Record<string, unknown>;
 
 function readRows(path: string): Row[] {
   let text: string;
-  try { text = readFileSync(path, "utf8"); } catch (e) { throw new UsageError(`cannot read ${path} (${(e as NodeJS.ErrnoException).code})`); }
-  return text.split("\n").map((l, i) => ({ l, i })).filter(({ l }) => l.trim()).map(({ l, i }) => {
-    try { return JSON.parse(l) as Row; } catch { throw new UsageError(`${path}:${i + 1}: not a JSON object`); }
-  });
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read ${path} (${(e as NodeJS.ErrnoException).code})`);
+  }
+  return text
+    .split("\n")
+    .map((l, i) => ({ l, i }))
+    .filter(({ l }) => l.trim())
+    .map(({ l, i }) => {
+      try {
+        return JSON.parse(l) as Row;
+      } catch {
+        throw new UsageError(`${path}:${i + 1}: not a JSON object`);
+      }
+    });
 }
 
 function asNumber(v: unknown, where: string): number {
@@ -25,28 +37,69 @@ function field(row: Row, key: string, where: string): unknown {
 }
 
 // Python dict keys: 1, 1.0 and True are one key; "1" is another.
-const clusterId = (v: unknown): string => (typeof v === "boolean" ? String(Number(v)) : typeof v === "number" ? `n${v}` : JSON.stringify(v));
+const clusterId = (v: unknown): string =>
+  typeof v === "boolean" ? String(Number(v)) : typeof v === "number" ? `n${v}` : JSON.stringify(v);
 
-export interface StatsArgs { resamples: number; seed: number; rng: RngName; level: number; value: string; cluster?: string }
+export interface StatsArgs {
+  resamples: number;
+  seed: number;
+  rng: RngName;
+  level: number;
+  value: string;
+  cluster?: string;
+}
 
 export function statsCi(input: string, a: StatsArgs): object {
   const rows = readRows(input);
   if (!rows.length) throw new UsageError(`${input}: no rows`);
-  const r = bootstrapCi(rows.map((row, i) => ({
-    value: asNumber(field(row, a.value, `${input}:${i + 1}`), `${input}:${i + 1}`),
-    cluster: a.cluster ? clusterId(field(row, a.cluster, `${input}:${i + 1}`)) : null,
-  })), a);
-  return { n: r.n, clusters: r.clusters, point: r.point, lo: r.lo, hi: r.hi, method: r.method, rng: r.rng, seed: r.seed, resamples: r.resamples, level: r.level };
+  const r = bootstrapCi(
+    rows.map((row, i) => ({
+      value: asNumber(field(row, a.value, `${input}:${i + 1}`), `${input}:${i + 1}`),
+      cluster: a.cluster ? clusterId(field(row, a.cluster, `${input}:${i + 1}`)) : null,
+    })),
+    a,
+  );
+  return {
+    n: r.n,
+    clusters: r.clusters,
+    point: r.point,
+    lo: r.lo,
+    hi: r.hi,
+    method: r.method,
+    rng: r.rng,
+    seed: r.seed,
+    resamples: r.resamples,
+    level: r.level,
+  };
 }
 
 export function statsPaired(fileA: string, fileB: string, id: string, a: StatsArgs): object {
-  const rowsA = readRows(fileA), rowsB = readRows(fileB);
-  const conv = (rows: Row[], file: string, withCluster: boolean) => rows.map((row, i) => ({
-    id: clusterId(field(row, id, `${file}:${i + 1}`)),
-    value: asNumber(field(row, a.value, `${file}:${i + 1}`), `${file}:${i + 1}`),
-    cluster: withCluster && a.cluster ? clusterId(field(row, a.cluster, `${file}:${i + 1}`)) : null,
-  }));
+  const rowsA = readRows(fileA),
+    rowsB = readRows(fileB);
+  const conv = (rows: Row[], file: string, withCluster: boolean) =>
+    rows.map((row, i) => ({
+      id: clusterId(field(row, id, `${file}:${i + 1}`)),
+      value: asNumber(field(row, a.value, `${file}:${i + 1}`), `${file}:${i + 1}`),
+      cluster: withCluster && a.cluster ? clusterId(field(row, a.cluster, `${file}:${i + 1}`)) : null,
+    }));
   let r;
-  try { r = pairedComparison(conv(rowsA, fileA, true), conv(rowsB, fileB, false), a); } catch (e) { throw new UsageError((e as Error).message); }
-  return { n: r.n, clusters: r.clusters, diff_pp: r.diff_pp, lo: r.lo, hi: r.hi, mcnemar_p: r.mcnemar_p, b: r.b, c: r.c, rng: r.rng, seed: r.seed, resamples: r.resamples, level: r.level };
+  try {
+    r = pairedComparison(conv(rowsA, fileA, true), conv(rowsB, fileB, false), a);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return {
+    n: r.n,
+    clusters: r.clusters,
+    diff_pp: r.diff_pp,
+    lo: r.lo,
+    hi: r.hi,
+    mcnemar_p: r.mcnemar_p,
+    b: r.b,
+    c: r.c,
+    rng: r.rng,
+    seed: r.seed,
+    resamples: r.resamples,
+    level: r.level,
+  };
 }

@@ -23,7 +23,13 @@ function lift(unit: number): number {
 }
 
 const SHORT_ESCAPES: Record<string, string> = {
-  '"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+  '"': '\\"',
+  "\\": "\\\\",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
 };
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;

@@ -2,7 +2,9 @@
 import type { BuildEvent, SummaryRow } from "../runner/events.js";
 import { unreachable } from "../util/json.js";
 
-export interface Logger { log(e: BuildEvent): void }
+export interface Logger {
+  log(e: BuildEvent): void;
+}
 
 export function useColour(stream: NodeJS.WriteStream, env = process.env): boolean {
   return Boolean(stream.isTTY) && env.NO_COLOR === undefined && env.TERM !== "dumb";
@@ -10,29 +12,52 @@ export function useColour(stream: NodeJS.WriteStream, env = process.env): boolea
 
 export function paint(on: boolean) {
   const wrap = (code: string) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
-  return { dim: wrap("2"), green: wrap("32"), yellow: wrap("33"), red: wrap("31"), bold: wrap("1"), cyan: wrap("36") };
+  return {
+    dim: wrap("2"),
+    green: wrap("32"),
+    yellow: wrap("33"),
+    red: wrap("31"),
+    bold: wrap("1"),
+    cyan: wrap("36"),
+  };
 }
 
 export class ConsoleLogger implements Logger {
   private readonly c: ReturnType<typeof paint>;
   private progressLine = false;
   private readonly started = new Map<string, { t: number; done: number }>();
-  constructor(private readonly out: NodeJS.WriteStream = process.stderr, env = process.env) {
+  constructor(
+    private readonly out: NodeJS.WriteStream = process.stderr,
+    env = process.env,
+  ) {
     this.c = paint(useColour(out, env));
   }
   private write(s: string): void {
-    if (this.progressLine) { this.out.write("\r\x1b[K"); this.progressLine = false; }
+    if (this.progressLine) {
+      this.out.write("\r\x1b[K");
+      this.progressLine = false;
+    }
     this.out.write(s + "\n");
   }
   log(e: BuildEvent): void {
     const c = this.c;
     switch (e.type) {
-      case "build-start": this.write(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`); break;
-      case "stage-start": this.write(`  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}`); break;
-      case "stage-done":
-        this.write(e.status === "fresh" ? `  ${c.dim("fresh")} ${e.stage}` : `  ${c.green("done ")} ${e.stage} ${c.dim(`${(e.ms / 1000).toFixed(2)} s`)}`);
+      case "build-start":
+        this.write(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`);
         break;
-      case "stage-failed": this.write(`  ${c.red("FAIL ")} ${e.stage}: ${e.message.split("\n")[0]}`); break;
+      case "stage-start":
+        this.write(`  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}`);
+        break;
+      case "stage-done":
+        this.write(
+          e.status === "fresh"
+            ? `  ${c.dim("fresh")} ${e.stage}`
+            : `  ${c.green("done ")} ${e.stage} ${c.dim(`${(e.ms / 1000).toFixed(2)} s`)}`,
+        );
+        break;
+      case "stage-failed":
+        this.write(`  ${c.red("FAIL ")} ${e.stage}: ${e.message.split("\n")[0]}`);
+        break;
       case "progress": {
         const first = this.started.get(e.stage) ?? { t: Date.now(), done: e.done };
         this.started.set(e.stage, first);
@@ -40,17 +65,25 @@ export class ConsoleLogger implements Logger {
         const rate = secs > 0 ? (e.done - first.done) / secs : 0;
         const eta = rate > 0 ? ` ${rate.toFixed(1)}/s, ETA ${Math.ceil((e.total - e.done) / rate)} s` : "";
         const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${eta}${e.retries ? `, ${e.retries} retries` : ""}${e.errors ? `, ${e.errors} errors` : ""}`;
-        if (this.out.isTTY) { this.out.write(`\r\x1b[K${line}`); this.progressLine = true; } else this.write(line);
+        if (this.out.isTTY) {
+          this.out.write(`\r\x1b[K${line}`);
+          this.progressLine = true;
+        } else this.write(line);
         break;
       }
-      case "warning": this.write(`  ${c.yellow("warning")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`); break;
-      case "info": this.write(`  ${c.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`); break;
+      case "warning":
+        this.write(`  ${c.yellow("warning")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
+        break;
+      case "info":
+        this.write(`  ${c.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
+        break;
       case "build-done":
         if (e.summary.length) this.write("\n" + summaryTable(e.summary));
         if (e.results) this.write(`\nresults: ${e.results}`);
         if (e.lockChanged) this.write(c.dim("medbench.lock updated"));
         break;
-      default: unreachable(e);
+      default:
+        unreachable(e);
     }
   }
 }
@@ -58,20 +91,37 @@ export class ConsoleLogger implements Logger {
 export class QuietLogger implements Logger {
   constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
   log(e: BuildEvent): void {
-    if (e.type === "warning" || e.type === "stage-failed") this.out.write(`${e.type === "warning" ? "warning" : "failed"}: ${e.stage ?? ""} ${e.message}\n`);
+    if (e.type === "warning" || e.type === "stage-failed")
+      this.out.write(`${e.type === "warning" ? "warning" : "failed"}: ${e.stage ?? ""} ${e.message}\n`);
   }
 }
 
 export class JsonLogger implements Logger {
   constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
-  log(e: BuildEvent): void { this.out.write(JSON.stringify(e) + "\n"); }
+  log(e: BuildEvent): void {
+    this.out.write(JSON.stringify(e) + "\n");
+  }
 }
 
 export function summaryTable(rows: SummaryRow[]): string {
-  const table = [["metric", "value", "95% CI", "n", "method"], ...rows.map((r) => {
-    const fmt = (v: number | null) => (v === null ? "" : r.unit === "score" ? v.toFixed(2) : `${(100 * v).toFixed(1)}%`);
-    return [r.metric, fmt(r.value), r.lo === null ? "" : `${fmt(r.lo)}–${fmt(r.hi)}`, String(r.n), r.method];
-  })];
+  const table = [
+    ["metric", "value", "95% CI", "n", "method"],
+    ...rows.map((r) => {
+      const fmt = (v: number | null) =>
+        v === null ? "" : r.unit === "score" ? v.toFixed(2) : `${(100 * v).toFixed(1)}%`;
+      return [
+        r.metric,
+        fmt(r.value),
+        r.lo === null ? "" : `${fmt(r.lo)}–${fmt(r.hi)}`,
+        String(r.n),
+        r.method,
+      ];
+    }),
+  ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n");
+  return table
+    .map((row) =>
+      row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  "),
+    )
+    .join("\n");
 }

@@ -11,9 +11,16 @@ export type CallOutcome =
 
 const jitter = seedrandom("medbench-retry-jitter");
 
-export interface CallHooks { onRetry?: (why: string) => void }
+export interface CallHooks {
+  onRetry?: (why: string) => void;
+}
 
-export async function chatCompletion(route: Route, body: Json, apiKey: string | undefined, hooks: CallHooks = {}): Promise<CallOutcome> {
+export async function chatCompletion(
+  route: Route,
+  body: Json,
+  apiKey: string | undefined,
+  hooks: CallHooks = {},
+): Promise<CallOutcome> {
   const url = route.base_url.replace(/\/$/, "") + "/chat/completions";
   const headers: Record<string, string> = { "content-type": "application/json", ...(route.headers ?? {}) };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
@@ -22,12 +29,22 @@ export async function chatCompletion(route: Route, body: Json, apiKey: string | 
   for (let attempt = 1; attempt <= route.retry.max_attempts; attempt++) {
     let waitMs: number | null = null;
     try {
-      const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(route.timeout_s * 1000) });
+      const res = await fetch(url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(route.timeout_s * 1000),
+      });
       const text = await res.text();
       if (res.ok) {
         try {
           const parsed = JSON.parse(text) as Json;
-          if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && Array.isArray((parsed as { choices?: unknown }).choices)) {
+          if (
+            parsed &&
+            typeof parsed === "object" &&
+            !Array.isArray(parsed) &&
+            Array.isArray((parsed as { choices?: unknown }).choices)
+          ) {
             return { kind: "reply", status: res.status, body: parsed, attempts: attempt };
           }
           lastError = "malformed response body (no choices)";
@@ -42,7 +59,10 @@ export async function chatCompletion(route: Route, body: Json, apiKey: string | 
       }
     } catch (e) {
       const err = e as Error & { cause?: { code?: string } };
-      lastError = err.name === "TimeoutError" || err.name === "AbortError" ? `timeout after ${route.timeout_s} s` : `connection error (${err.cause?.code ?? err.message})`;
+      lastError =
+        err.name === "TimeoutError" || err.name === "AbortError"
+          ? `timeout after ${route.timeout_s} s`
+          : `connection error (${err.cause?.code ?? err.message})`;
     }
     if (attempt === route.retry.max_attempts) break;
     const backoff = Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (attempt - 1)) * (0.5 + jitter());

@@ -24,26 +24,65 @@ export interface Route {
   };
 }
 
-const DEFAULTS = { concurrency: 4, timeout_s: 120, retry: { max_attempts: 6, base_ms: 500, max_ms: 30_000, max_total_s: 300 } };
+const DEFAULTS = {
+  concurrency: 4,
+  timeout_s: 120,
+  retry: { max_attempts: 6, base_ms: 500, max_ms: 30_000, max_total_s: 300 },
+};
 
 export function loadRoutes(extraFiles: string[]): Map<string, Route> {
   const routes = new Map<string, Route>();
   for (const file of [resolve(installRoot(), "registry/providers.yaml"), ...extraFiles]) {
     let text: string;
-    try { text = readFileSync(file, "utf8"); } catch (e) {
-      throw new DiagnosticError([{ file, message: `cannot read the route registry (${(e as NodeJS.ErrnoException).code})`, fix: "check the --registry path" }]);
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (e) {
+      throw new DiagnosticError([
+        {
+          file,
+          message: `cannot read the route registry (${(e as NodeJS.ErrnoException).code})`,
+          fix: "check the --registry path",
+        },
+      ]);
     }
     const { parseDocument } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
     const doc = parseDocument(text);
-    if (doc.errors.length) throw new DiagnosticError([{ file, message: `malformed YAML: ${doc.errors[0]!.message.split("\n")[0]}`, fix: "correct the registry file" }]);
+    if (doc.errors.length)
+      throw new DiagnosticError([
+        {
+          file,
+          message: `malformed YAML: ${doc.errors[0]!.message.split("\n")[0]}`,
+          fix: "correct the registry file",
+        },
+      ]);
     const value = doc.toJS() as { routes?: Record<string, Partial<Route>> } | null;
-    if (!value?.routes || typeof value.routes !== "object") throw new DiagnosticError([{ file, message: "a registry needs a `routes:` map", fix: "see registry/providers.yaml for the shape" }]);
+    if (!value?.routes || typeof value.routes !== "object")
+      throw new DiagnosticError([
+        {
+          file,
+          message: "a registry needs a `routes:` map",
+          fix: "see registry/providers.yaml for the shape",
+        },
+      ]);
     for (const [name, r] of Object.entries(value.routes)) {
-      if (!r || typeof r.base_url !== "string") throw new DiagnosticError([{ file, key: `routes.${name}.base_url`, message: `route ${name} has no base_url`, fix: "add base_url: http://host:port/v1" }]);
+      if (!r || typeof r.base_url !== "string")
+        throw new DiagnosticError([
+          {
+            file,
+            key: `routes.${name}.base_url`,
+            message: `route ${name} has no base_url`,
+            fix: "add base_url: http://host:port/v1",
+          },
+        ]);
       routes.set(name, {
-        name, base_url: r.base_url, api_key_env: r.api_key_env ?? null, headers: r.headers ?? {},
-        concurrency: r.concurrency ?? DEFAULTS.concurrency, timeout_s: r.timeout_s ?? DEFAULTS.timeout_s,
-        retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) }, request: r.request ?? {},
+        name,
+        base_url: r.base_url,
+        api_key_env: r.api_key_env ?? null,
+        headers: r.headers ?? {},
+        concurrency: r.concurrency ?? DEFAULTS.concurrency,
+        timeout_s: r.timeout_s ?? DEFAULTS.timeout_s,
+        retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) },
+        request: r.request ?? {},
       });
     }
   }
@@ -52,6 +91,13 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
 
 export function splitModel(model: string): { route: string; model: string } {
   const i = model.indexOf("/");
-  if (i <= 0 || i === model.length - 1) throw new DiagnosticError([{ file: "--model", message: `model ${model} is not ROUTE/MODEL`, fix: "name a route of registry/providers.yaml and the model, e.g. --model local/qwen3-8b" }]);
+  if (i <= 0 || i === model.length - 1)
+    throw new DiagnosticError([
+      {
+        file: "--model",
+        message: `model ${model} is not ROUTE/MODEL`,
+        fix: "name a route of registry/providers.yaml and the model, e.g. --model local/qwen3-8b",
+      },
+    ]);
   return { route: model.slice(0, i), model: model.slice(i + 1) };
 }

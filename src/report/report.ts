@@ -9,12 +9,30 @@ import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./page.js";
 
-export interface ReportRun { dir: string; model: string | null; partial: boolean; metrics: Record<string, unknown> }
-export interface ReportTask { slug: string; spec: string; specHash: string; runs: ReportRun[] }
+export interface ReportRun {
+  dir: string;
+  model: string | null;
+  partial: boolean;
+  metrics: Record<string, unknown>;
+}
+export interface ReportTask {
+  slug: string;
+  spec: string;
+  specHash: string;
+  runs: ReportRun[];
+}
 
 export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
-  const files = specs.length ? specs : existsSync(join(root, "specs")) ? readdirSync(join(root, "specs")).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => `specs/${f}`) : [];
-  if (!files.length) throw new UsageError("no spec to report on: name spec files, or run in a project with specs/");
+  const files = specs.length
+    ? specs
+    : existsSync(join(root, "specs"))
+      ? readdirSync(join(root, "specs"))
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
+          .map((f) => `specs/${f}`)
+      : [];
+  if (!files.length)
+    throw new UsageError("no spec to report on: name spec files, or run in a project with specs/");
   const tasks: ReportTask[] = [];
   for (const spec of files) {
     const path = resolve(root, spec);
@@ -23,10 +41,25 @@ export async function collectRuns(specs: string[], root: string): Promise<Report
     if (!doc?.slug) continue;
     const found = (await glob([`results/${doc.slug}/*/metrics.json`], { cwd: root })).sort();
     const runs = found.map((f) => {
-      const metrics = JSON.parse(readFileSync(join(root, f), "utf8")) as { model?: string; partial?: boolean };
-      return { dir: dirname(f), model: metrics.model ?? basename(dirname(f)), partial: Boolean(metrics.partial), metrics };
+      const metrics = JSON.parse(readFileSync(join(root, f), "utf8")) as {
+        model?: string;
+        partial?: boolean;
+      };
+      return {
+        dir: dirname(f),
+        model: metrics.model ?? basename(dirname(f)),
+        partial: Boolean(metrics.partial),
+        metrics,
+      };
     });
-    tasks.push({ slug: doc.slug, spec, specHash: String((runs[0]?.metrics as { spec_hash?: string } | undefined)?.spec_hash ?? doc.spec_hash ?? ""), runs });
+    tasks.push({
+      slug: doc.slug,
+      spec,
+      specHash: String(
+        (runs[0]?.metrics as { spec_hash?: string } | undefined)?.spec_hash ?? doc.spec_hash ?? "",
+      ),
+      runs,
+    });
   }
   return tasks;
 }
@@ -36,7 +69,10 @@ const scriptSafe = (s: string) => s.replace(/</g, "\\u003c");
 
 export function renderPage(tasks: ReportTask[]): string {
   // The UMD build, inlined so the page works offline (the package exports no path to it; it sits beside the main file).
-  const chartJs = readFileSync(join(dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js"), "utf8");
+  const chartJs = readFileSync(
+    join(dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js"),
+    "utf8",
+  );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>medbench report</title><style>${PAGE_STYLE}</style></head>
@@ -49,7 +85,11 @@ export function renderPage(tasks: ReportTask[]): string {
 `;
 }
 
-export async function writeReport(specs: string[], out: string, root: string): Promise<{ file: string; runs: number; tasks: number }> {
+export async function writeReport(
+  specs: string[],
+  out: string,
+  root: string,
+): Promise<{ file: string; runs: number; tasks: number }> {
   const tasks = await collectRuns(specs, root);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));

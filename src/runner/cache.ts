@@ -6,7 +6,10 @@ import { writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
 
 export class CorruptObjectError extends Error {
-  constructor(readonly hash: string, readonly actual: string) {
+  constructor(
+    readonly hash: string,
+    readonly actual: string,
+  ) {
     super(`cache object ${hash} is corrupted (its content hashes to ${actual})`);
   }
 }
@@ -99,7 +102,11 @@ export class Cache {
     if (!existsSync(this.tmp)) return;
     for (const name of readdirSync(this.tmp)) {
       const p = join(this.tmp, name);
-      try { if (Date.now() - statSync(p).mtimeMs > 60_000) rmSync(p, { force: true, recursive: true }); } catch { /* raced */ }
+      try {
+        if (Date.now() - statSync(p).mtimeMs > 60_000) rmSync(p, { force: true, recursive: true });
+      } catch {
+        /* raced */
+      }
     }
   }
 }

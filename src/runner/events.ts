@@ -10,7 +10,13 @@ export type BuildEvent =
   | { type: "progress"; stage: string; done: number; total: number; retries: number; errors: number }
   | { type: "warning"; stage?: string; message: string }
   | { type: "info"; stage?: string; message: string }
-  | { type: "build-done"; specHash: string; results: string | null; summary: SummaryRow[]; lockChanged: boolean };
+  | {
+      type: "build-done";
+      specHash: string;
+      results: string | null;
+      summary: SummaryRow[];
+      lockChanged: boolean;
+    };
 
 export interface SummaryRow {
   metric: string;

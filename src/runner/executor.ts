@@ -31,16 +31,37 @@ export interface BuildOptions {
   resultsSuffix: string; // ".partial" for runs over part of the items
 }
 
-export interface StageReport { name: string; kind: string; status: StageStatus; key: StageKey }
-export interface BuildReport { stages: StageReport[]; results: string | null; lockChanged: boolean; outputs: Record<string, Record<string, string>> }
+export interface StageReport {
+  name: string;
+  kind: string;
+  status: StageStatus;
+  key: StageKey;
+}
+export interface BuildReport {
+  stages: StageReport[];
+  results: string | null;
+  lockChanged: boolean;
+  outputs: Record<string, Record<string, string>>;
+}
 
-export interface Manifest { key: string; kind: string; outputs: Record<string, string>; record: KeyRecord; paths: Record<string, string> }
-
+export interface Manifest {
+  key: string;
+  kind: string;
+  outputs: Record<string, string>;
+  record: KeyRecord;
+  paths: Record<string, string>;
+}
 
 /** Everything a stage's key is made of, given its upstream outputs. */
 export async function stageRecord(
-  decl: StageDecl, kind: StageKind, task: { name: string; module: TaskModule },
-  upstream: Map<string, Record<string, string>>, ctx: StageContext, spec: SpecFile, project: Project, cache: Cache,
+  decl: StageDecl,
+  kind: StageKind,
+  task: { name: string; module: TaskModule },
+  upstream: Map<string, Record<string, string>>,
+  ctx: StageContext,
+  spec: SpecFile,
+  project: Project,
+  cache: Cache,
 ): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
   const root = installRoot();
   const entries = [`stages/${decl.kind}.ts`];
@@ -54,7 +75,15 @@ export async function stageRecord(
       inputs[name] = upstream.get(ref.stage)!;
     } else {
       const abs = insideDir(project.root, ref.file, "input file", spec.path);
-      if (!existsSync(abs)) throw new DiagnosticError([{ file: spec.path, key: `stages.${decl.name}.inputs.${name}`, message: `input file ${ref.file} does not exist`, fix: "create it or correct the path (relative to the project root)" }]);
+      if (!existsSync(abs))
+        throw new DiagnosticError([
+          {
+            file: spec.path,
+            key: `stages.${decl.name}.inputs.${name}`,
+            message: `input file ${ref.file} does not exist`,
+            fix: "create it or correct the path (relative to the project root)",
+          },
+        ]);
       inputs[name] = { file: await cache.stat.hash(abs) };
       paths[name] = ref.file;
     }
@@ -108,7 +137,14 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
         outputs = await storeOutputs(cache, produced);
         const m: Manifest = { key, kind: decl.kind, outputs, record, paths };
         cache.writeManifest(m);
-        emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: performance.now() - t0 });
+        emit({
+          type: "stage-done",
+          stage: decl.name,
+          kind: decl.kind,
+          key,
+          status,
+          ms: performance.now() - t0,
+        });
       }
       upstream.set(decl.name, outputs);
       lockStages[decl.name] = { kind: decl.kind, key, outputs };
@@ -124,12 +160,25 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     }
   }
 
-  const entry: LockSpec = { slug: spec.slug, spec_hash: spec.specHash, pins: mergePins(previous?.pins, newPins), stages: lockStages };
+  const entry: LockSpec = {
+    slug: spec.slug,
+    spec_hash: spec.specHash,
+    pins: mergePins(previous?.pins, newPins),
+    stages: lockStages,
+  };
   const next: LockFile = { ...lock, specs: { ...lock.specs, [specKey]: entry } };
   if (opts.frozen && lockText(next) !== lockText(lock)) {
-    throw new BuildFailure("lock", "medbench.lock would change, and --frozen forbids it", "run `medbench build` without --frozen and commit medbench.lock");
+    throw new BuildFailure(
+      "lock",
+      "medbench.lock would change, and --frozen forbids it",
+      "run `medbench build` without --frozen and commit medbench.lock",
+    );
   }
-  const lockChanged = opts.frozen ? false : await writeLock(project.lockPath, (l) => { l.specs[specKey] = entry; });
+  const lockChanged = opts.frozen
+    ? false
+    : await writeLock(project.lockPath, (l) => {
+        l.specs[specKey] = entry;
+      });
   const results = spec.results ? writeResults(spec, project, opts, cache, upstream, lockStages) : null;
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
@@ -142,81 +191,142 @@ export async function freshManifest(cache: Cache, key: string): Promise<Manifest
   return m;
 }
 
-async function storeOutputs(cache: Cache, produced: Record<string, StageOutput>): Promise<Record<string, string>> {
+async function storeOutputs(
+  cache: Cache,
+  produced: Record<string, StageOutput>,
+): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const name of Object.keys(produced).sort()) {
     const v = produced[name]!;
-    out[name] = typeof v === "string" || v instanceof Uint8Array ? cache.put(v) : cache.adopt(v.file, v.sha256);
+    out[name] =
+      typeof v === "string" || v instanceof Uint8Array ? cache.put(v) : cache.adopt(v.file, v.sha256);
   }
   return out;
 }
 
-function mergePins(old: LockSpec["pins"] | undefined, fresh: Record<string, Record<string, string>>): LockSpec["pins"] {
+function mergePins(
+  old: LockSpec["pins"] | undefined,
+  fresh: Record<string, Record<string, string>>,
+): LockSpec["pins"] {
   const out: LockSpec["pins"] = {};
-  for (const src of new Set([...Object.keys(old ?? {}), ...Object.keys(fresh)])) out[src] = { ...(old?.[src] ?? {}), ...(fresh[src] ?? {}) };
+  for (const src of new Set([...Object.keys(old ?? {}), ...Object.keys(fresh)]))
+    out[src] = { ...(old?.[src] ?? {}), ...(fresh[src] ?? {}) };
   return out;
 }
 
 export function stageContext(
-  decl: StageDecl, rt: Runtime, upstream: Map<string, Record<string, string>>, cache: Cache, opts: BuildOptions, emit: Emit,
-  previous: LockSpec | undefined, newPins: Record<string, Record<string, string>>, temps: string[], memo: StageContext["memo"],
+  decl: StageDecl,
+  rt: Runtime,
+  upstream: Map<string, Record<string, string>>,
+  cache: Cache,
+  opts: BuildOptions,
+  emit: Emit,
+  previous: LockSpec | undefined,
+  newPins: Record<string, Record<string, string>>,
+  temps: string[],
+  memo: StageContext["memo"],
 ): StageContext {
   const inputs: Record<string, InputView> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
     if ("file" in ref) {
       const abs = resolve(opts.project.root, ref.file);
-      inputs[name] = { hashes: {}, read: () => readFileSync(abs), text: () => readFileSync(abs, "utf8"), path: () => abs };
+      inputs[name] = {
+        hashes: {},
+        read: () => readFileSync(abs),
+        text: () => readFileSync(abs, "utf8"),
+        path: () => abs,
+      };
       continue;
     }
     const hashOf = (out?: string): string => {
       const hashes = upstream.get(ref.stage) ?? {};
       const names = Object.keys(hashes);
       const chosen = out ?? (names.length === 1 ? names[0] : undefined);
-      if (chosen === undefined || !(chosen in hashes)) throw new StageError(`stage ${decl.name}: input ${name} has no output ${out ?? "(unnamed)"}; it has ${names.join(", ")}`);
+      if (chosen === undefined || !(chosen in hashes))
+        throw new StageError(
+          `stage ${decl.name}: input ${name} has no output ${out ?? "(unnamed)"}; it has ${names.join(", ")}`,
+        );
       return hashes[chosen]!;
     };
     inputs[name] = {
-      get hashes() { return upstream.get(ref.stage) ?? {}; },
+      get hashes() {
+        return upstream.get(ref.stage) ?? {};
+      },
       read: (out) => cache.read(hashOf(out)),
       text: (out) => cache.read(hashOf(out)).toString("utf8"),
       path: (out) => cache.objectPath(hashOf(out)),
     };
   }
   const stageOptions: StageOptions = {
-    projectRoot: opts.project.root, dataDir: opts.dataDir, trustChanged: opts.trustChanged,
-    refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind), env: opts.env, registryFiles: opts.registryFiles,
+    projectRoot: opts.project.root,
+    dataDir: opts.dataDir,
+    trustChanged: opts.trustChanged,
+    refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind),
+    env: opts.env,
+    registryFiles: opts.registryFiles,
   };
   return {
-    stage: decl.name, build: rt.build, params: decl.params as Json, inputs, task: rt.task.module, options: stageOptions, memo,
+    stage: decl.name,
+    build: rt.build,
+    params: decl.params as Json,
+    inputs,
+    task: rt.task.module,
+    options: stageOptions,
+    memo,
     pins: {
       recorded: (source, path) => newPins[source]?.[path] ?? previous?.pins[source]?.[path],
-      record: (source, path, sha) => { (newPins[source] ??= {})[path] = sha; },
+      record: (source, path, sha) => {
+        (newPins[source] ??= {})[path] = sha;
+      },
     },
-    tempPath: () => { const t = tempName(cache.tmp); temps.push(t); return t; },
+    tempPath: () => {
+      const t = tempName(cache.tmp);
+      temps.push(t);
+      return t;
+    },
     hashFile: (p) => cache.stat.hash(p),
     emit,
   };
 }
 
-function writeResults(spec: SpecFile, project: Project, opts: BuildOptions, cache: Cache, upstream: Map<string, Record<string, string>>, stages: LockSpec["stages"]): string {
+function writeResults(
+  spec: SpecFile,
+  project: Project,
+  opts: BuildOptions,
+  cache: Cache,
+  upstream: Map<string, Record<string, string>>,
+  stages: LockSpec["stages"],
+): string {
   const r = spec.results!;
-  const fill = (s: string) => s.replace(/\{(\w+)\}/g, (_, k: string) => {
-    const v = k === "slug" ? spec.slug : spec.variables[k];
-    return String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
-  });
+  const fill = (s: string) =>
+    s.replace(/\{(\w+)\}/g, (_, k: string) => {
+      const v = k === "slug" ? spec.slug : spec.variables[k];
+      return String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
+    });
   const dir = resolve(project.root, fill(r.dir) + opts.resultsSuffix);
   mkdirSync(dir, { recursive: true });
   for (const [file, from] of Object.entries(r.files)) {
     const { stage, output } = resultSource(from);
     const hash = upstream.get(stage)?.[output];
-    if (!hash) throw new BuildFailure("results", `results file ${file}: stage ${stage} has no output ${output}`, "correct `results.files` in the spec");
+    if (!hash)
+      throw new BuildFailure(
+        "results",
+        `results file ${file}: stage ${stage} has no output ${output}`,
+        "correct `results.files` in the spec",
+      );
     const data = cache.read(hash);
     const path = join(dir, file);
     if (!existsSync(path) || !readFileSync(path).equals(data)) writeFileAtomic(path, data, cache.tmp);
   }
   // Which build made these files: the spec and every stage's key (what `medbench export` packs).
-  const build = stableJson({ spec: projectPath(project, spec.path), spec_hash: spec.specHash, variables: spec.variables, stages });
+  const build = stableJson({
+    spec: projectPath(project, spec.path),
+    spec_hash: spec.specHash,
+    variables: spec.variables,
+    stages,
+  });
   const buildFile = join(dir, "build.json");
-  if (!existsSync(buildFile) || readFileSync(buildFile, "utf8") !== build) writeFileAtomic(buildFile, build, cache.tmp);
+  if (!existsSync(buildFile) || readFileSync(buildFile, "utf8") !== build)
+    writeFileAtomic(buildFile, build, cache.tmp);
   return dir;
 }

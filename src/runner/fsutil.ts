@@ -19,14 +19,23 @@ export function tempName(dir: string): string {
 
 /** Writes a file so that a reader sees the old content or the new one, never a half: temp file + rename.
  *  `durable` adds an fsync before the rename (survives a power loss, not only a killed process). */
-export function writeFileAtomic(path: string, data: string | Uint8Array, tmpDir = dirname(path), durable = true): void {
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  tmpDir = dirname(path),
+  durable = true,
+): void {
   ensureDir(dirname(path));
   const tmp = tempName(tmpDir);
   try {
     writeFileSync(tmp, data);
     if (durable) {
       const fd = openSync(tmp, "r");
-      try { fsyncSync(fd); } finally { closeSync(fd); }
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     }
     renameSync(tmp, path);
   } catch (e) {

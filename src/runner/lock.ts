@@ -8,7 +8,11 @@ import { DiagnosticError } from "../spec/diagnostic.js";
 
 export const LOCK_SCHEMA = 1;
 
-export interface LockStage { kind: string; key: string; outputs: Record<string, string> }
+export interface LockStage {
+  kind: string;
+  key: string;
+  outputs: Record<string, string>;
+}
 export interface LockSpec {
   slug: string;
   spec_hash: string;
@@ -16,7 +20,11 @@ export interface LockSpec {
   pins: Record<string, Record<string, string>>;
   stages: Record<string, LockStage>;
 }
-export interface LockFile { schema: number; hash_recipe: number; specs: Record<string, LockSpec> }
+export interface LockFile {
+  schema: number;
+  hash_recipe: number;
+  specs: Record<string, LockSpec>;
+}
 
 export function readLock(path: string): LockFile {
   if (!existsSync(path)) return { schema: LOCK_SCHEMA, hash_recipe: HASH_RECIPE, specs: {} };
@@ -24,14 +32,32 @@ export function readLock(path: string): LockFile {
   try {
     parsed = JSON.parse(readFileSync(path, "utf8")) as LockFile;
   } catch (e) {
-    throw new DiagnosticError([{ file: path, message: `medbench.lock is not valid JSON (${(e as Error).message})`, fix: "restore it from git (git checkout medbench.lock)" }]);
+    throw new DiagnosticError([
+      {
+        file: path,
+        message: `medbench.lock is not valid JSON (${(e as Error).message})`,
+        fix: "restore it from git (git checkout medbench.lock)",
+      },
+    ]);
   }
   if (parsed.schema !== LOCK_SCHEMA) {
-    throw new DiagnosticError([{ file: path, message: `medbench.lock has schema ${parsed.schema}; this medbench reads schema ${LOCK_SCHEMA}`, fix: "use the medbench version that wrote it" }]);
+    throw new DiagnosticError([
+      {
+        file: path,
+        message: `medbench.lock has schema ${parsed.schema}; this medbench reads schema ${LOCK_SCHEMA}`,
+        fix: "use the medbench version that wrote it",
+      },
+    ]);
   }
   if (parsed.hash_recipe !== HASH_RECIPE) {
     // A recipe change is an explicit migration, never a silent rerun of everything (DVC's lesson).
-    throw new DiagnosticError([{ file: path, message: `medbench.lock was written with hash recipe ${parsed.hash_recipe}; this medbench uses recipe ${HASH_RECIPE}, so every stage key would change`, fix: "rebuild deliberately: move medbench.lock aside and run `medbench build` again" }]);
+    throw new DiagnosticError([
+      {
+        file: path,
+        message: `medbench.lock was written with hash recipe ${parsed.hash_recipe}; this medbench uses recipe ${HASH_RECIPE}, so every stage key would change`,
+        fix: "rebuild deliberately: move medbench.lock aside and run `medbench build` again",
+      },
+    ]);
   }
   return parsed;
 }
@@ -60,10 +86,18 @@ async function withFileLock<T>(lockPath: string, fn: () => T): Promise<T> {
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      try { if (Date.now() - statSync(lockPath).mtimeMs > 30_000) rmSync(lockPath, { force: true }); } catch { /* gone */ }
+      try {
+        if (Date.now() - statSync(lockPath).mtimeMs > 30_000) rmSync(lockPath, { force: true });
+      } catch {
+        /* gone */
+      }
       if (attempt > 600) throw new Error(`${lockPath} is held by another build`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  try { return fn(); } finally { rmSync(lockPath, { force: true }); }
+  try {
+    return fn();
+  } finally {
+    rmSync(lockPath, { force: true });
+  }
 }

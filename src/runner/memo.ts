@@ -3,7 +3,16 @@
 // moment it arrives. A record torn by a killed process fails its length or hash and is skipped, so an entry
 // is whole or absent; nothing is ever rewritten. Creating a file per reply costs far more on a journalled
 // disk than appending a line (scripts/bench/model.mjs).
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Cache } from "./cache.js";
@@ -19,7 +28,10 @@ class Namespace {
   constructor(private readonly dir: string) {
     if (!existsSync(dir)) return;
     // Older logs first, so that a later reply for the same key (--refresh) wins.
-    const logs = readdirSync(dir).filter((f) => f.endsWith(".log")).map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs })).sort((a, b) => a.t - b.t || (a.f < b.f ? -1 : 1));
+    const logs = readdirSync(dir)
+      .filter((f) => f.endsWith(".log"))
+      .map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs }))
+      .sort((a, b) => a.t - b.t || (a.f < b.f ? -1 : 1));
     for (const { f } of logs) {
       for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
         const m = RECORD.exec(line);
@@ -39,7 +51,9 @@ class Namespace {
     if (this.fd === null) {
       mkdirSync(this.dir, { recursive: true });
       this.fd = openSync(join(this.dir, `${process.pid}-${randomBytes(6).toString("hex")}.log`), "a");
-      process.once("exit", () => { if (this.fd !== null) closeSync(this.fd); });
+      process.once("exit", () => {
+        if (this.fd !== null) closeSync(this.fd);
+      });
     }
     // One write call per record: a kill can cut it short, never interleave it with another.
     writeSync(this.fd, `${key} ${sha256Hex(payload)} ${payload.toString("base64")}\n`);
@@ -51,7 +65,10 @@ export function memoStore(cache: Cache): MemoStore {
   const spaces = new Map<string, Namespace>();
   const space = (ns: string) => {
     let s = spaces.get(ns);
-    if (!s) { s = new Namespace(join(cache.root, "memo", ns.replace(/[^a-z0-9_-]/gi, "_"))); spaces.set(ns, s); }
+    if (!s) {
+      s = new Namespace(join(cache.root, "memo", ns.replace(/[^a-z0-9_-]/gi, "_")));
+      spaces.set(ns, s);
+    }
     return s;
   };
   return {

@@ -22,11 +22,15 @@ export function projectPath(project: Project, file: string): string {
 
 /** Resolves `rel` under `base` and refuses anything that leaves it (.. or a symlink out). */
 export function insideDir(base: string, rel: string, what: string, specFile: string): string {
-  const fail = (message: string) => new DiagnosticError([{ file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` }]);
+  const fail = (message: string) =>
+    new DiagnosticError([{ file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` }]);
   if (isAbsolute(rel)) throw fail(`${what} path ${rel} is absolute`);
   const target = resolve(base, rel);
   if (!staysInside(base, rel)) throw fail(`${what} path ${rel} escapes ${base}`);
-  if (existsSync(target) && !staysInside(realpathSync(base), relative(realpathSync(base), realpathSync(target)))) {
+  if (
+    existsSync(target) &&
+    !staysInside(realpathSync(base), relative(realpathSync(base), realpathSync(target)))
+  ) {
     throw fail(`${what} path ${rel} leads out of ${base} through a link`);
   }
   return target;

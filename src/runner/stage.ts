@@ -40,7 +40,14 @@ export interface StageOptions {
   replyNamespace?: string;
 }
 
-export interface BuildInfo { slug: string; version: number; specHash: string; medbench: string; recipe: number; variables: Record<string, Json> }
+export interface BuildInfo {
+  slug: string;
+  version: number;
+  specHash: string;
+  medbench: string;
+  recipe: number;
+  variables: Record<string, Json>;
+}
 
 export interface StageContext {
   stage: string;
@@ -69,7 +76,10 @@ export interface StageKind {
 }
 
 export class StageError extends Error {
-  constructor(message: string, readonly fix?: string) {
+  constructor(
+    message: string,
+    readonly fix?: string,
+  ) {
     super(message);
   }
 }

@@ -4,15 +4,26 @@ import { resolve } from "node:path";
 import { sha256File } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 
-interface Entry { size: number; mtimeMs: number; ino: number; sha256: string }
+interface Entry {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  sha256: string;
+}
 
 export class StatCache {
   private entries: Record<string, Entry> = {};
   private dirty = false;
 
-  constructor(private readonly file: string, private readonly tmpDir: string) {
+  constructor(
+    private readonly file: string,
+    private readonly tmpDir: string,
+  ) {
     try {
-      const parsed = JSON.parse(readFileSync(file, "utf8")) as { version?: number; entries?: Record<string, Entry> };
+      const parsed = JSON.parse(readFileSync(file, "utf8")) as {
+        version?: number;
+        entries?: Record<string, Entry>;
+      };
       if (parsed.version === 1 && parsed.entries) this.entries = parsed.entries;
     } catch {
       // a missing or damaged stat cache only costs a rehash

@@ -4,11 +4,24 @@ import { stageKey } from "./keys.js";
 import { readLock } from "./lock.js";
 import { memoStore } from "./memo.js";
 import { projectPath } from "./project.js";
-import { freshManifest, stageContext, stageRecord, type BuildOptions, type Manifest, type Runtime } from "./executor.js";
+import {
+  freshManifest,
+  stageContext,
+  stageRecord,
+  type BuildOptions,
+  type Manifest,
+  type Runtime,
+} from "./executor.js";
 import { jsonDiff, pointerWords, type Json } from "../util/json.js";
 import type { KeyRecord } from "./keys.js";
 
-export interface StageState { name: string; kind: string; state: "fresh" | "stale" | "never built"; key: string | null; reasons: string[] }
+export interface StageState {
+  name: string;
+  kind: string;
+  state: "fresh" | "stale" | "never built";
+  key: string | null;
+  reasons: string[];
+}
 
 export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<StageState[]> {
   const cache = new Cache(opts.project.cacheDir);
@@ -23,16 +36,39 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     const locked = previous?.stages[decl.name];
     if (waiting.length) {
       blocked.add(decl.name);
-      states.push({ name: decl.name, kind: decl.kind, state: locked ? "stale" : "never built", key: null, reasons: waiting.map((s) => `its input from stage ${s} will change`) });
+      states.push({
+        name: decl.name,
+        kind: decl.kind,
+        state: locked ? "stale" : "never built",
+        key: null,
+        reasons: waiting.map((s) => `its input from stage ${s} will change`),
+      });
       continue;
     }
     const ctx = stageContext(decl, rt, upstream, cache, opts, () => {}, previous, {}, [], memoStore(cache));
     let record: KeyRecord;
     try {
-      record = (await stageRecord(decl, rt.kinds.get(decl.kind)!, rt.task, upstream, ctx, rt.spec, opts.project, cache)).record;
+      record = (
+        await stageRecord(
+          decl,
+          rt.kinds.get(decl.kind)!,
+          rt.task,
+          upstream,
+          ctx,
+          rt.spec,
+          opts.project,
+          cache,
+        )
+      ).record;
     } catch (e) {
       blocked.add(decl.name);
-      states.push({ name: decl.name, kind: decl.kind, state: "stale", key: null, reasons: [`cannot be keyed: ${(e as Error).message.split("\n")[0]}`] });
+      states.push({
+        name: decl.name,
+        kind: decl.kind,
+        state: "stale",
+        key: null,
+        reasons: [`cannot be keyed: ${(e as Error).message.split("\n")[0]}`],
+      });
       continue;
     }
     const key = stageKey(record);
@@ -44,8 +80,22 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     }
     blocked.add(decl.name);
     const old = locked ? (cache.readManifest(locked.key) as Manifest | null) : null;
-    const reasons = !locked ? ["never built"] : old ? explain(old.record, record) : [cache.readManifest(key) ? "outputs missing from the cache" : "the previous build's record is not in this cache"];
-    states.push({ name: decl.name, kind: decl.kind, state: locked ? "stale" : "never built", key, reasons: reasons.length ? reasons : ["outputs missing from the cache"] });
+    const reasons = !locked
+      ? ["never built"]
+      : old
+        ? explain(old.record, record)
+        : [
+            cache.readManifest(key)
+              ? "outputs missing from the cache"
+              : "the previous build's record is not in this cache",
+          ];
+    states.push({
+      name: decl.name,
+      kind: decl.kind,
+      state: locked ? "stale" : "never built",
+      key,
+      reasons: reasons.length ? reasons : ["outputs missing from the cache"],
+    });
   }
   return states;
 }
@@ -57,14 +107,20 @@ export function explain(before: KeyRecord, after: KeyRecord): string[] {
   const out: string[] = [];
   if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
   if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
-  for (const d of jsonDiff(before.params, after.params)) out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const d of jsonDiff(before.params, after.params))
+    out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   const files = new Set([...Object.keys(before.code), ...Object.keys(after.code)]);
   for (const f of [...files].sort()) if (before.code[f] !== after.code[f]) out.push(`code changed: ${f}`);
   for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
-    const a = before.inputs[name] ?? {}, b = after.inputs[name] ?? {};
+    const a = before.inputs[name] ?? {},
+      b = after.inputs[name] ?? {};
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
-    if (changed.length) out.push(`input ${name} changed${changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`}`);
+    if (changed.length)
+      out.push(
+        `input ${name} changed${changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`}`,
+      );
   }
-  for (const d of jsonDiff(before.identity as Json, after.identity as Json)) out.push(`source changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const d of jsonDiff(before.identity as Json, after.identity as Json))
+    out.push(`source changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   return out;
 }

@@ -31,7 +31,11 @@ export function readSourceDoc(file: string, displayName = file): SourceDoc {
     bytes = readFileSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    fail({ file: displayName, message: code === "ENOENT" ? "no such file" : `cannot read it (${code})`, fix: "check the path" });
+    fail({
+      file: displayName,
+      message: code === "ENOENT" ? "no such file" : `cannot read it (${code})`,
+      fix: "check the path",
+    });
   }
   return parseSourceDoc(bytes, displayName);
 }
@@ -42,18 +46,36 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     const bad = firstInvalidUtf8(bytes);
-    fail({ file, line: bad.line, column: bad.column, message: "the file is not valid UTF-8", fix: "save it as UTF-8 (specs hold Korean text and are hashed as UTF-8)" });
+    fail({
+      file,
+      line: bad.line,
+      column: bad.column,
+      message: "the file is not valid UTF-8",
+      fix: "save it as UTF-8 (specs hold Korean text and are hashed as UTF-8)",
+    });
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const { LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, strict: true });
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    uniqueKeys: true,
+    prettyErrors: false,
+    strict: true,
+  });
   const first = doc.errors[0];
   if (first) {
     const { line, col } = lines.linePos(first.pos[0]);
     const sourceLine = (text.split("\n")[line - 1] ?? "").replace(/\r$/, "");
     const message = first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    fail({ file, line, column: col, sourceLine, message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: ${message}`, fix: "correct the syntax at this place (indentation, a missing quote or colon)" });
+    fail({
+      file,
+      line,
+      column: col,
+      sourceLine,
+      message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: ${message}`,
+      fix: "correct the syntax at this place (indentation, a missing quote or colon)",
+    });
   }
   return { file, text, doc, lines, value: doc.toJS({ maxAliasCount: 100 }) };
 }
@@ -64,14 +86,22 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
   let lineStart = 0;
   for (let i = 0; i < bytes.length; ) {
     const b = bytes[i]!;
-    const len = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    const len =
+      b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
     let ok = len > 0 && i + len <= bytes.length;
     for (let k = 1; ok && k < len; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
     if (ok && len > 1) {
-      try { new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(i, i + len)); } catch { ok = false; }
+      try {
+        new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(i, i + len));
+      } catch {
+        ok = false;
+      }
     }
     if (!ok) return { line, column: i - lineStart + 1 };
-    if (b === 0x0a) { line++; lineStart = i + 1; }
+    if (b === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
     i += len;
   }
   return { line, column: 1 };
@@ -80,7 +110,13 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
 /** The node at a JSON pointer (or its nearest existing ancestor), for positions. */
 export function nodeAt(src: SourceDoc, pointer: string): { node: Node | null; exact: boolean } {
   let node: unknown = src.doc.contents;
-  const parts = pointer === "" ? [] : pointer.slice(1).split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const parts =
+    pointer === ""
+      ? []
+      : pointer
+          .slice(1)
+          .split("/")
+          .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   for (const part of parts) {
     if (isMap(node)) {
       const pair = node.items.find((p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)) === part);
@@ -102,13 +138,19 @@ export function keyNodeAt(src: SourceDoc, pointer: string): Node | null {
   const i = pointer.lastIndexOf("/");
   if (i < 0) return null;
   const parent = nodeAt(src, pointer.slice(0, i));
-  const name = pointer.slice(i + 1).replace(/~1/g, "/").replace(/~0/g, "~");
+  const name = pointer
+    .slice(i + 1)
+    .replace(/~1/g, "/")
+    .replace(/~0/g, "~");
   if (!parent.exact || !isMap(parent.node)) return null;
   const pair = parent.node.items.find((p) => isScalar(p.key) && String(p.key.value) === name);
   return pair && isScalar(pair.key) ? (pair.key as Node) : null;
 }
 
-export function positionOf(src: SourceDoc, node: Node | null | undefined): Pick<Diagnostic, "line" | "column" | "length" | "sourceLine"> {
+export function positionOf(
+  src: SourceDoc,
+  node: Node | null | undefined,
+): Pick<Diagnostic, "line" | "column" | "length" | "sourceLine"> {
   const range = node?.range;
   if (!range) return {};
   const { line, col } = src.lines.linePos(range[0]);
@@ -118,7 +160,13 @@ export function positionOf(src: SourceDoc, node: Node | null | undefined): Pick<
   return { line, column: col, length, sourceLine: sourceLine.replace(/\r$/, "") };
 }
 
-export function diagnosticAt(src: SourceDoc, pointer: string, message: string, fix?: string, onKey = false): Diagnostic {
+export function diagnosticAt(
+  src: SourceDoc,
+  pointer: string,
+  message: string,
+  fix?: string,
+  onKey = false,
+): Diagnostic {
   const keyNode = onKey ? keyNodeAt(src, pointer) : null;
   const { node } = nodeAt(src, pointer);
   const key = pointer.slice(1).split("/").filter(Boolean).join(".") || undefined;
@@ -149,7 +197,8 @@ function toPy(node: unknown, src: SourceDoc): PyValue {
     if (typeof v === "number" || typeof v === "bigint") {
       const text = (node.source ?? String(v)).trim();
       // A plain scalar with a fraction or an exponent is a float; inf/nan are floats too.
-      const isFloat = typeof v === "number" && (/[.eE]/.test(text.replace(/^0x/i, "")) || !Number.isFinite(v));
+      const isFloat =
+        typeof v === "number" && (/[.eE]/.test(text.replace(/^0x/i, "")) || !Number.isFinite(v));
       if (isFloat) return v as number;
       return typeof v === "bigint" ? v : integerOf(text, v);
     }

@@ -8,7 +8,8 @@ const PRESENTATION_KEYS = new Set(["title", "preview", "visibility"]);
 export const HASH_RECIPE = 1;
 
 export function specHash(spec: PyValue): string {
-  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw new Error("a spec must be an object");
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec))
+    throw new Error("a spec must be an object");
   const stripped: { [k: string]: PyValue } = {};
   for (const [k, v] of Object.entries(spec)) if (!PRESENTATION_KEYS.has(k)) stripped[k] = v;
   return sha256Hex(Buffer.from(pyDumps(stripped), "utf8"));

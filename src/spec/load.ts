@@ -44,7 +44,9 @@ type Validator = ((v: unknown) => boolean) & { errors?: ErrorObject[] | null };
 /** specs/spec.schema.json, compiled by scripts/compile-spec-schema.mjs when medbench is built. */
 function schemaValidator(): Validator {
   const require = createRequire(import.meta.url);
-  const mod = require(resolve(installRoot(), "dist/spec-validator.cjs")) as Validator | { default: Validator };
+  const mod = require(resolve(installRoot(), "dist/spec-validator.cjs")) as
+    | Validator
+    | { default: Validator };
   return typeof mod === "function" ? mod : mod.default;
 }
 
@@ -53,7 +55,15 @@ export function hashDocument(file: string): { specHash: string; published?: stri
   const src = readSourceDoc(file);
   const value = src.value as Record<string, unknown> | null;
   if (!value || typeof value !== "object" || !("spec" in value)) {
-    throw new DiagnosticError([{ file, line: 1, column: 1, message: "the document has no `spec` member", fix: "pass a task document (an object with a `spec` member) or a spec file from specs/" }]);
+    throw new DiagnosticError([
+      {
+        file,
+        line: 1,
+        column: 1,
+        message: "the document has no `spec` member",
+        fix: "pass a task document (an object with a `spec` member) or a spec file from specs/",
+      },
+    ]);
   }
   const published = typeof value.spec_hash === "string" ? value.spec_hash : undefined;
   return { specHash: specHash(pyValueAt(src, "/spec")), published };
@@ -64,15 +74,33 @@ const parsedFile = (dir: string, bytes: Buffer) => join(dir, `${sha256Hex(bytes)
 /** Loads a spec file. With `parsedCache` (a folder), a spec whose bytes were parsed before is taken from
  *  there (its plain value and spec_hash), so a no-op build neither loads nor runs the YAML parser; the
  *  source is parsed only if a diagnostic needs a position. */
-export function loadSpec(path: string, variables: Record<string, Json> = {}, displayName = path, parsedCache?: string): SpecFile {
+export function loadSpec(
+  path: string,
+  variables: Record<string, Json> = {},
+  displayName = path,
+  parsedCache?: string,
+): SpecFile {
   if (!parsedCache) return loadSpecFromSource(readSourceDoc(path, displayName), variables);
   let bytes: Buffer;
-  try { bytes = readFileSync(path); } catch { return loadSpecFromSource(readSourceDoc(path, displayName), variables); }
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return loadSpecFromSource(readSourceDoc(path, displayName), variables);
+  }
   let parsed: SourceDoc | null = null;
   const source = () => (parsed ??= parseSourceDoc(bytes, displayName));
   let hit: { value: unknown; specHash: string } | null = null;
-  try { hit = JSON.parse(readFileSync(parsedFile(parsedCache, bytes), "utf8")) as { value: unknown; specHash: string }; } catch { /* not parsed before */ }
-  return hit ? loadSpecFrom(source, hit.value, hit.specHash, displayName, variables) : loadSpecFromSource(source(), variables);
+  try {
+    hit = JSON.parse(readFileSync(parsedFile(parsedCache, bytes), "utf8")) as {
+      value: unknown;
+      specHash: string;
+    };
+  } catch {
+    /* not parsed before */
+  }
+  return hit
+    ? loadSpecFrom(source, hit.value, hit.specHash, displayName, variables)
+    : loadSpecFromSource(source(), variables);
 }
 
 /** After a build went through: remember the parsed spec for the next load (never for a spec that failed). */
@@ -80,8 +108,16 @@ export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: st
   try {
     const bytes = readFileSync(path);
     const file = parsedFile(parsedCache, bytes);
-    if (!existsSync(file)) writeFileAtomic(file, JSON.stringify({ value: spec.src.value, specHash: spec.specHash }), parsedCache, false);
-  } catch { /* a cache, nothing more */ }
+    if (!existsSync(file))
+      writeFileAtomic(
+        file,
+        JSON.stringify({ value: spec.src.value, specHash: spec.specHash }),
+        parsedCache,
+        false,
+      );
+  } catch {
+    /* a cache, nothing more */
+  }
 }
 
 export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
@@ -90,23 +126,45 @@ export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Jso
   return loadSpecFrom(() => src, src.value, specHash(pyValueAt(src, "/spec")), src.file, overrides);
 }
 
-function loadSpecFrom(source: () => SourceDoc, plain: unknown, hash: string, file: string, overrides: Record<string, Json>): SpecFile {
+function loadSpecFrom(
+  source: () => SourceDoc,
+  plain: unknown,
+  hash: string,
+  file: string,
+  overrides: Record<string, Json>,
+): SpecFile {
   const validate = schemaValidator();
   if (!validate(plain)) throw new DiagnosticError(schemaDiagnostics(source(), validate.errors ?? []));
   const value = plain as {
-    slug: string; version: number; task?: string; spec: Json; spec_hash?: string;
-    variables?: Record<string, Json>; stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
+    slug: string;
+    version: number;
+    task?: string;
+    spec: Json;
+    spec_hash?: string;
+    variables?: Record<string, Json>;
+    stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
     results?: { dir: string; files: Record<string, string> };
   };
   if (value.spec_hash && value.spec_hash !== hash) {
-    throw new DiagnosticError([diagnosticAt(source(), "/spec_hash",
-      `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
-      "the spec was edited: restore the published spec, or update spec_hash if this is a new version of the task (and bump `version`)")]);
+    throw new DiagnosticError([
+      diagnosticAt(
+        source(),
+        "/spec_hash",
+        `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
+        "the spec was edited: restore the published spec, or update spec_hash if this is a new version of the task (and bump `version`)",
+      ),
+    ]);
   }
   const variables: Record<string, Json> = { ...(value.variables ?? {}) };
   for (const [k, v] of Object.entries(overrides)) {
     if (!(k in variables) && v !== null) {
-      throw new DiagnosticError([{ file, message: `the spec declares no variable \`${k}\``, fix: `declare it under \`variables:\` or drop the option` }]);
+      throw new DiagnosticError([
+        {
+          file,
+          message: `the spec declares no variable \`${k}\``,
+          fix: `declare it under \`variables:\` or drop the option`,
+        },
+      ]);
     }
     if (v !== null) variables[k] = v;
   }
@@ -115,29 +173,62 @@ function loadSpecFrom(source: () => SourceDoc, plain: unknown, hash: string, fil
     name,
     kind: s.kind,
     inputs: s.inputs ?? {},
-    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, source, value.spec, variables, diagnostics),
+    params: resolveRefs(
+      s.params ?? {},
+      `/stages/${escapePointer(name)}/params`,
+      source,
+      value.spec,
+      variables,
+      diagnostics,
+    ),
   }));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
-    get src() { return source(); }, path: file, slug: value.slug, version: value.version, task: value.task ?? null, spec: value.spec,
-    specHash: hash, variables, stages, results: value.results ?? null,
+    get src() {
+      return source();
+    },
+    path: file,
+    slug: value.slug,
+    version: value.version,
+    task: value.task ?? null,
+    spec: value.spec,
+    specHash: hash,
+    variables,
+    stages,
+    results: value.results ?? null,
   };
 }
 
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-function resolveRefs(v: Json, at: string, src: () => SourceDoc, spec: Json, vars: Record<string, Json>, out: Diagnostic[]): Json {
+function resolveRefs(
+  v: Json,
+  at: string,
+  src: () => SourceDoc,
+  spec: Json,
+  vars: Record<string, Json>,
+  out: Diagnostic[],
+): Json {
   if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, src, spec, vars, out));
   if (v === null || typeof v !== "object") return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === "$spec") {
     const pointer = String(v.$spec);
     const found = lookupPointer(spec, pointer);
-    if (found === undefined) out.push(diagnosticAt(src(), `${at}/$spec`, `the published spec has no field ${pointer}`, "name an existing field of `spec:` as a JSON pointer, e.g. /request/max_tokens"));
+    if (found === undefined)
+      out.push(
+        diagnosticAt(
+          src(),
+          `${at}/$spec`,
+          `the published spec has no field ${pointer}`,
+          "name an existing field of `spec:` as a JSON pointer, e.g. /request/max_tokens",
+        ),
+      );
     return found ?? null;
   }
   if (keys.length === 1 && keys[0] === "$var") {
     const name = String(v.$var);
-    if (!(name in vars)) out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
+    if (!(name in vars))
+      out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
     return vars[name] ?? null;
   }
   const o: { [k: string]: Json } = {};
@@ -151,7 +242,8 @@ export function lookupPointer(root: Json, pointer: string): Json | undefined {
   for (const raw of pointer.slice(1).split("/")) {
     const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     if (Array.isArray(node)) node = node[Number(part)];
-    else if (node !== null && typeof node === "object") node = Object.prototype.hasOwnProperty.call(node, part) ? node[part] : undefined;
+    else if (node !== null && typeof node === "object")
+      node = Object.prototype.hasOwnProperty.call(node, part) ? node[part] : undefined;
     else return undefined;
     if (node === undefined) return undefined;
   }
@@ -183,7 +275,9 @@ function schemaDiagnostics(src: SourceDoc, errors: ErrorObject[]): Diagnostic[] 
     const id = `${pointer}|${message}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    out.push(diagnosticAt(src, pointer, message, fix ?? "see specs/spec.schema.json for the expected shape", onKey));
+    out.push(
+      diagnosticAt(src, pointer, message, fix ?? "see specs/spec.schema.json for the expected shape", onKey),
+    );
   }
   return out.slice(0, 10);
 }

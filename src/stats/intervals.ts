@@ -6,19 +6,34 @@ import { PyRandom } from "./mt19937.js";
 
 export type RngName = "numpy" | "python";
 
-export interface Row { value: number; cluster?: string | number | null }
+export interface Row {
+  value: number;
+  cluster?: string | number | null;
+}
 
-export interface Clusters { sums: Float64Array; counts: Float64Array; order: (string | number)[] }
+export interface Clusters {
+  sums: Float64Array;
+  counts: Float64Array;
+  order: (string | number)[];
+}
 
 /** Clusters in order of first appearance; without a cluster id every row is its own. */
-export function clustersOf(rows: Row[], values: number[][] = [rows.map((r) => r.value)]): { order: (string | number)[]; sums: Float64Array[]; counts: Float64Array } {
+export function clustersOf(
+  rows: Row[],
+  values: number[][] = [rows.map((r) => r.value)],
+): { order: (string | number)[]; sums: Float64Array[]; counts: Float64Array } {
   const index = new Map<string | number, number>();
   const order: (string | number)[] = [];
   const members: number[][] = [];
   rows.forEach((r, i) => {
     const id = r.cluster ?? `\u0000row${i}`;
     let c = index.get(id);
-    if (c === undefined) { c = order.length; index.set(id, c); order.push(id); members.push([]); }
+    if (c === undefined) {
+      c = order.length;
+      index.set(id, c);
+      order.push(id);
+      members.push([]);
+    }
     members[c]!.push(i);
   });
   const sums = values.map((vs) => Float64Array.from(members, (m) => seqSum(m.map((i) => vs[i]!))));
@@ -32,14 +47,26 @@ export function seqSum(xs: ArrayLike<number>): number {
 }
 
 /** Calls `each(idx)` once per resample with G cluster indices drawn with replacement. */
-export function drawResamples(rng: RngName, seed: number, resamples: number, g: number, each: (idx: Int32Array) => void): void {
+export function drawResamples(
+  rng: RngName,
+  seed: number,
+  resamples: number,
+  g: number,
+  each: (idx: Int32Array) => void,
+): void {
   const idx = new Int32Array(g);
   if (rng === "numpy") {
     const gen = new NumpyGenerator(seed);
-    for (let b = 0; b < resamples; b++) { gen.integers(0, g, g, idx); each(idx); }
+    for (let b = 0; b < resamples; b++) {
+      gen.integers(0, g, g, idx);
+      each(idx);
+    }
   } else {
     const gen = new PyRandom(seed);
-    for (let b = 0; b < resamples; b++) { gen.choicesIndex(g, g, idx); each(idx); }
+    for (let b = 0; b < resamples; b++) {
+      gen.choicesIndex(g, g, idx);
+      each(idx);
+    }
   }
 }
 
@@ -50,7 +77,8 @@ export function percentile(values: ArrayLike<number>, q: number): number {
   const j = Math.floor(v);
   const g = v - j;
   if (j >= x.length - 1) return x[x.length - 1]!;
-  const a = x[j]!, b = x[j + 1]!;
+  const a = x[j]!,
+    b = x[j + 1]!;
   const d = b - a;
   return g >= 0.5 ? b - d * (1 - g) : a + d * g;
 }
@@ -62,11 +90,25 @@ export function clopperPearson(k: number, n: number, level: number): [number, nu
   return [lo, hi];
 }
 
-export interface CiOptions { resamples: number; seed: number; rng: RngName; level: number; fallback?: boolean }
+export interface CiOptions {
+  resamples: number;
+  seed: number;
+  rng: RngName;
+  level: number;
+  fallback?: boolean;
+}
 
 export interface CiResult {
-  n: number; clusters: number; point: number; lo: number; hi: number;
-  method: "bootstrap" | "clopper-pearson"; rng: RngName; seed: number; resamples: number; level: number;
+  n: number;
+  clusters: number;
+  point: number;
+  lo: number;
+  hi: number;
+  method: "bootstrap" | "clopper-pearson";
+  rng: RngName;
+  seed: number;
+  resamples: number;
+  level: number;
 }
 
 export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
@@ -79,7 +121,8 @@ export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
   const boot = new Float64Array(o.resamples);
   let b = 0;
   drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
-    let num = 0, den = 0;
+    let num = 0,
+      den = 0;
     for (let i = 0; i < g; i++) num += s[idx[i]!]!;
     for (let i = 0; i < g; i++) den += counts[idx[i]!]!;
     boot[b++] = num / den;
@@ -91,46 +134,89 @@ export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
     method = "clopper-pearson";
     [lo, hi] = clopperPearson(Math.floor(point * g + 0.5), g, o.level);
   }
-  return { n: rows.length, clusters: g, point, lo, hi, method, rng: o.rng, seed: o.seed, resamples: o.resamples, level: o.level };
+  return {
+    n: rows.length,
+    clusters: g,
+    point,
+    lo,
+    hi,
+    method,
+    rng: o.rng,
+    seed: o.seed,
+    resamples: o.resamples,
+    level: o.level,
+  };
 }
 
 export interface PairedResult {
-  n: number; clusters: number; diff_pp: number; lo: number; hi: number; mcnemar_p: number; b: number; c: number;
-  rng: RngName; seed: number; resamples: number; level: number;
+  n: number;
+  clusters: number;
+  diff_pp: number;
+  lo: number;
+  hi: number;
+  mcnemar_p: number;
+  b: number;
+  c: number;
+  rng: RngName;
+  seed: number;
+  resamples: number;
+  level: number;
 }
 
 /** A - B in percentage points on the same items, a cluster bootstrap of the difference, exact McNemar. */
-export function pairedComparison(a: { id: string; value: number; cluster?: string | number | null }[], b: { id: string; value: number }[], o: CiOptions): PairedResult {
+export function pairedComparison(
+  a: { id: string; value: number; cluster?: string | number | null }[],
+  b: { id: string; value: number }[],
+  o: CiOptions,
+): PairedResult {
   const byId = new Map(b.map((r) => [r.id, r.value]));
   const idsA = new Set(a.map((r) => r.id));
-  if (idsA.size !== a.length || byId.size !== b.length || idsA.size !== byId.size || a.some((r) => !byId.has(r.id))) {
+  if (
+    idsA.size !== a.length ||
+    byId.size !== b.length ||
+    idsA.size !== byId.size ||
+    a.some((r) => !byId.has(r.id))
+  ) {
     throw new Error("the two result sets do not hold the same items");
   }
   const va = a.map((r) => r.value);
   const vb = a.map((r) => byId.get(r.id)!);
   const { order, sums, counts } = clustersOf(a, [va, vb]);
-  const sa = sums[0]!, sb = sums[1]!;
+  const sa = sums[0]!,
+    sb = sums[1]!;
   const g = order.length;
   const n = a.length;
   const diff = 100 * (seqSum(va) / n - seqSum(vb) / n);
   const boot = new Float64Array(o.resamples);
   let k = 0;
   drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
-    let t = 0, x = 0, y = 0;
+    let t = 0,
+      x = 0,
+      y = 0;
     for (let i = 0; i < g; i++) t += counts[idx[i]!]!;
     for (let i = 0; i < g; i++) x += sa[idx[i]!]!;
     for (let i = 0; i < g; i++) y += sb[idx[i]!]!;
     boot[k++] = 100 * (x / t - y / t);
   });
-  let bCount = 0, cCount = 0;
+  let bCount = 0,
+    cCount = 0;
   for (let i = 0; i < n; i++) {
     if (va[i] === 1 && vb[i] === 0) bCount++;
     else if (va[i] === 0 && vb[i] === 1) cCount++;
   }
   return {
-    n, clusters: g, diff_pp: diff,
-    lo: percentile(boot, (100 * (1 - o.level)) / 2), hi: percentile(boot, (100 * (1 + o.level)) / 2),
-    mcnemar_p: mcnemarExact(bCount, cCount), b: bCount, c: cCount, rng: o.rng, seed: o.seed, resamples: o.resamples, level: o.level,
+    n,
+    clusters: g,
+    diff_pp: diff,
+    lo: percentile(boot, (100 * (1 - o.level)) / 2),
+    hi: percentile(boot, (100 * (1 + o.level)) / 2),
+    mcnemar_p: mcnemarExact(bCount, cCount),
+    b: bCount,
+    c: cCount,
+    rng: o.rng,
+    seed: o.seed,
+    resamples: o.resamples,
+    level: o.level,
   };
 }
 

@@ -8,13 +8,18 @@ export class PyRandom {
   private mti = N + 1;
   private gaussNext: number | null = null;
 
-  constructor(seed: number | bigint = 0) { this.seed(seed); }
+  constructor(seed: number | bigint = 0) {
+    this.seed(seed);
+  }
 
   seed(seed: number | bigint): void {
     let n = BigInt(seed);
     if (n < 0n) n = -n;
     const key: number[] = [];
-    do { key.push(Number(n & 0xffffffffn)); n >>= 32n; } while (n > 0n);
+    do {
+      key.push(Number(n & 0xffffffffn));
+      n >>= 32n;
+    } while (n > 0n);
     this.initByArray(key);
     this.gaussNext = null;
   }
@@ -32,19 +37,27 @@ export class PyRandom {
   private initByArray(key: number[]): void {
     const mt = this.mt;
     this.initGenrand(19650218);
-    let i = 1, j = 0;
+    let i = 1,
+      j = 0;
     for (let k = Math.max(N, key.length); k > 0; k--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1664525)) + key[j]! + j) >>> 0;
-      i++; j++;
-      if (i >= N) { mt[0] = mt[N - 1]!; i = 1; }
+      i++;
+      j++;
+      if (i >= N) {
+        mt[0] = mt[N - 1]!;
+        i = 1;
+      }
       if (j >= key.length) j = 0;
     }
     for (let k = N - 1; k > 0; k--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1566083941)) - i) >>> 0;
       i++;
-      if (i >= N) { mt[0] = mt[N - 1]!; i = 1; }
+      if (i >= N) {
+        mt[0] = mt[N - 1]!;
+        i = 1;
+      }
     }
     mt[0] = 0x80000000;
   }
@@ -115,12 +128,20 @@ export class PyRandom {
     return a + this.randbelow(b - a);
   }
 
-  randint(a: number, b: number): number { return this.randrange(a, b + 1); }
+  randint(a: number, b: number): number {
+    return this.randrange(a, b + 1);
+  }
 
-  choice<T>(seq: readonly T[]): T { return seq[this.randbelow(seq.length)]!; }
+  choice<T>(seq: readonly T[]): T {
+    return seq[this.randbelow(seq.length)]!;
+  }
 
   /** choices(population, k) without weights: floor(random() * n). */
-  choicesIndex(n: number, k: number, out: Int32Array | number[] = new Array<number>(k)): Int32Array | number[] {
+  choicesIndex(
+    n: number,
+    k: number,
+    out: Int32Array | number[] = new Array<number>(k),
+  ): Int32Array | number[] {
     for (let i = 0; i < k; i++) out[i] = Math.floor(this.random() * n);
     return out;
   }
@@ -130,7 +151,10 @@ export class PyRandom {
     if (!weights) return Array.from(this.choicesIndex(n, k), (i) => population[i]!);
     const cum: number[] = [];
     let acc = 0;
-    for (const w of weights) { acc += w; cum.push(acc); }
+    for (const w of weights) {
+      acc += w;
+      cum.push(acc);
+    }
     const total = acc + 0.0;
     const out: T[] = [];
     for (let i = 0; i < k; i++) out.push(population[bisectRight(cum, this.random() * total, 0, n - 1)]!);
@@ -140,7 +164,9 @@ export class PyRandom {
   shuffle<T>(x: T[]): T[] {
     for (let i = x.length - 1; i > 0; i--) {
       const j = this.randbelow(i + 1);
-      const t = x[i]!; x[i] = x[j]!; x[j] = t;
+      const t = x[i]!;
+      x[i] = x[j]!;
+      x[j] = t;
     }
     return x;
   }
@@ -170,7 +196,9 @@ export class PyRandom {
     return result;
   }
 
-  uniform(a: number, b: number): number { return a + (b - a) * this.random(); }
+  uniform(a: number, b: number): number {
+    return a + (b - a) * this.random();
+  }
 
   /** Python's gauss(). Goes through log/cos/sin, whose last bit differs between V8 and glibc:
    *  reproducible only within a tolerance, never use it for a published statistic. */
@@ -197,7 +225,8 @@ function bitLength(n: number): number {
 function bisectRight(a: number[], x: number, lo: number, hi: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (x < a[mid]!) hi = mid; else lo = mid + 1;
+    if (x < a[mid]!) hi = mid;
+    else lo = mid + 1;
   }
   return lo;
 }

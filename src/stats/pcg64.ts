@@ -10,11 +10,17 @@ const TWO_M53 = 1 / 9007199254740992;
 const MULT = [0xf645, 0x9fcc, 0xdf64, 0x4385, 0x5da4, 0x1fc6, 0xed05, 0x2360];
 
 /** numpy SeedSequence(entropy).generate_state(4, uint64), as eight uint32 words (little-endian pairs). */
-export function seedSequenceState(entropy: number | bigint, nWords32 = 8): { pool: number[]; state: number[] } {
+export function seedSequenceState(
+  entropy: number | bigint,
+  nWords32 = 8,
+): { pool: number[]; state: number[] } {
   let e = BigInt(entropy);
   if (e < 0n) throw new Error("SeedSequence entropy must be non-negative");
   const words: number[] = [];
-  do { words.push(Number(e & 0xffffffffn)); e >>= 32n; } while (e > 0n);
+  do {
+    words.push(Number(e & 0xffffffffn));
+    e >>= 32n;
+  } while (e > 0n);
   let hashConst = 0x43b0d7e5;
   const hashmix = (value: number): number => {
     value = (value ^ hashConst) >>> 0;
@@ -28,8 +34,10 @@ export function seedSequenceState(entropy: number | bigint, nWords32 = 8): { poo
   };
   const pool = [0, 0, 0, 0];
   for (let i = 0; i < 4; i++) pool[i] = hashmix(i < words.length ? words[i]! : 0);
-  for (let src = 0; src < 4; src++) for (let dst = 0; dst < 4; dst++) if (src !== dst) pool[dst] = mix(pool[dst]!, hashmix(pool[src]!));
-  for (let src = 4; src < words.length; src++) for (let dst = 0; dst < 4; dst++) pool[dst] = mix(pool[dst]!, hashmix(words[src]!));
+  for (let src = 0; src < 4; src++)
+    for (let dst = 0; dst < 4; dst++) if (src !== dst) pool[dst] = mix(pool[dst]!, hashmix(pool[src]!));
+  for (let src = 4; src < words.length; src++)
+    for (let dst = 0; dst < 4; dst++) pool[dst] = mix(pool[dst]!, hashmix(words[src]!));
   let h = 0x8b51f9dd;
   const state: number[] = [];
   for (let i = 0; i < nWords32; i++) {
@@ -101,8 +109,17 @@ export class PCG64 {
     let rot = s[7]! >>> 10;
     let hi = xHi;
     let lo = xLo;
-    if (rot >= 32) { const t = hi; hi = lo; lo = t; rot -= 32; }
-    if (rot === 0) { this.hi = hi; this.lo = lo; return; }
+    if (rot >= 32) {
+      const t = hi;
+      hi = lo;
+      lo = t;
+      rot -= 32;
+    }
+    if (rot === 0) {
+      this.hi = hi;
+      this.lo = lo;
+      return;
+    }
     this.hi = ((hi >>> rot) | (lo << (32 - rot))) >>> 0;
     this.lo = ((lo >>> rot) | (hi << (32 - rot))) >>> 0;
   }
@@ -113,7 +130,10 @@ export class PCG64 {
   }
 
   next32(): number {
-    if (this.hasUint32) { this.hasUint32 = false; return this.uinteger; }
+    if (this.hasUint32) {
+      this.hasUint32 = false;
+      return this.uinteger;
+    }
     this.next64();
     this.hasUint32 = true;
     this.uinteger = this.hi;
@@ -135,9 +155,13 @@ function limbs128(w3: number, w2: number, w1: number, w0: number): number[] {
 /** numpy.random.Generator over PCG64: the calls the task documents use. */
 export class NumpyGenerator {
   readonly bitgen: PCG64;
-  constructor(seed: number | bigint = 0) { this.bitgen = new PCG64(seed); }
+  constructor(seed: number | bigint = 0) {
+    this.bitgen = new PCG64(seed);
+  }
 
-  random(): number { return this.bitgen.nextDouble(); }
+  random(): number {
+    return this.bitgen.nextDouble();
+  }
 
   /** integers(lo, hi) with the default int64 dtype: Lemire's method, as numpy. */
   integer(lo: number, hi: number): number {
@@ -150,7 +174,12 @@ export class NumpyGenerator {
   }
 
   /** integers(lo, hi, size) into out (a fresh array when omitted). */
-  integers(lo: number, hi: number, size: number, out: Int32Array | number[] = new Array<number>(size)): Int32Array | number[] {
+  integers(
+    lo: number,
+    hi: number,
+    size: number,
+    out: Int32Array | number[] = new Array<number>(size),
+  ): Int32Array | number[] {
     const rng = hi - 1 - lo;
     if (rng > 0 && rng < MASK32) {
       const excl = rng + 1;
@@ -171,14 +200,26 @@ export class NumpyGenerator {
     let u = this.bitgen.next32();
     let hi: number;
     let leftover: number;
-    if (small) { const m = u * excl; hi = Math.floor(m / TWO32); leftover = m - hi * TWO32; }
-    else { leftover = Math.imul(u, excl) >>> 0; hi = mulHi32(u, excl); }
+    if (small) {
+      const m = u * excl;
+      hi = Math.floor(m / TWO32);
+      leftover = m - hi * TWO32;
+    } else {
+      leftover = Math.imul(u, excl) >>> 0;
+      hi = mulHi32(u, excl);
+    }
     if (leftover < excl) {
       const threshold = (TWO32 - excl) % excl;
       while (leftover < threshold) {
         u = this.bitgen.next32();
-        if (small) { const m = u * excl; hi = Math.floor(m / TWO32); leftover = m - hi * TWO32; }
-        else { leftover = Math.imul(u, excl) >>> 0; hi = mulHi32(u, excl); }
+        if (small) {
+          const m = u * excl;
+          hi = Math.floor(m / TWO32);
+          leftover = m - hi * TWO32;
+        } else {
+          leftover = Math.imul(u, excl) >>> 0;
+          hi = mulHi32(u, excl);
+        }
       }
     }
     return hi;
@@ -193,7 +234,10 @@ export class NumpyGenerator {
     let leftover = m & M64;
     if (leftover < excl) {
       const threshold = (M64 - rng) % excl;
-      while (leftover < threshold) { m = this.bitgen.next64BigInt() * excl; leftover = m & M64; }
+      while (leftover < threshold) {
+        m = this.bitgen.next64BigInt() * excl;
+        leftover = m & M64;
+      }
     }
     return m >> 64n;
   }
@@ -202,17 +246,25 @@ export class NumpyGenerator {
   private interval(max: number): number {
     if (max === 0) return 0;
     let mask = max;
-    mask |= mask >>> 1; mask |= mask >>> 2; mask |= mask >>> 4; mask |= mask >>> 8; mask |= mask >>> 16;
+    mask |= mask >>> 1;
+    mask |= mask >>> 2;
+    mask |= mask >>> 4;
+    mask |= mask >>> 8;
+    mask |= mask >>> 16;
     mask >>>= 0;
     let v: number;
-    do { v = (this.bitgen.next32() & mask) >>> 0; } while (v > max);
+    do {
+      v = (this.bitgen.next32() & mask) >>> 0;
+    } while (v > max);
     return v;
   }
 
   shuffle<T>(x: T[]): T[] {
     for (let i = x.length - 1; i > 0; i--) {
       const j = this.interval(i);
-      const t = x[i]!; x[i] = x[j]!; x[j] = t;
+      const t = x[i]!;
+      x[i] = x[j]!;
+      x[j] = t;
     }
     return x;
   }
@@ -224,9 +276,11 @@ export class NumpyGenerator {
 
 /** floor(a * b / 2^32) for 32-bit a, b, exactly. */
 function mulHi32(a: number, b: number): number {
-  const ah = a >>> 16, al = a & 0xffff;
+  const ah = a >>> 16,
+    al = a & 0xffff;
   const A = ah * b; // < 2^48
   const B = al * b; // < 2^48
-  const Ah = Math.floor(A / 65536), Al = A - Ah * 65536;
+  const Ah = Math.floor(A / 65536),
+    Al = A - Ah * 65536;
   return Ah + Math.floor((Al * 65536 + B) / TWO32);
 }

@@ -25,7 +25,10 @@ export function jsonLines(rows: unknown[]): string {
 }
 
 export function parseJsonLines<T = unknown>(text: string): T[] {
-  return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as T);
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as T);
 }
 
 /** JSON-pointer paths of every leaf that differs between a and b. */
@@ -47,7 +50,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** A JSON pointer as dotted words for messages: /files/a~1b.txt -> files.a/b.txt */
 export function pointerWords(pointer: string): string {
-  return pointer.slice(1).split("/").map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~")).join(".");
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
 }
 
 export function escapePointer(k: string): string {

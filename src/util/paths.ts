@@ -24,5 +24,6 @@ export function installRoot(): string {
 }
 
 export function medbenchVersion(): string {
-  return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string }).version;
+  return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string })
+    .version;
 }

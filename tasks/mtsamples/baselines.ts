@@ -19,10 +19,15 @@ export function overlapJudge({ requests }: BaselineInput): string[] {
   return requests.map((r) => {
     const text = r.messages.map((m) => m.content).join("\n");
     const tag = (t: string) => new RegExp(`<${t}>([\\s\\S]*?)</${t}>`).exec(text)?.[1] ?? "";
-    const a = words(tag("response")), g = words(tag("gold_response"));
+    const a = words(tag("response")),
+      g = words(tag("gold_response"));
     const common = [...a].filter((w) => g.has(w)).length;
     const f1 = a.size && g.size ? (2 * common) / (a.size + g.size) : 0;
     const s = 1 + Math.round(4 * f1);
-    return JSON.stringify(Object.fromEntries(CRITERIA.map((c) => [c, { score: s, explanation: `word overlap F1 ${f1.toFixed(2)}` }])));
+    return JSON.stringify(
+      Object.fromEntries(
+        CRITERIA.map((c) => [c, { score: s, explanation: `word overlap F1 ${f1.toFixed(2)}` }]),
+      ),
+    );
   });
 }

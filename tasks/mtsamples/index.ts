@@ -7,7 +7,13 @@ import { score } from "./scorer.js";
 import { impression, overlapJudge } from "./baselines.js";
 
 export const task: TaskModule = {
-  parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts", judge: "judges.ts" },
+  parts: {
+    prompts: "prompts.ts",
+    parse: "parser.ts",
+    score: "scorer.ts",
+    baselines: "baselines.ts",
+    judge: "judges.ts",
+  },
   buildRequests,
   parseReply: (text) => parsePlan(text),
   score: (requests, parsed, _params, judged) => score(requests, parsed, judged),

@@ -9,13 +9,19 @@
 export type Variant = "helm" | "medarc";
 export type Source = "PLAN" | "SUMMARY" | "FINDINGS";
 
-export interface Instance { file: string; input: string; reference: string; source: Source }
+export interface Instance {
+  file: string;
+  input: string;
+  reference: string;
+  source: Source;
+}
 export type Extracted = { ok: true; instance: Instance } | { ok: false; file: string; reason: string };
 
 const KEYS: Source[] = ["PLAN", "SUMMARY", "FINDINGS"];
 
 // Python's str.isspace() set (JS trim() differs: it strips U+FEFF and keeps U+001C-001F and U+0085).
-const PY_WS = "[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const PY_WS =
+  "[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 const STRIP = new RegExp(`^${PY_WS}+|${PY_WS}+$`, "g");
 /** Python's str.strip(). */
 export const pyStrip = (s: string) => s.replace(STRIP, "");

@@ -6,10 +6,17 @@ import type { Json } from "../../src/util/json.js";
 export const CRITERIA = ["accuracy", "completeness", "clarity"] as const;
 
 export function fillJudge(template: string, v: { patient: string; response: string; gold: string }): string {
-  return template.replace(/\{patient_information\}/g, () => v.patient).replace(/\{response\}/g, () => v.response).replace(/\{gold_response\}/g, () => v.gold);
+  return template
+    .replace(/\{patient_information\}/g, () => v.patient)
+    .replace(/\{response\}/g, () => v.response)
+    .replace(/\{gold_response\}/g, () => v.gold);
 }
 
-export function judgeRequests(requests: TaskRequest[], parsed: (ParsedReply | null)[], templates: Record<string, string>): TaskRequest[] {
+export function judgeRequests(
+  requests: TaskRequest[],
+  parsed: (ParsedReply | null)[],
+  templates: Record<string, string>,
+): TaskRequest[] {
   const template = templates.judge;
   if (!template) throw new Error("the judge stage needs a `judge` template input");
   const out: TaskRequest[] = [];
@@ -17,7 +24,20 @@ export function judgeRequests(requests: TaskRequest[], parsed: (ParsedReply | nu
     const p = parsed[i];
     if (!p || !p.ok) return; // no plan to judge (an API error, or an empty reply)
     const meta = r.meta as { input: string; reference: string };
-    out.push({ id: r.id, messages: [{ role: "user", content: fillJudge(template, { patient: meta.input, response: String(p.value), gold: meta.reference }) }], meta: {} });
+    out.push({
+      id: r.id,
+      messages: [
+        {
+          role: "user",
+          content: fillJudge(template, {
+            patient: meta.input,
+            response: String(p.value),
+            gold: meta.reference,
+          }),
+        },
+      ],
+      meta: {},
+    });
   });
   return out;
 }
@@ -29,9 +49,15 @@ const EXPECTING_COMMA = /Expected ',' or '[}\]]'/;
 export function helmParse(text: string): Record<string, Json> | null {
   const m = /\{[\s\S]*\}/.exec(text);
   if (!m) return null;
-  try { return JSON.parse(m[0]) as Record<string, Json>; } catch (e) {
+  try {
+    return JSON.parse(m[0]) as Record<string, Json>;
+  } catch (e) {
     if (!EXPECTING_COMMA.test((e as Error).message)) return null;
-    try { return JSON.parse(m[0] + "}") as Record<string, Json>; } catch { return null; }
+    try {
+      return JSON.parse(m[0] + "}") as Record<string, Json>;
+    } catch {
+      return null;
+    }
   }
 }
 
@@ -68,7 +94,9 @@ export function medarcParse(text: string): Record<string, Json> | null {
     try {
       const v = JSON.parse(text.slice(start, end + 1)) as Json;
       if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, Json>;
-    } catch { /* search further back */ }
+    } catch {
+      /* search further back */
+    }
   }
   return null;
 }
@@ -83,7 +111,8 @@ export function medarcScore(text: string): { score: number; valid: number } {
   for (const c of CRITERIA) {
     const v = lower[c];
     const raw = v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, Json>).score : v;
-    const n = typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() !== "" ? Number(raw) : NaN;
+    const n =
+      typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() !== "" ? Number(raw) : NaN;
     if (Number.isFinite(n)) values.push((Math.min(5, Math.max(1, n)) - 1) / 4);
   }
   if (!values.length) return { score: 0, valid: 0 };

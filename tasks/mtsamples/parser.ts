@@ -2,6 +2,9 @@
 import type { ParsedReply } from "../task.js";
 
 export function parsePlan(text: string): ParsedReply {
-  const plan = text.replace(/<think>[\s\S]*?<\/think>/gi, "").replace(/<think>[\s\S]*$/i, "").trim();
+  const plan = text
+    .replace(/<think>[\s\S]*?<\/think>/gi, "")
+    .replace(/<think>[\s\S]*$/i, "")
+    .trim();
   return plan ? { ok: true, value: plan } : { ok: false, value: null, error: "empty reply" };
 }

@@ -1,5 +1,12 @@
 // Per-instance jury scores, each judge's, their agreement, and the metric rows for the intervals.
-import type { ItemVerdict, JudgedReplies, MetricRows, ParsedReply, ScoreOutput, TaskRequest } from "../task.js";
+import type {
+  ItemVerdict,
+  JudgedReplies,
+  MetricRows,
+  ParsedReply,
+  ScoreOutput,
+  TaskRequest,
+} from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import { helmScores, medarcScore } from "./judges.js";
 
@@ -7,13 +14,24 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 
 function pearson(a: number[], b: number[]): number | null {
   if (a.length < 2) return null;
-  const ma = mean(a), mb = mean(b);
-  let sab = 0, saa = 0, sbb = 0;
-  for (let i = 0; i < a.length; i++) { sab += (a[i]! - ma) * (b[i]! - mb); saa += (a[i]! - ma) ** 2; sbb += (b[i]! - mb) ** 2; }
+  const ma = mean(a),
+    mb = mean(b);
+  let sab = 0,
+    saa = 0,
+    sbb = 0;
+  for (let i = 0; i < a.length; i++) {
+    sab += (a[i]! - ma) * (b[i]! - mb);
+    saa += (a[i]! - ma) ** 2;
+    sbb += (b[i]! - mb) ** 2;
+  }
   return saa === 0 || sbb === 0 ? null : sab / Math.sqrt(saa * sbb);
 }
 
-export function score(requests: TaskRequest[], parsed: (ParsedReply | null)[], judged: JudgedReplies = []): ScoreOutput {
+export function score(
+  requests: TaskRequest[],
+  parsed: (ParsedReply | null)[],
+  judged: JudgedReplies = [],
+): ScoreOutput {
   const judges = judged.map((j) => j.judge);
   const items: ItemVerdict[] = requests.map((req, i) => {
     const p = parsed[i] ?? null;
@@ -25,7 +43,10 @@ export function score(requests: TaskRequest[], parsed: (ParsedReply | null)[], j
       const medarc: number[] = [];
       for (const j of judged) {
         const text = j.replies[req.id];
-        if (text === undefined || text === null) { perJudge[j.judge] = { call_failed: true }; continue; } // left out, as MedARC does
+        if (text === undefined || text === null) {
+          perJudge[j.judge] = { call_failed: true };
+          continue;
+        } // left out, as MedARC does
         const h = helmScores(text);
         const m = medarcScore(text);
         if (h) helmAll.push(...h);
@@ -36,28 +57,71 @@ export function score(requests: TaskRequest[], parsed: (ParsedReply | null)[], j
       verdicts.score = medarc.length ? mean(medarc) : 0; // MedARC: 0.0 when no judge answered
       verdicts.helm_jury = helmAll.length ? mean(helmAll) : 1.0; // HELM: 1.0 when no judge succeeded
     }
-    return { id: req.id, meta: { subset: "all", group: req.id, file: meta.file, source: meta.source }, parsed: p ? p.value : null, verdicts };
+    return {
+      id: req.id,
+      meta: { subset: "all", group: req.id, file: meta.file, source: meta.source },
+      parsed: p ? p.value : null,
+      verdicts,
+    };
   });
   const scored = items.filter((it) => it.verdicts.generated);
-  const rows = (f: (it: ItemVerdict) => number | null) => scored.flatMap((it) => { const v = f(it); return v === null ? [] : [{ id: it.id, value: v, cluster: it.id }]; });
+  const rows = (f: (it: ItemVerdict) => number | null) =>
+    scored.flatMap((it) => {
+      const v = f(it);
+      return v === null ? [] : [{ id: it.id, value: v, cluster: it.id }];
+    });
   const judgeScore = (it: ItemVerdict, j: string) => {
     const v = (it.verdicts.judges as Record<string, { score?: number; call_failed?: boolean }>)[j];
-    return v && !v.call_failed ? v.score ?? null : null;
+    return v && !v.call_failed ? (v.score ?? null) : null;
   };
   const metrics: MetricRows[] = [
-    { name: "judge_score", label: "judge score, normalised to [0, 1] (MedARC: mean over judges of the mean (s - 1) / 4 over criteria)", rows: rows((it) => it.verdicts.score as number), primary: true, ciFallback: "none" },
-    { name: "helm_jury_score", label: "HELM jury score on the 1-5 scale (mean of int(score) over judges and criteria)", rows: rows((it) => it.verdicts.helm_jury as number), ciFallback: "none", unit: "score" },
-    ...judges.map((j) => ({ name: `judge_score:${j}`, label: `judge score of ${j} alone, [0, 1]`, rows: rows((it) => judgeScore(it, j)), ciFallback: "none" as const })),
+    {
+      name: "judge_score",
+      label:
+        "judge score, normalised to [0, 1] (MedARC: mean over judges of the mean (s - 1) / 4 over criteria)",
+      rows: rows((it) => it.verdicts.score as number),
+      primary: true,
+      ciFallback: "none",
+    },
+    {
+      name: "helm_jury_score",
+      label: "HELM jury score on the 1-5 scale (mean of int(score) over judges and criteria)",
+      rows: rows((it) => it.verdicts.helm_jury as number),
+      ciFallback: "none",
+      unit: "score",
+    },
+    ...judges.map((j) => ({
+      name: `judge_score:${j}`,
+      label: `judge score of ${j} alone, [0, 1]`,
+      rows: rows((it) => judgeScore(it, j)),
+      ciFallback: "none" as const,
+    })),
   ];
   const agreement: Record<string, Json> = {};
-  for (let a = 0; a < judges.length; a++) for (let b = a + 1; b < judges.length; b++) {
-    const both = scored.filter((it) => judgeScore(it, judges[a]!) !== null && judgeScore(it, judges[b]!) !== null);
-    const xa = both.map((it) => judgeScore(it, judges[a]!)!), xb = both.map((it) => judgeScore(it, judges[b]!)!);
-    agreement[`${judges[a]} vs ${judges[b]}`] = { n: both.length, pearson_r: pearson(xa, xb), mean_abs_diff: both.length ? mean(xa.map((x, i) => Math.abs(x - xb[i]!))) : null };
-  }
+  for (let a = 0; a < judges.length; a++)
+    for (let b = a + 1; b < judges.length; b++) {
+      const both = scored.filter(
+        (it) => judgeScore(it, judges[a]!) !== null && judgeScore(it, judges[b]!) !== null,
+      );
+      const xa = both.map((it) => judgeScore(it, judges[a]!)!),
+        xb = both.map((it) => judgeScore(it, judges[b]!)!);
+      agreement[`${judges[a]} vs ${judges[b]}`] = {
+        n: both.length,
+        pearson_r: pearson(xa, xb),
+        mean_abs_diff: both.length ? mean(xa.map((x, i) => Math.abs(x - xb[i]!))) : null,
+      };
+    }
   const perJudge: Record<string, Json> = {};
   for (const j of judges) {
-    const vs = scored.map((it) => (it.verdicts.judges as Record<string, { helm_ok?: boolean; valid_criteria?: number; call_failed?: boolean }>)[j]!);
+    const vs = scored.map(
+      (it) =>
+        (
+          it.verdicts.judges as Record<
+            string,
+            { helm_ok?: boolean; valid_criteria?: number; call_failed?: boolean }
+          >
+        )[j]!,
+    );
     perJudge[j] = {
       calls_failed: vs.filter((v) => v.call_failed).length,
       helm_parse_failures: vs.filter((v) => !v.call_failed && !v.helm_ok).length,
@@ -65,9 +129,14 @@ export function score(requests: TaskRequest[], parsed: (ParsedReply | null)[], j
     };
   }
   const sources: Record<string, number> = {};
-  for (const r of requests) { const s = String((r.meta as { source: string }).source); sources[s] = (sources[s] ?? 0) + 1; }
+  for (const r of requests) {
+    const s = String((r.meta as { source: string }).source);
+    sources[s] = (sources[s] ?? 0) + 1;
+  }
   return {
-    items, metrics, paired: [],
+    items,
+    metrics,
+    paired: [],
     tables: {
       instances: requests.length,
       files_read: Number((requests[0]?.meta as { files_read?: number } | undefined)?.files_read ?? 0),

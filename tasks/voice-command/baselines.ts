@@ -2,7 +2,10 @@
 import type { BaselineInput } from "../task.js";
 import { TRAIN_FILE, type Action } from "./release.js";
 
-interface TrainRow { response: string; actions: Action[] }
+interface TrainRow {
+  response: string;
+  actions: Action[];
+}
 
 /** The most frequent (response, actions) of the train split, answered for every item (ties: first seen). */
 export function prior({ release, requests }: BaselineInput): string[] {
@@ -15,7 +18,11 @@ export function prior({ release, requests }: BaselineInput): string[] {
   }
   let best = "";
   let bestN = -1;
-  for (const [k, n] of counts) if (n > bestN) { best = k; bestN = n; }
+  for (const [k, n] of counts)
+    if (n > bestN) {
+      best = k;
+      bestN = n;
+    }
   const { response, actions } = JSON.parse(best) as TrainRow;
   const reply = JSON.stringify({ response, actions, message: "" });
   return requests.map(() => reply);
@@ -27,8 +34,17 @@ const STOP_WORDS = /멈춰|멈추|정지|스톱|\bstop\b/i;
 export function keywordStop({ requests }: BaselineInput): string[] {
   return requests.map((r) => {
     const user = r.messages.find((m) => m.role === "user")?.content ?? "";
-    const utterance = user.split("\n").find((l) => l.startsWith("발화:"))?.slice(3).trim() ?? user;
+    const utterance =
+      user
+        .split("\n")
+        .find((l) => l.startsWith("발화:"))
+        ?.slice(3)
+        .trim() ?? user;
     const stop = { type: "STOP", target: null, instrument: null, direction: null, magnitude: null };
-    return JSON.stringify(STOP_WORDS.test(utterance) ? { response: "execute", actions: [stop], message: "정지합니다." } : { response: "reject", actions: [], message: "" });
+    return JSON.stringify(
+      STOP_WORDS.test(utterance)
+        ? { response: "execute", actions: [stop], message: "정지합니다." }
+        : { response: "reject", actions: [], message: "" },
+    );
   });
 }

@@ -9,7 +9,8 @@ export const task: TaskModule = {
   parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts" },
   buildRequests,
   parseReply: (text, request) => parseReply(text, request),
-  score: (requests, parsed, params) => score(requests, parsed, params as { slot_compare?: "casefold" | "exact" }),
+  score: (requests, parsed, params) =>
+    score(requests, parsed, params as { slot_compare?: "casefold" | "exact" }),
   params: { prompts: ["prompt"], score: ["slot_compare"] },
   baselines: { "medbench/prior": prior, "medbench/keyword-stop": keywordStop },
 };

@@ -10,7 +10,9 @@ let ajv: { compile(schema: object): Validate } | null = null;
 const compiled = new Map<string, Validate>();
 function compile(schema: object): Validate {
   if (!ajv) {
-    const Ajv = createRequire(import.meta.url)("ajv") as { default: new (o: object) => { compile(schema: object): Validate } };
+    const Ajv = createRequire(import.meta.url)("ajv") as {
+      default: new (o: object) => { compile(schema: object): Validate };
+    };
     ajv = new Ajv.default({ allErrors: false, strict: false });
   }
   return ajv.compile(schema);
@@ -36,7 +38,12 @@ export function firstJsonObject(text: string): string | null {
       else if (ch === "{") depth++;
       else if (ch === "}" && --depth === 0) {
         const candidate = text.slice(start, i + 1);
-        try { JSON.parse(candidate); return candidate; } catch { break; } // balanced but not JSON: try the next {
+        try {
+          JSON.parse(candidate);
+          return candidate;
+        } catch {
+          break;
+        } // balanced but not JSON: try the next {
       }
     }
   }
@@ -51,10 +58,17 @@ export function parseReply(text: string, request: TaskRequest): ParsedReply {
   if (schema) {
     const key = JSON.stringify(schema);
     let validate = compiled.get(key);
-    if (!validate) { validate = compile(schema as object); compiled.set(key, validate); }
+    if (!validate) {
+      validate = compile(schema as object);
+      compiled.set(key, validate);
+    }
     if (!validate(value)) {
       const e = validate.errors?.[0];
-      return { ok: false, value, error: `not a valid robot_command: ${e?.instancePath || "/"} ${e?.message ?? ""}`.trim() };
+      return {
+        ok: false,
+        value,
+        error: `not a valid robot_command: ${e?.instancePath || "/"} ${e?.message ?? ""}`.trim(),
+      };
     }
   }
   return { ok: true, value };

@@ -21,28 +21,47 @@ export function systemPrompt(scene: Scene, rules: string, templates: Record<stri
 }
 
 export function buildRequests({ release, templates }: PromptsInput): TaskRequest[] {
-  for (const t of ["system", "user", "schema"]) if (!(t in templates)) throw new Error(`the prompts stage needs a \`${t}\` template input`);
+  for (const t of ["system", "user", "schema"])
+    if (!(t in templates)) throw new Error(`the prompts stage needs a \`${t}\` template input`);
   const scenes = new Map((JSON.parse(release.text(SCENES_FILE)) as Scene[]).map((s) => [s.scene_id, s]));
   const rules = release.text(RULES_FILE);
   const schema = JSON.parse(templates.schema!) as Json;
   const systems = new Map<string, string>();
   const requests: TaskRequest[] = [];
   for (const [subset, file] of Object.entries(SUBSETS) as [Subset, string][]) {
-    const items = release.text(file).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Item);
+    const items = release
+      .text(file)
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Item);
     for (const item of items) {
       const scene = scenes.get(item.scene);
-      if (!scene) throw new Error(`${file}: item ${item.id} names scene ${item.scene}, which ${SCENES_FILE} does not hold`);
+      if (!scene)
+        throw new Error(
+          `${file}: item ${item.id} names scene ${item.scene}, which ${SCENES_FILE} does not hold`,
+        );
       if (!systems.has(scene.scene_id)) systems.set(scene.scene_id, systemPrompt(scene, rules, templates));
       requests.push({
         id: `${subset}/${item.id}`,
         messages: [
           { role: "system", content: systems.get(scene.scene_id)! },
-          { role: "user", content: fill(templates.user!, { prev_action: item.prev_action ?? "NONE", utterance: item.utterance }).trimEnd() },
+          {
+            role: "user",
+            content: fill(templates.user!, {
+              prev_action: item.prev_action ?? "NONE",
+              utterance: item.utterance,
+            }).trimEnd(),
+          },
         ],
         schema: { name: "robot_command", schema },
         meta: {
-          subset, item_id: item.id, group: item.group ?? item.id, scene: item.scene,
-          command_type: item.command_type ?? "unknown", form: item.form ?? "unknown", gold: item.gold as unknown as Json,
+          subset,
+          item_id: item.id,
+          group: item.group ?? item.id,
+          scene: item.scene,
+          command_type: item.command_type ?? "unknown",
+          form: item.form ?? "unknown",
+          gold: item.gold as unknown as Json,
         },
       });
     }

@@ -13,8 +13,18 @@ export const TRAIN_FILE = "train/train_v0.2.jsonl";
 
 /** A gold slot: the acceptable values, or null (unspecified). */
 export type GoldSlot = string[] | null;
-export interface GoldAction { type: string | string[]; target: GoldSlot; instrument: GoldSlot; direction: GoldSlot; magnitude: GoldSlot }
-export interface Gold { response: "execute" | "clarify" | "reject"; actions: GoldAction[]; alts?: GoldAction[][] }
+export interface GoldAction {
+  type: string | string[];
+  target: GoldSlot;
+  instrument: GoldSlot;
+  direction: GoldSlot;
+  magnitude: GoldSlot;
+}
+export interface Gold {
+  response: "execute" | "clarify" | "reject";
+  actions: GoldAction[];
+  alts?: GoldAction[][];
+}
 
 export interface Item {
   id: string;
@@ -37,8 +47,26 @@ export interface Scene {
   handover_instruments: string[];
 }
 
-export interface Action { type: string; target: string | null; instrument: string | null; direction: string | null; magnitude: string | null }
-export interface Command { response: "execute" | "clarify" | "reject"; actions: Action[]; message: string }
+export interface Action {
+  type: string;
+  target: string | null;
+  instrument: string | null;
+  direction: string | null;
+  magnitude: string | null;
+}
+export interface Command {
+  response: "execute" | "clarify" | "reject";
+  actions: Action[];
+  message: string;
+}
 
 /** What travels from the prompts stage to the scorer on each request. */
-export interface VoiceMeta { subset: Subset; item_id: string; group: string; scene: string; command_type: string; form: string; gold: Gold }
+export interface VoiceMeta {
+  subset: Subset;
+  item_id: string;
+  group: string;
+  scene: string;
+  command_type: string;
+  form: string;
+  gold: Gold;
+}
