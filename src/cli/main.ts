@@ -24,7 +24,7 @@ commands:
   status SPEC       every stage: fresh, stale (and why) or never built
   hash FILE         the spec_hash of a spec file or a medbench.kr task document
   diff A B          two versions of a spec (files or REV:path): hashes, changed fields, invalidated stages
-  stats ci|paired   the interval procedures on JSONL files (as shared/reference/stats_ref.py)
+  stats ci|paired   the interval procedures on JSONL files (as scripts/reference/stats_ref.py)
   compare-voice-command RUN_A RUN_B   paired comparison of two voice-command runs
   export RESULT -o F.tar.gz   pack a result with its spec, records and outputs (no data, no secret)
   verify BUNDLE|DIR [--live]  check a published result by replaying it (and, live, by re-sending it)

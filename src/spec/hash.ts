@@ -1,4 +1,4 @@
-// spec_hash exactly as medbench.kr computes it (shared/docs/spec-hash.md).
+// spec_hash exactly as medbench.kr computes it (docs/reference/spec-hash.md).
 import { pyDumps, type PyValue } from "../hash/pyjson.js";
 import { sha256Hex } from "../hash/sha256.js";
 
