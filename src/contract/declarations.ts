@@ -22,10 +22,12 @@ export interface ParamDecl {
 
 export type ParamDecls = Record<string, ParamDecl>;
 
-/** An input a stage kind reads: from a stage (the outputs it needs, with their record types) or a file. */
+/** An input a stage kind reads: a stage's outputs (named, with their record types), a release, or a file. */
 export interface InputDecl {
-  /** Outputs the referenced stage must have: output name -> record type. Absent for a file input. */
+  /** Outputs the referenced stage must have: output name -> record type. */
   outputs?: Record<string, RecordType>;
+  /** The referenced stage produces a release (its outputs are release files, named by path). */
+  release?: boolean;
   /** A file input (`{ file: path }`) instead of a stage. */
   file?: boolean;
   optional?: boolean;
@@ -36,7 +38,9 @@ export interface KindDeclarations {
   /** Named inputs. With `otherFiles`, any further input name is a file (a prompts stage's templates). */
   inputs: Record<string, InputDecl>;
   otherFiles?: boolean;
-  /** Output name -> record type. `dynamic`: output names are not known before running (a download). */
-  outputs: Record<string, RecordType> | "dynamic";
+  /** Output name -> record type, or `release`: release files, named by path (known only when run). */
+  outputs: Record<string, RecordType> | "release";
   params: ParamDecls;
+  /** Parameters a spec must set. */
+  required?: readonly string[];
 }

@@ -73,6 +73,8 @@ export interface JudgedRecord {
   id: string;
   judge: string;
   text: string | null;
+  error?: string | null;
+  request_sha256?: string | null;
 }
 
 /** Record types a stage output carries; stage kinds declare them, the spec checker matches them. */

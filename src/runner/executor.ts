@@ -65,7 +65,7 @@ export async function stageRecord(
 ): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
   const root = installRoot();
   const entries = [`stages/${decl.kind}.ts`];
-  const part = kind.taskPart ? task.module.parts[kind.taskPart] : undefined;
+  const part = kind.taskPart ? task.module.parts?.[kind.taskPart] : undefined;
   if (part) entries.push(`tasks/${task.name}/${part}`);
   const code = codeHashes(root, entries);
   const inputs: Record<string, Record<string, string>> = {};
