@@ -1,5 +1,5 @@
 // bootstrap: intervals for every metric the scorer declared, paired comparisons, and the run's metrics.json.
-import type { StageKind } from "../src/runner/stage.js";
+import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";
 import type { MetricRows, PairedRows } from "../tasks/task.js";
@@ -57,7 +57,7 @@ export const bootstrap: StageKind = {
     };
   },
   async run(ctx) {
-    const { bootstrapCi, pairedComparison } = await import("../src/stats/intervals.js");
+    const { bootstrapCi, pairedComparison, statisticCi } = await import("../src/stats/intervals.js");
     const p = ctx.params as unknown as Params;
     const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as {
       metrics: MetricRows[];
@@ -87,6 +87,37 @@ export const bootstrap: StageKind = {
           lo: null,
           hi: null,
           ci_method: "none",
+        };
+        continue;
+      }
+      if (m.statistic !== undefined && m.statistic !== "mean") {
+        const statistic = ctx.task.statistics?.[m.statistic];
+        if (!statistic)
+          throw new StageError(
+            `metric ${m.name} names the statistic \`${m.statistic}\`, which the task does not define`,
+            `define it in the task's \`statistics\` (known: ${Object.keys(ctx.task.statistics ?? {}).join(", ") || "none"})`,
+          );
+        const ci = statisticCi(m.rows, statistic, {
+          resamples: p.resamples,
+          seed: p.seed,
+          rng: p.rng,
+          level: p.level,
+        });
+        metrics[m.name] = {
+          label: m.label,
+          unit: m.unit ?? "proportion",
+          statistic: m.statistic,
+          n: ci.n,
+          clusters: ci.clusters,
+          value: ci.point,
+          lo: ci.lo,
+          hi: ci.hi,
+          ci_method: ci.method,
+          level: ci.level,
+          resamples: ci.resamples,
+          seed: ci.seed,
+          rng: ci.rng,
+          ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
         };
         continue;
       }

@@ -243,3 +243,57 @@ function ratio(num: bigint, den: bigint): number {
   const denBits = den.toString(2).length - 1;
   return Number(num >> BigInt(shift)) * 2 ** (shift - denBits);
 }
+
+export interface StatisticCiResult {
+  n: number;
+  clusters: number;
+  point: number | null;
+  lo: number | null;
+  hi: number | null;
+  method: "bootstrap" | "none";
+  /** Resamples where the statistic is undefined (e.g. F1 with no positives drawn); left out of the percentiles. */
+  undefined_resamples: number;
+  rng: RngName;
+  seed: number;
+  resamples: number;
+  level: number;
+}
+
+/** A percentile bootstrap of any statistic of the rows: whole clusters drawn exactly as `bootstrapCi` draws
+ *  them (same generator, same cluster order), the statistic computed on the drawn clusters' rows. */
+export function statisticCi<R extends Row>(
+  rows: R[],
+  statistic: (rows: readonly R[]) => number | null,
+  o: CiOptions,
+): StatisticCiResult {
+  const { order } = clustersOf(rows);
+  const index = new Map(order.map((id, i) => [id, i]));
+  const members: R[][] = order.map(() => []);
+  rows.forEach((r, i) => members[index.get(r.cluster ?? `\u0000row${i}`)!]!.push(r));
+  const g = order.length;
+  const point = rows.length ? statistic(rows) : null;
+  const boot: number[] = [];
+  let undef = 0;
+  if (g > 0 && point !== null)
+    drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
+      const drawn: R[] = [];
+      for (let i = 0; i < g; i++) for (const r of members[idx[i]!]!) drawn.push(r);
+      const v = statistic(drawn);
+      if (v === null || Number.isNaN(v)) undef++;
+      else boot.push(v);
+    });
+  const ok = boot.length > 0;
+  return {
+    n: rows.length,
+    clusters: g,
+    point,
+    lo: ok ? percentile(boot, (100 * (1 - o.level)) / 2) : null,
+    hi: ok ? percentile(boot, (100 * (1 + o.level)) / 2) : null,
+    method: ok ? "bootstrap" : "none",
+    undefined_resamples: undef,
+    rng: o.rng,
+    seed: o.seed,
+    resamples: o.resamples,
+    level: o.level,
+  };
+}
