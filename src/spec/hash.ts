@@ -1,6 +1,7 @@
 // spec_hash exactly as medbench.kr computes it (docs/reference/spec-hash.md).
 import { pyDumps, type PyValue } from "../hash/pyjson.js";
 import { sha256Hex } from "../hash/sha256.js";
+import { setMember } from "../util/python-json.js";
 
 const PRESENTATION_KEYS = new Set(["title", "preview", "visibility"]);
 
@@ -11,6 +12,6 @@ export function specHash(spec: PyValue): string {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))
     throw new Error("a spec must be an object");
   const stripped: { [k: string]: PyValue } = {};
-  for (const [k, v] of Object.entries(spec)) if (!PRESENTATION_KEYS.has(k)) stripped[k] = v;
+  for (const [k, v] of Object.entries(spec)) if (!PRESENTATION_KEYS.has(k)) setMember(stripped, k, v);
   return sha256Hex(Buffer.from(pyDumps(stripped), "utf8"));
 }
