@@ -9,6 +9,7 @@ import { fillJudge } from "../tasks/mtsamples/judges.js";
 import { helmReading, medarcReading } from "../tasks/mtsamples/readings.js";
 import { score } from "../tasks/mtsamples/scorer.js";
 import { testData } from "./helpers.js";
+import { Project } from "./rig.js";
 
 interface Golden {
   instances: Record<Variant, Record<string, { input_sha256?: string; reference?: string; skipped?: string }>>;
@@ -85,5 +86,38 @@ describe("judge replies", () => {
       const judges = v.judges as Record<string, { helm_raises?: string }>;
       expect(Object.values(judges).some((x) => x.helm_raises === j.helm.crash)).toBe(true);
     }
+  });
+});
+
+describe("through the CLI", () => {
+  it("a MedARC-variant build sends each note's input as MedARC's code makes it", async () => {
+    const p = new Project();
+    p.edit("specs/mtsamples.yaml", (t) => t.replace("variant: helm ", "variant: medarc "));
+    const r = await p.run([
+      "build",
+      "specs/mtsamples.yaml",
+      "--data-dir",
+      testData("mtsamples_processed"),
+      "--quiet",
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sent = p
+      .read("results/mtsamples-replicate/medbench_impression/requests.jsonl")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { messages: { role: string; content: string }[]; meta: { file: string } });
+    const got = Object.fromEntries(
+      sent.map((q) => [q.meta.file, sha(q.messages.find((m) => m.role === "user")!.content)]),
+    );
+    const want = Object.fromEntries(
+      Object.entries(golden.instances.medarc).map(([f, e]) => [f, e.input_sha256]),
+    );
+    expect(got).toEqual(want);
+    expect(sent.filter((q) => q.messages.find((m) => m.role === "user")!.content.endsWith("\n")).length).toBe(
+      Object.values(golden.instances.medarc).filter(
+        (e) => (e as { input_ends_with_newline?: boolean }).input_ends_with_newline,
+      ).length,
+    );
+    p.remove();
   });
 });
