@@ -6,7 +6,7 @@ import { BUILD_OPTIONS, buildOptions } from "../options.js";
 export const command: Command = {
   synopsis: "export RESULT -o F.tar.gz",
   summary: "pack a result with its spec, records and outputs (no data, no secret)",
-  help: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR]
+  help: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR] [--json]
 
   RESULT is a results directory of a full build of this project (e.g. results/<slug>/<model>).`,
   run,
@@ -19,6 +19,6 @@ async function run(argv: string[]): Promise<number> {
   const { opts } = buildOptions(values);
   const { exportResult } = await import("../../bundle/export.js");
   const out = await exportResult(positionals[0]!, values.output as string, opts);
-  process.stdout.write(`${out}\n`);
+  process.stdout.write(values.json ? JSON.stringify({ bundle: out }) + "\n" : `${out}\n`);
   return 0;
 }

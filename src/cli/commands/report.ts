@@ -5,7 +5,7 @@ import { usageError, type Command } from "../command.js";
 export const command: Command = {
   synopsis: "report [SPEC...] -o F.html",
   summary: "one offline HTML page with every run's metrics, intervals and audit facts",
-  help: `usage: medbench report [SPEC...] -o report.html [--project DIR]
+  help: `usage: medbench report [SPEC...] -o report.html [--project DIR] [--json]
 
   Every run under results/ of the given specs (default: every spec in specs/).`,
   run,
@@ -15,6 +15,7 @@ async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {
     output: { type: "string", short: "o" },
     project: { type: "string" },
+    json: { type: "boolean" },
   });
   if (!values.output) throw usageError(command, "report needs -o FILE.html");
   const { writeReport } = await import("../../report/report.js");
@@ -23,6 +24,8 @@ async function run(argv: string[]): Promise<number> {
     output: values.output,
     root: (values.project as string | undefined) ?? process.cwd(),
   });
-  process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
+  if (values.json)
+    process.stdout.write(JSON.stringify({ report: out.file, runs: out.runs, tasks: out.tasks }) + "\n");
+  else process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
   return 0;
 }

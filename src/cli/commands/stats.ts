@@ -8,9 +8,11 @@ export const command: Command = {
   summary: "the interval procedures on JSONL files (as scripts/reference/stats_ref.py)",
   help: `usage:
   medbench stats ci --input F.jsonl --value KEY [--cluster KEY] [--resamples 1000] [--seed 0] \\
-    [--rng numpy|python] [--level 0.95]
+    [--rng numpy|python] [--level 0.95] [--json]
   medbench stats paired --a A.jsonl --b B.jsonl --value KEY --id KEY [--cluster KEY] [--resamples 2000] \\
-    [--seed 0] [--rng python|numpy] [--level 0.95]`,
+    [--seed 0] [--rng python|numpy] [--level 0.95] [--json]
+
+  Both print one JSON object on stdout (--json is accepted and changes nothing).`,
   run,
 };
 
@@ -28,6 +30,7 @@ async function run(argv: string[]): Promise<number> {
     seed: { type: "string" },
     rng: { type: "string" },
     level: { type: "string" },
+    json: { type: "boolean" }, // the output is one JSON object either way
   });
   if (positionals.length) throw usageError(command, `unexpected argument ${positionals[0]}`);
   const need = (k: string) => {
