@@ -13,9 +13,39 @@ interface Params {
   primary?: string;
 }
 
+const RNG = {
+  type: "string",
+  enum: ["numpy", "python"],
+  description: "numpy default_rng or CPython random",
+} as const;
+
 export const bootstrap: StageKind = {
   kind: "bootstrap",
-  params: ["resamples", "seed", "rng", "level", "paired", "primary"],
+  inputs: {
+    score: { outputs: { metrics: "metrics", tables: "tables" } },
+    model: { outputs: { audit: "audit" }, optional: true },
+    judge: { outputs: { audit: "audit" }, optional: true },
+    prompts: { outputs: { info: "info" }, optional: true },
+    release: { release: true, optional: true },
+  },
+  outputs: { metrics: "result" },
+  required: ["resamples", "seed", "rng", "level"],
+  params: {
+    resamples: { type: "integer", minimum: 1 },
+    seed: { type: "integer", minimum: 0 },
+    rng: RNG,
+    level: { type: "number", exclusiveMinimum: 0, exclusiveMaximum: 1, description: "e.g. 0.95" },
+    paired: {
+      type: "object",
+      required: ["resamples", "seed", "rng"],
+      properties: {
+        resamples: { type: "integer", minimum: 1 },
+        seed: { type: "integer", minimum: 0 },
+        rng: RNG,
+      },
+    },
+    primary: { type: ["string", "null"], description: "the primary metric's name" },
+  },
   // What the result must record about the build it came from.
   async identify(ctx) {
     return {

@@ -166,9 +166,32 @@ async function copyHashing(src: string, dest: string): Promise<string> {
   return hash.digest("hex");
 }
 
+const SHA256 = "^[0-9a-f]{64}$";
+
 export const download: StageKind = {
   kind: "download",
-  params: ["source", "files", "pins_file", "base_url", "sample"],
+  inputs: {},
+  outputs: "release",
+  required: ["source"],
+  params: {
+    source: { type: "string", description: "a label of the real release, e.g. khdp/NAME" },
+    files: {
+      type: "object",
+      additionalProperties: { type: ["string", "null"], pattern: SHA256 },
+      description: "release path: sha256, or null (trusted on first use)",
+    },
+    pins_file: { type: "string", description: "a project file of `sha256  path` lines" },
+    base_url: { type: "string", pattern: "^https?://" },
+    sample: {
+      type: "object",
+      required: ["dir", "label", "files"],
+      properties: {
+        dir: { type: "string" },
+        label: { type: "string" },
+        files: { type: "object", additionalProperties: { type: "string", pattern: SHA256 } },
+      },
+    },
+  },
 
   async identify(ctx) {
     const w = where(ctx);

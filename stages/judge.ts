@@ -2,9 +2,9 @@
 // cache under its own model, so adding a judge calls only the new one, and a changed judge prompt (an
 // input of this stage) reruns this stage and what follows, never the model under test.
 import { StageError, type StageKind } from "../src/runner/stage.js";
-import { jsonLines, parseJsonLines, stableJson, type Json } from "../src/util/json.js";
-import type { ParsedReply, TaskRequest } from "../tasks/task.js";
-import { callModel, routeIdentity, type Params as ModelParams } from "./model.js";
+import { stableJson, type Json } from "../src/util/json.js";
+import { readRecords, writeRecords, type JudgedRecord } from "../src/contract/records.js";
+import { callModel, GENERATION_PARAMS, routeIdentity, type Params as ModelParams } from "./model.js";
 
 interface Params {
   judges: string[];
@@ -27,7 +27,19 @@ function judgesOf(params: Json): string[] {
 
 export const judge: StageKind = {
   kind: "judge",
-  params: ["judges", "max_tokens", "temperature"],
+  inputs: {
+    requests: { outputs: { requests: "requests" } },
+    parsed: { outputs: { parsed: "parsed" } },
+    release: { release: true, optional: true },
+  },
+  otherFiles: true, // the judge prompt templates
+  outputs: { judged: "judged", audit: "audit" },
+  required: ["judges"],
+  params: {
+    judges: { type: ["array", "string"], items: { type: "string", pattern: "^[^/\\s]+/\\S+$" } },
+    max_tokens: GENERATION_PARAMS.max_tokens,
+    temperature: GENERATION_PARAMS.temperature,
+  },
   taskPart: "judge",
   async identify(ctx) {
     return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));
@@ -36,22 +48,20 @@ export const judge: StageKind = {
     if (!ctx.task.judgeRequests)
       throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
     const p = ctx.params as Params;
-    const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
+    const requests = readRecords("requests", ctx.inputs.requests!.text("requests"));
     const parsed = new Map(
-      parseJsonLines<{ id: string; parsed: ParsedReply | null }>(ctx.inputs.parsed!.text("parsed")).map(
-        (r) => [r.id, r.parsed],
-      ),
+      readRecords("parsed", ctx.inputs.parsed!.text("parsed")).map((r) => [r.id, r.parsed]),
     );
     const templates: Record<string, string> = {};
     for (const [name, input] of Object.entries(ctx.inputs))
       if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
-    const judgeReqs = ctx.task.judgeRequests(
+    const judgeReqs = ctx.task.judgeRequests({
       requests,
-      requests.map((r) => parsed.get(r.id) ?? null),
+      parsed: requests.map((r) => parsed.get(r.id) ?? null),
       templates,
-      ctx.params,
-    );
-    const rows: Json[] = [];
+      params: ctx.params,
+    });
+    const rows: JudgedRecord[] = [];
     const audits: Record<string, Json> = {};
     for (const model of judgesOf(ctx.params)) {
       const mp: ModelParams = { model, max_tokens: p.max_tokens, temperature: p.temperature };
@@ -66,6 +76,6 @@ export const judge: StageKind = {
         });
       audits[model] = audit;
     }
-    return { judged: jsonLines(rows), audit: stableJson(audits) };
+    return { judged: writeRecords("judged", rows), audit: stableJson(audits) };
   },
 };

@@ -1,25 +1,21 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
-import { jsonLines, parseJsonLines, sortKeys, stableJson, type Json } from "../src/util/json.js";
+import { sortKeys, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import type { TaskRequest } from "../tasks/task.js";
+import { readRecords, writeRecords, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
+import type { ParamDecls } from "../src/contract/declarations.js";
+import { checkValue } from "../src/contract/params.js";
+import type { StageProblem, StageShape } from "../src/runner/stage.js";
+import type { TaskModule } from "../tasks/task.js";
 
-export interface ReplyRecord {
-  id: string;
-  request_sha256: string | null; // the per-request key: route, model and the exact body
-  format: Format;
-  text: string;
-  error: string | null; // an API error: no verdict for this item
-  finish_reason: string | null;
-  reasoning: boolean; // a reasoning / reasoning_content field was returned
-  think: boolean; // the content held a <think> block
-}
+export type { ReplyRecord } from "../src/contract/records.js";
 
-type Format = "json_schema" | "json_object" | "none" | "builtin";
+type Format = ReplyFormat;
 const FORMATS: Format[] = ["json_schema", "json_object", "none"];
 
 export interface Params {
@@ -29,6 +25,9 @@ export interface Params {
   top_p?: number;
   thinking?: "off" | "on";
   overrides?: Record<string, { assistant_prefill?: string; fields?: Record<string, Json> }>;
+  /** A built-in baseline's parameters and seed (route `medbench`). */
+  baseline?: Record<string, Json>;
+  seed?: number;
 }
 
 function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<string, Json> {
@@ -55,6 +54,8 @@ export function requestBody(
   if (p.max_tokens !== undefined) body.max_tokens = p.max_tokens;
   if (p.temperature !== undefined) body.temperature = p.temperature;
   if (p.top_p !== undefined) body.top_p = p.top_p;
+  // A request's own generation fields (its request configuration) override the stage's.
+  for (const [k, v] of Object.entries(req.generation ?? {})) if (v !== undefined) body[k] = v;
   body = deepMerge(body, route.request.extra ?? {});
   if (p.thinking === "off") {
     const low = (route.request.reasoning_low_models ?? []).some((m) => model.includes(m));
@@ -115,6 +116,10 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
     finish_reason: choice.finish_reason ?? null,
     reasoning,
     think: /<think>/i.test(text),
+    // Kept only when the server sent them, so replies of servers without them stay as they were.
+    ...(typeof msg.reasoning === "string" ? { reasoning_content: msg.reasoning } : {}),
+    ...(typeof msg.reasoning_content === "string" ? { reasoning_content: msg.reasoning_content } : {}),
+    ...((body as { usage?: Json }).usage !== undefined ? { usage: (body as { usage?: Json }).usage! } : {}),
   };
 }
 
@@ -246,7 +251,13 @@ export async function callModel(
         `no built-in model ${p.model} for this task`,
         `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`,
       );
-    const texts = baseline({ release: releaseFiles(ctx.inputs.release), requests });
+    const texts = baseline.reply({
+      release: releaseFiles(ctx.inputs.release),
+      requests,
+      params: p.baseline ?? {},
+      seed: p.seed ?? 0,
+      fitted: ctx.inputs.fit ? (JSON.parse(ctx.inputs.fit.text("fit")) as { model: Json }).model : undefined,
+    });
     replies = requests.map((r, i) => ({
       id: r.id,
       request_sha256: null,
@@ -257,7 +268,13 @@ export async function callModel(
       reasoning: false,
       think: false,
     }));
-    request = { model: p.model, builtin: true };
+    request = {
+      model: p.model,
+      builtin: true,
+      ...(p.baseline !== undefined ? { params: p.baseline } : {}),
+      ...(p.seed !== undefined ? { seed: p.seed } : {}),
+      ...(ctx.inputs.fit ? { fit_sha256: ctx.inputs.fit.hashes.fit ?? null } : {}),
+    };
   } else {
     const route = loadRoutes(ctx.options.registryFiles).get(routeName);
     if (!route)
@@ -318,9 +335,63 @@ export function routeIdentity(ctx: StageContext, model: string): Json {
   };
 }
 
+/** Generation fields as the model and judge stages take them (and request configurations set them). */
+export const GENERATION_PARAMS = {
+  max_tokens: { type: "integer", minimum: 1 },
+  temperature: { type: "number", minimum: 0, maximum: 2 },
+  top_p: { type: "number", exclusiveMinimum: 0, maximum: 1 },
+} as const satisfies ParamDecls;
+
+const MODEL_PARAMS: ParamDecls = {
+  model: { type: "string", pattern: "^[^/\\s]+/\\S+$", description: "ROUTE/MODEL" },
+  ...GENERATION_PARAMS,
+  thinking: { type: "string", enum: ["off", "on"] },
+  overrides: {
+    type: "object",
+    additionalProperties: {
+      type: "object",
+      properties: { assistant_prefill: { type: "string" }, fields: { type: "object" } },
+    },
+    description: "per ROUTE/MODEL or MODEL: assistant_prefill and extra body fields",
+  },
+  baseline: { type: "object", description: "a built-in baseline's parameters (route medbench)" },
+  seed: { type: "integer", minimum: 0, description: "a built-in baseline's seed" },
+};
+
+/** A built-in baseline's own parameters, and its fit stage when it learns, checked with the spec. */
+export function checkBaseline(stage: StageShape, task: TaskModule): StageProblem[] {
+  const p = stage.params as { model?: Json; baseline?: Json };
+  if (typeof p.model !== "string" || !p.model.startsWith("medbench/")) return [];
+  const b = task.baselines[p.model];
+  if (!b) return []; // a variable may name it; the stage says which exist when it runs
+  const out: StageProblem[] = [];
+  if (p.baseline !== undefined)
+    for (const x of checkValue(
+      p.baseline,
+      { type: "object", properties: b.params ?? {} },
+      "/params/baseline",
+    ))
+      out.push(x);
+  if (b.fit && !("fit" in stage.inputs))
+    out.push({
+      pointer: "/inputs",
+      message: `${p.model} learns from the release: the model stage needs its fitted model`,
+      fix: "add a stage of kind fit (params: model, seed) and the input fit: { stage: <that stage> }",
+    });
+  return out;
+}
+
 export const modelStage: StageKind = {
   kind: "model",
-  params: ["model", "max_tokens", "temperature", "top_p", "thinking", "overrides"],
+  inputs: {
+    requests: { outputs: { requests: "requests" } },
+    release: { release: true, optional: true, description: "the release a built-in baseline reads" },
+    fit: { outputs: { fit: "fit" }, optional: true, description: "a learning baseline's fitted model" },
+  },
+  check: checkBaseline,
+  outputs: { replies: "replies", audit: "audit" },
+  params: MODEL_PARAMS,
+  required: ["model"],
   taskPart: "baselines",
   async identify(ctx) {
     return routeIdentity(ctx, String((ctx.params as { model?: unknown }).model));
@@ -332,8 +403,8 @@ export const modelStage: StageKind = {
         "the model stage needs params.model",
         "set it in the spec, e.g. model: {$var: model}",
       );
-    const requests = parseJsonLines<TaskRequest>(ctx.inputs.requests!.text("requests"));
+    const requests = readRecords("requests", ctx.inputs.requests!.text("requests"));
     const { replies, audit } = await callModel(ctx, p, requests);
-    return { replies: jsonLines(replies), audit: stableJson(audit) };
+    return { replies: writeRecords("replies", replies), audit: stableJson(audit) };
   },
 };

@@ -1,7 +1,8 @@
 // prompts: the task turns release files and templates into model requests; --subset/--limit select a part.
 import type { StageKind } from "../src/runner/stage.js";
 import { StageError } from "../src/runner/stage.js";
-import { jsonLines, stableJson, type Json } from "../src/util/json.js";
+import { stableJson, type Json } from "../src/util/json.js";
+import { writeRecords } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
 
 interface Params {
@@ -12,7 +13,13 @@ interface Params {
 
 export const prompts: StageKind = {
   kind: "prompts",
-  params: ["subset", "limit"],
+  inputs: { release: { release: true, optional: true, description: "the release files" } },
+  otherFiles: true, // templates, by input name
+  outputs: { requests: "requests", info: "info" },
+  params: {
+    subset: { type: ["string", "null"], description: "a comma list of subsets" },
+    limit: { type: ["integer", "null"], minimum: 1, description: "the first N units of each subset" },
+  },
   taskPart: "prompts",
   async run(ctx) {
     const p = ctx.params as Params;
@@ -38,13 +45,15 @@ export const prompts: StageKind = {
       chosen = chosen.filter((r) => subsets.includes(String(r.meta.subset)));
     }
     if (p.limit != null) {
-      // The first N items of each subset, in release order.
-      const seen = new Map<string, number>();
+      // The first N units of each subset, in release order: a unit (a pair) is kept or dropped whole.
+      const kept = new Map<string, Set<string>>();
       chosen = chosen.filter((r) => {
         const s = String(r.meta.subset);
-        const n = seen.get(s) ?? 0;
-        seen.set(s, n + 1);
-        return n < Number(p.limit);
+        const units = kept.get(s) ?? new Set<string>();
+        kept.set(s, units);
+        const unit = r.unit ?? r.id;
+        if (!units.has(unit) && units.size < Number(p.limit)) units.add(unit);
+        return units.has(unit);
       });
     }
     const info = {
@@ -54,6 +63,6 @@ export const prompts: StageKind = {
       subset: subsets,
       limit: p.limit ?? null,
     };
-    return { requests: jsonLines(chosen), info: stableJson(info) };
+    return { requests: writeRecords("requests", chosen), info: stableJson(info) };
   },
 };

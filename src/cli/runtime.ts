@@ -10,13 +10,15 @@ import { installRoot, medbenchVersion } from "../util/paths.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 import type { Runtime } from "../runner/executor.js";
 import type { TaskModule } from "../../tasks/task.js";
-import { escapePointer, type Json } from "../util/json.js";
+import type { Json } from "../util/json.js";
+import { checkSpec } from "../contract/check.js";
 import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { checkCompiled } from "../runner/compiled.js";
 
 /** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
 const NO_TASK: TaskModule = {
+  contract: 2,
   parts: { prompts: "", parse: "", score: "", baselines: "" },
   buildRequests: () => {
     throw new Error("this spec names no task");
@@ -69,7 +71,7 @@ export async function loadRuntime(
   const spec = loadSpec(specPath, variables, specPath, parsedCache);
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);
-  checkParams(spec, module);
+  checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module);
   return {
     build: buildInfo(spec),
     spec,
@@ -77,32 +79,6 @@ export async function loadRuntime(
     kinds: new Map(STAGE_KINDS),
     task: { name: spec.task ?? "", module },
   };
-}
-
-/** A parameter no stage reads is a typo until shown otherwise: refuse it, with the ones that exist. */
-function checkParams(spec: SpecFile, task: TaskModule): void {
-  const diagnostics = [];
-  for (const s of spec.stages) {
-    const kind = STAGE_KINDS.get(s.kind)!;
-    const known = [
-      ...kind.params,
-      ...((task.params as Record<string, readonly string[]> | undefined)?.[s.kind] ?? []),
-    ];
-    const params =
-      s.params && typeof s.params === "object" && !Array.isArray(s.params) ? Object.keys(s.params) : [];
-    for (const p of params.filter((k) => !known.includes(k))) {
-      diagnostics.push(
-        diagnosticAt(
-          spec.src,
-          `/stages/${escapePointer(s.name)}/params/${escapePointer(p)}`,
-          `unknown parameter \`${p}\` for a ${s.kind} stage`,
-          known.length ? `use one of: ${known.join(", ")}` : "this stage takes no parameters",
-          true,
-        ),
-      );
-    }
-  }
-  if (diagnostics.length) throw new DiagnosticError(diagnostics);
 }
 
 export function buildInfo(spec: SpecFile): BuildInfo {

@@ -3,6 +3,7 @@
 import type { Json } from "../util/json.js";
 import type { BuildEvent } from "./events.js";
 import type { TaskModule } from "../../tasks/task.js";
+import type { KindDeclarations } from "../contract/declarations.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
 export type StageOutput = string | Uint8Array | { file: string; sha256: string };
@@ -64,15 +65,31 @@ export interface StageContext {
   emit(event: BuildEvent): void;
 }
 
-export interface StageKind {
+/** A stage kind declares its inputs, outputs and parameters (KindDeclarations); a task adds its own
+ *  parameters for the kinds that pass params on to it. The spec is checked against both before running. */
+export interface StageKind extends KindDeclarations {
   kind: string;
-  /** The parameters this kind reads; a task adds its own for the kinds that pass params on to it. */
-  params: readonly string[];
+  /** Checks beyond the declarations that need the task (a baseline's own parameters), before running. */
+  check?(stage: StageShape, task: TaskModule): StageProblem[];
   /** The task module file this kind calls (its code is part of the stage key). */
-  taskPart?: keyof TaskModule["parts"];
+  taskPart?: keyof NonNullable<TaskModule["parts"]>;
   /** Extra key material worked out before deciding freshness (a download's content hashes). */
   identify?(ctx: StageContext): Promise<Json>;
   run(ctx: StageContext): Promise<Record<string, StageOutput>>;
+}
+
+/** A stage as the spec declares it (inputs by name, resolved parameters). */
+export interface StageShape {
+  name: string;
+  inputs: Record<string, { stage: string } | { file: string }>;
+  params: Json;
+}
+
+/** A problem with a stage's declaration: a pointer below the stage (e.g. /params/baseline/C). */
+export interface StageProblem {
+  pointer: string;
+  message: string;
+  fix: string;
 }
 
 export class StageError extends Error {

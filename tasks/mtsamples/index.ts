@@ -7,6 +7,7 @@ import { score } from "./scorer.js";
 import { impression, overlapJudge } from "./baselines.js";
 
 export const task: TaskModule = {
+  contract: 2,
   parts: {
     prompts: "prompts.ts",
     parse: "parser.ts",
@@ -15,9 +16,21 @@ export const task: TaskModule = {
     judge: "judges.ts",
   },
   buildRequests,
-  parseReply: (text) => parsePlan(text),
-  score: (requests, parsed, _params, judged) => score(requests, parsed, judged),
-  judgeRequests: (requests, parsed, templates) => judgeRequests(requests, parsed, templates),
-  params: { prompts: ["variant", "use_think"] },
-  baselines: { "medbench/impression": impression, "medbench/overlap-judge": overlapJudge },
+  parseReply: ({ reply }) => parsePlan(reply.text),
+  score: ({ requests, parsed, judged }) => score(requests, parsed, judged),
+  judgeRequests: ({ requests, parsed, templates }) => judgeRequests(requests, parsed, templates),
+  params: {
+    prompts: {
+      variant: {
+        type: "string",
+        enum: ["helm", "medarc"],
+        description: "helm: the case-sensitive split; medarc: case-insensitive",
+      },
+      use_think: { type: "boolean", description: "MedARC's step-by-step prompt with a <think> block" },
+    },
+  },
+  baselines: {
+    "medbench/impression": { reply: impression },
+    "medbench/overlap-judge": { reply: overlapJudge },
+  },
 };

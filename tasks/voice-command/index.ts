@@ -6,11 +6,22 @@ import { score } from "./scorer.js";
 import { keywordStop, prior } from "./baselines.js";
 
 export const task: TaskModule = {
+  contract: 2,
   parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts" },
   buildRequests,
-  parseReply: (text, request) => parseReply(text, request),
-  score: (requests, parsed, params) =>
+  parseReply: ({ reply, request }) => parseReply(reply.text, request),
+  score: ({ requests, parsed, params }) =>
     score(requests, parsed, params as { slot_compare?: "casefold" | "exact" }),
-  params: { prompts: ["prompt"], score: ["slot_compare"] },
-  baselines: { "medbench/prior": prior, "medbench/keyword-stop": keywordStop },
+  params: {
+    prompts: { prompt: { type: "string", enum: ["voice-command-v0.1"], description: "the prompt version" } },
+    score: {
+      slot_compare: {
+        type: "string",
+        enum: ["casefold", "exact"],
+        description: "slot values compared trimmed and case-insensitive, or exactly",
+      },
+    },
+  },
+  baselines: { "medbench/prior": { reply: prior }, "medbench/keyword-stop": { reply: keywordStop } },
+  compare: { verdicts: [{ name: "exact", label: "exact match" }], cluster: "group" },
 };

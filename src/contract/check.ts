@@ -1,0 +1,193 @@
+// A spec checked against what its stage kinds and its task declare, before anything runs: every input
+// named and of the right record type, every results file a real output, every parameter known and of its
+// declared type and range. Each problem is a diagnostic at its file:line:column.
+import { diagnosticAt } from "../spec/document.js";
+import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { lookupPointer, resultSource, type SpecFile, type StageDecl } from "../spec/load.js";
+import { escapePointer, type Json } from "../util/json.js";
+import type { StageKind } from "../runner/stage.js";
+import type { TaskModule } from "./task.js";
+import type { InputDecl, ParamDecl, ParamDecls } from "./declarations.js";
+import { checkValue } from "./params.js";
+
+/** The parameters a stage of this kind takes: the kind's own and the task's for that kind. */
+export function paramsOf(kind: StageKind, task: TaskModule | null): ParamDecls {
+  const own = (task?.params as Record<string, ParamDecls> | undefined)?.[kind.kind] ?? {};
+  return { ...kind.params, ...own };
+}
+
+export function checkSpec(
+  spec: SpecFile,
+  kinds: ReadonlyMap<string, StageKind>,
+  task: TaskModule | null,
+): void {
+  const out: Diagnostic[] = [];
+  const byName = new Map(spec.stages.map((s) => [s.name, s]));
+  for (const s of spec.stages) {
+    const kind = kinds.get(s.kind);
+    if (!kind) continue; // the planner reports unknown kinds
+    checkInputs(spec, s, kind, byName, kinds, out);
+    checkParams(spec, s, kind, task, out);
+    if (kind.check && task)
+      for (const p of kind.check(s, task)) {
+        const pointer = `/stages/${escapePointer(s.name)}${p.pointer}`;
+        out.push(diagnosticAt(spec.src, pointer, p.message, p.fix));
+      }
+  }
+  for (const [file, target] of Object.entries(spec.results?.files ?? {})) {
+    const { stage, output } = resultSource(target);
+    const kind = kinds.get(byName.get(stage)?.kind ?? "");
+    if (!kind || kind.outputs === "release" || output in kind.outputs) continue;
+    out.push(
+      diagnosticAt(
+        spec.src,
+        `/results/files/${escapePointer(file)}`,
+        `stage ${stage} (${kind.kind}) has no output \`${output}\``,
+        `use one of: ${Object.keys(kind.outputs)
+          .map((o) => `${stage}/${o}`)
+          .join(", ")}`,
+      ),
+    );
+  }
+  if (out.length) throw new DiagnosticError(out);
+}
+
+function checkInputs(
+  spec: SpecFile,
+  s: StageDecl,
+  kind: StageKind,
+  byName: Map<string, StageDecl>,
+  kinds: ReadonlyMap<string, StageKind>,
+  out: Diagnostic[],
+): void {
+  const at = (rest: string) => `/stages/${escapePointer(s.name)}${rest}`;
+  const declared = Object.keys(kind.inputs);
+  const names = declared.length ? `: ${declared.join(", ")}` : "";
+  for (const [name, ref] of Object.entries(s.inputs)) {
+    const decl: InputDecl | undefined = kind.inputs[name] ?? (kind.otherFiles ? { file: true } : undefined);
+    const where = at(`/inputs/${escapePointer(name)}`);
+    if (!decl) {
+      out.push(
+        diagnosticAt(
+          spec.src,
+          where,
+          `a ${kind.kind} stage has no input \`${name}\``,
+          `its inputs are${names || " none"}`,
+          true,
+        ),
+      );
+      continue;
+    }
+    if (decl.file) {
+      if (!("file" in ref))
+        out.push(diagnosticAt(spec.src, where, `input \`${name}\` is a file`, `write { file: PATH }`));
+      continue;
+    }
+    if (!("stage" in ref)) {
+      out.push(diagnosticAt(spec.src, where, `input \`${name}\` reads a stage`, `write { stage: NAME }`));
+      continue;
+    }
+    const from = byName.get(ref.stage);
+    const fromKind = from && kinds.get(from.kind);
+    if (!fromKind) continue; // the planner reports unknown stages and kinds
+    const problem = mismatch(decl, fromKind);
+    if (problem)
+      out.push(
+        diagnosticAt(
+          spec.src,
+          `${where}/stage`,
+          `input \`${name}\` of stage ${s.name} needs ${problem}; stage ${ref.stage} is a ${from.kind} stage`,
+          `name a stage that produces it${suggest(decl, byName, kinds)}`,
+        ),
+      );
+  }
+  for (const [name, decl] of Object.entries(kind.inputs)) {
+    if (decl.optional || name in s.inputs) continue;
+    out.push(
+      diagnosticAt(
+        spec.src,
+        at("/inputs"),
+        `stage ${s.name} (${kind.kind}) needs the input \`${name}\``,
+        decl.file
+          ? `add ${name}: { file: PATH }`
+          : `add ${name}: { stage: NAME }${suggest(decl, byName, kinds)}`,
+        false,
+      ),
+    );
+  }
+}
+
+/** What the referenced kind lacks for this input, or null when it fits. */
+function mismatch(decl: InputDecl, from: StageKind): string | null {
+  if (decl.release) return from.outputs === "release" ? null : "a release (a download stage)";
+  const needs = Object.entries(decl.outputs ?? {});
+  const outputs = from.outputs;
+  const missing = needs.filter(([o, type]) => outputs === "release" || outputs[o] !== type);
+  if (!missing.length) return null;
+  return missing.map(([o, type]) => `output \`${o}\` (${type})`).join(" and ");
+}
+
+function suggest(
+  decl: InputDecl,
+  byName: Map<string, StageDecl>,
+  kinds: ReadonlyMap<string, StageKind>,
+): string {
+  const fits = [...byName.values()].filter((d) => {
+    const k = kinds.get(d.kind);
+    return k && mismatch(decl, k) === null;
+  });
+  return fits.length ? ` (here: ${fits.map((d) => d.name).join(", ")})` : "";
+}
+
+function checkParams(
+  spec: SpecFile,
+  s: StageDecl,
+  kind: StageKind,
+  task: TaskModule | null,
+  out: Diagnostic[],
+): void {
+  const decls = paramsOf(kind, task);
+  const base = `/stages/${escapePointer(s.name)}/params`;
+  const params = s.params;
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return; // the schema says so
+  const known = Object.keys(decls);
+  for (const [name, value] of Object.entries(params)) {
+    const decl: ParamDecl | undefined = decls[name];
+    if (!decl) {
+      out.push(
+        diagnosticAt(
+          spec.src,
+          `${base}/${escapePointer(name)}`,
+          `unknown parameter \`${name}\` for a ${kind.kind} stage`,
+          known.length ? `use one of: ${known.join(", ")}` : "this stage takes no parameters",
+          true,
+        ),
+      );
+      continue;
+    }
+    for (const p of checkValue(value, decl, `/${escapePointer(name)}`)) {
+      const pointer = `${base}${p.pointer}`;
+      out.push(diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix));
+    }
+  }
+  for (const r of kind.required ?? [])
+    if (!(r in params))
+      out.push(
+        diagnosticAt(
+          spec.src,
+          base,
+          `stage ${s.name} (${kind.kind}) needs the parameter \`${r}\``,
+          `add ${r}: …`,
+        ),
+      );
+}
+
+/** When the value came from a build variable, say which (it may have been set on the command line). */
+function fromVariable(spec: SpecFile, pointer: string): string {
+  const raw = lookupPointer(spec.src.value as Json, pointer);
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && typeof raw.$var === "string")
+    return ` (the value of variable \`${raw.$var}\`)`;
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && typeof raw.$spec === "string")
+    return ` (the published spec's ${raw.$spec})`;
+  return "";
+}

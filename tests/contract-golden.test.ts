@@ -1,0 +1,71 @@
+// Porting a task onto a new contract must not change its results: metrics.json and items.jsonl of five
+// builds equal, byte for byte apart from the version fields, what the pre-v2 code built
+// (tests/data/contract-golden/README.md).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { Project } from "./rig.js";
+import { testData } from "./helpers.js";
+// @ts-expect-error: a plain ESM script, also run by hand
+import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+
+type Fake = { url: string; close(): Promise<void> };
+
+/** The version fields a new medbench or hash recipe may change; everything else must stay. */
+const withoutVersions = (text: string) =>
+  text.replace(/^ {2}"(medbench_version|hash_recipe)": .*$/gm, '  "$1": "<version>",');
+
+const golden = (run: string, file: string) => readFileSync(testData("contract-golden", run, file), "utf8");
+
+describe("results are those of the pre-v2 code", () => {
+  let p: Project;
+  const fakes: Fake[] = [];
+  beforeAll(async () => {
+    p = new Project();
+    const vc: Fake = await startFakeOpenAI({ policy: "voice-command" });
+    const mt: Fake = await startFakeOpenAI({ policy: "mtsamples" });
+    fakes.push(vc, mt);
+    p.write(
+      "routes.yaml",
+      `routes:
+  fake:
+    base_url: ${vc.url}
+    concurrency: 8
+    request:
+      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+  fakem:
+    base_url: ${mt.url}
+    concurrency: 8
+`,
+    );
+  });
+  afterAll(async () => {
+    for (const f of fakes) await f.close();
+    p.remove();
+  });
+
+  const notes = testData("mtsamples_processed");
+  const mtsamples = ["build", "specs/mtsamples.yaml", "--data-dir", notes];
+  it.each([
+    ["kor-surgical-robot-voice-command/medbench_prior", ["build", "specs/voice-command.yaml"]],
+    [
+      "kor-surgical-robot-voice-command/medbench_keyword-stop",
+      ["build", "specs/voice-command.yaml", "--model", "medbench/keyword-stop"],
+    ],
+    [
+      "kor-surgical-robot-voice-command/fake_vc",
+      ["build", "specs/voice-command.yaml", "--model", "fake/vc", "--registry", "routes.yaml"],
+    ],
+    ["mtsamples-replicate/medbench_impression", mtsamples],
+    [
+      "mtsamples-replicate/fakem_gen",
+      [...mtsamples, "--model", "fakem/gen", "--judge", "fakem/j1", "--judge", "fakem/j2"],
+      ["--registry", "routes.yaml"],
+    ],
+  ] as [string, string[], string[]?][])("%s", async (run, args, more = []) => {
+    const r = await p.run([...args, ...more, "--quiet"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const dir = `results/${run}`;
+    expect(p.read(`${dir}/items.jsonl`) === golden(run, "items.jsonl")).toBe(true);
+    expect(withoutVersions(p.read(`${dir}/metrics.json`))).toBe(withoutVersions(golden(run, "metrics.json")));
+  });
+});
