@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
+// @ts-expect-error: a plain ESM script, also run by hand
 import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
 
 type Fake = { url: string; close(): Promise<void> };

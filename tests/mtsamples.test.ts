@@ -118,9 +118,14 @@ describe("judge replies", () => {
     ],
     ["0 when none is valid", "no json", { score: 0, valid: 0 }],
     [
-      "searching back from the last }",
-      `${JSON.stringify(full)} and {"note": "}`,
+      "the object ending at the last } (of two, the second)",
+      `${JSON.stringify({ accuracy: c(1), completeness: c(1), clarity: c(1) })}\n${JSON.stringify(full)}`,
       { score: (3 / 4 + 2 / 4 + 1) / 3, valid: 3 },
+    ],
+    [
+      "braces in prose after the JSON: nothing parses",
+      `${JSON.stringify(full)} and {"note": "}`,
+      { score: 0, valid: 0 },
     ],
   ])("MedARC: %s", (_, text, want) => {
     const got = medarcScore(text);
@@ -129,7 +134,7 @@ describe("judge replies", () => {
   });
   it("parsers differ where the documents say they do", () => {
     expect(helmParse('{"a": 1} text {"b": 2}')).toBeNull(); // greedy span is not JSON
-    expect(medarcParse('{"a": 1} text {"b": 2}')).toEqual({ a: 1 });
+    expect(medarcParse('{"a": 1} text {"b": 2}')).toEqual({ b: 2 }); // the last } and back to its {
   });
   it("instance scores: HELM 1.0 and MedARC 0 when no judge succeeded; failed calls left out", () => {
     const req = { id: "all/x", messages: [], meta: { file: "x.txt", source: "PLAN" } };

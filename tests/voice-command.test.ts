@@ -51,6 +51,20 @@ describe("parser: drop <think> blocks and code fences, then the first balanced J
   ])("%s", (_, text, valid) => {
     expect(parseReply(text, req).ok).toBe(valid);
   });
+  // Python's json (the original's parser) reads NaN and Infinity as numbers: a first object holding them is
+  // that object, not a command (no slot is a number); JSON.parse would skip it and take the next one.
+  it.each([
+    ["NaN", `{"response": "execute", "magnitude": NaN} ${ok}`, '{"response": "execute", "magnitude": NaN}'],
+    [
+      "-Infinity",
+      `{"response": "execute", "x": -Infinity}\n${ok}`,
+      '{"response": "execute", "x": -Infinity}',
+    ],
+    ["nan is not Python JSON", `{"response": "execute", "x": nan} ${ok}`, ok],
+  ])("a first object holding %s", (_, text, first) => {
+    expect(firstJsonObject(text)).toBe(first);
+    expect(parseReply(text, req).ok).toBe(first === ok);
+  });
   it("takes the first object when there are two", () => {
     expect(firstJsonObject('{"a": 1} {"b": 2}')).toBe('{"a": 1}');
     expect(stripReply("<THINK>x</THINK>y")).toBe("y");

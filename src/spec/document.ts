@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import type { Document, LineCounter, Node } from "yaml";
 import { fail, type Diagnostic } from "./diagnostic.js";
 import type { PyValue } from "../hash/pyjson.js";
+import { isPyJson, setMember } from "../util/python-json.js";
 
 // yaml is loaded when a document is first parsed: a no-op build whose spec is known from the cache never needs it.
 type Yaml = typeof import("yaml");
@@ -23,6 +24,7 @@ export interface SourceDoc {
   doc: Document.Parsed;
   lines: LineCounter;
   value: unknown; // plain JS view
+  json: boolean; // Python's json reads the text: NaN, Infinity and -Infinity are then numbers
 }
 
 export function readSourceDoc(file: string, displayName = file): SourceDoc {
@@ -77,7 +79,8 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "correct the syntax at this place (indentation, a missing quote or colon)",
     });
   }
-  return { file, text, doc, lines, value: doc.toJS({ maxAliasCount: 100 }) };
+  const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
+  return { file, text, doc, lines, value: doc.toJS({ maxAliasCount: 100 }), json };
 }
 
 function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
@@ -186,14 +189,19 @@ function toPy(node: unknown, src: SourceDoc): PyValue {
     const out: { [key: string]: PyValue } = {};
     for (const pair of node.items) {
       const k = isScalar(pair.key) ? pair.key.value : pair.key;
-      out[String(k)] = toPy(pair.value, src);
+      setMember(out, noLoneSurrogate(String(k), pair.key, src), toPy(pair.value, src)); // `__proto__` too
     }
     return out;
   }
   if (isSeq(node)) return node.items.map((n) => toPy(n, src));
   if (isScalar(node)) {
     const v = node.value;
-    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (typeof v === "string") {
+      // Python's json reads these bare words as floats (and writes them back as they are).
+      if (src.json && node.type === "PLAIN" && v in JSON_CONSTANTS) return JSON_CONSTANTS[v]!;
+      return noLoneSurrogate(v, node, src);
+    }
+    if (v === null || typeof v === "boolean") return v;
     if (typeof v === "number" || typeof v === "bigint") {
       const text = (node.source ?? String(v)).trim();
       // A plain scalar with a fraction or an exponent is a float; inf/nan are floats too.
@@ -206,6 +214,22 @@ function toPy(node: unknown, src: SourceDoc): PyValue {
   }
   if (node === null || node === undefined) return null;
   return String(node);
+}
+
+const JSON_CONSTANTS: Record<string, number> = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Python's recipe cannot encode a lone surrogate as UTF-8 (json.dumps keeps it, .encode raises): refuse. */
+function noLoneSurrogate(s: string, node: unknown, src: SourceDoc): string {
+  const m = LONE_SURROGATE.exec(s);
+  if (!m) return s;
+  const unit = m[0].charCodeAt(0).toString(16).toUpperCase();
+  fail({
+    file: src.file,
+    ...positionOf(src, node as Node),
+    message: `a lone surrogate (\\u${unit}) in a string: it is not a character, and the spec_hash recipe (UTF-8 of Python's json.dumps) cannot encode it`,
+    fix: "write the character it was meant to be (a surrogate pair encodes one character above U+FFFF), or remove it",
+  });
 }
 
 function integerOf(text: string, v: number): bigint {

@@ -4,7 +4,8 @@
 //   test is not: a key present only in another case raises, and any exception skips the whole file.
 //   Reference = plan, else summary, else findings (the first non-empty); none: skipped.
 //   Input = the text before the first case-sensitive PLAN:, stripped.
-//   MedARC: the same with case-insensitive matching, slicing the original text.
+//   MedARC: the key found in text.upper(), slicing the original text, on the file as read (not stripped):
+//   a note without PLAN: is its own input, trailing newline and all.
 
 export type Variant = "helm" | "medarc";
 export type Source = "PLAN" | "SUMMARY" | "FINDINGS";
@@ -34,14 +35,16 @@ function sectionHelm(text: string, key: Source): string {
   return pyStrip(parts[1]!.split("\n")[0]!);
 }
 
+// MedARC finds the key in text.upper() and slices the original text at that index.
 function sectionMedarc(text: string, key: Source): string {
-  const m = new RegExp(`${key}:`, "i").exec(text);
-  if (!m) return "";
-  return pyStrip(text.slice(m.index + m[0].length).split("\n")[0]!);
+  const i = text.toUpperCase().indexOf(`${key}:`);
+  if (i < 0) return "";
+  return pyStrip(text.slice(i + key.length + 1).split("\n")[0]!);
 }
 
 export function extract(file: string, raw: string, variant: Variant): Extracted {
-  const text = pyStrip(raw);
+  // MedARC reads the file without strip(): a note with no PLAN: is its input as read, trailing newline kept.
+  const text = variant === "helm" ? pyStrip(raw) : raw;
   const sections: Record<Source, string> = { PLAN: "", SUMMARY: "", FINDINGS: "" };
   try {
     for (const k of KEYS) sections[k] = variant === "helm" ? sectionHelm(text, k) : sectionMedarc(text, k);
@@ -53,8 +56,8 @@ export function extract(file: string, raw: string, variant: Variant): Extracted 
   let input: string;
   if (variant === "helm") input = pyStrip(text.split("PLAN:")[0]!);
   else {
-    const m = /PLAN:/i.exec(text);
-    input = pyStrip(m ? text.slice(0, m.index) : text);
+    const i = text.toUpperCase().indexOf("PLAN:");
+    input = i >= 0 ? pyStrip(text.slice(0, i)) : text;
   }
   return { ok: true, instance: { file, input, reference: sections[source], source } };
 }

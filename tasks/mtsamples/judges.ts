@@ -2,14 +2,23 @@
 // (shared docs: mtsamples.md; the choices where it is silent: docs/protocols/mtsamples.md).
 import type { ParsedReply, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
+import { toJs } from "../../src/util/python-json.js";
+import { helmAnnotation, helmReading, medarcObject, medarcReading } from "./readings.js";
 
 export const CRITERIA = ["accuracy", "completeness", "clarity"] as const;
 
+/** Every placeholder filled in one pass, each value verbatim (as Python's string.Template.substitute fills
+ *  HELM's prompt): a value holding `{gold_response}` or `$&` is inserted as it is, never filled again. */
 export function fillJudge(template: string, v: { patient: string; response: string; gold: string }): string {
-  return template
-    .replace(/\{patient_information\}/g, () => v.patient)
-    .replace(/\{response\}/g, () => v.response)
-    .replace(/\{gold_response\}/g, () => v.gold);
+  const values: Record<string, string> = {
+    patient_information: v.patient,
+    response: v.response,
+    gold_response: v.gold,
+  };
+  return template.replace(
+    /\{(patient_information|response|gold_response)\}/g,
+    (_, name: string) => values[name]!,
+  );
 }
 
 export function judgeRequests(
@@ -42,79 +51,32 @@ export function judgeRequests(
   return out;
 }
 
-/** Python's json.loads error "Expecting ',' delimiter" is V8's "Expected ',' or '}' / ']' after …". */
-const EXPECTING_COMMA = /Expected ',' or '[}\]]'/;
-
-/** HELM: greedy {.*} across lines, parsed; on "Expecting ',' delimiter" one } is appended, once. */
+/** HELM: greedy {.*} across lines, parsed with Python's json; on "Expecting ',' delimiter" one } is appended,
+ *  once; the annotation must hold the three criteria, each with score and explanation (exact keys). */
 export function helmParse(text: string): Record<string, Json> | null {
-  const m = /\{[\s\S]*\}/.exec(text);
-  if (!m) return null;
-  try {
-    return JSON.parse(m[0]) as Record<string, Json>;
-  } catch (e) {
-    if (!EXPECTING_COMMA.test((e as Error).message)) return null;
-    try {
-      return JSON.parse(m[0] + "}") as Record<string, Json>;
-    } catch {
-      return null;
-    }
-  }
+  const a = helmAnnotation(text);
+  return a ? (toJs(a) as Record<string, Json>) : null;
 }
 
-/** HELM's per-judge scores: int(score) per criterion; the judge is dropped when a criterion lacks score or
- *  explanation, or int() fails. Criterion keys are matched case-insensitively. */
+/** HELM's per-judge scores: int(score) of every member of the annotation (an extra criterion-shaped member
+ *  counts); null when HELM drops the judge, or where HELM raises (medbench's choice: drop the judge). */
 export function helmScores(text: string): number[] | null {
-  const obj = helmParse(text);
-  if (!obj || typeof obj !== "object" || Array.isArray(obj)) return null;
-  const lower = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k.toLowerCase(), v]));
-  const scores: number[] = [];
-  for (const c of CRITERIA) {
-    const v = lower[c] as Record<string, Json> | undefined;
-    if (!v || typeof v !== "object" || !("score" in v) || !("explanation" in v)) return null;
-    const n = pyInt(v.score ?? null);
-    if (n === null) return null;
-    scores.push(n);
-  }
-  return scores;
+  const r = helmReading(text);
+  return r.ok ? r.scores : null;
 }
 
-/** Python int(): ints, floats truncated toward zero, strings of an integer; anything else fails. */
-function pyInt(v: Json): number | null {
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : null;
-  if (typeof v === "string" && /^\s*[+-]?\d+\s*$/.test(v)) return Number(v.trim());
-  return null;
-}
-
-/** MedARC: from the first {, the longest span ending at a } (searching back from the last) that parses. */
+/** MedARC: from the last }, the first { searching back whose span parses (Python's json) to an object. */
 export function medarcParse(text: string): Record<string, Json> | null {
-  const start = text.indexOf("{");
-  if (start < 0) return null;
-  for (let end = text.lastIndexOf("}"); end > start; end = text.lastIndexOf("}", end - 1)) {
-    try {
-      const v = JSON.parse(text.slice(start, end + 1)) as Json;
-      if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, Json>;
-    } catch {
-      /* search further back */
-    }
+  try {
+    const obj = medarcObject(text);
+    return obj ? (toJs(obj) as Record<string, Json>) : null;
+  } catch {
+    return null;
   }
-  return null;
 }
 
-/** MedARC's judge score in [0, 1]: each valid criterion clamped to 1-5 and mapped to (s - 1) / 4, averaged
- *  over the valid criteria; 0 when none is valid (or the reply does not parse). */
-export function medarcScore(text: string): { score: number; valid: number } {
-  const obj = medarcParse(text);
-  if (!obj) return { score: 0, valid: 0 };
-  const lower = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k.toLowerCase(), v]));
-  const values: number[] = [];
-  for (const c of CRITERIA) {
-    const v = lower[c];
-    const raw = v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, Json>).score : v;
-    const n =
-      typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() !== "" ? Number(raw) : NaN;
-    if (Number.isFinite(n)) values.push((Math.min(5, Math.max(1, n)) - 1) / 4);
-  }
-  if (!values.length) return { score: 0, valid: 0 };
-  return { score: values.reduce((a, b) => a + b, 0) / values.length, valid: values.length };
+/** MedARC's judge score in [0, 1]: normalize_helm_reward (exact keys; scores coerced as Python's float,
+ *  clamped to 1-5 with Python's min/max, mapped to (s - 1) / 4, averaged over the valid ones; 0 when none). */
+export function medarcScore(text: string): { score: number; valid: number; crash?: string } {
+  return medarcReading(text);
 }

@@ -8,7 +8,8 @@ import type {
   TaskRequest,
 } from "../task.js";
 import type { Json } from "../../src/util/json.js";
-import { helmScores, medarcScore } from "./judges.js";
+import { medarcScore } from "./judges.js";
+import { helmReading } from "./readings.js";
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
@@ -41,20 +42,31 @@ export function score(
       const perJudge: Record<string, Json> = {};
       const helmAll: number[] = [];
       const medarc: number[] = [];
+      let medarcRaised = false;
       for (const j of judged) {
         const text = j.replies[req.id];
         if (text === undefined || text === null) {
           perJudge[j.judge] = { call_failed: true };
           continue;
         } // left out, as MedARC does
-        const h = helmScores(text);
+        const h = helmReading(text);
         const m = medarcScore(text);
-        if (h) helmAll.push(...h);
+        if (h.ok) helmAll.push(...h.scores);
         medarc.push(m.score);
-        perJudge[j.judge] = { helm_scores: h, helm_ok: h !== null, score: m.score, valid_criteria: m.valid };
+        if (m.crash) medarcRaised = true;
+        perJudge[j.judge] = {
+          helm_scores: h.ok ? h.scores : null,
+          helm_ok: h.ok,
+          score: m.score,
+          valid_criteria: m.valid,
+          // Where the reference code raises (docs/protocols/mtsamples.md): only then recorded.
+          ...(!h.ok && h.crash ? { helm_raises: h.crash } : {}),
+          ...(m.crash ? { medarc_raises: m.crash } : {}),
+        };
       }
       verdicts.judges = perJudge;
-      verdicts.score = medarc.length ? mean(medarc) : 0; // MedARC: 0.0 when no judge answered
+      // MedARC: 0.0 when no judge answered, and when its reward function raised (verifiers scores it 0.0).
+      verdicts.score = medarc.length && !medarcRaised ? mean(medarc) : 0;
       verdicts.helm_jury = helmAll.length ? mean(helmAll) : 1.0; // HELM: 1.0 when no judge succeeded
     }
     return {

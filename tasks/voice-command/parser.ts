@@ -3,6 +3,7 @@
 import { createRequire } from "node:module";
 import type { ParsedReply, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
+import { pyJsonLoads, toJs } from "../../src/util/python-json.js";
 
 type Validate = ((v: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
 // ajv is loaded on the first reply parsed, not on every start-up.
@@ -39,7 +40,7 @@ export function firstJsonObject(text: string): string | null {
       else if (ch === "}" && --depth === 0) {
         const candidate = text.slice(start, i + 1);
         try {
-          JSON.parse(candidate);
+          pyJsonLoads(candidate); // Python's json, as the original: NaN and Infinity are numbers
           return candidate;
         } catch {
           break;
@@ -53,7 +54,7 @@ export function firstJsonObject(text: string): string | null {
 export function parseReply(text: string, request: TaskRequest): ParsedReply {
   const body = firstJsonObject(stripReply(text));
   if (body === null) return { ok: false, value: null, error: "no JSON object in the reply" };
-  const value = JSON.parse(body) as Json;
+  const value = toJs(pyJsonLoads(body)) as Json;
   const schema = request.schema?.schema;
   if (schema) {
     const key = JSON.stringify(schema);
