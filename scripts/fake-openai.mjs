@@ -2,10 +2,13 @@
 // A fake OpenAI-compatible server on 127.0.0.1 for tests and for trying medbench by hand:
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
+//        [--fault empty=29 --fault auth=31] [--dead-after N]
 //        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
-// `length`, which is a reply, and --refuse-schema, which is every json_schema request.
+// `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
+// `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do). --dead-after N:
+// after N replies the server accepts every request and never answers. set(options) changes them at run time.
 // GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
@@ -109,6 +112,7 @@ export function parseArgs(argv) {
     hangMs: 5000,
     variant: 0,
     faultAttempts: 1,
+    deadAfter: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -125,17 +129,19 @@ export function parseArgs(argv) {
     else if (a === "--hang-ms") opts.hangMs = Number(v());
     else if (a === "--variant") opts.variant = Number(v());
     else if (a === "--fault-attempts") opts.faultAttempts = Number(v());
+    else if (a === "--dead-after") opts.deadAfter = Number(v());
     else throw new Error(`unknown option ${a}`);
   }
   return opts;
 }
 
-const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length"];
+const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length", "empty", "auth"];
 
 export function startFakeOpenAI(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
   const attempts = new Map(); // body hash -> requests seen
-  const stats = { requests: 0, bodies: attempts, faults: {}, received: [] }; // received: bodies and headers, for tests
+  // received: bodies and headers, for tests; answered: the body hashes given a reply
+  const stats = { requests: 0, bodies: attempts, faults: {}, received: [], answered: new Set() };
   const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
   if (!policy) throw new Error(`unknown policy ${opts.policy}`);
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
@@ -195,6 +201,10 @@ export function startFakeOpenAI(options = {}) {
         if (last && last.body === body) last.fault = f;
       };
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+      if (opts.deadAfter !== null && stats.answered.size >= opts.deadAfter) {
+        count("dead");
+        return; // accepted, never answered
+      }
       if (opts.refuseSchema && body.response_format?.type === "json_schema") {
         count("refuse-schema");
         res
@@ -227,6 +237,24 @@ export function startFakeOpenAI(options = {}) {
           res.writeHead(200, { "content-type": "application/json" }).end('{"choices": [ {"mess');
           return;
         }
+        if (fault === "empty") {
+          res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ id: "chatcmpl-empty", object: "chat.completion", choices: [] }));
+          return;
+        }
+        if (fault === "auth") {
+          const echoed = req.headers.authorization ?? "(none)";
+          res.writeHead(401, { "content-type": "application/json" }).end(
+            JSON.stringify({
+              error: {
+                message: `Incorrect API key provided: ${echoed}. Request id req_1, session sk-gw-0a1b2c3d4e5f6a7b8c9d0e1f.`,
+                headers: { authorization: echoed },
+              },
+            }),
+          );
+          return;
+        }
       }
       let content = policy(body, opts);
       let finish = "stop";
@@ -238,6 +266,7 @@ export function startFakeOpenAI(options = {}) {
       const message = { role: "assistant", content };
       if (opts.reasoning === "think") message.content = `<think>생각 중…</think>${content}`;
       if (opts.reasoning === "field") message.reasoning_content = "생각 중…";
+      stats.answered.add(key);
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
         JSON.stringify({
@@ -257,6 +286,7 @@ export function startFakeOpenAI(options = {}) {
         port,
         url: `http://127.0.0.1:${port}/v1`,
         stats,
+        set: (changes) => Object.assign(opts, changes),
         close: () =>
           new Promise((r) => {
             server.closeAllConnections?.();

@@ -5,6 +5,9 @@ import { sortKeys, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
+import { secretValues } from "../src/model/redact.js";
+import { RouteBreaker } from "../src/model/breaker.js";
+import { memoReply, recall, type MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
 import { readRecords, writeRecords, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
@@ -91,11 +94,7 @@ export function requestKey(route: Route, body: Json): string {
   );
 }
 
-interface Memo {
-  kind: "reply" | "refused";
-  status: number;
-  body: Json;
-}
+const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
 
 function replyOf(id: string, key: string | null, format: Format, body: Json): ReplyRecord {
   const choice = ((body as { choices?: Json[] }).choices?.[0] ?? {}) as {
@@ -137,6 +136,8 @@ async function runRoute(
       `route ${route.name} needs an API key in $${route.api_key_env}, which is not set`,
       `export ${route.api_key_env}=… (the key is never written to any file)`,
     );
+  const secrets = secretValues(loadRoutes(ctx.options.registryFiles).values(), ctx.options.env);
+  const breaker = new RouteBreaker(route.max_failures_in_a_row);
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
   const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
@@ -160,60 +161,41 @@ async function runRoute(
       const body = requestBody(req, p, route, model, format);
       sample ??= body;
       const key = requestKey(route, body);
-      let memo: Memo | null = null;
-      if (!ctx.options.refresh) {
-        const hit = ctx.memo.get(ctx.options.replyNamespace ?? "requests", key);
-        if (hit) memo = JSON.parse(hit.toString("utf8")) as Memo;
-      }
+      const ns = ctx.options.replyNamespace ?? "requests";
+      let memo: MemoReply | null = ctx.options.refresh ? null : recall(ctx.memo.get(ns, key));
       if (!memo) {
         // Identical bodies in one run (the same utterance in two subsets) share one call.
         let call = inflight.get(key);
         if (!call) {
           call = chatCompletion(route, body, apiKey, {
-            onRetry: () => {
-              retries++;
-            },
+            onRetry: () => void retries++,
+            secrets,
+            signal: breaker.signal,
           });
+          void call.then((o) => breaker.record(o));
           inflight.set(key, call);
         }
         const outcome: CallOutcome = await call;
-        if (outcome.kind === "failed") {
-          replies[i] = {
-            id: req.id,
-            request_sha256: key,
-            format,
-            text: "",
-            error: outcome.error,
-            finish_reason: null,
-            reasoning: false,
-            think: false,
-          };
+        if (outcome.kind === "cancelled") return; // not sent: no reply and no error; the next build sends it
+        if (outcome.kind === "refused") {
+          const auth = outcome.status === 401 || outcome.status === 403; // every format would be refused
+          if (req.schema && level < FORMATS.length - 1 && !auth) {
+            level++;
+            continue;
+          }
+        }
+        if (outcome.kind !== "reply") {
+          // An error is never an answer: not in the memo, so the next build sends this request again.
+          const error =
+            outcome.kind === "failed"
+              ? outcome.error
+              : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;
+          replies[i] = { id: req.id, request_sha256: key, format, text: "", error, ...NO_REPLY };
           errors++;
           break;
         }
-        memo =
-          outcome.kind === "reply"
-            ? { kind: "reply", status: outcome.status, body: outcome.body }
-            : { kind: "refused", status: outcome.status, body: outcome.body };
-        ctx.memo.put(ctx.options.replyNamespace ?? "requests", key, JSON.stringify(memo)); // stored the moment it arrives
-      }
-      if (memo.kind === "refused") {
-        if (req.schema && level < FORMATS.length - 1) {
-          level++;
-          continue;
-        }
-        replies[i] = {
-          id: req.id,
-          request_sha256: key,
-          format,
-          text: "",
-          error: `HTTP ${memo.status}: ${String(memo.body).slice(0, 200)}`,
-          finish_reason: null,
-          reasoning: false,
-          think: false,
-        };
-        errors++;
-        break;
+        memo = memoReply(outcome);
+        ctx.memo.put(ns, key, JSON.stringify(memo)); // stored the moment it arrives
       }
       replies[i] = replyOf(req.id, key, format, memo.body);
       break;
@@ -226,11 +208,19 @@ async function runRoute(
   const workers = Array.from(
     { length: Math.max(1, Math.min(route.concurrency, requests.length)) },
     async () => {
-      while (next < requests.length) await one(next++);
+      while (next < requests.length && !breaker.tripped) await one(next++);
     },
   );
   await Promise.all(workers);
   report(true);
+  if (breaker.tripped)
+    throw new StageError(
+      `route ${route.name} (${route.base_url}): ${breaker.why()}; stopped after ${done} of ${requests.length} ` +
+        "requests (the replies received are kept; requests not sent are not errors)",
+      `check that the server answers (and the key, if it refused it), then build again: it sends only the ` +
+        `requests without a reply; a slow server may need a larger timeout_s, retry.max_total_s or ` +
+        `max_failures_in_a_row in the route`,
+    );
   return { replies, sample, retries };
 }
 
@@ -295,12 +285,16 @@ export async function callModel(
   for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
   const apiErrors = replies.filter((r) => r.error !== null).length;
   if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
-  if (apiErrors)
+  if (apiErrors) {
     ctx.emit({
       type: "warning",
       stage: ctx.stage,
-      message: `${p.model}: ${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items)`,
+      message:
+        `${p.model}: ${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items); ` +
+        "the next build sends them again",
     });
+    ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
+  }
   return {
     replies,
     audit: {
@@ -316,7 +310,8 @@ export async function callModel(
       api_errors: apiErrors,
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
-      incomplete: replies.length > 0 && apiErrors / replies.length >= 0.1,
+      // Any failed request leaves the run incomplete: it is sent again by the next build (docs/model-requests.md).
+      incomplete: apiErrors > 0,
     },
   };
 }

@@ -1,18 +1,38 @@
-// One OpenAI-compatible chat completion with retries: 429, 5xx, resets and timeouts are retried with
-// exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals, returned as such.
+// One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and malformed successes are
+// retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals, returned
+// as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between them share.
+// Whatever the server sends back is redacted of secrets before it leaves this module.
 import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
+import { redact, redactSecrets } from "./redact.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
   | { kind: "refused"; status: number; body: string; attempts: number } // non-transient: the request itself is rejected
-  | { kind: "failed"; error: string; attempts: number }; // transient errors until the retry budget ran out
+  | { kind: "failed"; error: string; attempts: number } // transient errors until the deadline or tries ran out
+  | { kind: "cancelled"; attempts: number }; // the caller stopped it (the route is failing): not sent, not an error
 
 const jitter = seedrandom("medbench-retry-jitter");
 
 export interface CallHooks {
   onRetry?: (why: string) => void;
+  /** Values to redact from everything the server sends back (the route's key, header values). */
+  secrets?: readonly string[];
+  /** Aborts the request and its waits (the stage stops). */
+  signal?: AbortSignal;
+}
+
+/** A success whose body is a usable chat completion: at least one choice with a message. */
+export function completionProblem(parsed: unknown): string | null {
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return "not an object";
+  const choices = (parsed as { choices?: unknown }).choices;
+  if (!Array.isArray(choices)) return "no choices";
+  if (choices.length === 0) return "choices is empty";
+  const first = choices[0] as { message?: unknown } | null;
+  if (!first || typeof first !== "object" || !first.message || typeof first.message !== "object")
+    return "the first choice has no message";
+  return null;
 }
 
 export async function chatCompletion(
@@ -24,54 +44,84 @@ export async function chatCompletion(
   const url = route.base_url.replace(/\/$/, "") + "/chat/completions";
   const headers: Record<string, string> = { "content-type": "application/json", ...(route.headers ?? {}) };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const secrets = [...(hooks.secrets ?? []), ...(apiKey ? [apiKey] : [])];
+  const deadlineMs = route.retry.max_total_s * 1000;
   const started = Date.now();
+  const remaining = () => deadlineMs - (Date.now() - started);
   let lastError = "";
-  for (let attempt = 1; attempt <= route.retry.max_attempts; attempt++) {
+  let attempt = 0;
+  while (attempt < route.retry.max_attempts) {
+    if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
+    const budget = Math.min(route.timeout_s * 1000, remaining());
+    if (budget <= 0) break;
+    attempt++;
     let waitMs: number | null = null;
+    const timeout = AbortSignal.timeout(budget);
     try {
       const res = await fetch(url, {
         method: "POST",
         headers,
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(route.timeout_s * 1000),
+        signal: hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout,
       });
       const text = await res.text();
       if (res.ok) {
         try {
-          const parsed = JSON.parse(text) as Json;
-          if (
-            parsed &&
-            typeof parsed === "object" &&
-            !Array.isArray(parsed) &&
-            Array.isArray((parsed as { choices?: unknown }).choices)
-          ) {
-            return { kind: "reply", status: res.status, body: parsed, attempts: attempt };
-          }
-          lastError = "malformed response body (no choices)";
+          const parsed = JSON.parse(redactSecrets(text, secrets)) as Json;
+          const problem = completionProblem(parsed);
+          if (!problem) return { kind: "reply", status: res.status, body: parsed, attempts: attempt };
+          lastError = `malformed response body (${problem})`;
         } catch {
           lastError = "malformed response body (not JSON)";
         }
       } else if (res.status === 429 || res.status === 408 || res.status >= 500) {
         lastError = `HTTP ${res.status}`;
         waitMs = retryAfterMs(res.headers.get("retry-after"));
+        if (waitMs !== null && waitMs > remaining()) {
+          // Waiting would pass the deadline: a failure now, which the next build sends again.
+          lastError += ` with Retry-After ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
+          break;
+        }
       } else {
-        return { kind: "refused", status: res.status, body: text.slice(0, 2000), attempts: attempt };
+        return {
+          kind: "refused",
+          status: res.status,
+          body: redact(text, secrets).slice(0, 2000),
+          attempts: attempt,
+        };
       }
     } catch (e) {
+      if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
       const err = e as Error & { cause?: { code?: string } };
       lastError =
         err.name === "TimeoutError" || err.name === "AbortError"
-          ? `timeout after ${route.timeout_s} s`
+          ? `timeout after ${Math.round(budget) / 1000} s`
           : `connection error (${err.cause?.code ?? err.message})`;
     }
     if (attempt === route.retry.max_attempts) break;
     const backoff = Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (attempt - 1)) * (0.5 + jitter());
     const delay = Math.max(waitMs ?? 0, backoff);
-    if (Date.now() - started + delay > route.retry.max_total_s * 1000) break;
+    if (delay >= remaining()) break;
     hooks.onRetry?.(lastError);
-    await new Promise((r) => setTimeout(r, delay));
+    if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
   }
-  return { kind: "failed", error: lastError, attempts: route.retry.max_attempts };
+  return { kind: "failed", error: redact(lastError || "no time left for a try", secrets), attempts: attempt };
+}
+
+/** Waits, unless the signal fires first (then false). */
+function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 function retryAfterMs(h: string | null): number | null {

@@ -12,8 +12,11 @@ export interface Route {
   api_key_env?: string | null;
   headers?: Record<string, string>;
   concurrency: number;
+  /** One try's limit; retry.max_total_s is the whole request's deadline, its tries and waits included. */
   timeout_s: number;
   retry: { max_attempts: number; base_ms: number; max_ms: number; max_total_s: number };
+  /** Requests failed in a row (no answer within their deadline, or the key refused) that stop the stage. */
+  max_failures_in_a_row: number;
   request: {
     thinking_off?: Record<string, Json>;
     /** For models that cannot switch thinking off (e.g. gpt-oss): the lowest reasoning effort. */
@@ -28,6 +31,7 @@ const DEFAULTS = {
   concurrency: 4,
   timeout_s: 120,
   retry: { max_attempts: 6, base_ms: 500, max_ms: 30_000, max_total_s: 300 },
+  max_failures_in_a_row: 8,
 };
 
 export function loadRoutes(extraFiles: string[]): Map<string, Route> {
@@ -82,6 +86,7 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         concurrency: r.concurrency ?? DEFAULTS.concurrency,
         timeout_s: r.timeout_s ?? DEFAULTS.timeout_s,
         retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) },
+        max_failures_in_a_row: r.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
         request: r.request ?? {},
       });
     }

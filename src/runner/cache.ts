@@ -20,6 +20,7 @@ export interface StageManifest {
   outputs: Record<string, string>;
   record: unknown; // the canonical record the key hashes, kept to explain staleness
   paths?: Record<string, string>; // file inputs by name, for messages
+  incomplete?: string; // why these outputs are not whole: the stage runs again at the next build
 }
 
 export class Cache {

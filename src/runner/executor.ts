@@ -50,6 +50,7 @@ export interface Manifest {
   outputs: Record<string, string>;
   record: KeyRecord;
   paths: Record<string, string>;
+  incomplete?: string;
 }
 
 /** Everything a stage's key is made of, given its upstream outputs. */
@@ -137,9 +138,17 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
         status = "ran";
         emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key });
         const t0 = performance.now();
-        const produced = await kind.run(ctx);
+        let incomplete: string | undefined;
+        const produced = await kind.run({ ...ctx, incomplete: (why) => void (incomplete = why) });
         outputs = await storeOutputs(cache, produced);
-        const m: Manifest = { key, kind: decl.kind, outputs, record, paths };
+        const m: Manifest = {
+          key,
+          kind: decl.kind,
+          outputs,
+          record,
+          paths,
+          ...(incomplete ? { incomplete } : {}),
+        };
         cache.writeManifest(m);
         emit({
           type: "stage-done",
@@ -187,10 +196,11 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
 
-/** The stage's manifest when every output it names is in the cache and intact (else it must run). */
+/** The stage's manifest when it ran whole and every output it names is in the cache and intact (else it
+ *  must run). */
 export async function freshManifest(cache: Cache, key: string): Promise<Manifest | null> {
   const m = cache.readManifest(key) as Manifest | null;
-  if (!m || m.key !== key) return null;
+  if (!m || m.key !== key || m.incomplete) return null;
   for (const h of Object.values(m.outputs)) if (!(await cache.verify(h))) return null;
   return m;
 }

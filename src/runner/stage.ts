@@ -63,6 +63,9 @@ export interface StageContext {
   tempPath(): string;
   hashFile(path: string): Promise<string>;
   emit(event: BuildEvent): void;
+  /** The outputs are not whole (requests failed): they are kept and used, but the stage is never fresh, so
+   *  the next build runs it again (and sends only what has no reply yet). */
+  incomplete?(reason: string): void;
 }
 
 /** A stage kind declares its inputs, outputs and parameters (KindDeclarations); a task adds its own

@@ -80,15 +80,18 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     }
     blocked.add(decl.name);
     const old = locked ? (cache.readManifest(locked.key) as Manifest | null) : null;
+    const last = cache.readManifest(key) as Manifest | null;
     const reasons = !locked
       ? ["never built"]
-      : old
-        ? explain(old.record, record)
-        : [
-            cache.readManifest(key)
-              ? "outputs missing from the cache"
-              : "the previous build's record is not in this cache",
-          ];
+      : last?.incomplete
+        ? [`its last run was incomplete (${last.incomplete}); the next build runs it again`]
+        : old
+          ? explain(old.record, record)
+          : [
+              cache.readManifest(key)
+                ? "outputs missing from the cache"
+                : "the previous build's record is not in this cache",
+            ];
     states.push({
       name: decl.name,
       kind: decl.kind,

@@ -1,0 +1,34 @@
+// Stops a stage whose route keeps failing (a dead server, a refused key) instead of spending every request's
+// deadline on it: after N requests in a row without an answer, the requests in flight are cancelled and no
+// more are sent. Replies already received stay in the memo, so the next build continues from there.
+import type { CallOutcome } from "./client.js";
+
+export class RouteBreaker {
+  private inARow = 0;
+  private last = "";
+  private readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+
+  constructor(private readonly limit: number) {}
+
+  get tripped(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** Counts a request's outcome: a failure or a refused key adds one, any other answer resets the count. */
+  record(outcome: CallOutcome): void {
+    if (outcome.kind === "cancelled") return;
+    const auth = outcome.kind === "refused" && (outcome.status === 401 || outcome.status === 403);
+    if (outcome.kind === "failed" || auth) {
+      this.inARow++;
+      this.last =
+        outcome.kind === "failed" ? outcome.error : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;
+      if (this.inARow >= this.limit) this.controller.abort();
+    } else this.inARow = 0;
+  }
+
+  /** What happened, for the stage's error. */
+  why(): string {
+    return `${this.limit} requests in a row failed (the last: ${this.last})`;
+  }
+}

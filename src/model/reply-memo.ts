@@ -1,0 +1,28 @@
+// What the reply memo holds: answers only. A failed request, a refusal (an auth failure above all) or a
+// malformed success is never stored, so the next build sends it again; entries written by older versions
+// that are not answers are ignored on reading for the same reason.
+import { completionProblem, type CallOutcome } from "./client.js";
+import type { Json } from "../util/json.js";
+
+export interface MemoReply {
+  kind: "reply";
+  status: number;
+  body: Json;
+}
+
+/** The memo entry of an answer (only answers have one). */
+export function memoReply(outcome: Extract<CallOutcome, { kind: "reply" }>): MemoReply {
+  return { kind: "reply", status: outcome.status, body: outcome.body };
+}
+
+/** A stored entry, when it is an answer (a usable completion). */
+export function recall(entry: Buffer | null): MemoReply | null {
+  if (!entry) return null;
+  try {
+    const m = JSON.parse(entry.toString("utf8")) as Partial<MemoReply>;
+    if (m.kind !== "reply" || completionProblem(m.body) !== null) return null;
+    return m as MemoReply;
+  } catch {
+    return null;
+  }
+}
