@@ -19,6 +19,38 @@ const RNG = {
   description: "numpy default_rng or CPython random",
 } as const;
 
+/** What metrics.json says of one metric's interval, whichever procedure made it (keys are sorted on write). */
+function metricEntry(
+  m: MetricRows,
+  ci: {
+    n: number;
+    clusters: number;
+    point: number | null;
+    lo: number | null;
+    hi: number | null;
+    method: string;
+    level: number;
+    resamples: number;
+    seed: number;
+    rng: RngName;
+  },
+): Record<string, Json> {
+  return {
+    label: m.label,
+    unit: m.unit ?? "proportion",
+    n: ci.n,
+    clusters: ci.clusters,
+    value: ci.point,
+    lo: ci.lo,
+    hi: ci.hi,
+    ci_method: ci.method,
+    level: ci.level,
+    resamples: ci.resamples,
+    seed: ci.seed,
+    rng: ci.rng,
+  };
+}
+
 export const bootstrap: StageKind = {
   kind: "bootstrap",
   inputs: {
@@ -104,19 +136,8 @@ export const bootstrap: StageKind = {
           level: p.level,
         });
         metrics[m.name] = {
-          label: m.label,
-          unit: m.unit ?? "proportion",
+          ...metricEntry(m, ci),
           statistic: m.statistic,
-          n: ci.n,
-          clusters: ci.clusters,
-          value: ci.point,
-          lo: ci.lo,
-          hi: ci.hi,
-          ci_method: ci.method,
-          level: ci.level,
-          resamples: ci.resamples,
-          seed: ci.seed,
-          rng: ci.rng,
           ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
         };
         continue;
@@ -131,20 +152,7 @@ export const bootstrap: StageKind = {
           fallback: m.ciFallback !== "none",
         },
       );
-      metrics[m.name] = {
-        label: m.label,
-        unit: m.unit ?? "proportion",
-        n: ci.n,
-        clusters: ci.clusters,
-        value: ci.point,
-        lo: ci.lo,
-        hi: ci.hi,
-        ci_method: ci.method,
-        level: ci.level,
-        resamples: ci.resamples,
-        seed: ci.seed,
-        rng: ci.rng,
-      };
+      metrics[m.name] = metricEntry(m, ci);
     }
     const paired: Record<string, Json> = {};
     const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };

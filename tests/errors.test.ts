@@ -15,17 +15,8 @@ describe("bad input", () => {
   });
   afterAll(() => p.remove());
 
-  /** Edits the spec, runs the command, checks the exit code and that cache, lock and results are untouched. */
-  async function refused(edit: (t: string) => string, args: string[] = ["build", SPEC], code = 2) {
-    p.write(SPEC, edit(pristine));
-    const before = p.snapshot();
-    const r = await p.run(args);
-    p.write(SPEC, pristine);
-    expect(r.exitCode, r.stderr).toBe(code);
-    expect(r.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/); // no stack trace
-    expect(p.snapshot()).toBe(before);
-    return r.stderr;
-  }
+  const refused = (edit: ((t: string) => string) | null, args: string[] = ["build", SPEC], code = 2) =>
+    p.refuses(edit, { args, code });
 
   it("malformed YAML: file:line:column and the line", async () => {
     const err = await refused((t) =>
@@ -124,19 +115,19 @@ describe("bad input", () => {
     p.write("data-missing/benchmark/scenes_v0.1.json", "");
     const { rmSync } = await import("node:fs");
     rmSync(p.path("data-missing/benchmark/scenes_v0.1.json"));
-    const err = await refused((t) => t, ["build", SPEC, "--data-dir", data], 1);
+    const err = await refused(null, ["build", SPEC, "--data-dir", data], 1);
     expect(err).toMatch(/benchmark\/scenes_v0\.1\.json is missing from .*data-missing/);
     expect(err).toMatch(/fix: use the complete release/);
   });
 
   it("an unreadable or absent --data-dir", async () => {
-    const err = await refused((t) => t, ["build", SPEC, "--data-dir", p.path("no-such-dir")], 1);
+    const err = await refused(null, ["build", SPEC, "--data-dir", p.path("no-such-dir")], 1);
     expect(err).toMatch(/--data-dir .*no-such-dir cannot be read \(ENOENT\)/);
     mkdirSync(p.path("locked"), { recursive: true });
     chmodSync(p.path("locked"), 0o000);
     if (process.getuid?.() !== 0) {
       // root reads anything
-      const err2 = await refused((t) => t, ["build", SPEC, "--data-dir", p.path("locked")], 1);
+      const err2 = await refused(null, ["build", SPEC, "--data-dir", p.path("locked")], 1);
       expect(err2).toMatch(/cannot be read/);
     }
   });

@@ -60,20 +60,7 @@ async function setup(server: Record<string, unknown>, fields = QUICK) {
   return { fake, p };
 }
 
-const build = (p: Project, env: Record<string, string> = {}, args: string[] = []) =>
-  p.run(
-    [
-      "build",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-      "--json",
-      ...args,
-    ],
-    env,
-  );
+const build = (p: Project, env: Record<string, string> = {}) => p.buildAgainstFake([], env);
 const statusOf = (stdout: string, stage: string) =>
   JSON.parse(stdout.trim().split("\n").pop()!).stages.find((s: { name: string }) => s.name === stage).status;
 const metrics = (p: Project) => JSON.parse(p.read(`${RESULTS}/metrics.json`));

@@ -48,19 +48,7 @@ ${route}`,
 }
 
 const build = (p: Project, args: string[] = [], env: Record<string, string> = {}) =>
-  p.run(
-    [
-      "build",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-      "--json",
-      ...args,
-    ],
-    env,
-  );
+  p.buildAgainstFake(args, env);
 const metrics = (p: Project) =>
   JSON.parse(p.read("results/kor-surgical-robot-voice-command/fake_test-model/metrics.json"));
 const items = (p: Project) =>

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import { execa } from "execa";
+import { expect } from "vitest";
 import { REPO } from "./helpers.js";
 
 export const BIN = resolve(REPO, "bin/medbench.js");
@@ -75,6 +76,48 @@ export class Project {
       ),
       summary,
     };
+  }
+
+  /** `build --json` of the voice-command spec against the route `fake` of this project's routes.yaml. */
+  buildAgainstFake(args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
+    return this.run(
+      [
+        "build",
+        "specs/voice-command.yaml",
+        "--model",
+        "fake/test-model",
+        "--registry",
+        "routes.yaml",
+        "--json",
+        ...args,
+      ],
+      env,
+    );
+  }
+
+  /**
+   * Edits a file (a spec, by default the voice-command one; `null`: no edit), runs the command, restores the
+   * file, and checks that the command was refused cleanly: the exit code, no stack trace, and cache, lock and
+   * results untouched. Returns stderr, for the message's own checks.
+   */
+  async refuses(
+    edit: ((text: string) => string) | null,
+    o: { file?: string; args?: string[]; code?: number } = {},
+  ): Promise<string> {
+    const { file = "specs/voice-command.yaml", code = 2 } = o;
+    const args = o.args ?? ["build", file];
+    const pristine = this.read(file);
+    const changed = edit ? edit(pristine) : pristine;
+    if (edit) expect(changed, "the edit applies").not.toBe(pristine);
+    this.write(file, changed);
+    const before = this.snapshot();
+    const r = await this.run(args);
+    this.write(file, pristine);
+    expect(r.exitCode, r.stderr).toBe(code);
+    expect(r.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/); // no stack trace
+    expect(r.stderr).not.toMatch(/Cannot read properties/);
+    expect(this.snapshot()).toBe(before);
+    return r.stderr;
   }
 
   /** A fingerprint of every file under the given folders (to show that a failed command changed nothing). */

@@ -16,19 +16,7 @@ describe("the spec checked against the declarations", () => {
   });
   afterAll(() => p.remove());
 
-  async function refused(edit: (t: string) => string) {
-    const changed = edit(pristine);
-    expect(changed).not.toBe(pristine); // the edit applies
-    p.write(SPEC, changed);
-    const before = p.snapshot();
-    const r = await p.run(["build", SPEC]);
-    p.write(SPEC, pristine);
-    expect(r.exitCode, r.stderr).toBe(2);
-    expect(r.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
-    expect(r.stderr).not.toMatch(/Cannot read properties/);
-    expect(p.snapshot()).toBe(before);
-    return r.stderr;
-  }
+  const refused = (edit: (t: string) => string) => p.refuses(edit);
   const lineOf = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
 
   it("an input renamed: bootstrap's `score` as `scored`", async () => {
