@@ -173,6 +173,8 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     }
   }
 
+  // A results file naming a missing output fails the build before the lock records it.
+  if (spec.results) checkResultSources(spec, upstream);
   const entry: LockSpec = {
     slug: spec.slug,
     spec_hash: spec.specHash,
@@ -301,6 +303,18 @@ export function stageContext(
     hashFile: (p) => cache.stat.hash(p),
     emit,
   };
+}
+
+function checkResultSources(spec: SpecFile, upstream: Map<string, Record<string, string>>): void {
+  for (const [file, from] of Object.entries(spec.results!.files)) {
+    const { stage, output } = resultSource(from);
+    if (!upstream.get(stage)?.[output])
+      throw new BuildFailure(
+        "results",
+        `results file ${file}: stage ${stage} has no output ${output}`,
+        "correct `results.files` in the spec",
+      );
+  }
 }
 
 function writeResults(

@@ -1,6 +1,7 @@
 // medbench.lock: what the last build of each spec resolved (pins, stage keys, outputs).
 // Deterministic: sorted keys, stable layout, rewritten only when its content changed.
-import { readFileSync, existsSync, openSync, closeSync, rmSync, statSync } from "node:fs";
+import { readFileSync, existsSync, openSync, closeSync, rmSync, statSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
 import { writeFileAtomic } from "./fsutil.js";
 import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
@@ -88,18 +89,24 @@ export async function writeLock(path: string, update: (lock: LockFile) => void):
   });
 }
 
+/**
+ * The lock file holds its owner's pid and host. A lock whose owner is gone (a killed build) is taken at once;
+ * one of unknown owner (another host, or an older medbench) only after 30 s without change.
+ */
 async function withFileLock<T>(lockPath: string, fn: () => T): Promise<T> {
+  const me = `${process.pid} ${hostname()}\n`;
   for (let attempt = 0; ; attempt++) {
     try {
-      closeSync(openSync(lockPath, "wx"));
+      const fd = openSync(lockPath, "wx");
+      try {
+        writeSync(fd, me);
+      } finally {
+        closeSync(fd);
+      }
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      try {
-        if (Date.now() - statSync(lockPath).mtimeMs > 30_000) rmSync(lockPath, { force: true });
-      } catch {
-        /* gone */
-      }
+      if (abandoned(lockPath)) continue;
       if (attempt > 600) throw new Error(`${lockPath} is held by another build`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -108,5 +115,35 @@ async function withFileLock<T>(lockPath: string, fn: () => T): Promise<T> {
     return fn();
   } finally {
     rmSync(lockPath, { force: true });
+  }
+}
+
+/** Removes the lock file when its owner is gone; returns whether it did. */
+function abandoned(lockPath: string): boolean {
+  let text: string, mtimeMs: number;
+  try {
+    text = readFileSync(lockPath, "utf8");
+    mtimeMs = statSync(lockPath).mtimeMs;
+  } catch {
+    return true; // released meanwhile: try again at once
+  }
+  const m = /^(\d+) (\S+)\n$/.exec(text);
+  const gone = m ? m[2] === hostname() && !alive(Number(m[1])) : Date.now() - mtimeMs > 30_000;
+  if (!gone) return false;
+  // Only the file that was judged: another build may have taken the lock since.
+  try {
+    if (readFileSync(lockPath, "utf8") === text) rmSync(lockPath, { force: true });
+  } catch {
+    /* gone */
+  }
+  return true;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"; // it exists, owned by someone else
   }
 }
