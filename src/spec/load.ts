@@ -1,6 +1,6 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { diagnosticAt, parseSourceDoc, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
 import { HASH_RECIPE, specHash } from "./hash.js";
@@ -177,6 +177,7 @@ function loadSpecFrom(
       diagnostics,
     ),
   }));
+  if (value.results) diagnostics.push(...resultsPathDiagnostics(source, value.results));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
     get src() {
@@ -243,4 +244,28 @@ export function lookupPointer(root: Json, pointer: string): Json | undefined {
     if (node === undefined) return undefined;
   }
   return node;
+}
+
+/** Results are written inside the project, like inputs are read from it: no absolute path, no `..`. */
+function resultsPathDiagnostics(
+  source: () => SourceDoc,
+  results: { dir: string; files: Record<string, string> },
+): Diagnostic[] {
+  const escapes = (p: string) => isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.split(/[\\/]/).includes("..");
+  const out: Diagnostic[] = [];
+  const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
+  if (escapes(results.dir))
+    out.push(diagnosticAt(source(), "/results/dir", `results.dir ${results.dir} leaves the project`, fix));
+  for (const name of Object.keys(results.files))
+    if (escapes(name) || name.trim() === "")
+      out.push(
+        diagnosticAt(
+          source(),
+          `/results/files/${escapePointer(name)}`,
+          `results file ${name} leaves the results folder`,
+          fix,
+          true,
+        ),
+      );
+  return out;
 }
