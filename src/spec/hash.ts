@@ -5,7 +5,7 @@ import { sha256Hex } from "../hash/sha256.js";
 const PRESENTATION_KEYS = new Set(["title", "preview", "visibility"]);
 
 /** The version of every recipe that derives a key or hash; recorded in the lock, changed only by migration. */
-export const HASH_RECIPE = 1;
+export const HASH_RECIPE = 2;
 
 export function specHash(spec: PyValue): string {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))
