@@ -68,6 +68,43 @@ describe("hardening: clear refusals", () => {
     }
   });
 
+  it.each([
+    [
+      "results.dir with ..",
+      "dir: results/{slug}/{model}",
+      "dir: ../elsewhere/{model}",
+      /results\.dir: results\.dir \.\.\/elsewhere\/\{model\} leaves the project/,
+    ],
+    [
+      "an absolute results.dir",
+      "dir: results/{slug}/{model}",
+      "dir: /tmp/medbench-out",
+      /results\.dir: results\.dir \/tmp\/medbench-out leaves the project/,
+    ],
+    [
+      "a results file with ..",
+      "metrics.json: bootstrap/metrics",
+      "../../m.json: bootstrap/metrics",
+      /results\.files\.\.\.\/\.\.\/m\.json: results file \.\.\/\.\.\/m\.json leaves the results folder/,
+    ],
+    [
+      "an absolute results file",
+      "metrics.json: bootstrap/metrics",
+      "/tmp/m.json: bootstrap/metrics",
+      /results file \/tmp\/m\.json leaves the results folder/,
+    ],
+  ])("%s is refused at its place", async (_, from, to, message) => {
+    expect(pristine).toContain(from);
+    p.write(SPEC, pristine.replace(from, to));
+    try {
+      const err = await refused(["build", SPEC]);
+      expect(err).toMatch(/voice-command\.yaml:\d+:\d+: /);
+      expect(err).toMatch(message);
+    } finally {
+      p.write(SPEC, pristine);
+    }
+  });
+
   it("registry typos and wrong types are flagged at file:line:col with the known keys", async () => {
     p.write("reg.yaml", "routes:\n  x:\n    base_url: 42\n    concurency: 3\n    reqest: {}\n");
     const err = await refused(["build", SPEC, "--registry", "reg.yaml", "--model", "x/m"]);
