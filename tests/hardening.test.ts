@@ -105,6 +105,41 @@ describe("hardening: clear refusals", () => {
     }
   });
 
+  it.each([
+    [
+      ["--refresh", "nosuchstage"],
+      /--refresh nosuchstage: .*its stages: download, prompts, model, parse, score, bootstrap/,
+    ],
+    [["--subset="], /--subset "" names an empty subset/],
+    [["--subset", "clean,,"], /--subset "clean,," names an empty subset/],
+  ])("build %j is refused", async (args, message) => {
+    expect(await refused(["build", SPEC, ...args])).toMatch(message);
+  });
+
+  it.each([
+    ["medbench.lock", /-o medbench\.lock exists and is not a bundle: refusing to overwrite it/],
+    ["nowhere/b.tar.gz", /-o nowhere\/b\.tar\.gz: the folder nowhere does not exist/],
+    ["specs", /-o specs is a folder/],
+  ])("export -o %s is refused", async (out, message) => {
+    const lock = p.read("medbench.lock");
+    const err = await refused([
+      "export",
+      "results/kor-surgical-robot-voice-command/medbench_prior",
+      "-o",
+      out,
+    ]);
+    expect(err).toMatch(message);
+    expect(p.read("medbench.lock")).toBe(lock);
+  });
+
+  it("build's human output, the metrics table included, is on stdout", async () => {
+    const r = await p.run(["build", SPEC]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/fresh\s+bootstrap/);
+    expect(r.stdout).toMatch(/clopper-pearson/);
+    expect(r.stdout).toMatch(/results: .*medbench_prior/);
+  });
+
   it("registry typos and wrong types are flagged at file:line:col with the known keys", async () => {
     p.write("reg.yaml", "routes:\n  x:\n    base_url: 42\n    concurency: 3\n    reqest: {}\n");
     const err = await refused(["build", SPEC, "--registry", "reg.yaml", "--model", "x/m"]);
