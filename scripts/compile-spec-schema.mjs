@@ -1,14 +1,21 @@
 #!/usr/bin/env node
-// Compiles specs/spec.schema.json into a standalone validator (dist/spec-validator.cjs) at build time,
-// so that a build does not pay for compiling the schema with ajv on every start.
+// Compiles specs/spec.schema.json and registry/registry.schema.json into standalone validators
+// (dist/spec-validator.cjs, dist/registry-validator.cjs) at build time, so that a build does not pay for
+// compiling a schema with ajv on every start. `verbose` keeps each error's schema, so that a diagnostic
+// about an unknown key can list the known ones.
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Ajv from "ajv";
 import standaloneCode from "ajv/dist/standalone/index.js";
 
 const root = resolve(import.meta.dirname, "..");
-const schema = JSON.parse(readFileSync(resolve(root, "specs/spec.schema.json"), "utf8"));
-const ajv = new Ajv({ allErrors: true, strict: false, code: { source: true } });
-const out = resolve(root, "dist/spec-validator.cjs");
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, standaloneCode.default(ajv, ajv.compile(schema)));
+for (const [schemaFile, outFile] of [
+  ["specs/spec.schema.json", "dist/spec-validator.cjs"],
+  ["registry/registry.schema.json", "dist/registry-validator.cjs"],
+]) {
+  const schema = JSON.parse(readFileSync(resolve(root, schemaFile), "utf8"));
+  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true, code: { source: true } });
+  const out = resolve(root, outFile);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, standaloneCode.default(ajv, ajv.compile(schema)));
+}

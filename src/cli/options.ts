@@ -40,7 +40,15 @@ export function buildOptions(values: Record<string, unknown>): {
   const vars: Record<string, Json> = {};
   if (values.model !== undefined) vars.model = values.model as string;
   if (values.judge !== undefined) vars.judges = values.judge as string[];
-  if (values.subset !== undefined) vars.subset = values.subset as string;
+  if (values.subset !== undefined) {
+    const subset = values.subset as string;
+    // `--subset=` or `--subset a,,b` is a mistake, not "every subset" or a subset named "".
+    if (subset.split(",").some((s) => s.trim() === ""))
+      throw new UsageError(
+        `--subset ${JSON.stringify(subset)} names an empty subset: give subset names separated by commas`,
+      );
+    vars.subset = subset;
+  }
   if (limit !== null) vars.limit = limit;
   const dataDir = (values["data-dir"] as string | undefined) ?? process.env.MEDBENCH_DATA_DIR;
   return {

@@ -26,30 +26,36 @@ export class ConsoleLogger implements Logger {
   private readonly c: ReturnType<typeof paint>;
   private progressLine = false;
   private readonly started = new Map<string, { t: number; done: number }>();
+  /** What the build did and its metrics go to `result` (stdout: `medbench build > out.txt` keeps them);
+   *  progress, warnings and failures to `out` (stderr). */
   constructor(
     private readonly out: NodeJS.WriteStream = process.stderr,
     env = process.env,
+    private readonly result: NodeJS.WriteStream = process.stdout,
   ) {
-    this.c = paint(useColour(out, env));
+    this.c = paint(useColour(out, env) && useColour(result, env));
   }
-  private write(s: string): void {
+  private write(s: string, to: NodeJS.WriteStream = this.out): void {
     if (this.progressLine) {
       this.out.write("\r\x1b[K");
       this.progressLine = false;
     }
-    this.out.write(s + "\n");
+    to.write(s + "\n");
+  }
+  private say(s: string): void {
+    this.write(s, this.result);
   }
   log(e: BuildEvent): void {
     const c = this.c;
     switch (e.type) {
       case "build-start":
-        this.write(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`);
+        this.say(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`);
         break;
       case "stage-start":
-        this.write(`  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}`);
+        this.say(`  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}`);
         break;
       case "stage-done":
-        this.write(
+        this.say(
           e.status === "fresh"
             ? `  ${c.dim("fresh")} ${e.stage}`
             : `  ${c.green("done ")} ${e.stage} ${c.dim(`${(e.ms / 1000).toFixed(2)} s`)}`,
@@ -78,9 +84,9 @@ export class ConsoleLogger implements Logger {
         this.write(`  ${c.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
         break;
       case "build-done":
-        if (e.summary.length) this.write("\n" + summaryTable(e.summary));
-        if (e.results) this.write(`\nresults: ${e.results}`);
-        if (e.lockChanged) this.write(c.dim("medbench.lock updated"));
+        if (e.summary.length) this.say("\n" + summaryTable(e.summary));
+        if (e.results) this.say(`\nresults: ${e.results}`);
+        if (e.lockChanged) this.say(c.dim("medbench.lock updated"));
         break;
       default:
         unreachable(e);

@@ -1,8 +1,9 @@
 // Model routes: registry/providers.yaml, plus any --registry files (later files override earlier routes).
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { createRequire } from "node:module";
 import { DiagnosticError } from "../spec/diagnostic.js";
+import { parseSourceDoc } from "../spec/document.js";
+import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 
@@ -37,9 +38,9 @@ const DEFAULTS = {
 export function loadRoutes(extraFiles: string[]): Map<string, Route> {
   const routes = new Map<string, Route>();
   for (const file of [resolve(installRoot(), "registry/providers.yaml"), ...extraFiles]) {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(file, "utf8");
+      bytes = readFileSync(file);
     } catch (e) {
       throw new DiagnosticError([
         {
@@ -49,35 +50,12 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         },
       ]);
     }
-    const { parseDocument } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
-    const doc = parseDocument(text);
-    if (doc.errors.length)
-      throw new DiagnosticError([
-        {
-          file,
-          message: `malformed YAML: ${doc.errors[0]!.message.split("\n")[0]}`,
-          fix: "correct the registry file",
-        },
-      ]);
-    const value = doc.toJS() as { routes?: Record<string, Partial<Route>> } | null;
-    if (!value?.routes || typeof value.routes !== "object")
-      throw new DiagnosticError([
-        {
-          file,
-          message: "a registry needs a `routes:` map",
-          fix: "see registry/providers.yaml for the shape",
-        },
-      ]);
+    // Positions for every mistake: the registry is checked against registry/registry.schema.json.
+    const src = parseSourceDoc(bytes, file);
+    checkSchema(src.value, () => src, REGISTRY_SCHEMA);
+    const value = src.value as { routes: Record<string, Partial<Route>> };
     for (const [name, r] of Object.entries(value.routes)) {
-      if (!r || typeof r.base_url !== "string")
-        throw new DiagnosticError([
-          {
-            file,
-            key: `routes.${name}.base_url`,
-            message: `route ${name} has no base_url`,
-            fix: "add base_url: http://host:port/v1",
-          },
-        ]);
+      if (!r?.base_url) continue; // the schema requires it
       routes.set(name, {
         name,
         base_url: r.base_url,

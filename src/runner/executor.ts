@@ -1,6 +1,6 @@
 // Runs a planned spec: key each stage, skip the fresh ones, run the rest, record the lock and results.
-import { existsSync, rmSync, mkdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, rmSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Cache } from "./cache.js";
 import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
@@ -9,16 +9,17 @@ import { memoStore } from "./memo.js";
 import { insideDir, projectPath, type Project } from "./project.js";
 import type { BuildInfo, InputView, StageContext, StageKind, StageOptions, StageOutput } from "./stage.js";
 import { StageError } from "./stage.js";
-import { tempName, writeFileAtomic } from "./fsutil.js";
+import { tempName } from "./fsutil.js";
+import { resultContents, writeFailure, writeResults } from "./results.js";
 import type { Emit, StageStatus } from "./events.js";
-import { resultSource, type SpecFile, type StageDecl } from "../spec/load.js";
+import type { SpecFile, StageDecl } from "../spec/load.js";
 import type { Plan } from "../graph/plan.js";
 import type { TaskModule } from "../../tasks/task.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { BuildFailure } from "./failure.js";
 export { BuildFailure };
 import { installRoot } from "../util/paths.js";
-import { stableJson, type Json } from "../util/json.js";
+import type { Json } from "../util/json.js";
 
 export interface BuildOptions {
   project: Project;
@@ -174,7 +175,7 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   }
 
   // A results file naming a missing output fails the build before the lock records it.
-  if (spec.results) checkResultSources(spec, upstream);
+  if (spec.results) resultContents(spec, upstream);
   const entry: LockSpec = {
     slug: spec.slug,
     spec_hash: spec.specHash,
@@ -189,12 +190,20 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
       "run `medbench build` without --frozen and commit medbench.lock",
     );
   }
-  const lockChanged = opts.frozen
-    ? false
-    : await writeLock(project.lockPath, (l) => {
-        l.specs[specKey] = entry;
-      });
-  const results = spec.results ? writeResults(spec, project, opts, cache, upstream, lockStages) : null;
+  // Results first, whole, then the lock: a lock never names a build whose results are not all there.
+  const results = spec.results
+    ? writeResults(spec, project, opts.resultsSuffix, cache, upstream, lockStages)
+    : null;
+  let lockChanged = false;
+  try {
+    lockChanged = opts.frozen
+      ? false
+      : await writeLock(project.lockPath, (l) => {
+          l.specs[specKey] = entry;
+        });
+  } catch (e) {
+    throw writeFailure(e, "medbench.lock", "lock");
+  }
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
 
@@ -303,58 +312,4 @@ export function stageContext(
     hashFile: (p) => cache.stat.hash(p),
     emit,
   };
-}
-
-function checkResultSources(spec: SpecFile, upstream: Map<string, Record<string, string>>): void {
-  for (const [file, from] of Object.entries(spec.results!.files)) {
-    const { stage, output } = resultSource(from);
-    if (!upstream.get(stage)?.[output])
-      throw new BuildFailure(
-        "results",
-        `results file ${file}: stage ${stage} has no output ${output}`,
-        "correct `results.files` in the spec",
-      );
-  }
-}
-
-function writeResults(
-  spec: SpecFile,
-  project: Project,
-  opts: BuildOptions,
-  cache: Cache,
-  upstream: Map<string, Record<string, string>>,
-  stages: LockSpec["stages"],
-): string {
-  const r = spec.results!;
-  const fill = (s: string) =>
-    s.replace(/\{(\w+)\}/g, (_, k: string) => {
-      const v = k === "slug" ? spec.slug : spec.variables[k];
-      return String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
-    });
-  const dir = resolve(project.root, fill(r.dir) + opts.resultsSuffix);
-  mkdirSync(dir, { recursive: true });
-  for (const [file, from] of Object.entries(r.files)) {
-    const { stage, output } = resultSource(from);
-    const hash = upstream.get(stage)?.[output];
-    if (!hash)
-      throw new BuildFailure(
-        "results",
-        `results file ${file}: stage ${stage} has no output ${output}`,
-        "correct `results.files` in the spec",
-      );
-    const data = cache.read(hash);
-    const path = join(dir, file);
-    if (!existsSync(path) || !readFileSync(path).equals(data)) writeFileAtomic(path, data, cache.tmp);
-  }
-  // Which build made these files: the spec and every stage's key (what `medbench export` packs).
-  const build = stableJson({
-    spec: projectPath(project, spec.path),
-    spec_hash: spec.specHash,
-    variables: spec.variables,
-    stages,
-  });
-  const buildFile = join(dir, "build.json");
-  if (!existsSync(buildFile) || readFileSync(buildFile, "utf8") !== build)
-    writeFileAtomic(buildFile, build, cache.tmp);
-  return dir;
 }

@@ -1,7 +1,8 @@
 // Why each stage is fresh, stale or never built, worked out without running anything.
 import { Cache } from "./cache.js";
 import { stageKey } from "./keys.js";
-import { readLock } from "./lock.js";
+import { readLock, type LockSpec } from "./lock.js";
+import { resultsDifferences } from "./results.js";
 import { memoStore } from "./memo.js";
 import { projectPath } from "./project.js";
 import {
@@ -30,6 +31,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   const upstream = new Map<string, Record<string, string>>();
   const states: StageState[] = [];
   const blocked = new Set<string>();
+  const built: LockSpec["stages"] = {};
   for (const decl of rt.plan.order) {
     const inputsFrom = Object.values(decl.inputs).flatMap((r) => ("stage" in r ? [r.stage] : []));
     const waiting = inputsFrom.filter((s) => blocked.has(s));
@@ -75,6 +77,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     const m = await freshManifest(cache, key);
     if (m) {
       upstream.set(decl.name, m.outputs);
+      built[decl.name] = { kind: decl.kind, key, outputs: m.outputs };
       states.push({ name: decl.name, kind: decl.kind, state: "fresh", key, reasons: [] });
       continue;
     }
@@ -99,6 +102,11 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
       key,
       reasons: reasons.length ? reasons : ["outputs missing from the cache"],
     });
+  }
+  if (rt.spec.results && states.every((s) => s.state === "fresh")) {
+    // Every stage is fresh: the results folder must then be exactly what they make.
+    const reasons = resultsDifferences(rt.spec, opts.project, opts.resultsSuffix, cache, upstream, built);
+    if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
   }
   return states;
 }

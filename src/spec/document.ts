@@ -61,7 +61,9 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
   const lines = new LineCounter();
   const doc = parseDocument(text, {
     lineCounter: lines,
-    uniqueKeys: true,
+    // The parser's own unique-key check compares every pair of keys (quadratic: a spec with 500,000 keys
+    // never finishes); duplicates are found below with one Set per mapping instead.
+    uniqueKeys: false,
     prettyErrors: false,
     strict: true,
   });
@@ -79,8 +81,52 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "correct the syntax at this place (indentation, a missing quote or colon)",
     });
   }
+  const duplicate = firstDuplicateKey(doc.contents);
+  if (duplicate) {
+    const { line, col } = lines.linePos(duplicate.range![0]);
+    fail({
+      file,
+      line,
+      column: col,
+      sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, ""),
+      message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: Map keys must be unique`,
+      fix: "remove or rename the repeated key",
+    });
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // yaml throws a ReferenceError when aliases expand past maxAliasCount (an "alias bomb").
+    if (!(e instanceof ReferenceError)) throw e;
+    fail({
+      file,
+      message: `the document expands aliases too often (${e.message.replace(/\.$/, "")})`,
+      fix: "write the values out instead of repeating aliases (* references) inside anchored values",
+    });
+  }
   const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
-  return { file, text, doc, lines, value: doc.toJS({ maxAliasCount: 100 }), json };
+  return { file, text, doc, lines, value, json };
+}
+
+/** The first key that repeats an earlier key of the same mapping (depth-first, in document order). */
+function firstDuplicateKey(root: unknown): Node | null {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : JSON.stringify(pair.key);
+        if (seen.has(key)) return pair.key as Node;
+        seen.add(key);
+      }
+      for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i]!.value);
+    } else if (isSeq(node)) {
+      for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i]);
+    }
+  }
+  return null;
 }
 
 function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
@@ -172,7 +218,13 @@ export function diagnosticAt(
 ): Diagnostic {
   const keyNode = onKey ? keyNodeAt(src, pointer) : null;
   const { node } = nodeAt(src, pointer);
-  const key = pointer.slice(1).split("/").filter(Boolean).join(".") || undefined;
+  const key =
+    pointer
+      .slice(1)
+      .split("/")
+      .filter(Boolean)
+      .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .join(".") || undefined;
   return { file: src.file, key, message, fix, ...positionOf(src, keyNode ?? node) };
 }
 

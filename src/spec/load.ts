@@ -1,15 +1,13 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { createRequire } from "node:module";
-import type { ErrorObject } from "ajv";
+import { isAbsolute, join } from "node:path";
 import { diagnosticAt, parseSourceDoc, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
 import { HASH_RECIPE, specHash } from "./hash.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { escapePointer, type Json } from "../util/json.js";
-import { installRoot } from "../util/paths.js";
+import { checkSchema, SPEC_SCHEMA } from "./schema.js";
 
 export type InputRef = { stage: string } | { file: string };
 
@@ -39,17 +37,6 @@ export interface SpecFile {
   results: { dir: string; files: Record<string, string> } | null;
 }
 
-type Validator = ((v: unknown) => boolean) & { errors?: ErrorObject[] | null };
-
-/** specs/spec.schema.json, compiled by scripts/compile-spec-schema.mjs when medbench is built. */
-function schemaValidator(): Validator {
-  const require = createRequire(import.meta.url);
-  const mod = require(resolve(installRoot(), "dist/spec-validator.cjs")) as
-    | Validator
-    | { default: Validator };
-  return typeof mod === "function" ? mod : mod.default;
-}
-
 /** A task document from medbench.kr (an object with `spec`) or a project spec file: its spec_hash. */
 export function hashDocument(file: string): { specHash: string; published?: string } {
   const src = readSourceDoc(file);
@@ -66,6 +53,16 @@ export function hashDocument(file: string): { specHash: string; published?: stri
     ]);
   }
   const published = typeof value.spec_hash === "string" ? value.spec_hash : undefined;
+  const spec = value.spec;
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec))
+    throw new DiagnosticError([
+      diagnosticAt(
+        src,
+        "/spec",
+        `\`spec\` is ${Array.isArray(spec) ? "a list" : spec === null ? "null" : `a ${typeof spec}`}, not an object`,
+        "a task document's `spec` is an object (its task, release, prompts, model and metrics)",
+      ),
+    ]);
   return { specHash: specHash(pyValueAt(src, "/spec")), published };
 }
 
@@ -121,8 +118,7 @@ export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: st
 }
 
 export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
-  const validate = schemaValidator();
-  if (!validate(src.value)) throw new DiagnosticError(schemaDiagnostics(src, validate.errors ?? []));
+  checkSchema(src.value, () => src, SPEC_SCHEMA);
   return loadSpecFrom(() => src, src.value, specHash(pyValueAt(src, "/spec")), src.file, overrides);
 }
 
@@ -133,8 +129,7 @@ function loadSpecFrom(
   file: string,
   overrides: Record<string, Json>,
 ): SpecFile {
-  const validate = schemaValidator();
-  if (!validate(plain)) throw new DiagnosticError(schemaDiagnostics(source(), validate.errors ?? []));
+  checkSchema(plain, source, SPEC_SCHEMA);
   const value = plain as {
     slug: string;
     version: number;
@@ -182,6 +177,7 @@ function loadSpecFrom(
       diagnostics,
     ),
   }));
+  if (value.results) diagnostics.push(...resultsPathDiagnostics(source, value.results));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
     get src() {
@@ -250,34 +246,26 @@ export function lookupPointer(root: Json, pointer: string): Json | undefined {
   return node;
 }
 
-function schemaDiagnostics(src: SourceDoc, errors: ErrorObject[]): Diagnostic[] {
-  // oneOf/anyOf report every branch; the most specific error (deepest path) is the useful one.
-  const seen = new Set<string>();
+/** Results are written inside the project, like inputs are read from it: no absolute path, no `..`. */
+function resultsPathDiagnostics(
+  source: () => SourceDoc,
+  results: { dir: string; files: Record<string, string> },
+): Diagnostic[] {
+  const escapes = (p: string) => isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.split(/[\\/]/).includes("..");
   const out: Diagnostic[] = [];
-  for (const e of errors) {
-    if (e.keyword === "oneOf" || e.keyword === "anyOf" || e.keyword === "if") continue;
-    let pointer = e.instancePath;
-    let message = e.message ?? "is invalid";
-    let onKey = false;
-    let fix: string | undefined;
-    if (e.keyword === "additionalProperties") {
-      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
-      pointer = `${pointer}/${escapePointer(extra)}`;
-      message = `unknown key \`${extra}\``;
-      onKey = true;
-      fix = "remove it or correct its spelling (see specs/spec.schema.json)";
-    } else if (e.keyword === "required") {
-      message = `missing required key \`${(e.params as { missingProperty: string }).missingProperty}\``;
-      fix = "add it";
-    } else if (e.keyword === "enum") {
-      message = `must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;
-    }
-    const id = `${pointer}|${message}`;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    out.push(
-      diagnosticAt(src, pointer, message, fix ?? "see specs/spec.schema.json for the expected shape", onKey),
-    );
-  }
-  return out.slice(0, 10);
+  const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
+  if (escapes(results.dir))
+    out.push(diagnosticAt(source(), "/results/dir", `results.dir ${results.dir} leaves the project`, fix));
+  for (const name of Object.keys(results.files))
+    if (escapes(name) || name.trim() === "")
+      out.push(
+        diagnosticAt(
+          source(),
+          `/results/files/${escapePointer(name)}`,
+          `results file ${name} leaves the results folder`,
+          fix,
+          true,
+        ),
+      );
+  return out;
 }

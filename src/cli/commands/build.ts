@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
 import type { SummaryRow } from "../../runner/events.js";
 import { metricEntries } from "../../util/metrics.js";
-import { parse } from "../args.js";
+import { parse, UsageError } from "../args.js";
 import type { Command } from "../command.js";
 import { BUILD_OPTIONS, buildOptions, oneSpec } from "../options.js";
 
@@ -37,6 +37,13 @@ async function run(argv: string[]): Promise<number> {
   const { build } = await import("../../runner/executor.js");
   const parsedSpecs = join(opts.project.cacheDir, "specs");
   const rt = await loadRuntime(specPath, vars, parsedSpecs);
+  const known = rt.plan.order.flatMap((d) => [d.name, d.kind]);
+  for (const name of opts.refresh)
+    if (!known.includes(name))
+      throw new UsageError(
+        `--refresh ${name}: the spec has no stage or stage kind of that name; ` +
+          `its stages: ${rt.plan.order.map((d) => d.name).join(", ")}`,
+      );
   const logger: Logger = values.json
     ? new JsonLogger()
     : values.quiet

@@ -1,0 +1,189 @@
+// The results folder of a build (spec `results:`): written whole or not at all, and checked by `status`.
+// A build writes every file into a temporary folder beside the target and renames it into place, so that a
+// reader (or a full disk) never sees a folder mixing two builds. Node has no atomic exchange of two folders:
+// an existing folder is first renamed aside, then the new one into place, then the old one removed; a
+// process killed between the two renames leaves no folder (never a mixed one), and the next build makes it.
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Cache } from "./cache.js";
+import type { LockSpec } from "./lock.js";
+import { projectPath, type Project } from "./project.js";
+import { BuildFailure } from "./failure.js";
+import { resultSource, type SpecFile } from "../spec/load.js";
+import { stableJson } from "../util/json.js";
+import { staysInside } from "../util/paths.js";
+
+/** The results folder of this build: `results.dir` with {slug} and variables filled in, plus the suffix. */
+export function resultsDir(spec: SpecFile, project: Project, suffix: string): string {
+  const r = spec.results!;
+  const fill = (s: string) =>
+    s.replace(/\{(\w+)\}/g, (_, k: string) => {
+      const v = k === "slug" ? spec.slug : spec.variables[k];
+      return String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
+    });
+  const rel = fill(r.dir) + suffix;
+  // The template was checked when the spec was loaded; a variable's value could still be `..`.
+  if (!staysInside(project.root, rel) || resolve(project.root, rel) === project.root)
+    throw new BuildFailure(
+      "results",
+      `the results folder ${rel} is not inside the project`,
+      "give the variables in `results.dir` plain values",
+    );
+  return resolve(project.root, rel);
+}
+
+/** Every results file with the content hash it takes from its stage; refuses a source that does not exist. */
+export function resultContents(
+  spec: SpecFile,
+  upstream: Map<string, Record<string, string>>,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [file, from] of Object.entries(spec.results!.files)) {
+    const { stage, output } = resultSource(from);
+    const hash = upstream.get(stage)?.[output];
+    if (!hash)
+      throw new BuildFailure(
+        "results",
+        `results file ${file}: stage ${stage} has no output ${output}`,
+        "correct `results.files` in the spec",
+      );
+    out.set(file, hash);
+  }
+  return out;
+}
+
+/** build.json: which build made these files (the spec and every stage's key; what `medbench export` packs). */
+export function buildRecord(spec: SpecFile, project: Project, stages: LockSpec["stages"]): string {
+  return stableJson({
+    spec: projectPath(project, spec.path),
+    spec_hash: spec.specHash,
+    variables: spec.variables,
+    stages,
+  });
+}
+
+/** The files the folder must hold, name -> bytes. */
+function wanted(
+  spec: SpecFile,
+  project: Project,
+  cache: Cache,
+  upstream: Map<string, Record<string, string>>,
+  stages: LockSpec["stages"],
+): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const [file, hash] of resultContents(spec, upstream)) files.set(file, cache.read(hash));
+  files.set("build.json", Buffer.from(buildRecord(spec, project, stages)));
+  return files;
+}
+
+/** The files of a folder, relative, with forward slashes (an absent folder has none). */
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
+    .filter((d) => !d.isDirectory())
+    .map((d) =>
+      join(d.parentPath, d.name)
+        .slice(dir.length + 1)
+        .split("\\")
+        .join("/"),
+    )
+    .sort();
+}
+
+/** What differs between a results folder and what it must hold (empty: it is this build's). */
+function differences(dir: string, files: Map<string, Buffer>): string[] {
+  if (!existsSync(dir)) return ["the results folder is missing"];
+  const out: string[] = [];
+  const present = new Set(listFiles(dir));
+  for (const [name, data] of files) {
+    if (!present.has(name)) out.push(`${name} is missing`);
+    else if (!readFileSync(join(dir, name)).equals(data)) out.push(`${name} is not this build's`);
+    present.delete(name);
+  }
+  for (const extra of present) out.push(`${extra} is not a results file`);
+  return out;
+}
+
+/** Why the results folder is not the one these stages make (empty when it is). For `status`. */
+export function resultsDifferences(
+  spec: SpecFile,
+  project: Project,
+  suffix: string,
+  cache: Cache,
+  upstream: Map<string, Record<string, string>>,
+  stages: LockSpec["stages"],
+): string[] {
+  return differences(resultsDir(spec, project, suffix), wanted(spec, project, cache, upstream, stages));
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
+function sweepLeftovers(dir: string): void {
+  const parent = dirname(dir);
+  if (!existsSync(parent)) return;
+  const re = new RegExp(`^\\.${basename(dir).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(tmp|old)-(\\d+)-`);
+  for (const name of readdirSync(parent)) {
+    const m = re.exec(name);
+    if (m && !alive(Number(m[2]))) rmSync(join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/** Writes the results folder whole (see the top of this file); unchanged folders are not touched. */
+export function writeResults(
+  spec: SpecFile,
+  project: Project,
+  suffix: string,
+  cache: Cache,
+  upstream: Map<string, Record<string, string>>,
+  stages: LockSpec["stages"],
+): string {
+  const dir = resultsDir(spec, project, suffix);
+  const files = wanted(spec, project, cache, upstream, stages);
+  sweepLeftovers(dir);
+  if (differences(dir, files).length === 0) return dir;
+  const tag = `${process.pid}-${randomBytes(4).toString("hex")}`;
+  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${tag}`);
+  const aside = join(dirname(dir), `.${basename(dir)}.old-${tag}`);
+  try {
+    mkdirSync(tmp, { recursive: true });
+    for (const [name, data] of files) {
+      mkdirSync(dirname(join(tmp, name)), { recursive: true });
+      writeFileSync(join(tmp, name), data);
+    }
+    if (existsSync(dir)) renameSync(dir, aside);
+    renameSync(tmp, dir);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (existsSync(aside) && !existsSync(dir)) renameSync(aside, dir);
+    throw writeFailure(e, projectPath(project, dir));
+  }
+  rmSync(aside, { recursive: true, force: true });
+  return dir;
+}
+
+/** A failed write of project files as the user should read it: a full disk is a full disk. */
+export function writeFailure(e: unknown, what: string, stage = "results"): BuildFailure | unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === "ENOSPC" || code === "EDQUOT")
+    return new BuildFailure(
+      stage,
+      `cannot write ${what}: no space left on the device (${code})`,
+      "free some disk space and build again (the stages already built are kept in the cache)",
+    );
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "EFBIG")
+    return new BuildFailure(
+      stage,
+      `cannot write ${what} (${code}: ${(e as Error).message})`,
+      "make the folder writable and build again",
+    );
+  return e;
+}

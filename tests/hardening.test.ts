@@ -1,0 +1,186 @@
+// Issue 14: user mistakes and hostile inputs are refused with a clear message (what, where, how to fix),
+// exit 2, no stack trace, nothing changed; a huge spec is parsed in linear time.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execa } from "execa";
+import { BIN, Project } from "./rig.js";
+
+const SPEC = "specs/voice-command.yaml";
+const NO_STACK = /\n\s+at .*\(.*:\d+:\d+\)/;
+
+describe("hardening: clear refusals", () => {
+  let p: Project;
+  let pristine: string;
+  beforeAll(async () => {
+    p = new Project();
+    await p.build();
+    pristine = p.read(SPEC);
+  });
+  afterAll(() => p.remove());
+
+  async function refused(args: string[], code = 2) {
+    const before = p.snapshot();
+    const r = await p.run(args);
+    expect(r.exitCode, r.stderr).toBe(code);
+    expect(r.stderr).not.toMatch(NO_STACK);
+    expect(r.stderr).not.toContain("internal error");
+    expect(p.snapshot()).toBe(before);
+    return r.stderr;
+  }
+
+  it("hash of a document whose spec is a string", async () => {
+    p.write("doc.json", '{"spec": "a string"}');
+    const err = await refused(["hash", "doc.json"]);
+    expect(err).toMatch(/doc\.json:1:10: spec: `spec` is a string, not an object/);
+  });
+
+  it("a YAML alias bomb is refused, naming the file", async () => {
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+    for (const [prev, name] of [
+      ["a", "b"],
+      ["b", "c"],
+      ["c", "d"],
+    ])
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(", ")}]`);
+    levels.push(`spec: [${Array(9).fill("*d").join(", ")}]`);
+    p.write("bomb.yaml", levels.join("\n") + "\n");
+    const err = await refused(["hash", "bomb.yaml"]);
+    expect(err).toMatch(/error: bomb\.yaml: the document expands aliases too often/);
+  });
+
+  it("a duplicate key is still refused at its place", async () => {
+    p.write("dup.yaml", "spec:\n  a: 1\n  a: 2\n");
+    const err = await refused(["hash", "dup.yaml"]);
+    expect(err).toMatch(/dup\.yaml:3:3: malformed YAML: Map keys must be unique/);
+  });
+
+  it("a pin that is not 64 hex characters is a schema error at its place", async () => {
+    const pin = "c107165c209d1f66383e6f5afcc5f128b03b67fd09f9399b8b8a914e0d542b5d";
+    expect(pristine).toContain(pin);
+    p.write(SPEC, pristine.replace(pin, "c107165c209d"));
+    try {
+      const err = await refused(["build", SPEC]);
+      expect(err).toMatch(
+        /voice-command\.yaml:\d+:\d+: stages\.download\.params\.sample\.files\.benchmark\/commands_v0\.1\.jsonl: is not a SHA-256 pin/,
+      );
+      expect(err).not.toContain("mismatch");
+    } finally {
+      p.write(SPEC, pristine);
+    }
+  });
+
+  it.each([
+    [
+      "results.dir with ..",
+      "dir: results/{slug}/{model}",
+      "dir: ../elsewhere/{model}",
+      /results\.dir: results\.dir \.\.\/elsewhere\/\{model\} leaves the project/,
+    ],
+    [
+      "an absolute results.dir",
+      "dir: results/{slug}/{model}",
+      "dir: /tmp/medbench-out",
+      /results\.dir: results\.dir \/tmp\/medbench-out leaves the project/,
+    ],
+    [
+      "a results file with ..",
+      "metrics.json: bootstrap/metrics",
+      "../../m.json: bootstrap/metrics",
+      /results\.files\.\.\.\/\.\.\/m\.json: results file \.\.\/\.\.\/m\.json leaves the results folder/,
+    ],
+    [
+      "an absolute results file",
+      "metrics.json: bootstrap/metrics",
+      "/tmp/m.json: bootstrap/metrics",
+      /results file \/tmp\/m\.json leaves the results folder/,
+    ],
+  ])("%s is refused at its place", async (_, from, to, message) => {
+    expect(pristine).toContain(from);
+    p.write(SPEC, pristine.replace(from, to));
+    try {
+      const err = await refused(["build", SPEC]);
+      expect(err).toMatch(/voice-command\.yaml:\d+:\d+: /);
+      expect(err).toMatch(message);
+    } finally {
+      p.write(SPEC, pristine);
+    }
+  });
+
+  it.each([
+    [
+      ["--refresh", "nosuchstage"],
+      /--refresh nosuchstage: .*its stages: download, prompts, model, parse, score, bootstrap/,
+    ],
+    [["--subset="], /--subset "" names an empty subset/],
+    [["--subset", "clean,,"], /--subset "clean,," names an empty subset/],
+  ])("build %j is refused", async (args, message) => {
+    expect(await refused(["build", SPEC, ...args])).toMatch(message);
+  });
+
+  it.each([
+    ["medbench.lock", /-o medbench\.lock exists and is not a bundle: refusing to overwrite it/],
+    ["nowhere/b.tar.gz", /-o nowhere\/b\.tar\.gz: the folder nowhere does not exist/],
+    ["specs", /-o specs is a folder/],
+  ])("export -o %s is refused", async (out, message) => {
+    const lock = p.read("medbench.lock");
+    const err = await refused([
+      "export",
+      "results/kor-surgical-robot-voice-command/medbench_prior",
+      "-o",
+      out,
+    ]);
+    expect(err).toMatch(message);
+    expect(p.read("medbench.lock")).toBe(lock);
+  });
+
+  it("build's human output, the metrics table included, is on stdout", async () => {
+    const r = await p.run(["build", SPEC]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/fresh\s+bootstrap/);
+    expect(r.stdout).toMatch(/clopper-pearson/);
+    expect(r.stdout).toMatch(/results: .*medbench_prior/);
+  });
+
+  it("registry typos and wrong types are flagged at file:line:col with the known keys", async () => {
+    p.write("reg.yaml", "routes:\n  x:\n    base_url: 42\n    concurency: 3\n    reqest: {}\n");
+    const err = await refused(["build", SPEC, "--registry", "reg.yaml", "--model", "x/m"]);
+    expect(err).toMatch(/reg\.yaml:4:5: routes\.x\.concurency: unknown key `concurency`/);
+    expect(err).toMatch(/reg\.yaml:5:5: routes\.x\.reqest: unknown key `reqest`/);
+    expect(err).toMatch(
+      /known keys here: base_url, api_key_env, headers, concurrency, timeout_s, retry, request/,
+    );
+    expect(err).toMatch(/reg\.yaml:3:15: routes\.x\.base_url: must be string, not a number/);
+  });
+});
+
+describe("hardening: large inputs and closed pipes", () => {
+  let p: Project;
+  beforeAll(() => {
+    p = new Project();
+  });
+  afterAll(() => p.remove());
+
+  it("a spec with 100,000 keys is hashed (the unique-key check is linear)", async () => {
+    // The parser's own unique-key check is quadratic: this took ~170 s before, ~2 s now.
+    const lines = ["spec:", "  task: big", "  big:"];
+    for (let i = 0; i < 100_000; i++) lines.push(`    k${i}: ${i}`);
+    p.write("big.yaml", lines.join("\n") + "\n");
+    const r = await p.run(["hash", "big.yaml"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
+  }, 60_000);
+
+  it("status | head -c1 ends quietly (EPIPE on stdout)", async () => {
+    const r = await execa(
+      "bash",
+      ["-c", `node ${BIN} status ${SPEC} | head -c1 >/dev/null; echo "\${PIPESTATUS[0]}"`],
+      {
+        cwd: p.dir,
+        reject: false,
+        env: { NO_COLOR: "1" },
+      },
+    );
+    expect(r.stderr).not.toContain("EPIPE");
+    expect(r.stderr).not.toMatch(NO_STACK);
+    expect(r.stdout.trim()).toBe("0");
+  });
+});
