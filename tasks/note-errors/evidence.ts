@@ -71,23 +71,56 @@ export function referenceTexts(pair: Pair, side: Side): string[] {
   return pair.reference_lines.map((l: SoapLine) => soapLine(note, l)).filter((t): t is string => !!t);
 }
 
-export function evidenceRow(pair: Pair, eEvidence: string | null, cEvidence: string | null): EvidenceRow {
-  const eRefs = referenceTexts(pair, "error"),
-    cRefs = referenceTexts(pair, "clean");
-  const hits = (ev: string | null, refs: string[], f: (e: string, r: string) => boolean) =>
-    ev !== null && refs.some((r) => f(ev, r));
-  const inserted = pair.edits.map((x) => x.error_text).filter(Boolean);
-  const pLine = soapLine(pair.error_note, "P");
+/**
+ * What the evidence analysis compares a reply's Evidence with. It travels on the request (which holds the note
+ * anyway) and never into items: the scorer turns it into booleans.
+ */
+export interface EvidenceRef {
+  reference: string[]; // this side's reference line(s), label dropped
+  inserted: string[]; // this side's text at the edited span(s)
+  p_line_hit: boolean; // quoting this note's P line would match its reference
+}
+
+export function evidenceRef(p: Pair, side: Side): EvidenceRef {
+  const reference = referenceTexts(p, side);
+  const pLine = soapLine(side === "error" ? p.error_note : p.clean_note, "P");
   return {
-    e_evidence: eEvidence !== null,
-    c_evidence: cEvidence !== null,
-    e_hit: hits(eEvidence, eRefs, isMatch),
-    c_hit: hits(cEvidence, cRefs, isMatch),
-    e_hit_chars: hits(eEvidence, eRefs, isMatchChars),
-    span_hit:
-      eEvidence !== null &&
-      inserted.length > 0 &&
-      inserted.some((t) => normalise(eEvidence).includes(normalise(t))),
-    p_line_hit: pLine !== null && eRefs.some((r) => isMatch(pLine, r)),
+    reference,
+    inserted: p.edits.map((e) => (side === "error" ? e.error_text : e.clean_text)).filter(Boolean),
+    p_line_hit: pLine !== null && reference.some((r) => isMatch(pLine, r)),
+  };
+}
+
+export interface SideEvidence {
+  evidence: boolean; // the reply has an Evidence text
+  hit: boolean; // it matches a reference line (is_match)
+  hit_chars: boolean; // the same with character coverage (the check)
+  span_hit: boolean; // it contains the text at the edited span
+}
+
+export function sideEvidence(evidence: string | null, ref: EvidenceRef): SideEvidence {
+  if (evidence === null) return { evidence: false, hit: false, hit_chars: false, span_hit: false };
+  const norm = normalise(evidence);
+  return {
+    evidence: true,
+    hit: ref.reference.some((r) => isMatch(evidence, r)),
+    hit_chars: ref.reference.some((r) => isMatchChars(evidence, r)),
+    span_hit: ref.inserted.length > 0 && ref.inserted.some((t) => norm.includes(normalise(t))),
+  };
+}
+
+/** The pair-level facts, from both sides' Evidence. */
+export function evidenceRow(pair: Pair, eEvidence: string | null, cEvidence: string | null): EvidenceRow {
+  const eRef = evidenceRef(pair, "error");
+  const e = sideEvidence(eEvidence, eRef),
+    c = sideEvidence(cEvidence, evidenceRef(pair, "clean"));
+  return {
+    e_evidence: e.evidence,
+    c_evidence: c.evidence,
+    e_hit: e.hit,
+    c_hit: c.hit,
+    e_hit_chars: e.hit_chars,
+    span_hit: e.span_hit,
+    p_line_hit: eRef.p_line_hit,
   };
 }

@@ -3,6 +3,7 @@
 // is dropped in). The meta carries ids and labels only, never note text (items and bundles are built from it).
 import type { TaskRequest } from "../task.js";
 import { itemId, noteOf, type Pair, type Side } from "./pairs.js";
+import { evidenceRef } from "./evidence.js";
 
 export interface PromptSet {
   system: string;
@@ -51,7 +52,7 @@ export function noteRequests(pairs: Pair[], prompt: PromptSet): TaskRequest[] {
           { role: "system", content: prompt.system.trimEnd() },
           { role: "user", content: formatUser(prompt.user, noteOf(p, side)) },
         ],
-        meta: { ...metaOf(p, side) },
+        meta: { ...metaOf(p, side), evidence_ref: { ...evidenceRef(p, side) } },
       });
   return out;
 }
