@@ -47,7 +47,7 @@ describe("medbench build on the sample release", () => {
     expect(r.run.stderr).not.toMatch(/medbench.lock updated/);
     const lock = JSON.parse(before);
     expect(lock.schema).toBe(1);
-    expect(lock.hash_recipe).toBe(1);
+    expect(lock.hash_recipe).toBe(2);
     expect(Object.keys(lock.specs["specs/voice-command.yaml"].stages)).toEqual(
       ["bootstrap", "download", "model", "parse", "score", "prompts"].sort(),
     );

@@ -1,11 +1,10 @@
 // spec_hash as medbench.kr computes it: Python's json.dumps(sort_keys, compact, ensure_ascii=False) + sha256.
 import { describe, expect, it } from "vitest";
-import { resolve } from "node:path";
 import { pyDumps, pyFloatRepr, compareCodePoints } from "../src/hash/pyjson.js";
 import { parseSourceDoc, pyValueAt } from "../src/spec/document.js";
 import { specHash } from "../src/spec/hash.js";
 import { Project } from "./rig.js";
-import { sharedDir } from "./helpers.js";
+import { testData } from "./helpers.js";
 
 const py = (text: string) => pyDumps(pyValueAt(parseSourceDoc(Buffer.from(text), "t.yaml"), ""));
 
@@ -62,7 +61,7 @@ describe("medbench hash", () => {
     const p = new Project();
     const a = await p.run(["hash", "specs/voice-command.yaml"]);
     expect(a.stdout.trim()).toBe("3bc7dc79688a46dc00af2790c9d049d196d1da86de20a637020129b5336e6551");
-    const b = await p.run(["hash", resolve(sharedDir(), "seeds/000_501eba0df94162cf.txt"), "--json"]);
+    const b = await p.run(["hash", testData("seeds/000_501eba0df94162cf.txt"), "--json"]);
     expect(JSON.parse(b.stdout)).toEqual({
       spec_hash: "3bc7dc79688a46dc00af2790c9d049d196d1da86de20a637020129b5336e6551",
       published: "3bc7dc79688a46dc00af2790c9d049d196d1da86de20a637020129b5336e6551",

@@ -9,11 +9,11 @@ import { extract } from "../tasks/mtsamples/instances.js";
 import { helmParse, helmScores, medarcParse, medarcScore } from "../tasks/mtsamples/judges.js";
 import { score } from "../tasks/mtsamples/scorer.js";
 import { Project } from "./rig.js";
-import { sharedDir } from "./helpers.js";
+import { testData } from "./helpers.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
 
-const notes = resolve(sharedDir(), "data/mtsamples_processed");
+const notes = testData("mtsamples_processed");
 
 describe("instances (HELM, and MedARC's variant)", () => {
   it.each([
@@ -74,7 +74,7 @@ describe("instances (HELM, and MedARC's variant)", () => {
       instances: 539,
       sources: { PLAN: 338, SUMMARY: 16, FINDINGS: 185 },
     });
-    // The one file lost to the case-sensitive split (shared/docs/mtsamples.md), which MedARC keeps.
+    // The one file lost to the case-sensitive split (docs/reference/mtsamples.md), which MedARC keeps.
     expect(
       helm
         .filter((x) => !x.ok && x.reason !== "no PLAN, SUMMARY or FINDINGS section")

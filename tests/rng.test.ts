@@ -1,15 +1,11 @@
-// Every golden vector of shared/golden/rng.json, reproduced exactly (gauss within a tolerance: see rng.md).
+// Every golden vector of tests/data/golden/rng.json, reproduced exactly (gauss within a tolerance: see rng.md).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { NumpyGenerator, PCG64, seedSequenceState } from "../src/stats/pcg64.js";
 import { PyRandom } from "../src/stats/mt19937.js";
-import { sharedDir } from "./helpers.js";
+import { testData } from "./helpers.js";
 
-const golden = JSON.parse(readFileSync(resolve(sharedDir(), "golden/rng.json"), "utf8")) as Record<
-  string,
-  any
->;
+const golden = JSON.parse(readFileSync(testData("golden/rng.json"), "utf8")) as Record<string, any>;
 const times = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
 const hex = (x: number) => {
   // float.hex() of a normal double

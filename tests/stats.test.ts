@@ -1,14 +1,14 @@
-// Every case of shared/golden/stats/cases.json through the real CLI; bootstrap numbers identical to the bit,
+// Every case of tests/data/golden/stats/cases.json through the real CLI; bootstrap numbers identical to the bit,
 // Clopper-Pearson bounds and McNemar p within 1e-12 relative (statistics.md).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { execa } from "execa";
 import { BIN } from "./rig.js";
-import { sharedDir } from "./helpers.js";
+import { testData } from "./helpers.js";
 import { mcnemarExact, percentile } from "../src/stats/intervals.js";
 
-const dir = resolve(sharedDir(), "golden/stats");
+const dir = testData("golden/stats");
 const cases = (
   JSON.parse(readFileSync(resolve(dir, "cases.json"), "utf8")) as {
     cases: { args: string[]; expected: Record<string, unknown> }[];

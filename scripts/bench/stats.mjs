@@ -4,15 +4,14 @@
 //   A: 2,000 resamples over 620 pairs (numpy default_rng(0)), the note-errors paired bootstrap's size
 //   B: 1,000 resamples over 219 clusters (numpy default_rng(0)), the voice-command interval
 //   C: 2,000 resamples over 219 clusters, paired, Python random seed 0 (compare-voice-command)
-// Needs python3 with numpy and scipy, and ../shared beside the repo (or MEDBENCH_SHARED).
+// Needs python3 with numpy and scipy (scripts/reference/stats_ref.py).
 import { $, fs, path, os, argv } from "zx";
 
 $.verbose = false;
 const runs = Number(argv.runs ?? 7);
 const repo = path.resolve(import.meta.dirname, "../..");
-const shared = process.env.MEDBENCH_SHARED ?? path.resolve(repo, "../shared");
-const ref = path.join(shared, "reference/stats_ref.py");
-const golden = path.join(shared, "golden/stats");
+const ref = path.join(repo, "scripts/reference/stats_ref.py");
+const golden = path.join(repo, "tests/data/golden/stats");
 const bin = path.join(repo, "bin/medbench.js");
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-stats-"));

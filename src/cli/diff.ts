@@ -76,9 +76,10 @@ export interface SpecDiff {
   stages: { name: string; reasons: string[] }[];
 }
 
-export async function diffSpecs(argA: string, argB: string, root: string): Promise<SpecDiff> {
-  const A = await version(argA, root);
-  const B = await version(argB, root);
+/** `a` and `b`: spec files or REV:path; `root`: the project root. */
+export async function diffSpecs({ a, b, root }: { a: string; b: string; root: string }): Promise<SpecDiff> {
+  const A = await version(a, root);
+  const B = await version(b, root);
   const kinds = new Set(STAGE_KINDS.keys());
   const planB = planStages(B.spec, kinds);
   planStages(A.spec, kinds);

@@ -13,6 +13,7 @@ import type { TaskModule } from "../../tasks/task.js";
 import { escapePointer, type Json } from "../util/json.js";
 import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
+import { checkCompiled } from "../runner/compiled.js";
 
 /** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
 const NO_TASK: TaskModule = {
@@ -64,6 +65,7 @@ export async function loadRuntime(
   variables: Record<string, Json>,
   parsedCache?: string,
 ): Promise<Runtime> {
+  checkCompiled(installRoot());
   const spec = loadSpec(specPath, variables, specPath, parsedCache);
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);

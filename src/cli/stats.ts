@@ -73,7 +73,8 @@ export function statsCi(input: string, a: StatsArgs): object {
   };
 }
 
-export function statsPaired(fileA: string, fileB: string, id: string, a: StatsArgs): object {
+export function statsPaired(files: { a: string; b: string; id: string }, a: StatsArgs): object {
+  const { a: fileA, b: fileB, id } = files;
   const rowsA = readRows(fileA),
     rowsB = readRows(fileB);
   const conv = (rows: Row[], file: string, withCluster: boolean) =>

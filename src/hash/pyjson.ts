@@ -1,5 +1,5 @@
 // A port of Python's json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False):
-// the serialisation medbench.kr hashes specs with (docs: shared/docs/spec-hash.md).
+// the serialisation medbench.kr hashes specs with (docs: docs/reference/spec-hash.md).
 // Integers are bigint and floats are number, because Python tells 1 from 1.0 and JSON.parse cannot.
 
 export type PyValue = null | boolean | string | bigint | number | PyValue[] | { [key: string]: PyValue };

@@ -85,11 +85,15 @@ export function renderPage(tasks: ReportTask[]): string {
 `;
 }
 
-export async function writeReport(
-  specs: string[],
-  out: string,
-  root: string,
-): Promise<{ file: string; runs: number; tasks: number }> {
+export async function writeReport({
+  specs,
+  output: out,
+  root,
+}: {
+  specs: string[];
+  output: string;
+  root: string;
+}): Promise<{ file: string; runs: number; tasks: number }> {
   const tasks = await collectRuns(specs, root);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));

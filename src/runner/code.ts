@@ -1,42 +1,127 @@
-// The code identity of a stage: sha256 of each source file it runs, following relative imports,
-// so that editing a scorer reruns scoring and nothing upstream.
-import { readFileSync, existsSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+// The code identity of a stage: the compiled modules it runs (following their imports), every file of its
+// task's folder, and the exact version of each package that code imports. The compiled code is what runs,
+// so it is what is hashed; checkCompiled() makes sure it was compiled from the sources beside it.
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { isBuiltin } from "node:module";
+import { dirname, join, relative, resolve } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 
-const IMPORT_RE = /^(?!import type)[^\n]*?(?:from\s+|import\s*\(\s*|import\s+)["'](\.{1,2}\/[^"']+)["']/gm;
+export interface CodeIdentity {
+  /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
+  files: Record<string, string>;
+  /** npm package imported by that code -> its exact installed version. */
+  packages: Record<string, string>;
+}
 
-// Sources do not change while one build runs: read and hash each once.
-const seen = new Map<string, { sha256: string; imports: string[] }>();
+// `from "x"`, `import("x")` and a bare `import "x"` in compiled JavaScript (type-only imports are gone).
+const IMPORT_RE =
+  /\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
 
-function scan(file: string): { sha256: string; imports: string[] } {
-  let hit = seen.get(file);
-  if (!hit) {
-    const text = readFileSync(file, "utf8");
-    const imports: string[] = [];
-    for (const m of text.matchAll(IMPORT_RE)) {
-      const target = resolve(dirname(file), m[1]!);
-      const ts = target.replace(/\.js$/, ".ts");
-      if (existsSync(ts)) imports.push(ts);
-      else if (existsSync(target)) imports.push(target);
+interface Scanned {
+  sha256: string;
+  modules: string[]; // absolute paths of the relative imports that exist
+  packages: string[]; // names of the bare imports
+}
+
+// Code does not change while one process runs: read and hash each file once.
+const scanned = new Map<string, Scanned>();
+
+function scan(file: string): Scanned {
+  let hit = scanned.get(file);
+  if (hit) return hit;
+  const text = readFileSync(file);
+  const modules: string[] = [];
+  const packages: string[] = [];
+  if (file.endsWith(".js")) {
+    for (const m of text.toString("utf8").matchAll(IMPORT_RE)) {
+      const spec = (m[1] ?? m[2] ?? m[3])!;
+      if (spec.startsWith(".")) {
+        const target = resolve(dirname(file), spec);
+        if (existsSync(target)) modules.push(target);
+      } else if (!spec.startsWith("node:") && !isBuiltin(spec)) {
+        packages.push(packageName(spec));
+      }
     }
-    hit = { sha256: sha256Hex(text), imports };
-    seen.set(file, hit);
   }
+  hit = { sha256: sha256Hex(text), modules, packages };
+  scanned.set(file, hit);
   return hit;
 }
 
-/** Source files (.ts, found beside the compiled .js names they import) reachable from the entries. */
-export function codeHashes(root: string, entries: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+/** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
+function packageName(spec: string): string {
+  const parts = spec.split("/");
+  return spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
+let lockedVersions: Record<string, string> | null = null;
+
+/** The version package-lock.json pins, else the one installed (medbench installed as a dependency). */
+function packageVersion(root: string, name: string): string {
+  if (!lockedVersions) {
+    lockedVersions = {};
+    const lockFile = join(root, "package-lock.json");
+    if (existsSync(lockFile)) {
+      const lock = JSON.parse(readFileSync(lockFile, "utf8")) as {
+        packages?: Record<string, { version?: string }>;
+      };
+      for (const [path, entry] of Object.entries(lock.packages ?? {}))
+        if (path.startsWith("node_modules/") && entry.version)
+          lockedVersions[path.slice("node_modules/".length)] = entry.version;
+    }
+  }
+  const locked = lockedVersions[name];
+  if (locked) return locked;
+  for (let dir = root; ; dir = dirname(dir)) {
+    const manifest = join(dir, "node_modules", name, "package.json");
+    if (existsSync(manifest))
+      return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+    if (dirname(dir) === dir) return "unknown";
+  }
+}
+
+/** Every file under `dir`, recursively, as absolute paths (none when it does not exist). */
+export function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * The identity of the code reachable from `entries` (install-relative paths of compiled modules or data
+ * files), following relative imports, with the packages those modules import.
+ */
+export function codeIdentity(root: string, entries: string[]): CodeIdentity {
+  const files: Record<string, string> = {};
+  const packages = new Set<string>();
   const queue = entries.map((e) => resolve(root, e));
   while (queue.length) {
     const file = queue.pop()!;
-    const rel = relative(root, file);
-    if (rel in out) continue;
-    const { sha256, imports } = scan(file);
-    out[rel] = sha256;
-    queue.push(...imports);
+    const rel = relative(root, file).split("\\").join("/");
+    if (rel in files) continue;
+    const s = scan(file);
+    files[rel] = s.sha256;
+    queue.push(...s.modules);
+    for (const p of s.packages) packages.add(p);
   }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return {
+    files: sorted(files),
+    packages: sorted(Object.fromEntries([...packages].map((p) => [p, packageVersion(root, p)]))),
+  };
+}
+
+/** The entries of a stage: its kind's compiled module and, when it calls a task, the task's whole folder. */
+export function stageEntries(root: string, kind: string, task: string | null): string[] {
+  const entries = [`dist/stages/${kind}.js`];
+  if (task) {
+    for (const f of filesUnder(join(root, "dist/tasks", task))) if (f.endsWith(".js")) entries.push(f);
+    // The task folder's own files that are not compiled (prompt data, tables) run as they are.
+    for (const f of filesUnder(join(root, "tasks", task))) if (!f.endsWith(".ts")) entries.push(f);
+  }
+  return entries.map((e) => relative(root, resolve(root, e)));
+}
+
+function sorted<T>(o: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

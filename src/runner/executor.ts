@@ -2,7 +2,7 @@
 import { existsSync, rmSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Cache } from "./cache.js";
-import { codeHashes } from "./code.js";
+import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import { readLock, writeLock, lockText, type LockSpec, type LockFile } from "./lock.js";
 import { memoStore } from "./memo.js";
@@ -64,10 +64,11 @@ export async function stageRecord(
   cache: Cache,
 ): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
   const root = installRoot();
-  const entries = [`stages/${decl.kind}.ts`];
-  const part = kind.taskPart ? task.module.parts[kind.taskPart] : undefined;
-  if (part) entries.push(`tasks/${task.name}/${part}`);
-  const code = codeHashes(root, entries);
+  const callsTask = kind.taskPart !== undefined && task.name !== "";
+  const { files: code, packages } = codeIdentity(
+    root,
+    stageEntries(root, decl.kind, callsTask ? task.name : null),
+  );
   const inputs: Record<string, Record<string, string>> = {};
   const paths: Record<string, string> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
@@ -89,7 +90,10 @@ export async function stageRecord(
     }
   }
   const identity = kind.identify ? await kind.identify(ctx) : null;
-  return { record: keyRecord({ kind: decl.kind, code, params: decl.params, inputs, identity }), paths };
+  return {
+    record: keyRecord({ kind: decl.kind, code, packages, params: decl.params, inputs, identity }),
+    paths,
+  };
 }
 
 export interface Runtime {

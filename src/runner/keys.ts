@@ -11,7 +11,8 @@ export type StageKey = string & { readonly [brand]: "StageKey" };
 export interface KeyRecord {
   recipe: number;
   kind: string;
-  code: Record<string, string>; // source file -> sha256
+  code: Record<string, string>; // compiled module or task data file -> sha256
+  packages: Record<string, string>; // npm package that code imports -> exact version
   params: Json;
   inputs: Record<string, Record<string, string>>; // input name -> output name -> sha256
   identity: Json; // what the kind works out itself (download: the content hash of each file)

@@ -8,6 +8,11 @@ import { DiagnosticError } from "../spec/diagnostic.js";
 
 export const LOCK_SCHEMA = 1;
 
+/** What each hash recipe changed, for the message a lock from an older recipe gets. */
+const RECIPE_CHANGES: Record<number, string> = {
+  2: "stage keys hash the compiled code that runs, the whole task folder and the packages it imports",
+};
+
 export interface LockStage {
   kind: string;
   key: string;
@@ -54,8 +59,12 @@ export function readLock(path: string): LockFile {
     throw new DiagnosticError([
       {
         file: path,
-        message: `medbench.lock was written with hash recipe ${parsed.hash_recipe}; this medbench uses recipe ${HASH_RECIPE}, so every stage key would change`,
-        fix: "rebuild deliberately: move medbench.lock aside and run `medbench build` again",
+        message:
+          `medbench.lock was written with hash recipe ${parsed.hash_recipe}; this medbench uses recipe ` +
+          `${HASH_RECIPE} (${RECIPE_CHANGES[HASH_RECIPE] ?? "a new key recipe"}), so every stage key changes`,
+        fix:
+          "rebuild deliberately: `mv medbench.lock medbench.lock.old`, then `medbench build` each spec " +
+          "(cached model replies are reused: no request is sent again)",
       },
     ]);
   }

@@ -100,6 +100,9 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   return states;
 }
 
+/** The source a compiled module was made from (dist/x/y.js -> x/y.ts), as a user edits it. */
+const sourceOf = (file: string) => (file.startsWith("dist/") ? file.slice(5).replace(/\.js$/, ".ts") : file);
+
 const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
 
 /** The differences between two key records, in words. */
@@ -110,7 +113,14 @@ export function explain(before: KeyRecord, after: KeyRecord): string[] {
   for (const d of jsonDiff(before.params, after.params))
     out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   const files = new Set([...Object.keys(before.code), ...Object.keys(after.code)]);
-  for (const f of [...files].sort()) if (before.code[f] !== after.code[f]) out.push(`code changed: ${f}`);
+  for (const f of [...files].sort())
+    if (before.code[f] !== after.code[f]) out.push(`code changed: ${sourceOf(f)}`);
+  const packages = new Set([...Object.keys(before.packages ?? {}), ...Object.keys(after.packages ?? {})]);
+  for (const p of [...packages].sort())
+    if (before.packages?.[p] !== after.packages?.[p])
+      out.push(
+        `package changed: ${p} ${before.packages?.[p] ?? "(none)"} -> ${after.packages?.[p] ?? "(none)"}`,
+      );
   for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
     const a = before.inputs[name] ?? {},
       b = after.inputs[name] ?? {};

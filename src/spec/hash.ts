@@ -1,11 +1,11 @@
-// spec_hash exactly as medbench.kr computes it (shared/docs/spec-hash.md).
+// spec_hash exactly as medbench.kr computes it (docs/reference/spec-hash.md).
 import { pyDumps, type PyValue } from "../hash/pyjson.js";
 import { sha256Hex } from "../hash/sha256.js";
 
 const PRESENTATION_KEYS = new Set(["title", "preview", "visibility"]);
 
 /** The version of every recipe that derives a key or hash; recorded in the lock, changed only by migration. */
-export const HASH_RECIPE = 1;
+export const HASH_RECIPE = 2;
 
 export function specHash(spec: PyValue): string {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))

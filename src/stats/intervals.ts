@@ -1,4 +1,4 @@
-// The reference procedures of shared/docs/statistics.md: cluster bootstrap, numpy's linear percentile,
+// The reference procedures of docs/reference/statistics.md: cluster bootstrap, numpy's linear percentile,
 // Clopper-Pearson, exact McNemar. Sums run left to right: the order is part of the recipe.
 import betaQuantile from "@stdlib/stats-base-dists-beta-quantile";
 import { NumpyGenerator } from "./pcg64.js";

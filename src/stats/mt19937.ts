@@ -1,4 +1,4 @@
-// CPython's random.Random(seed) (MT19937 seeded by init_by_array), bit for bit (shared/docs/rng.md).
+// CPython's random.Random(seed) (MT19937 seeded by init_by_array), bit for bit (docs/reference/rng.md).
 
 const N = 624;
 const M = 397;

@@ -1,4 +1,4 @@
-// numpy's default_rng(seed): SeedSequence -> PCG64 -> Generator, bit for bit (shared/docs/rng.md).
+// numpy's default_rng(seed): SeedSequence -> PCG64 -> Generator, bit for bit (docs/reference/rng.md).
 // The 128-bit state lives in eight 16-bit limbs held in doubles: every partial sum stays below 2^53,
 // so the LCG step is exact without BigInt.
 

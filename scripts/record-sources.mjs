@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// Records, at compile time, the sha256 of every TypeScript source the compiled dist/ was made from
+// (dist/sources.json), so that medbench can refuse to run compiled code older than its sources.
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const sources = {};
+for (const top of ["src", "stages", "tasks"]) {
+  for (const e of readdirSync(join(root, top), { recursive: true, withFileTypes: true })) {
+    if (!e.isFile() || !e.name.endsWith(".ts")) continue;
+    const file = join(e.parentPath, e.name);
+    sources[relative(root, file).split("\\").join("/")] = createHash("sha256")
+      .update(readFileSync(file))
+      .digest("hex");
+  }
+}
+const ordered = Object.fromEntries(Object.entries(sources).sort(([a], [b]) => (a < b ? -1 : 1)));
+writeFileSync(join(root, "dist/sources.json"), JSON.stringify(ordered, null, 1) + "\n");

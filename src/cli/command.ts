@@ -1,0 +1,18 @@
+// One CLI command: its place in the main help, its own help, and what it runs.
+import { medbenchVersion } from "../util/paths.js";
+import { UsageError } from "./args.js";
+
+export interface Command {
+  /** What follows `medbench` in the main help, e.g. "build SPEC". */
+  synopsis: string;
+  /** One line for the main help. */
+  summary: string;
+  /** The text `medbench <command> --help` prints. */
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+/** A usage mistake, with the command's help below it (exit 2). */
+export function usageError(command: Command, message: string): UsageError {
+  return new UsageError(`${message}\n\n${command.help.replace("<version>", medbenchVersion())}`);
+}

@@ -1,0 +1,24 @@
+// medbench export RESULT -o F.tar.gz: pack a result with its spec, records and outputs.
+import { parse } from "../args.js";
+import { usageError, type Command } from "../command.js";
+import { BUILD_OPTIONS, buildOptions } from "../options.js";
+
+export const command: Command = {
+  synopsis: "export RESULT -o F.tar.gz",
+  summary: "pack a result with its spec, records and outputs (no data, no secret)",
+  help: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR]
+
+  RESULT is a results directory of a full build of this project (e.g. results/<slug>/<model>).`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, output: { type: "string", short: "o" } });
+  if (positionals.length !== 1 || !values.output)
+    throw usageError(command, "export takes a result directory and -o FILE.tar.gz");
+  const { opts } = buildOptions(values);
+  const { exportResult } = await import("../../bundle/export.js");
+  const out = await exportResult(positionals[0]!, values.output as string, opts);
+  process.stdout.write(`${out}\n`);
+  return 0;
+}

@@ -1,0 +1,28 @@
+// medbench report [SPEC...] -o F.html: one offline HTML page with every run's metrics and audit facts.
+import { parse } from "../args.js";
+import { usageError, type Command } from "../command.js";
+
+export const command: Command = {
+  synopsis: "report [SPEC...] -o F.html",
+  summary: "one offline HTML page with every run's metrics, intervals and audit facts",
+  help: `usage: medbench report [SPEC...] -o report.html [--project DIR]
+
+  Every run under results/ of the given specs (default: every spec in specs/).`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    output: { type: "string", short: "o" },
+    project: { type: "string" },
+  });
+  if (!values.output) throw usageError(command, "report needs -o FILE.html");
+  const { writeReport } = await import("../../report/report.js");
+  const out = await writeReport({
+    specs: positionals,
+    output: values.output,
+    root: (values.project as string | undefined) ?? process.cwd(),
+  });
+  process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
+  return 0;
+}

@@ -1,0 +1,59 @@
+// medbench stats ci|paired: the interval procedures on JSONL files.
+import type { RngName } from "../../stats/intervals.js";
+import { floatOption, intOption, parse, UsageError } from "../args.js";
+import { usageError, type Command } from "../command.js";
+
+export const command: Command = {
+  synopsis: "stats ci|paired",
+  summary: "the interval procedures on JSONL files (as scripts/reference/stats_ref.py)",
+  help: `usage:
+  medbench stats ci --input F.jsonl --value KEY [--cluster KEY] [--resamples 1000] [--seed 0] \\
+    [--rng numpy|python] [--level 0.95]
+  medbench stats paired --a A.jsonl --b B.jsonl --value KEY --id KEY [--cluster KEY] [--resamples 2000] \\
+    [--seed 0] [--rng python|numpy] [--level 0.95]`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { statsCi, statsPaired } = await import("../stats.js");
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, {
+    input: { type: "string" },
+    a: { type: "string" },
+    b: { type: "string" },
+    value: { type: "string" },
+    id: { type: "string" },
+    cluster: { type: "string" },
+    resamples: { type: "string" },
+    seed: { type: "string" },
+    rng: { type: "string" },
+    level: { type: "string" },
+  });
+  if (positionals.length) throw usageError(command, `unexpected argument ${positionals[0]}`);
+  const need = (k: string) => {
+    const v = values[k as keyof typeof values];
+    if (typeof v !== "string") throw usageError(command, `stats ${sub} needs --${k}`);
+    return v;
+  };
+  const rng = (values.rng ?? (sub === "paired" ? "python" : "numpy")) as RngName;
+  if (rng !== "numpy" && rng !== "python")
+    throw new UsageError(`--rng is numpy or python, not ${JSON.stringify(rng)}`);
+  const level = floatOption(values.level, "level", 0.95);
+  if (!(level > 0 && level < 1)) throw new UsageError("--level is between 0 and 1, e.g. 0.95");
+  const args = {
+    resamples: intOption(values.resamples, "resamples", sub === "paired" ? 2000 : 1000),
+    seed: intOption(values.seed, "seed", 0),
+    rng,
+    level,
+    value: need("value"),
+    cluster: values.cluster,
+  };
+  if (args.resamples < 1) throw new UsageError("--resamples must be at least 1");
+  if (args.seed < 0) throw new UsageError("--seed must be 0 or more");
+  let out: object;
+  if (sub === "ci") out = statsCi(need("input"), args);
+  else if (sub === "paired") out = statsPaired({ a: need("a"), b: need("b"), id: need("id") }, args);
+  else throw usageError(command, "stats takes ci or paired");
+  process.stdout.write(JSON.stringify(out) + "\n");
+  return 0;
+}

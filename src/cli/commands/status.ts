@@ -1,0 +1,40 @@
+// medbench status SPEC: every stage fresh, stale (and why) or never built.
+import { join } from "node:path";
+import { paint, useColour } from "../../log/loggers.js";
+import { parse } from "../args.js";
+import type { Command } from "../command.js";
+import { BUILD_OPTIONS, buildOptions, oneSpec } from "../options.js";
+
+export const command: Command = {
+  synopsis: "status SPEC",
+  summary: "every stage: fresh, stale (and why) or never built",
+  help: `usage: medbench status SPEC [--model ROUTE/MODEL] [--data-dir DIR] [--project DIR] [--json]`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, BUILD_OPTIONS);
+  const { opts, vars } = buildOptions(values);
+  const { loadRuntime } = await import("../runtime.js");
+  const { stageStates } = await import("../../runner/status.js");
+  const specPath = oneSpec(positionals, command, "status");
+  const rt = await loadRuntime(specPath, vars, join(opts.project.cacheDir, "specs"));
+  const states = await stageStates(rt, opts);
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ spec_hash: rt.spec.specHash, stages: states }) + "\n");
+    return 0;
+  }
+  const c = paint(useColour(process.stdout));
+  process.stdout.write(`${rt.spec.path}  spec_hash ${rt.spec.specHash}\n`);
+  for (const s of states) {
+    const label =
+      s.state === "fresh"
+        ? c.green("fresh      ")
+        : s.state === "stale"
+          ? c.yellow("stale      ")
+          : c.dim("never built");
+    process.stdout.write(`  ${label} ${s.name} ${c.dim(`(${s.kind})`)}\n`);
+    if (s.state !== "fresh") for (const r of s.reasons) process.stdout.write(`      ${r}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// Compiled code runs, sources are edited: refuse to run when the two disagree, rather than run old code
+// under a key that looks fresh. dist/sources.json (scripts/record-sources.mjs) records what was compiled.
+import { existsSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { sha256Hex } from "../hash/sha256.js";
+import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { filesUnder } from "./code.js";
+
+const SOURCE_DIRS = ["src", "stages", "tasks"];
+let checked = false;
+
+export function checkCompiled(root: string): void {
+  if (checked) return;
+  const manifestPath = join(root, "dist/sources.json");
+  const fix = "run `npm run build` (it compiles and records the sources), then run this command again";
+  if (!existsSync(manifestPath))
+    throw new DiagnosticError([
+      { file: manifestPath, message: "dist/ was not compiled by `npm run build`", fix },
+    ]);
+  const compiled = JSON.parse(readFileSync(manifestPath, "utf8")) as Record<string, string>;
+  const problems: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const dir of SOURCE_DIRS) {
+    for (const file of filesUnder(join(root, dir))) {
+      if (!file.endsWith(".ts")) continue;
+      const rel = relative(root, file).split("\\").join("/");
+      seen.add(rel);
+      const was = compiled[rel];
+      if (was === undefined)
+        problems.push({ file: rel, message: "this source has never been compiled", fix });
+      else if (was !== sha256Hex(readFileSync(file)))
+        problems.push({ file: rel, message: "this source changed since dist/ was compiled", fix });
+    }
+  }
+  for (const rel of Object.keys(compiled))
+    if (!seen.has(rel) && existsSync(join(root, SOURCE_DIRS.find((d) => rel.startsWith(`${d}/`)) ?? "")))
+      problems.push({ file: rel, message: "this source was removed since dist/ was compiled", fix });
+  if (problems.length) throw new DiagnosticError(problems);
+  checked = true;
+}
