@@ -227,3 +227,21 @@ describe("the evidence-contrast analysis", () => {
     expect(evidenceRow(p, "S: 속쓰림", null).span_hit).toBe(false);
   });
 });
+
+describe("pair rows as the bootstrap's unit rows (fields), and back", () => {
+  it("every metric gives the same value from decoded unit rows", async () => {
+    const { toUnitRow, statistics } = await import("../tasks/note-errors/rows.js");
+    const ev = { ...noEvidence, e_evidence: true, c_evidence: true, e_hit: true };
+    const r = [
+      row("Yes", "No", { category: "diagnosis", ev }),
+      row("Yes", "Yes", { ev, exposed: true }),
+      row(null, "No", { e: side(null, { reason: "truncated", truncated: true }) }),
+      row("No", null, { c: side(null, { reason: "api_error" }), category: "pharmacotherapy" }),
+      row("Yes", "No", { e: side("Yes", { strict: null }) }),
+    ];
+    const stats = statistics();
+    const units = r.map(toUnitRow);
+    for (const m of M.reportedMetrics()) expect([m.name, stats[m.name]!(units)]).toEqual([m.name, m.fn(r)]);
+    expect(units.map((u) => u.value)).toEqual([1, 0, 0, 0, 1]);
+  });
+});
