@@ -13,6 +13,7 @@
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
+import { NOTE_ERRORS_POLICIES } from "./fake-policies/note-errors.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
@@ -98,6 +99,9 @@ export const POLICIES = {
   },
   // Echoes the last user message (for plumbing tests).
   echo: (body) => body.messages.filter((m) => m.role === "user").pop()?.content ?? "",
+  // note-errors, note-errors-plain, note-errors-weak (scripts/fake-policies/note-errors.mjs). A policy may
+  // return { content, finish_reason, reasoning_content } or { http_error: status } instead of a text.
+  ...NOTE_ERRORS_POLICIES,
 };
 
 export function parseArgs(argv) {
@@ -256,8 +260,14 @@ export function startFakeOpenAI(options = {}) {
           return;
         }
       }
-      let content = policy(body, opts);
-      let finish = "stop";
+      const out = policy(body, opts);
+      if (typeof out === "object" && out.http_error) {
+        count(`policy-${out.http_error}`);
+        res.writeHead(out.http_error).end('{"error":{"message":"server error"}}');
+        return;
+      }
+      let content = typeof out === "object" ? out.content : out;
+      let finish = typeof out === "object" && out.finish_reason ? out.finish_reason : "stop";
       if (fault === "length") {
         count("length");
         content = content.slice(0, Math.max(1, Math.floor(content.length / 2)));
@@ -266,6 +276,7 @@ export function startFakeOpenAI(options = {}) {
       const message = { role: "assistant", content };
       if (opts.reasoning === "think") message.content = `<think>생각 중…</think>${content}`;
       if (opts.reasoning === "field") message.reasoning_content = "생각 중…";
+      if (typeof out === "object" && out.reasoning_content) message.reasoning_content = out.reasoning_content;
       stats.answered.add(key);
       res.writeHead(200, { "content-type": "application/json" });
       res.end(

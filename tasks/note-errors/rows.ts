@@ -1,0 +1,78 @@
+// Pair rows as the bootstrap's metric rows (contract v2: one row per unit with numeric `fields`, a statistic per
+// metric evaluated on the drawn rows): every field a metric reads is encoded here, and decoded back into the
+// PairRow the metric functions take, so the point estimate and each resample run the same function.
+import { CATEGORIES, reportedMetrics, type PairRow, type SideRow } from "./metrics.js";
+import type { NoVerdictReason, Verdict } from "./verdict.js";
+
+/** The shape of contract v2's MetricRow (src/contract/task.ts), restated so this module stands alone. */
+export interface UnitRow {
+  id: string;
+  value: number;
+  cluster: string;
+  fields?: Record<string, number>;
+}
+
+const VERDICT = { Yes: 1, No: 0 } as const;
+const REASONS: (NoVerdictReason | null)[] = [
+  null,
+  "api_error",
+  "truncated",
+  "template_echo",
+  "no_error_line",
+];
+const enc = (v: Verdict | null) => (v === null ? -1 : VERDICT[v]);
+const dec = (x: number | undefined): Verdict | null => (x === 1 ? "Yes" : x === 0 ? "No" : null);
+const EV = ["e_evidence", "c_evidence", "e_hit", "c_hit", "e_hit_chars", "span_hit", "p_line_hit"] as const;
+
+function sideFields(prefix: "e" | "c", s: SideRow): Record<string, number> {
+  return {
+    [`${prefix}_verdict`]: enc(s.verdict),
+    [`${prefix}_strict`]: enc(s.strict),
+    [`${prefix}_reason`]: REASONS.indexOf(s.reason),
+    [`${prefix}_truncated`]: s.truncated ? 1 : 0,
+  };
+}
+function sideOf(prefix: "e" | "c", f: Record<string, number>): SideRow {
+  return {
+    verdict: dec(f[`${prefix}_verdict`]),
+    strict: dec(f[`${prefix}_strict`]),
+    reason: REASONS[f[`${prefix}_reason`] ?? 0] ?? null,
+    truncated: f[`${prefix}_truncated`] === 1,
+  };
+}
+
+/** value: both correct (the primary's mean path gives BCR even without a statistic). */
+export function toUnitRow(r: PairRow): UnitRow {
+  const fields: Record<string, number> = {
+    ...sideFields("e", r.e),
+    ...sideFields("c", r.c),
+    exposed: r.exposed ? 1 : 0,
+  };
+  for (const c of CATEGORIES) fields[`cat_${c}`] = r.category === c ? 1 : 0;
+  for (const k of EV) fields[k] = r.ev[k] ? 1 : 0;
+  const bothCorrect = r.e.verdict === "Yes" && r.c.verdict === "No";
+  return { id: r.pair_id, value: bothCorrect ? 1 : 0, cluster: r.pair_id, fields };
+}
+
+export function fromUnitRow(u: UnitRow): PairRow {
+  const f = u.fields ?? {};
+  const ev = Object.fromEntries(EV.map((k) => [k, f[k] === 1])) as unknown as PairRow["ev"];
+  return {
+    pair_id: u.id,
+    category: CATEGORIES.find((c) => f[`cat_${c}`] === 1) ?? "",
+    rule: "",
+    condition: "",
+    edited_line: "",
+    exposed: f.exposed === 1,
+    e: sideOf("e", f),
+    c: sideOf("c", f),
+    ev,
+  };
+}
+
+/** contract v2's task.statistics: one per reported metric, over drawn unit rows. */
+export function statistics(): Record<string, (rows: readonly UnitRow[]) => number | null> {
+  return Object.fromEntries(
+    reportedMetrics().map((m) => [m.name, (rows: readonly UnitRow[]) => m.fn(rows.map(fromUnitRow))]),
+  );
+}

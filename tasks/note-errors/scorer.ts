@@ -1,0 +1,129 @@
+// From parsed replies to items (one per note: ids, labels and verdicts, never note or Evidence text) and from
+// items to pair rows, the unit every metric and the bootstrap resample.
+import type { Json } from "../../src/util/json.js";
+import { sideEvidence, type EvidenceRef } from "./evidence.js";
+import { breakdown, reportedMetrics, type BreakdownKey, type PairRow, type SideRow } from "./metrics.js";
+import type { NoteMeta } from "./prompts.js";
+import type { ParsedVerdict } from "./verdict.js";
+
+export interface NoteItem {
+  id: string;
+  meta: NoteMeta;
+  verdicts: {
+    verdict: "Yes" | "No" | null;
+    strict: "Yes" | "No" | null;
+    reason: string | null;
+    truncated: boolean;
+    think: boolean;
+    evidence: boolean;
+    evidence_hit: boolean;
+    evidence_hit_chars: boolean;
+    span_hit: boolean;
+    p_line_hit: boolean;
+  };
+}
+
+export interface ScoredRequest {
+  id: string;
+  meta: NoteMeta & { evidence_ref: EvidenceRef };
+}
+
+export function noteItem(req: ScoredRequest, parsed: ParsedVerdict): NoteItem {
+  const { evidence_ref, ...meta } = req.meta;
+  const ev = sideEvidence(parsed.evidence, evidence_ref);
+  return {
+    id: req.id,
+    meta,
+    verdicts: {
+      verdict: parsed.verdict,
+      strict: parsed.strict,
+      reason: parsed.reason,
+      truncated: parsed.truncated,
+      think: parsed.think,
+      evidence: ev.evidence,
+      evidence_hit: ev.hit,
+      evidence_hit_chars: ev.hit_chars,
+      span_hit: ev.span_hit,
+      p_line_hit: evidence_ref.p_line_hit,
+    },
+  };
+}
+
+const sideRow = (it: NoteItem): SideRow => ({
+  verdict: it.verdicts.verdict,
+  strict: it.verdicts.strict,
+  reason: it.verdicts.reason as SideRow["reason"],
+  truncated: it.verdicts.truncated,
+});
+const MISSING: NoteItem["verdicts"] = {
+  verdict: null,
+  strict: null,
+  reason: "api_error",
+  truncated: false,
+  think: false,
+  evidence: false,
+  evidence_hit: false,
+  evidence_hit_chars: false,
+  span_hit: false,
+  p_line_hit: false,
+};
+
+/** Pair rows in the order pairs first appear; a side with no item counts as an API error (no reply). */
+export function pairRows(items: NoteItem[]): PairRow[] {
+  const byPair = new Map<string, { error?: NoteItem; clean?: NoteItem }>();
+  for (const it of items) {
+    const k = it.meta.pair_id;
+    if (!byPair.has(k)) byPair.set(k, {});
+    byPair.get(k)![it.meta.side] = it;
+  }
+  return [...byPair].map(([pair_id, { error, clean }]) => {
+    const any = (error ?? clean)!;
+    const e = error ?? { ...any, verdicts: MISSING };
+    const c = clean ?? { ...any, verdicts: MISSING };
+    return {
+      pair_id,
+      category: any.meta.category,
+      rule: any.meta.rule,
+      condition: any.meta.condition,
+      edited_line: any.meta.edited_line,
+      exposed: any.meta.exposed,
+      e: sideRow(e),
+      c: sideRow(c),
+      ev: {
+        e_evidence: e.verdicts.evidence,
+        c_evidence: c.verdicts.evidence,
+        e_hit: e.verdicts.evidence_hit,
+        c_hit: c.verdicts.evidence_hit,
+        e_hit_chars: e.verdicts.evidence_hit_chars,
+        span_hit: e.verdicts.span_hit,
+        p_line_hit: e.verdicts.p_line_hit,
+      },
+    };
+  });
+}
+
+/** Point values of every reported metric, the breakdowns and the counts: the run's tables. */
+export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json> {
+  const metrics: Record<string, Json> = {};
+  for (const m of reportedMetrics()) metrics[m.name] = m.fn(rows);
+  const keys: BreakdownKey[] = ["category", "rule", "condition", "edited_line"];
+  const count = (f: (it: NoteItem) => boolean) => items.filter(f).length;
+  return {
+    pairs: rows.length,
+    notes: items.length,
+    synthetic: items.some((it) => it.meta.synthetic),
+    metrics,
+    breakdowns: Object.fromEntries(keys.map((k) => [k, breakdown(rows, k) as unknown as Json])),
+    counts: {
+      api_errors: count((it) => it.verdicts.reason === "api_error"),
+      truncated: count((it) => it.verdicts.truncated),
+      template_echo: count((it) => it.verdicts.reason === "template_echo"),
+      no_error_line: count((it) => it.verdicts.reason === "no_error_line"),
+      truncated_no_verdict: count((it) => it.verdicts.reason === "truncated"),
+      think_blocks: count((it) => it.verdicts.think),
+      parse_failures_error: count((it) => it.meta.side === "error" && isFailure(it)),
+      parse_failures_clean: count((it) => it.meta.side === "clean" && isFailure(it)),
+    },
+  };
+}
+const isFailure = (it: NoteItem) => it.verdicts.verdict === null && it.verdicts.reason !== "api_error";

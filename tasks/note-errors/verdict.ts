@@ -1,0 +1,133 @@
+// The verdict rules of the task document (spec.parser), applied in its order:
+//   1. a final API error is no verdict;
+//   2. drop every <think>…</think> block, keep only the text after the last </think>;
+//   3. a reply cut at max_tokens is no verdict unless it closed a reasoning block and wrote an Error line after it;
+//   4. a last Error line that echoes the template ("No or Yes") is no verdict;
+//   5. otherwise the tolerant verdict parser; the strict parser's verdict is kept beside it.
+// The Evidence text is extracted for the evidence analysis. Our reading of the authors' parsers (whose code
+// nobody here has seen) is written down in docs/protocols/note-errors.md.
+
+export type Verdict = "Yes" | "No";
+export type NoVerdictReason = "api_error" | "truncated" | "template_echo" | "no_error_line";
+
+/** What the parser needs of a reply record (the model stage's whole record). */
+export interface ReplyView {
+  text: string;
+  error: string | null; // a final API error
+  finish_reason: string | null;
+  reasoning: boolean; // a non-empty reasoning / reasoning_content field came back
+}
+
+export interface ParsedVerdict {
+  verdict: Verdict | null; // the tolerant parser's, after rules 1-4
+  strict: Verdict | null; // the strict parser's, after the same rules 1-4
+  reason: NoVerdictReason | null; // why `verdict` is null
+  evidence: string | null; // the Evidence field's text, when the reply has one
+  truncated: boolean; // finish_reason length
+  think: boolean; // the content held a <think> block
+}
+
+/** Rule 2: the text after the last </think>; an unclosed <think> runs to the end and is dropped too. */
+export function answerText(text: string): { answer: string; closed: boolean } {
+  const lower = text.toLowerCase();
+  const last = lower.lastIndexOf("</think>");
+  let answer = last >= 0 ? text.slice(last + "</think>".length) : text;
+  // Complete blocks after the last close cannot exist; an opened, never-closed block is reasoning cut short.
+  const open = answer.toLowerCase().indexOf("<think>");
+  if (open >= 0) answer = answer.slice(0, open);
+  return { answer, closed: last >= 0 };
+}
+
+// Markdown decoration a model puts around field names and values: **Error:** *Yes*, ### Error: `No`.
+const decoration = /[*_`#>]+/g;
+const clean = (line: string) => line.replace(decoration, "").trim();
+
+/** Lines that name the Error field (after markdown is removed), in order. */
+function errorLines(answer: string): string[] {
+  return answer
+    .split(/\r?\n/)
+    .map(clean)
+    .filter((l) => /^(?:[-•]\s*)?(?:final\s+)?error\b/i.test(l));
+}
+
+/** Rule 4: the template's own answer slot ("No or Yes") left as it was. */
+export function isTemplateEcho(line: string): boolean {
+  return /\b(?:no\s+or\s+yes|yes\s+or\s+no|yes\s*\/\s*no|no\s*\/\s*yes)\b/i.test(line);
+}
+
+/**
+ * The tolerant parser: the last line that names the Error field, with markdown dropped, bullets, "Final Error"
+ * and any separator allowed (":", "-", "=", "：", or none), case ignored; its first yes/no word is the verdict.
+ * Without such a line: no verdict (a bare "Yes" elsewhere in the reply is not read as one).
+ */
+export function tolerantVerdict(answer: string): Verdict | null {
+  const lines = errorLines(answer);
+  const last = lines[lines.length - 1];
+  if (last === undefined) return null;
+  const m = /^(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–]\s*)?(?:\[\s*)?(yes|no)\b/i.exec(last);
+  if (!m) return null;
+  return m[1]!.toLowerCase() === "yes" ? "Yes" : "No";
+}
+
+/**
+ * The strict parser: the last non-empty line of the answer must be exactly "Error: Yes" or "Error: No"
+ * (spaces around allowed, nothing else: no markdown, no other case, no trailing words).
+ */
+export function strictVerdict(answer: string): Verdict | null {
+  const lines = answer.split(/\r?\n/).filter((l) => l.trim() !== "");
+  const last = lines[lines.length - 1]?.trim();
+  if (last === "Error: Yes") return "Yes";
+  if (last === "Error: No") return "No";
+  return null;
+}
+
+/** The Evidence field's text: from "Evidence:" to the next field name (Analysis, Confidence, Error) or the end. */
+export function evidenceText(answer: string): string | null {
+  const lines = answer.split(/\r?\n/);
+  const start = lines.findIndex((l) => /^(?:[-•]\s*)?evidence\s*[:：]/i.test(clean(l)));
+  if (start < 0) return null;
+  const out: string[] = [clean(lines[start]!).replace(/^(?:[-•]\s*)?evidence\s*[:：]\s*/i, "")];
+  for (const l of lines.slice(start + 1)) {
+    if (/^(?:[-•]\s*)?(?:analysis|confidence|(?:final\s+)?error)\b\s*[:：]?/i.test(clean(l))) break;
+    out.push(l.trim());
+  }
+  const text = out
+    .join("\n")
+    .trim()
+    .replace(/^["“'「]+|["”'」]+$/g, "")
+    .trim();
+  return text === "" ? null : text;
+}
+
+export function parseVerdict(reply: ReplyView): ParsedVerdict {
+  const truncated = reply.finish_reason === "length";
+  const think = /<think>/i.test(reply.text);
+  const none = (reason: NoVerdictReason, evidence: string | null = null): ParsedVerdict => ({
+    verdict: null,
+    strict: null,
+    reason,
+    evidence,
+    truncated,
+    think,
+  });
+  if (reply.error !== null) return none("api_error"); // rule 1
+  const { answer, closed } = answerText(reply.text); // rule 2
+  const evidence = evidenceText(answer);
+  const lines = errorLines(answer);
+  if (truncated) {
+    // rule 3: a closed reasoning block (in the content, or a separate reasoning field) and an Error line after it
+    const closedReasoning = closed || reply.reasoning;
+    if (!closedReasoning || lines.length === 0) return none("truncated", evidence);
+  }
+  const last = lines[lines.length - 1];
+  if (last !== undefined && isTemplateEcho(last)) return none("template_echo", evidence); // rule 4
+  const verdict = tolerantVerdict(answer); // rule 5
+  return {
+    verdict,
+    strict: strictVerdict(answer),
+    reason: verdict === null ? "no_error_line" : null,
+    evidence,
+    truncated,
+    think,
+  };
+}
