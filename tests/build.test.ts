@@ -46,9 +46,11 @@ describe("medbench build on the sample release", () => {
     expect(p.read("medbench.lock")).toBe(before);
     expect(new Set(Object.values(r.status))).toEqual(new Set(["fresh"]));
     const lock = JSON.parse(before);
-    expect(lock.schema).toBe(1);
+    expect(lock.schema).toBe(2);
     expect(lock.hash_recipe).toBe(2);
-    expect(Object.keys(lock.specs["specs/voice-command.yaml"].stages)).toEqual(
+    const builds = lock.specs["specs/voice-command.yaml"].builds;
+    expect(Object.keys(builds)).toEqual(["limit=null model=medbench/prior subset=null"]);
+    expect(Object.keys(builds["limit=null model=medbench/prior subset=null"].stages)).toEqual(
       ["bootstrap", "download", "model", "parse", "score", "prompts"].sort(),
     );
   });

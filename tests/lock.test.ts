@@ -37,3 +37,88 @@ describe("medbench.lock", () => {
     expect(p.exists("results")).toBe(false);
   });
 });
+
+describe("medbench.lock per variable set", () => {
+  let p: Project;
+  beforeEach(() => {
+    p = new Project();
+  });
+  afterEach(() => p.remove());
+
+  it("records each model's build, so alternating models changes nothing and --frozen passes for both", async () => {
+    expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
+    expect((await p.run(["build", SPEC, "--quiet", "--model", "medbench/keyword-stop"])).exitCode).toBe(0);
+    const lock = p.read("medbench.lock");
+    expect(Object.keys(JSON.parse(lock).specs[SPEC].builds)).toEqual([
+      "limit=null model=medbench/keyword-stop subset=null",
+      "limit=null model=medbench/prior subset=null",
+    ]);
+    for (const args of [[], ["--model", "medbench/keyword-stop"], [], ["--model", "medbench/keyword-stop"]]) {
+      const r = await p.run(["build", SPEC, "--frozen", "--quiet", ...args]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
+    expect(p.read("medbench.lock")).toBe(lock);
+  });
+
+  it("--frozen refuses a variable set the lock does not hold before any model request is sent", async () => {
+    // @ts-expect-error: a plain ESM script, also run by hand
+    const { startFakeOpenAI } = await import("../scripts/fake-openai.mjs");
+    const fake = await startFakeOpenAI({});
+    try {
+      p.write(
+        "routes.yaml",
+        `routes:\n  fake:\n    base_url: ${fake.url}\n    request:\n` +
+          `      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
+      );
+      expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
+      const before = p.snapshot(["medbench.lock", "results"]);
+      const r = await p.run([
+        "build",
+        SPEC,
+        "--frozen",
+        "--model",
+        "fake/new-model",
+        "--registry",
+        "routes.yaml",
+      ]);
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(
+        /medbench\.lock records no build of specs\/voice-command\.yaml with .*fake\/new-model/,
+      );
+      expect(r.stderr).toMatch(/fix: run `medbench build` without --frozen/);
+      expect(fake.stats.requests).toBe(0);
+      expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
+      // A stage whose key moved is refused the same way, before it runs.
+      p.edit(SPEC, (t) => t.replace("slot_compare: casefold", "slot_compare: exact"));
+      const moved = await p.run(["build", SPEC, "--frozen"]);
+      expect(moved.exitCode).toBe(1);
+      expect(moved.stderr).toMatch(/stage score: its key differs from the locked one/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("reads a schema-1 lock: keeps what was trusted, records builds anew", async () => {
+    expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
+    const now = JSON.parse(p.read("medbench.lock"));
+    const entry = now.specs[SPEC];
+    const [only] = Object.values(entry.builds) as { stages: unknown }[];
+    const old = {
+      ...now,
+      schema: 1,
+      specs: {
+        [SPEC]: { slug: entry.slug, spec_hash: entry.spec_hash, pins: entry.pins, stages: only!.stages },
+      },
+    };
+    p.write("medbench.lock", JSON.stringify(old));
+    const frozen = await p.run(["build", SPEC, "--frozen", "--quiet"]);
+    expect(frozen.exitCode).toBe(1); // the migrated lock gains its build record
+    const r = await p.run(["build", SPEC, "--quiet"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const migrated = JSON.parse(p.read("medbench.lock"));
+    expect(migrated.schema).toBe(2);
+    expect(migrated.specs[SPEC].pins).toEqual(entry.pins);
+    expect(migrated.specs[SPEC].builds).toEqual(entry.builds);
+  });
+});

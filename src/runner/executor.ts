@@ -4,7 +4,15 @@ import { resolve } from "node:path";
 import { Cache } from "./cache.js";
 import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
-import { readLock, writeLock, lockText, type LockSpec, type LockFile } from "./lock.js";
+import {
+  buildId,
+  readLock,
+  writeLock,
+  lockText,
+  type LockBuild,
+  type LockSpec,
+  type LockFile,
+} from "./lock.js";
 import { memoStore } from "./memo.js";
 import { insideDir, projectPath, type Project } from "./project.js";
 import type { BuildInfo, InputView, StageContext, StageKind, StageOptions, StageOutput } from "./stage.js";
@@ -114,10 +122,12 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   const lock = readLock(project.lockPath);
   const specKey = projectPath(project, spec.path);
   const previous = lock.specs[specKey];
+  const variableSet = buildId(spec.variables);
+  const locked = previous?.spec_hash === spec.specHash ? previous.builds[variableSet] : undefined;
   const newPins: Record<string, Record<string, string>> = {};
   const upstream = new Map<string, Record<string, string>>();
   const reports: StageReport[] = [];
-  const lockStages: LockSpec["stages"] = {};
+  const lockStages: LockBuild["stages"] = {};
   const memo = memoStore(cache);
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
 
@@ -130,6 +140,17 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
       const key = stageKey(record);
       const forced = opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
       const manifest = forced ? null : await freshManifest(cache, key);
+      // --frozen decides before a stage runs (before any model request) whether the lock would change.
+      if (opts.frozen && locked?.stages[decl.name]?.key !== key) {
+        throw new StageError(
+          locked
+            ? `medbench.lock would change (stage ${decl.name}: its key differs from the locked one), ` +
+              "and --frozen forbids it"
+            : `medbench.lock records no build of ${spec.path} with ${variableSet || "its variables"}, ` +
+              "and --frozen forbids adding one",
+          "run `medbench build` without --frozen and commit medbench.lock",
+        );
+      }
       let status: StageStatus = "fresh";
       let outputs: Record<string, string>;
       if (manifest) {
@@ -180,7 +201,11 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     slug: spec.slug,
     spec_hash: spec.specHash,
     pins: mergePins(previous?.pins, newPins),
-    stages: lockStages,
+    // Every variable set built for this spec_hash stays recorded; a new spec_hash starts afresh.
+    builds: {
+      ...(previous?.spec_hash === spec.specHash ? previous.builds : {}),
+      [variableSet]: { variables: spec.variables, stages: lockStages },
+    },
   };
   const next: LockFile = { ...lock, specs: { ...lock.specs, [specKey]: entry } };
   if (opts.frozen && lockText(next) !== lockText(lock)) {

@@ -1,4 +1,5 @@
-// medbench.lock: what the last build of each spec resolved (pins, stage keys, outputs).
+// medbench.lock: what the builds of each spec resolved: its pins, and per variable set (each model, each
+// choice of configurations) the stage keys and outputs, so alternating models changes nothing.
 // Deterministic: sorted keys, stable layout, rewritten only when its content changed.
 import { readFileSync, existsSync, openSync, closeSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
@@ -6,8 +7,9 @@ import { writeFileAtomic } from "./fsutil.js";
 import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
+import type { Json } from "../util/json.js";
 
-export const LOCK_SCHEMA = 1;
+export const LOCK_SCHEMA = 2;
 
 /** What each hash recipe changed, for the message a lock from an older recipe gets. */
 const RECIPE_CHANGES: Record<number, string> = {
@@ -19,12 +21,25 @@ export interface LockStage {
   key: string;
   outputs: Record<string, string>;
 }
+export interface LockBuild {
+  variables: Record<string, Json>;
+  stages: Record<string, LockStage>;
+}
 export interface LockSpec {
   slug: string;
   spec_hash: string;
   /** Source label -> release path -> sha256 (pinned by the spec, or trusted on first use). */
   pins: Record<string, Record<string, string>>;
-  stages: Record<string, LockStage>;
+  /** By variable set (buildId): the stages of the last build with those variables. */
+  builds: Record<string, LockBuild>;
+}
+
+/** A variable set's name in the lock: `name=value` pairs, sorted, values as JSON unless plain strings. */
+export function buildId(variables: Record<string, Json>): string {
+  return Object.keys(variables)
+    .sort()
+    .map((k) => `${k}=${typeof variables[k] === "string" ? variables[k] : JSON.stringify(variables[k])}`)
+    .join(" ");
 }
 export interface LockFile {
   schema: number;
@@ -46,7 +61,7 @@ export function readLock(path: string): LockFile {
       },
     ]);
   }
-  if (parsed.schema !== LOCK_SCHEMA) {
+  if (parsed.schema !== LOCK_SCHEMA && parsed.schema !== 1) {
     throw new DiagnosticError([
       {
         file: path,
@@ -69,7 +84,16 @@ export function readLock(path: string): LockFile {
       },
     ]);
   }
-  return parsed;
+  return parsed.schema === 1 ? fromSchema1(parsed) : parsed;
+}
+
+/** Schema 1 held one build per spec, without its variables: keep the pins (what was trusted), drop the
+ *  stages (the next build of each variable set records them again; replies are reused). */
+function fromSchema1(old: LockFile): LockFile {
+  const specs: Record<string, LockSpec> = {};
+  for (const [k, v] of Object.entries(old.specs ?? {}) as [string, LockSpec][])
+    specs[k] = { slug: v.slug, spec_hash: v.spec_hash, pins: v.pins ?? {}, builds: {} };
+  return { ...old, schema: LOCK_SCHEMA, specs };
 }
 
 export function lockText(lock: LockFile): string {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import { basename, dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Cache } from "./cache.js";
-import type { LockSpec } from "./lock.js";
+import type { LockBuild } from "./lock.js";
 import { projectPath, type Project } from "./project.js";
 import { BuildFailure } from "./failure.js";
 import { resultSource, type SpecFile } from "../spec/load.js";
@@ -54,7 +54,7 @@ export function resultContents(
 }
 
 /** build.json: which build made these files (the spec and every stage's key; what `medbench export` packs). */
-export function buildRecord(spec: SpecFile, project: Project, stages: LockSpec["stages"]): string {
+export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild["stages"]): string {
   return stableJson({
     spec: projectPath(project, spec.path),
     spec_hash: spec.specHash,
@@ -69,7 +69,7 @@ function wanted(
   project: Project,
   cache: Cache,
   upstream: Map<string, Record<string, string>>,
-  stages: LockSpec["stages"],
+  stages: LockBuild["stages"],
 ): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
   for (const [file, hash] of resultContents(spec, upstream)) files.set(file, cache.read(hash));
@@ -112,7 +112,7 @@ export function resultsDifferences(
   suffix: string,
   cache: Cache,
   upstream: Map<string, Record<string, string>>,
-  stages: LockSpec["stages"],
+  stages: LockBuild["stages"],
 ): string[] {
   return differences(resultsDir(spec, project, suffix), wanted(spec, project, cache, upstream, stages));
 }
@@ -144,7 +144,7 @@ export function writeResults(
   suffix: string,
   cache: Cache,
   upstream: Map<string, Record<string, string>>,
-  stages: LockSpec["stages"],
+  stages: LockBuild["stages"],
 ): string {
   const dir = resultsDir(spec, project, suffix);
   const files = wanted(spec, project, cache, upstream, stages);

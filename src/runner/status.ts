@@ -1,7 +1,7 @@
 // Why each stage is fresh, stale or never built, worked out without running anything.
 import { Cache } from "./cache.js";
 import { stageKey } from "./keys.js";
-import { readLock, type LockSpec } from "./lock.js";
+import { buildId, readLock, type LockBuild } from "./lock.js";
 import { resultsDifferences } from "./results.js";
 import { memoStore } from "./memo.js";
 import { projectPath } from "./project.js";
@@ -28,14 +28,16 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   const cache = new Cache(opts.project.cacheDir);
   const lock = readLock(opts.project.lockPath);
   const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
+  // The last build with the same variables (model, configurations, …) is what this one is compared with.
+  const lockedBuild = previous?.builds[buildId(rt.spec.variables)];
   const upstream = new Map<string, Record<string, string>>();
   const states: StageState[] = [];
   const blocked = new Set<string>();
-  const built: LockSpec["stages"] = {};
+  const built: LockBuild["stages"] = {};
   for (const decl of rt.plan.order) {
     const inputsFrom = Object.values(decl.inputs).flatMap((r) => ("stage" in r ? [r.stage] : []));
     const waiting = inputsFrom.filter((s) => blocked.has(s));
-    const locked = previous?.stages[decl.name];
+    const locked = lockedBuild?.stages[decl.name];
     if (waiting.length) {
       blocked.add(decl.name);
       states.push({
