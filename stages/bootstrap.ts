@@ -2,7 +2,7 @@
 import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";
-import type { MetricRows, PairedRows } from "../tasks/task.js";
+import type { MetricRows, PairedRows, Statistic } from "../tasks/task.js";
 
 interface Params {
   resamples: number;
@@ -51,6 +51,101 @@ function metricEntry(
   };
 }
 
+type Scored = { metrics: MetricRows[]; paired: PairedRows[] };
+type Procedures = Pick<
+  typeof import("../src/stats/intervals.js"),
+  "bootstrapCi" | "pairedComparison" | "statisticCi"
+>;
+
+/** Every metric's interval and every paired comparison of one scored block. */
+function intervalsOf(
+  scored: Scored,
+  statistics: Record<string, Statistic> | undefined,
+  p: Params,
+  { bootstrapCi, pairedComparison, statisticCi }: Procedures,
+): { metrics: Record<string, Json>; paired: Record<string, Json> } {
+  const metrics: Record<string, Json> = {};
+  for (const m of scored.metrics) {
+    if (m.rows.length === 0) {
+      metrics[m.name] = {
+        label: m.label,
+        unit: m.unit ?? "proportion",
+        n: 0,
+        value: null,
+        lo: null,
+        hi: null,
+        ci_method: "none",
+      };
+      continue;
+    }
+    if (m.statistic !== undefined && m.statistic !== "mean") {
+      const statistic = statistics?.[m.statistic];
+      if (!statistic)
+        throw new StageError(
+          `metric ${m.name} names the statistic \`${m.statistic}\`, which the task does not define`,
+          `define it in the task's \`statistics\` (known: ${Object.keys(statistics ?? {}).join(", ") || "none"})`,
+        );
+      const ci = statisticCi(m.rows, statistic, {
+        resamples: p.resamples,
+        seed: p.seed,
+        rng: p.rng,
+        level: p.level,
+      });
+      metrics[m.name] = {
+        ...metricEntry(m, ci),
+        statistic: m.statistic,
+        ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
+      };
+      continue;
+    }
+    const ci = bootstrapCi(
+      m.rows.map((r) => ({ value: r.value, cluster: r.cluster })),
+      {
+        resamples: p.resamples,
+        seed: p.seed,
+        rng: p.rng,
+        level: p.level,
+        fallback: m.ciFallback !== "none",
+      },
+    );
+    metrics[m.name] = metricEntry(m, ci);
+  }
+  const paired: Record<string, Json> = {};
+  const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
+  for (const c of scored.paired) {
+    if (c.a.length === 0) continue;
+    const r = pairedComparison(c.a, c.b, { ...pp, level: p.level });
+    paired[c.name] = { label: c.label, ...r } as unknown as Json;
+  }
+  return { metrics, paired };
+}
+
+/** Each metric's mean and sample SD over the configurations (the paper's primary), with the values. */
+function overConfigurations(per: Record<string, Json>): Record<string, Json> {
+  const names = new Set<string>();
+  for (const c of Object.values(per))
+    for (const k of Object.keys((c as { metrics: object }).metrics)) names.add(k);
+  const out: Record<string, Json> = {};
+  for (const name of names) {
+    const values: Record<string, number | null> = {};
+    for (const [conf, c] of Object.entries(per)) {
+      const m = (c as { metrics: Record<string, { value?: number | null }> }).metrics[name];
+      values[conf] = m?.value ?? null;
+    }
+    out[name] = { ...meanSd(Object.values(values)), values };
+  }
+  return out;
+}
+
+/** Mean and sample SD (n - 1) of the defined values; SD null with fewer than two. */
+function meanSd(values: (number | null)[]): { mean: number | null; sd: number | null; n: number } {
+  const xs = values.filter((x): x is number => x !== null);
+  if (xs.length === 0) return { mean: null, sd: null, n: 0 };
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  if (xs.length < 2) return { mean, sd: null, n: xs.length };
+  return { mean, sd: Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)), n: xs.length };
+}
+
 export const bootstrap: StageKind = {
   kind: "bootstrap",
   inputs: {
@@ -91,9 +186,9 @@ export const bootstrap: StageKind = {
   async run(ctx) {
     const { bootstrapCi, pairedComparison, statisticCi } = await import("../src/stats/intervals.js");
     const p = ctx.params as unknown as Params;
-    const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as {
-      metrics: MetricRows[];
-      paired: PairedRows[];
+    const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as Scored & {
+      headline?: string;
+      configurations?: Record<string, Scored>;
     };
     const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;
     const audit = ctx.inputs.model
@@ -106,61 +201,24 @@ export const bootstrap: StageKind = {
           limit: Json;
           selected: number;
           total: number;
+          configurations?: string[];
+          notices?: string[];
         })
       : null;
-    const metrics: Record<string, Json> = {};
-    for (const m of scored.metrics) {
-      if (m.rows.length === 0) {
-        metrics[m.name] = {
-          label: m.label,
-          unit: m.unit ?? "proportion",
-          n: 0,
-          value: null,
-          lo: null,
-          hi: null,
-          ci_method: "none",
-        };
-        continue;
-      }
-      if (m.statistic !== undefined && m.statistic !== "mean") {
-        const statistic = ctx.task.statistics?.[m.statistic];
-        if (!statistic)
-          throw new StageError(
-            `metric ${m.name} names the statistic \`${m.statistic}\`, which the task does not define`,
-            `define it in the task's \`statistics\` (known: ${Object.keys(ctx.task.statistics ?? {}).join(", ") || "none"})`,
-          );
-        const ci = statisticCi(m.rows, statistic, {
-          resamples: p.resamples,
-          seed: p.seed,
-          rng: p.rng,
-          level: p.level,
-        });
-        metrics[m.name] = {
-          ...metricEntry(m, ci),
-          statistic: m.statistic,
-          ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
-        };
-        continue;
-      }
-      const ci = bootstrapCi(
-        m.rows.map((r) => ({ value: r.value, cluster: r.cluster })),
-        {
-          resamples: p.resamples,
-          seed: p.seed,
-          rng: p.rng,
-          level: p.level,
-          fallback: m.ciFallback !== "none",
-        },
-      );
-      metrics[m.name] = metricEntry(m, ci);
-    }
-    const paired: Record<string, Json> = {};
-    const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
-    for (const c of scored.paired) {
-      if (c.a.length === 0) continue;
-      const r = pairedComparison(c.a, c.b, { ...pp, level: p.level });
-      paired[c.name] = { label: c.label, ...r } as unknown as Json;
-    }
+    const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, {
+      bootstrapCi,
+      pairedComparison,
+      statisticCi,
+    });
+    // More than one request configuration: each one's metrics, and each metric's mean and SD over them.
+    const perConfiguration = scored.configurations
+      ? Object.fromEntries(
+          Object.entries(scored.configurations).map(([name, c]) => [
+            name,
+            intervalsOf(c, ctx.task.statistics, p, { bootstrapCi, pairedComparison, statisticCi }) as Json,
+          ]),
+        )
+      : null;
     const apiErrors = typeof audit.api_errors === "number" ? audit.api_errors : 0;
     const out = {
       slug: ctx.build.slug,
@@ -176,6 +234,14 @@ export const bootstrap: StageKind = {
         ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total }
         : null,
       incomplete: audit.incomplete === true,
+      ...(info?.notices ? { notices: info.notices } : {}),
+      ...(info?.configurations ? { configuration: scored.headline ?? info.configurations[0] ?? null } : {}),
+      ...(perConfiguration
+        ? {
+            configurations: perConfiguration,
+            over_configurations: overConfigurations(perConfiguration),
+          }
+        : {}),
       primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
       metrics: {
         ...metrics,

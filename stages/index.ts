@@ -7,7 +7,8 @@ import { parse } from "./parse.js";
 import { score } from "./score.js";
 import { bootstrap } from "./bootstrap.js";
 import { judge } from "./judge.js";
+import { fit } from "./fit.js";
 
 export const STAGE_KINDS: ReadonlyMap<string, StageKind> = new Map(
-  [download, prompts, modelStage, parse, judge, score, bootstrap].map((k) => [k.kind, k]),
+  [download, prompts, fit, modelStage, parse, judge, score, bootstrap].map((k) => [k.kind, k]),
 );

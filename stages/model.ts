@@ -60,7 +60,9 @@ export function requestBody(
   // A request's own generation fields (its request configuration) override the stage's.
   for (const [k, v] of Object.entries(req.generation ?? {})) if (v !== undefined) body[k] = v;
   body = deepMerge(body, route.request.extra ?? {});
-  if (p.thinking === "off") {
+  // A per-model override's fields replace the route's thinking-off fields (they were validated for that model).
+  const o = p.overrides?.[`${route.name}/${model}`] ?? p.overrides?.[model];
+  if (p.thinking === "off" && !o?.fields) {
     const low = (route.request.reasoning_low_models ?? []).some((m) => model.includes(m));
     const fields = low ? route.request.reasoning_low : route.request.thinking_off;
     if (!fields) {
@@ -80,7 +82,6 @@ export function requestBody(
   } else if (format === "json_object") {
     body.response_format = { type: "json_object" };
   }
-  const o = p.overrides?.[`${route.name}/${model}`] ?? p.overrides?.[model];
   if (o?.fields) body = deepMerge(body, o.fields);
   if (o?.assistant_prefill !== undefined)
     body.messages = [...(body.messages as Json[]), { role: "assistant", content: o.assistant_prefill }];

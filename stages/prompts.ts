@@ -1,11 +1,13 @@
 // prompts: the task turns release files and templates into model requests; --subset/--limit select a part.
-import type { StageKind } from "../src/runner/stage.js";
+import type { StageKind, StageProblem, StageShape } from "../src/runner/stage.js";
+import type { RequestConfiguration, TaskModule, TaskRequest } from "../src/contract/task.js";
 import { StageError } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { writeRecords } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
 
 interface Params {
+  configurations?: string | null;
   subset?: string | null;
   limit?: number | null;
   [k: string]: Json | undefined;
@@ -19,18 +21,38 @@ export const prompts: StageKind = {
   params: {
     subset: { type: ["string", "null"], description: "a comma list of subsets" },
     limit: { type: ["integer", "null"], minimum: 1, description: "the first N units of each subset" },
+    configurations: {
+      type: ["string", "null"],
+      description:
+        "request configurations: `all`, or a comma list of the task's names (default: its headline)",
+    },
   },
+  check: checkConfigurations,
   taskPart: "prompts",
   async run(ctx) {
     const p = ctx.params as Params;
     const templates: Record<string, string> = {};
     for (const [name, input] of Object.entries(ctx.inputs))
       if (name !== "release") templates[name] = input.text();
-    const all = ctx.task.buildRequests({
-      release: releaseFiles(ctx.inputs.release),
-      templates,
-      params: ctx.params,
-    });
+    const release = releaseFiles(ctx.inputs.release);
+    const notices = new Set<string>();
+    const notice = (m: string) => void notices.add(m);
+    const chosen0 = chosenConfigurations(ctx.task, p.configurations ?? null);
+    const all = chosen0
+      ? chosen0.flatMap(([name, c]) =>
+          withConfiguration(
+            name,
+            c,
+            ctx.task.buildRequests({
+              release,
+              templates,
+              params: ctx.params,
+              configuration: { name, ...c },
+              notice,
+            }),
+          ),
+        )
+      : ctx.task.buildRequests({ release, templates, params: ctx.params, notice });
     let chosen = all;
     const subsets = p.subset
       ? String(p.subset)
@@ -62,7 +84,65 @@ export const prompts: StageKind = {
       partial: chosen.length !== all.length,
       subset: subsets,
       limit: p.limit ?? null,
+      ...(chosen0 ? { configurations: chosen0.map(([name]) => name) } : {}),
+      ...(notices.size ? { notices: [...notices] } : {}),
     };
     return { requests: writeRecords("requests", chosen), info: stableJson(info) };
   },
 };
+
+/** The configurations to build, in the task's declaration order; null for a task that declares none. */
+export function chosenConfigurations(
+  task: TaskModule,
+  value: string | null,
+): [string, RequestConfiguration][] | null {
+  const declared = task.configurations;
+  if (!declared) return null;
+  const names = Object.keys(declared);
+  const wanted =
+    value === null
+      ? [task.headline ?? names[0]!]
+      : value.trim() === "all"
+        ? names
+        : value.split(",").map((s) => s.trim());
+  return names.filter((n) => wanted.includes(n)).map((n) => [n, declared[n]!]);
+}
+
+/** Each request of a configuration carries its name (in its id, so ids stay unique) and generation fields. */
+function withConfiguration(name: string, c: RequestConfiguration, requests: TaskRequest[]): TaskRequest[] {
+  return requests.map((r) => ({
+    ...r,
+    id: `${name}/${r.id}`,
+    configuration: name,
+    generation: { ...c.generation, ...(r.generation ?? {}) },
+  }));
+}
+
+/** Configuration names are checked with the spec, before anything runs. */
+function checkConfigurations(stage: StageShape, task: TaskModule): StageProblem[] {
+  const v = (stage.params as { configurations?: unknown }).configurations;
+  if (v === undefined || v === null || typeof v !== "string") return [];
+  const names = Object.keys(task.configurations ?? {});
+  if (!names.length)
+    return [
+      {
+        pointer: "/params/configurations",
+        message: "this task declares no request configurations",
+        fix: "drop the `configurations` parameter",
+      },
+    ];
+  if (v.trim() === "all") return [];
+  const unknown = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => !names.includes(s));
+  return unknown.length
+    ? [
+        {
+          pointer: "/params/configurations",
+          message: `unknown configuration ${unknown.map((u) => JSON.stringify(u)).join(", ")}`,
+          fix: `use \`all\` or a comma list of: ${names.join(", ")}`,
+        },
+      ]
+    : [];
+}

@@ -2,7 +2,18 @@
 import type { StageKind } from "../src/runner/stage.js";
 import { stableJson } from "../src/util/json.js";
 import { readRecords, writeRecords } from "../src/contract/records.js";
-import type { JudgedReplies } from "../tasks/task.js";
+import type { JudgedReplies, TaskRequest } from "../tasks/task.js";
+
+/** Requests by their configuration, in first-seen order (requests without one form a single group). */
+function byConfiguration(requests: TaskRequest[]): Map<string, TaskRequest[]> {
+  const out = new Map<string, TaskRequest[]>();
+  for (const r of requests) {
+    const k = r.configuration ?? "";
+    if (!out.has(k)) out.set(k, []);
+    out.get(k)!.push(r);
+  }
+  return out;
+}
 
 function judgedReplies(text: string): JudgedReplies {
   const byJudge = new Map<string, Record<string, string | null>>();
@@ -33,18 +44,46 @@ export const score: StageKind = {
       ? new Map(readRecords("replies", ctx.inputs.replies.text("replies")).map((r) => [r.id, r]))
       : null;
     const judged = ctx.inputs.judged ? judgedReplies(ctx.inputs.judged.text("judged")) : undefined;
-    const out = ctx.task.score({
-      requests,
-      parsed: requests.map((r) => parsed.get(r.id) ?? null),
-      replies: requests.map((r) => replies?.get(r.id) ?? null),
-      params: ctx.params,
-      judged,
-    });
+    const scoreOf = (rs: TaskRequest[]) =>
+      ctx.task.score({
+        requests: rs,
+        parsed: rs.map((r) => parsed.get(r.id) ?? null),
+        replies: rs.map((r) => replies?.get(r.id) ?? null),
+        params: ctx.params,
+        judged,
+      });
+    // Each request configuration is scored on its own; the headline's metrics are the run's.
+    const groups = byConfiguration(requests);
+    if (groups.size <= 1) {
+      const out = scoreOf(requests);
+      return {
+        items: writeRecords("items", out.items),
+        metrics: stableJson({ metrics: out.metrics, paired: out.paired }),
+        // The scoring parameters travel with the tables, so every result records how it was scored.
+        tables: stableJson({ ...out.tables, scoring_params: ctx.params }),
+      };
+    }
+    const outs = new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)]));
+    const headline = outs.has(ctx.task.headline ?? "") ? ctx.task.headline! : [...outs.keys()][0]!;
+    const head = outs.get(headline)!;
     return {
-      items: writeRecords("items", out.items),
-      metrics: stableJson({ metrics: out.metrics, paired: out.paired }),
-      // The scoring parameters travel with the tables, so every result records how it was scored.
-      tables: stableJson({ ...out.tables, scoring_params: ctx.params }),
+      items: writeRecords(
+        "items",
+        [...outs.values()].flatMap((o) => o.items),
+      ),
+      metrics: stableJson({
+        metrics: head.metrics,
+        paired: head.paired,
+        headline,
+        configurations: Object.fromEntries(
+          [...outs].map(([name, o]) => [name, { metrics: o.metrics, paired: o.paired }]),
+        ),
+      }),
+      tables: stableJson({
+        ...head.tables,
+        by_configuration: Object.fromEntries([...outs].map(([name, o]) => [name, o.tables])),
+        scoring_params: ctx.params,
+      }),
     };
   },
 };

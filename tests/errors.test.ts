@@ -35,7 +35,7 @@ describe("bad input", () => {
   it("an unknown stage kind", async () => {
     const err = await refused((t) => t.replace("kind: score", "kind: scorer"));
     expect(err).toMatch(/:\d+:\d+: stages\.score\.kind: unknown stage kind `scorer`/);
-    expect(err).toMatch(/use one of: bootstrap, download, judge, model, parse, prompts, score/);
+    expect(err).toMatch(/use one of: bootstrap, download, fit, judge, model, parse, prompts, score/);
   });
 
   it("an unknown stage parameter (a typo is not silently ignored)", async () => {

@@ -101,8 +101,11 @@ describe("requests", () => {
     expect(fake.stats.requests).toBe(2 * sent);
   });
 
-  it("applies per-model overrides after the route's fields", async () => {
-    const { fake, p } = await setup();
+  it("applies per-model overrides in place of the route's thinking-off fields, and records them", async () => {
+    const { fake, p } = await setup(
+      {},
+      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false }, thinking_budget: 0 }\n",
+    );
     p.edit("specs/voice-command.yaml", (t) =>
       t.replace(
         '      thinking: "off"\n',
@@ -114,6 +117,11 @@ describe("requests", () => {
     expect(sent.messages.at(-1)).toEqual({ role: "assistant", content: "<think></think>\n" });
     expect(sent.add_generation_prompt).toBe(false);
     expect(sent.continue_final_message).toBe(true);
+    expect(sent.chat_template_kwargs).toEqual({ enable_thinking: false });
+    expect(sent).not.toHaveProperty("thinking_budget"); // the route's thinking-off fields are replaced
+    const m = JSON.parse(p.read("results/kor-surgical-robot-voice-command/fake_test-model/metrics.json"));
+    expect(m.metrics.request.add_generation_prompt).toBe(false);
+    expect(m.metrics.request).not.toHaveProperty("thinking_budget");
   });
 
   it("refuses a route that does not say how to switch thinking off", async () => {

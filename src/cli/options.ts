@@ -12,6 +12,8 @@ export const BUILD_OPTIONS = {
   "data-dir": { type: "string" },
   subset: { type: "string" },
   limit: { type: "string" },
+  configurations: { type: "string" },
+  var: { type: "string", multiple: true },
   refresh: { type: "string", multiple: true },
   "trust-changed": { type: "boolean" },
   frozen: { type: "boolean" },
@@ -40,16 +42,14 @@ export function buildOptions(values: Record<string, unknown>): {
   const vars: Record<string, Json> = {};
   if (values.model !== undefined) vars.model = values.model as string;
   if (values.judge !== undefined) vars.judges = values.judge as string[];
-  if (values.subset !== undefined) {
-    const subset = values.subset as string;
-    // `--subset=` or `--subset a,,b` is a mistake, not "every subset" or a subset named "".
-    if (subset.split(",").some((s) => s.trim() === ""))
-      throw new UsageError(
-        `--subset ${JSON.stringify(subset)} names an empty subset: give subset names separated by commas`,
-      );
-    vars.subset = subset;
-  }
+  if (values.subset !== undefined) vars.subset = listOption(values, "subset");
   if (limit !== null) vars.limit = limit;
+  for (const v of (values.var as string[] | undefined) ?? []) {
+    const m = /^([A-Za-z_][\w-]*)=(.*)$/s.exec(v);
+    if (!m) throw new UsageError(`--var ${JSON.stringify(v)}: write NAME=VALUE (e.g. --var limit=10)`);
+    vars[m[1]!] = varValue(m[2]!);
+  }
+  if (values.configurations !== undefined) vars.configurations = listOption(values, "configurations");
   const dataDir = (values["data-dir"] as string | undefined) ?? process.env.MEDBENCH_DATA_DIR;
   return {
     vars,
@@ -64,4 +64,23 @@ export function buildOptions(values: Record<string, unknown>): {
       resultsSuffix: vars.subset !== undefined || vars.limit !== undefined ? ".partial" : "",
     },
   };
+}
+
+/** A comma list option: `--subset=` or `--subset a,,b` is a mistake, not "every subset" or one named "". */
+function listOption(values: Record<string, unknown>, name: string): string {
+  const v = values[name] as string;
+  if (v.split(",").some((s) => s.trim() === ""))
+    throw new UsageError(
+      `--${name} ${JSON.stringify(v)} names an empty ${name.replace(/s$/, "")}: ` +
+        `give names separated by commas`,
+    );
+  return v;
+}
+
+/** `--var NAME=VALUE`: numbers, true/false and null as such (as YAML would read them), anything else text. */
+function varValue(raw: string): Json {
+  if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
+  if (raw === "true" || raw === "false") return raw === "true";
+  if (raw === "null") return null;
+  return raw;
 }

@@ -31,7 +31,7 @@ export function checkSpec(
     if (kind.check && task)
       for (const p of kind.check(s, task)) {
         const pointer = `/stages/${escapePointer(s.name)}${p.pointer}`;
-        out.push(diagnosticAt(spec.src, pointer, p.message, p.fix));
+        out.push(diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix));
       }
   }
   for (const [file, target] of Object.entries(spec.results?.files ?? {})) {

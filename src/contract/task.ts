@@ -33,6 +33,9 @@ export interface PromptsInput {
   params: Json;
   /** The configuration this prompts stage instance builds for (a spec expanded over configurations). */
   configuration?: { name: string } & RequestConfiguration;
+  /** Something every result of this build must say (e.g. prompts that are a reconstruction): recorded in
+   *  metrics.json `notices` and shown after each build. */
+  notice?: (message: string) => void;
 }
 
 export interface ParseInput {

@@ -72,7 +72,14 @@ export function fromUnitRow(u: UnitRow): PairRow {
 
 /** contract v2's task.statistics: one per reported metric, over drawn unit rows. */
 export function statistics(): Record<string, (rows: readonly UnitRow[]) => number | null> {
+  // Resamples draw the same row objects again and again: decode each once.
+  const decoded = new WeakMap<UnitRow, PairRow>();
+  const decode = (u: UnitRow) => {
+    let r = decoded.get(u);
+    if (!r) decoded.set(u, (r = fromUnitRow(u)));
+    return r;
+  };
   return Object.fromEntries(
-    reportedMetrics().map((m) => [m.name, (rows: readonly UnitRow[]) => m.fn(rows.map(fromUnitRow))]),
+    reportedMetrics().map((m) => [m.name, (rows: readonly UnitRow[]) => m.fn(rows.map(decode))]),
   );
 }

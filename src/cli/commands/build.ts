@@ -19,6 +19,8 @@ export const command: Command = {
   --data-dir DIR        a release you downloaded (or MEDBENCH_DATA_DIR); still checked against the pins
   --subset A,B          only these subsets (a partial run)
   --limit N             only the first N items of each subset (a partial run)
+  --configurations A,B  request configurations to build (\`all\`, or names; default: the task's headline)
+  --var NAME=VALUE      set any variable the spec declares (repeatable)
   --refresh STAGE       rerun this stage (name or kind) even if fresh; for model: send again (repeatable)
   --trust-changed       accept release files that changed since they were trusted on first use
   --frozen              fail instead of changing medbench.lock (for CI)
@@ -52,6 +54,9 @@ async function run(argv: string[]): Promise<number> {
   const report = await build(rt, opts, (e) => logger.log(e));
   (await import("../../spec/load.js")).rememberParsedSpec(rt.spec, specPath, parsedSpecs);
   const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
+  // What the result itself says of its provenance is said after every build, fresh or not.
+  for (const message of report.results ? noticesOf(join(report.results, "metrics.json")) : [])
+    logger.log({ type: "warning", message });
   logger.log({
     type: "build-done",
     specHash: rt.spec.specHash,
@@ -88,4 +93,10 @@ function summaryOf(metricsFile: string): SummaryRow[] {
     unit: v.unit ?? "proportion",
   }));
   return [...rows.filter((r) => r.metric === m.primary), ...rows.filter((r) => r.metric !== m.primary)];
+}
+
+function noticesOf(metricsFile: string): string[] {
+  if (!existsSync(metricsFile)) return [];
+  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { notices?: unknown };
+  return Array.isArray(m.notices) ? m.notices.map(String) : [];
 }

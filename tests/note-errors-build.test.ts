@@ -1,0 +1,253 @@
+// The note-errors task end to end through the CLI: the offline main job, the four built-in baselines, and a
+// four-configuration run against the fake OpenAI-compatible server (think blocks, truncation, template echoes,
+// reasoning fields, API errors). Expected values are recomputed here from the items the build wrote.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { Project } from "./rig.js";
+import { REPO } from "./helpers.js";
+// @ts-expect-error: a plain ESM script, also run by hand
+import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+
+type Fake = {
+  url: string;
+  stats: { requests: number; received: { body: Record<string, unknown> }[] };
+  close(): Promise<void>;
+};
+
+const SPEC = "specs/note-errors.yaml";
+const RESULTS = "results/syn-snuh-note-errors";
+
+interface Item {
+  id: string;
+  meta: { pair_id: string; side: "error" | "clean"; configuration?: string };
+  verdicts: { verdict: "Yes" | "No" | null };
+}
+const itemsOf = (p: Project, dir: string): Item[] =>
+  p
+    .read(`${dir}/items.jsonl`)
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Item);
+
+/** BCR recomputed from items: error note Yes and twin No, over pairs (a pair without a verdict is not). */
+function bcrOf(items: Item[]): number {
+  const pairs = new Map<string, { error?: string | null; clean?: string | null }>();
+  for (const it of items) {
+    const k = `${it.meta.configuration ?? ""}|${it.meta.pair_id}`;
+    pairs.set(k, { ...pairs.get(k), [it.meta.side]: it.verdicts.verdict });
+  }
+  const both = [...pairs.values()].filter((x) => x.error === "Yes" && x.clean === "No").length;
+  return both / pairs.size;
+}
+
+/** Every non-trivial line of every note in the sample: none may reach items, metrics or logs. */
+function noteLines(): string[] {
+  const text = readFileSync(`${REPO}/specs/note-errors/sample/pairs_test.jsonl`, "utf8");
+  const lines = new Set<string>();
+  for (const l of text.trim().split("\n")) {
+    const r = JSON.parse(l) as { error_note: string; clean_note: string };
+    for (const n of [r.error_note, r.clean_note])
+      for (const x of n.split("\n")) if (x.length > 12) lines.add(x.slice(3).trim());
+  }
+  return [...lines];
+}
+
+describe("note-errors: offline build and baselines", () => {
+  let p: Project;
+  beforeAll(() => {
+    p = new Project();
+  });
+  afterAll(() => p.remove());
+
+  it("runs the main job offline: BCR with its interval first, labelled synthetic and reconstructed", async () => {
+    const r = await p.run(["build", SPEC]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const table = r.stdout.split("\n").filter((l) => /\d+\.\d%/.test(l));
+    expect(table[0]).toMatch(/^bcr\s+0\.0%\s+0\.0%–0\.0%\s+64\s+bootstrap/);
+    expect(r.stderr).toMatch(/RECONSTRUCTION of MEDERRBENCH_EN_PROMPTS/);
+    expect(r.stderr).toMatch(/SYNTHETIC sample/);
+    const dir = `${RESULTS}/medbench_prior/neutral-greedy`;
+    const m = JSON.parse(p.read(`${dir}/metrics.json`));
+    expect(m.primary).toBe("bcr");
+    expect(m.configuration).toBe("neutral-greedy");
+    expect(m.metrics.bcr).toMatchObject({ value: 0, resamples: 2000, seed: 0, rng: "numpy", clusters: 64 });
+    expect(m.notices.join(" ")).toMatch(/RECONSTRUCTION[\s\S]*SYNTHETIC/);
+    expect(m.tables.synthetic).toBe(true);
+    expect(m.metrics.thinking_audit.thinking_off).toBe(true);
+    // A second build is a no-op that says the same.
+    const again = await p.run(["build", SPEC, "--json"]);
+    const summary = JSON.parse(again.stdout.trim().split("\n").pop()!);
+    expect(new Set(summary.stages.map((s: { status: string }) => s.status))).toEqual(new Set(["fresh"]));
+    expect(again.stderr).toMatch(/RECONSTRUCTION/);
+  });
+
+  it("gives each baseline what its definition implies on the sample", async () => {
+    const bcr: Record<string, number> = {};
+    for (const model of [
+      "medbench/constant-yes",
+      "medbench/random",
+      "medbench/note-errors-conjunction-lr",
+      "medbench/prior",
+    ]) {
+      const r = await p.run(["build", SPEC, "--model", model]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const dir = `${RESULTS}/${model.replace("/", "_")}/neutral-greedy`;
+      const m = JSON.parse(p.read(`${dir}/metrics.json`));
+      const items = itemsOf(p, dir);
+      expect(items).toHaveLength(128);
+      expect(m.metrics.bcr.value).toBe(bcrOf(items));
+      bcr[model] = m.metrics.bcr.value;
+      if (model === "medbench/constant-yes") {
+        expect(m.metrics.f1.value).toBeCloseTo(2 / 3, 15);
+        expect(m.metrics.sensitivity.value).toBe(1);
+      }
+      if (model === "medbench/random") {
+        // Its expectation, 0.25, is inside the interval (the check's "random's CI covers the prior").
+        expect(m.metrics.bcr.lo).toBeLessThanOrEqual(0.25);
+        expect(m.metrics.bcr.hi).toBeGreaterThanOrEqual(0.25);
+      }
+      if (model === "medbench/note-errors-conjunction-lr")
+        expect(m.metrics.request.fit_sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(bcr["medbench/constant-yes"]).toBe(0);
+    expect(bcr["medbench/prior"]).toBe(0);
+    expect(bcr["medbench/note-errors-conjunction-lr"]).toBeGreaterThan(0.25); // it reads the input
+  });
+
+  it("fits the conjunction baseline once: a second model's build does not refit it", async () => {
+    const r = await p.run(["build", SPEC, "--model", "medbench/note-errors-conjunction-lr", "--json"]);
+    const summary = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    expect(summary.stages.find((s: { name: string }) => s.name === "fit").status).toBe("fresh");
+  });
+
+  it("refuses an unknown configuration before anything runs, naming the known ones", async () => {
+    const err = await p.refuses(null, { args: ["build", SPEC, "--configurations", "neutral,greedy"] });
+    expect(err).toMatch(
+      /unknown configuration "neutral", "greedy" \(the value of variable `configurations`\)/,
+    );
+    expect(err).toMatch(/conservative-greedy, conservative-sample, neutral-greedy, neutral-sample/);
+  });
+
+  it("declares the same configurations as the published spec", async () => {
+    const { task } = await import("../tasks/note-errors/index.js");
+    const spec = parseYaml(readFileSync(`${REPO}/${SPEC}`, "utf8")).spec.request.configurations;
+    const fromTask = Object.fromEntries(
+      Object.entries(task.configurations!).map(([k, c]) => [k, { prompt: c.prompt, ...c.generation }]),
+    );
+    expect(fromTask).toEqual(spec);
+  });
+});
+
+describe("note-errors against the fake server, four configurations", () => {
+  let p: Project;
+  let fake: Fake;
+  beforeAll(async () => {
+    fake = (await startFakeOpenAI({ policy: "note-errors" })) as Fake;
+    p = new Project();
+    p.write(
+      "routes.yaml",
+      `routes:
+  fake:
+    base_url: ${fake.url}
+    concurrency: 8
+    timeout_s: 5
+    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 }
+    max_failures_in_a_row: 1000
+    request:
+      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+`,
+    );
+  });
+  afterAll(async () => {
+    await fake.close();
+    p.remove();
+  });
+
+  const build = (args: string[]) =>
+    p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml", ...args]);
+
+  it("sends one request per configuration, pair and side, and reports each configuration and their mean", async () => {
+    const r = await build(["--configurations", "all"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const bodies = fake.stats.received.map((x) => x.body);
+    const distinct = new Set(bodies.map((b) => JSON.stringify(b)));
+    expect(distinct.size).toBe(4 * 128);
+    expect(bodies.filter((b) => b.top_p === 0.9 && b.temperature === 0.7).length).toBeGreaterThanOrEqual(256);
+    expect(bodies.every((b) => b.max_tokens === 2048)).toBe(true);
+    const dir = `${RESULTS}/fake_nurse-7b/all`;
+    const m = JSON.parse(p.read(`${dir}/metrics.json`));
+    expect(Object.keys(m.configurations)).toEqual([
+      "conservative-greedy",
+      "conservative-sample",
+      "neutral-greedy",
+      "neutral-sample",
+    ]);
+    expect(m.configuration).toBe("neutral-greedy");
+    // Permanent 500s on ~3 % of notes: final API errors, no verdict, and a result marked incomplete.
+    expect(m.metrics.api_errors).toBeGreaterThan(0);
+    expect(m.incomplete).toBe(true);
+    const items = itemsOf(p, dir);
+    expect(items).toHaveLength(4 * 128);
+    const values: number[] = [];
+    for (const c of Object.keys(m.configurations)) {
+      const v = bcrOf(items.filter((it) => it.meta.configuration === c));
+      expect(m.configurations[c].metrics.bcr.value).toBe(v);
+      values.push(v);
+    }
+    expect(m.metrics.bcr.value).toBe(m.configurations["neutral-greedy"].metrics.bcr.value);
+    const mean = values.reduce((a, b) => a + b, 0) / 4;
+    expect(m.over_configurations.bcr.mean).toBeCloseTo(mean, 15);
+    expect(m.over_configurations.bcr.n).toBe(4);
+    // The policy's quirks show up where the document's rules put them.
+    const counts = m.tables.counts;
+    expect(counts.think_blocks).toBeGreaterThan(0);
+    expect(counts.template_echo).toBeGreaterThan(0);
+    expect(counts.truncated).toBeGreaterThan(0);
+    expect(m.metrics.thinking_audit.thinking_off).toBe(false); // reasoning fields and think blocks came back
+    // No note text in what a result publishes beside the replies.
+    const published = p.read(`${dir}/items.jsonl`) + p.read(`${dir}/metrics.json`) + r.stdout + r.stderr;
+    for (const line of noteLines()) expect(published).not.toContain(line);
+  });
+
+  it("builds the headline alone from the replies already received, sending only what failed", async () => {
+    const before = fake.stats.requests;
+    const r = await build([]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    // Only the requests that failed for good are sent again.
+    const resent = fake.stats.requests - before;
+    const m = JSON.parse(p.read(`${RESULTS}/fake_nurse-7b/neutral-greedy/metrics.json`));
+    expect(resent).toBeLessThanOrEqual(2 * m.metrics.api_errors);
+    expect(m.configuration).toBe("neutral-greedy");
+    expect(m.configurations).toBeUndefined();
+  });
+});
+
+// With the real release (MEDBENCH_NOTE_ERRORS_DATA=DIR holding the three pinned files): the document's counts
+// tables and the P-line baseline. Skipped where the private files are absent (CI, a user's clone).
+const REAL = process.env.MEDBENCH_NOTE_ERRORS_DATA;
+describe.skipIf(!REAL)("note-errors on the real release", () => {
+  it("matches spec.counts and the P-line baseline of 0.484", async () => {
+    const p = new Project();
+    try {
+      const r = await p.run(["build", SPEC, "--data-dir", REAL!]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const m = JSON.parse(p.read(`${RESULTS}/medbench_prior/neutral-greedy/metrics.json`));
+      const counts = parseYaml(readFileSync(`${REPO}/${SPEC}`, "utf8")).spec.counts.test;
+      for (const [table, key] of [
+        ["per_category", "category"],
+        ["per_rule", "rule"],
+        ["per_condition", "condition"],
+        ["per_edited_line", "edited_line"],
+      ] as const) {
+        const got = Object.fromEntries(
+          Object.entries(m.tables.breakdowns[key] as Record<string, { n: number }>).map(([k, v]) => [k, v.n]),
+        );
+        expect(got, table).toEqual(counts[table]);
+      }
+      expect(m.metrics.p_line_baseline.value).toBeCloseTo(0.484, 3);
+    } finally {
+      p.remove();
+    }
+  });
+});
