@@ -48,6 +48,8 @@ describe("export and verify", () => {
     const rep = JSON.parse(r.stdout);
     expect(rep.checks.map((c: { name: string; ok: boolean | null }) => [c.name, c.ok])).toEqual([
       ["spec", true],
+      ["members", true],
+      ["records", true],
       ["outputs", true],
       ["data", null],
       ["replay", true],
@@ -58,12 +60,12 @@ describe("export and verify", () => {
 
   it("checks the data against the pins when given a copy", async () => {
     const ok = await verify(p.path("bundle.tar.gz"), "--data-dir", p.path("specs/voice-command/sample"));
-    expect(JSON.parse(ok.stdout).checks[2]).toMatchObject({ name: "data", ok: true });
+    expect(JSON.parse(ok.stdout).checks[4]).toMatchObject({ name: "data", ok: true });
     p.edit("specs/voice-command/sample/benchmark/rules_v0.1.txt", (t) => t + "x");
     const bad = await verify(p.path("bundle.tar.gz"), "--data-dir", p.path("specs/voice-command/sample"));
     p.edit("specs/voice-command/sample/benchmark/rules_v0.1.txt", (t) => t.slice(0, -1));
     expect(bad.exitCode).toBe(1);
-    expect(JSON.parse(bad.stdout).checks[2].lines.join("\n")).toMatch(/rules_v0\.1\.txt: sha256/);
+    expect(JSON.parse(bad.stdout).checks[4].lines.join("\n")).toMatch(/rules_v0\.1\.txt: sha256/);
   });
 
   it("catches an edited reply", async () => {
@@ -82,7 +84,7 @@ describe("export and verify", () => {
     const r = await verify(dir);
     expect(r.exitCode).toBe(1);
     const rep = JSON.parse(r.stdout);
-    expect(rep.checks[1].lines.join("\n")).toMatch(
+    expect(rep.checks[3].lines.join("\n")).toMatch(
       /replies\.jsonl \(model\/replies\) was changed after the build/,
     );
     expect(
@@ -99,7 +101,7 @@ describe("export and verify", () => {
     writeFileSync(file, text);
     const r = await verify(dir);
     expect(r.exitCode).toBe(1);
-    expect(JSON.parse(r.stdout).checks[1].lines.join("\n")).toMatch(
+    expect(JSON.parse(r.stdout).checks[3].lines.join("\n")).toMatch(
       /metrics\.json \(bootstrap\/metrics\) was changed/,
     );
     // Now also forge the recorded hash: the replay still recomputes the true value.

@@ -13,13 +13,13 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { create } from "tar";
 import { Cache } from "../runner/cache.js";
-import { readLock } from "../runner/lock.js";
 import type { Manifest, BuildOptions } from "../runner/executor.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { loadSpec, resultSource } from "../spec/load.js";
 import { UsageError } from "../cli/args.js";
 import { sha256Hex } from "../hash/sha256.js";
-import { stableJson, type Json } from "../util/json.js";
+import { jsonDiff, pointerWords, stableJson, type Json } from "../util/json.js";
+import { bundlePins, lockEntry, specFiles } from "./members.js";
 import { BUNDLE_FORMAT, DATA_KINDS, outputPath, type BundleManifest } from "./layout.js";
 
 export async function exportResult(resultDir: string, outFile: string, opts: BuildOptions): Promise<string> {
@@ -42,7 +42,6 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     throw new UsageError(
       `${specPath} has changed since this result was built (spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
     );
-  const lock = readLock(opts.project.lockPath);
   const cache = new Cache(opts.project.cacheDir);
   const stages: BundleManifest["stages"] = {};
   for (const [name, st] of Object.entries(built.stages)) {
@@ -56,6 +55,20 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
         throw new UsageError(`the cache no longer holds ${name}/${output}; rebuild first`);
     }
     stages[name] = { kind: st.kind, key: st.key, outputs: m.outputs, record: m.record };
+  }
+  // build.json must name the build its stages record (its variables give each stage's params).
+  for (const decl of rt.plan.order) {
+    const st = stages[decl.name];
+    const d = st ? jsonDiff(st.record.params, decl.params)[0] : undefined;
+    if (!st || d)
+      throw new UsageError(
+        `${buildFile} does not describe the build it names: ` +
+          (st
+            ? `stage ${decl.name} was built with params ${pointerWords(d!.path)} = ${JSON.stringify(d!.from)}, ` +
+              `its variables give ${JSON.stringify(d!.to)}`
+            : `it has no stage ${decl.name}`) +
+          "; rebuild it",
+      );
   }
   // The result directory must be what these stages produced.
   for (const [file, from] of Object.entries(rt.spec.results?.files ?? {})) {
@@ -71,9 +84,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       mkdirSync(dirname(join(staging, rel)), { recursive: true });
       writeFileSync(join(staging, rel), data);
     };
-    const files = rt.spec.stages.flatMap((s) =>
-      Object.values(s.inputs).flatMap((r) => ("file" in r ? [r.file] : [])),
-    );
+    const files = specFiles(rt.spec);
     put(`spec/${specPath}`, readFileSync(resolve(opts.project.root, specPath)));
     for (const f of files) put(`spec/${f}`, readFileSync(resolve(opts.project.root, f)));
     for (const [name, st] of Object.entries(stages)) {
@@ -88,11 +99,11 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       version: rt.spec.version,
       spec_hash: rt.spec.specHash,
       spec: specPath,
-      files: [...new Set(files)].sort(),
+      files,
       variables: built.variables,
       medbench: rt.build.medbench,
       results: rt.spec.results?.files ?? {},
-      pins: lock.specs[specPath]?.pins ?? {},
+      pins: bundlePins(stages),
       stages,
     };
     put("bundle.json", stableJson(manifest));
@@ -101,19 +112,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       const { stage, output } = resultSource(from);
       put(`results/${file}`, cache.read(stages[stage]!.outputs[output]!));
     }
-    put(
-      "lock.json",
-      stableJson({
-        [specPath]: {
-          slug: rt.spec.slug,
-          spec_hash: rt.spec.specHash,
-          pins: manifest.pins,
-          stages: Object.fromEntries(
-            Object.entries(stages).map(([n, st]) => [n, { kind: st.kind, key: st.key, outputs: st.outputs }]),
-          ),
-        },
-      }),
-    );
+    put("lock.json", lockEntry(manifest));
     const entries = listFiles(staging);
     // Fixed times and owners: the same result packs to the same bytes.
     await create(

@@ -19,6 +19,8 @@ import type { InputView, StageContext } from "../runner/stage.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } from "./layout.js";
+import { checkMembers, checkRecords } from "./members.js";
+import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
 
@@ -149,6 +151,21 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   checks.push(specCheck);
   const local = localSpecDiff(o.project.root, dir, b);
   if (local) checks.push(local);
+  checks.push(checkMembers(dir, b, spec));
+  let task: TaskModule | null = null;
+  if (spec) {
+    const s = spec;
+    task = await loadTask(s);
+    const t = task;
+    const cache = new Cache(o.project.cacheDir);
+    checks.push(
+      await checkRecords(dir, b, s, async (decl: StageDecl) => {
+        const kind = STAGE_KINDS.get(decl.kind);
+        if (!kind?.identify || READS_DATA.has(decl.kind) || MODEL_KINDS.has(decl.kind)) return null;
+        return { value: await kind.identify(replayContext(decl, s, t, b, {}, o, cache)) };
+      }),
+    );
+  }
 
   // 2. Every bundled output against the hash the build recorded.
   const outCheck: Check = { name: "outputs", ok: true, lines: [] };
@@ -214,8 +231,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   // 4. Replay.
   const replayCheck: Check = { name: "replay", ok: false, lines: [] };
   let live: LiveReport | null = null;
-  if (spec) {
-    const task = await loadTask(spec);
+  if (spec && task) {
     const recomputed = await runStages(dir, spec, task, b, published, o, false);
     const replayed = spec.stages.filter((s) => !READS_DATA.has(s.kind) && !MODEL_KINDS.has(s.kind));
     for (const s of replayed) {
@@ -299,37 +315,7 @@ async function runStages(
         path: () => "",
       };
     }
-    const ctx: StageContext = {
-      stage: decl.name,
-      params: decl.params as Json,
-      inputs,
-      task,
-      build: {
-        slug: spec.slug,
-        version: spec.version,
-        specHash: spec.specHash,
-        medbench: b.medbench,
-        recipe: b.stages[decl.name]?.record.recipe ?? 1,
-        variables: spec.variables,
-      },
-      options: {
-        projectRoot: o.project.root,
-        trustChanged: false,
-        refresh: false,
-        env: o.env,
-        registryFiles: o.registryFiles,
-        replyNamespace: "live",
-      },
-      pins: { recorded: () => undefined, record: () => {} },
-      memo: memoStore(cache),
-      tempPath: () => {
-        throw new Error("replayed stages write no temp files");
-      },
-      hashFile: async () => {
-        throw new Error("replayed stages hash no files");
-      },
-      emit: () => {},
-    };
+    const ctx = replayContext(decl, spec, task, b, inputs, o, cache);
     const out = await kind.run(ctx);
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
@@ -347,6 +333,49 @@ async function runStages(
     hashes.set(decl.name, h);
   }
   return produced;
+}
+
+/** The context a replayed stage runs in: bundled inputs, no pins, no temp files, live replies kept apart. */
+function replayContext(
+  decl: StageDecl,
+  spec: SpecFile,
+  task: TaskModule,
+  b: BundleManifest,
+  inputs: Record<string, InputView>,
+  o: VerifyOptions,
+  cache: Cache,
+): StageContext {
+  return {
+    stage: decl.name,
+    params: decl.params as Json,
+    inputs,
+    task,
+    build: {
+      slug: spec.slug,
+      version: spec.version,
+      specHash: spec.specHash,
+      medbench: b.medbench,
+      recipe: b.stages[decl.name]?.record.recipe ?? 1,
+      variables: spec.variables,
+    },
+    options: {
+      projectRoot: o.project.root,
+      trustChanged: false,
+      refresh: false,
+      env: o.env,
+      registryFiles: o.registryFiles,
+      replyNamespace: "live",
+    },
+    pins: { recorded: () => undefined, record: () => {} },
+    memo: memoStore(cache),
+    tempPath: () => {
+      throw new Error("replayed stages write no temp files");
+    },
+    hashFile: async () => {
+      throw new Error("replayed stages hash no files");
+    },
+    emit: () => {},
+  };
 }
 
 type MetricsFile = {
@@ -481,14 +510,22 @@ function localSpecDiff(root: string, dir: string, b: BundleManifest): Check | nu
     }
     if ((value as { slug?: string } | null)?.slug !== b.slug) continue;
     const diffs = jsonDiff(bundled, value);
+    // One version of a task has one published spec: the same version with another `spec` member means one of
+    // the two is not the published one (a bundle whose spec was edited, its hashes rewritten to match).
+    const at = (v: Json, k: string) => (v as Record<string, Json> | null)?.[k];
+    const sameVersion = at(bundled, "version") === at(value, "version");
+    const published = sameVersion && jsonDiff(at(bundled, "spec"), at(value, "spec")).length > 0;
     return {
       name: "local spec",
-      ok: diffs.length === 0 ? true : null,
+      ok: diffs.length === 0 ? true : published ? false : null,
       lines:
         diffs.length === 0
           ? [`specs/${f} is the same as the bundled spec`]
           : [
-              `specs/${f} differs from the bundled spec (information; the bundled one is verified):`,
+              published
+                ? `specs/${f} has another published spec (member \`spec\`) for the same version ` +
+                  `${String(at(value, "version"))}: the bundled spec is not the one this project has`
+                : `specs/${f} differs from the bundled spec (information; the bundled one is verified):`,
               ...diffs.map((d) => `  ${d.path}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`),
             ],
     };
