@@ -7,6 +7,7 @@ import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
+import { ownsKey } from "../src/remote/shard.js";
 import { memoReply, recall, type MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
 import { readRecords, writeRecords, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
@@ -96,6 +97,8 @@ export function requestKey(route: Route, body: Json): string {
 }
 
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
+/** The error of a request another machine sends (--shard): not a failure, and never in results. */
+export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
 
 function replyOf(id: string, key: string | null, format: Format, body: Json): ReplyRecord {
   const choice = ((body as { choices?: Json[] }).choices?.[0] ?? {}) as {
@@ -153,8 +156,13 @@ async function runRoute(
       ctx.emit({ type: "progress", stage: ctx.stage, done, total: requests.length, retries, errors });
     }
   };
+  const shard = ctx.options.shard;
   const one = async (i: number) => {
     const req = requests[i]!;
+    // A request's shard follows its first format's key, which no earlier reply of this run can change.
+    const owned =
+      !shard ||
+      ownsKey(shard, requestKey(route, requestBody(req, p, route, model, req.schema ? FORMATS[0]! : "none")));
     const first = req.schema ? run.start : FORMATS.indexOf("none");
     let level = first;
     for (;;) {
@@ -163,7 +171,11 @@ async function runRoute(
       sample ??= body;
       const key = requestKey(route, body);
       const ns = ctx.options.replyNamespace ?? "requests";
-      let memo: MemoReply | null = ctx.options.refresh ? null : recall(ctx.memo.get(ns, key));
+      let memo: MemoReply | null = ctx.options.refresh ? null : recall(await ctx.memo.get(ns, key));
+      if (!memo && !owned) {
+        replies[i] = { id: req.id, request_sha256: key, format, text: "", error: OTHER_SHARD, ...NO_REPLY };
+        break;
+      }
       if (!memo) {
         // Identical bodies in one run (the same utterance in two subsets) share one call.
         let call = inflight.get(key);
@@ -284,7 +296,8 @@ export async function callModel(
   }
   const formats: Record<string, number> = {};
   for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
-  const apiErrors = replies.filter((r) => r.error !== null).length;
+  const otherShards = replies.filter((r) => r.error === OTHER_SHARD).length;
+  const apiErrors = replies.filter((r) => r.error !== null).length - otherShards;
   if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
   if (apiErrors) {
     ctx.emit({
@@ -295,6 +308,15 @@ export async function callModel(
         "the next build sends them again",
     });
     ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
+  }
+  if (otherShards) {
+    const s = ctx.options.shard!;
+    ctx.emit({
+      type: "info",
+      stage: ctx.stage,
+      message: `${p.model}: shard ${s.index}/${s.count}: ${otherShards} of ${replies.length} requests left to the other shards`,
+    });
+    ctx.incomplete?.(`${otherShards} of ${replies.length} requests are other shards' (--shard)`);
   }
   return {
     replies,
@@ -309,10 +331,11 @@ export async function callModel(
         thinking_off: replies.every((r) => !r.reasoning && !r.think),
       },
       api_errors: apiErrors,
+      ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
       // Any failed request leaves the run incomplete: it is sent again by the next build (docs/model-requests.md).
-      incomplete: apiErrors > 0,
+      incomplete: apiErrors + otherShards > 0,
     },
   };
 }

@@ -13,7 +13,7 @@ import { planStages } from "../graph/plan.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 import { loadTask } from "../cli/runtime.js";
 import { UsageError } from "../cli/args.js";
-import { Cache } from "../runner/cache.js";
+import { Cache, openCache } from "../runner/cache.js";
 import { memoStore } from "../runner/memo.js";
 import type { InputView, StageContext } from "../runner/stage.js";
 import { sha256Hex } from "../hash/sha256.js";
@@ -275,7 +275,8 @@ async function runStages(
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const produced: Outputs = new Map();
   const hashes = new Map<string, Record<string, string>>();
-  const cache = new Cache(o.project.cacheDir);
+  // Live replies read through and write through the shared remote cache, as a build's do.
+  const cache = openCache(o.project.cacheDir, o.env, (m) => process.stderr.write(`warning: ${m}\n`));
   for (const decl of plan.order) {
     const kind = STAGE_KINDS.get(decl.kind)!;
     const fromBundle = READS_DATA.has(decl.kind) || (MODEL_KINDS.has(decl.kind) && !live);

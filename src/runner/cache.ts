@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
+import { openRemote, type RemoteStore } from "../remote/store.js";
 
 export class CorruptObjectError extends Error {
   constructor(
@@ -27,7 +28,11 @@ export class Cache {
   readonly tmp: string;
   readonly stat: StatCache;
 
-  constructor(readonly root: string) {
+  /** `remote`: the shared store behind this one (read-through and write-through), if any. */
+  constructor(
+    readonly root: string,
+    readonly remote: RemoteStore | null = null,
+  ) {
     this.tmp = join(root, "tmp");
     this.stat = new StatCache(join(root, "stat-cache.json"), this.tmp);
   }
@@ -58,14 +63,19 @@ export class Cache {
     return hash;
   }
 
-  /** Present and intact: objects are immutable, so the stat cache remembers a verified one. */
+  /** Present and intact: objects are immutable, so the stat cache remembers a verified one. Missing here,
+   *  it is fetched from the remote (checked there against its hash). */
   async verify(hash: string): Promise<boolean> {
     const path = this.objectPath(hash);
-    if (!existsSync(path)) return false;
-    const actual = await this.stat.hash(path);
-    if (actual === hash) return true;
-    rmSync(path, { force: true }); // never used again; the producing stage reruns
-    return false;
+    if (existsSync(path)) {
+      const actual = await this.stat.hash(path);
+      if (actual === hash) return true;
+      rmSync(path, { force: true }); // never used again; the producing stage reruns
+    }
+    const data = this.remote ? await this.remote.getObject(hash) : null;
+    if (data === null) return false;
+    this.put(data);
+    return true;
   }
 
   read(hash: string): Buffer {
@@ -94,8 +104,37 @@ export class Cache {
     }
   }
 
+  /** The manifest here, or else the remote's (a damaged or mislabelled one is refused). */
+  async fetchManifest(key: string): Promise<StageManifest | null> {
+    const local = this.readManifest(key);
+    if (local && !local.incomplete) return local;
+    const data = this.remote ? await this.remote.getKeyed(`stages/${key}.json`) : null;
+    if (data === null) return local;
+    try {
+      const m = JSON.parse(data.toString("utf8")) as StageManifest;
+      if (m.key !== key || m.incomplete || typeof m.outputs !== "object") return local;
+      writeFileAtomic(this.manifestPath(key), data, this.tmp); // its outputs are checked as they are used
+      return m;
+    } catch {
+      return local;
+    }
+  }
+
+  /** Records a stage's manifest; a whole one (and its outputs) is also uploaded to the remote. */
   writeManifest(m: StageManifest): void {
-    writeFileAtomic(this.manifestPath(m.key), JSON.stringify(m, null, 1) + "\n", this.tmp);
+    const text = JSON.stringify(m, null, 1) + "\n";
+    writeFileAtomic(this.manifestPath(m.key), text, this.tmp);
+    if (this.remote && !m.incomplete) this.upload(m, Buffer.from(text));
+  }
+
+  /** Uploads a whole stage: its outputs first, the manifest last (so a remote manifest names what is there
+   *  unless that upload failed, which a reader then finds missing and recomputes). */
+  upload(m: StageManifest, text = Buffer.from(JSON.stringify(m, null, 1) + "\n")): void {
+    const remote = this.remote!;
+    const outputs = [...new Set(Object.values(m.outputs))].map((h) =>
+      remote.putObject(h, () => this.read(h)),
+    );
+    void remote.putKeyed(`stages/${m.key}.json`, text, outputs);
   }
 
   /** Leftover temp files of builds that were killed; safe to remove when older than a minute. */
@@ -110,4 +149,13 @@ export class Cache {
       }
     }
   }
+}
+
+/** The project's cache, with the remote that MEDBENCH_REMOTE names behind it. */
+export function openCache(
+  root: string,
+  env: Record<string, string | undefined>,
+  warn: (message: string) => void,
+): Cache {
+  return new Cache(root, openRemote(env, warn));
 }

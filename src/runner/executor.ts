@@ -1,7 +1,7 @@
 // Runs a planned spec: key each stage, skip the fresh ones, run the rest, record the lock and results.
 import { existsSync, rmSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { Cache } from "./cache.js";
+import { Cache, openCache } from "./cache.js";
 import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import {
@@ -28,6 +28,7 @@ import { BuildFailure } from "./failure.js";
 export { BuildFailure };
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
+import type { Shard } from "../remote/shard.js";
 
 export interface BuildOptions {
   project: Project;
@@ -38,6 +39,8 @@ export interface BuildOptions {
   env: Record<string, string | undefined>;
   registryFiles: string[];
   resultsSuffix: string; // ".partial" for runs over part of the items
+  /** One machine's share of the model requests: no results and no lock; a plain build assembles them. */
+  shard?: Shard;
 }
 
 export interface StageReport {
@@ -117,7 +120,7 @@ export interface Runtime {
 export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
   const { spec, plan, kinds, task } = rt;
   const project = opts.project;
-  const cache = new Cache(project.cacheDir);
+  const cache = openCache(project.cacheDir, opts.env, (message) => emit({ type: "warning", message }));
   cache.sweepTemp();
   const lock = readLock(project.lockPath);
   const specKey = projectPath(project, spec.path);
@@ -131,8 +134,13 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   const memo = memoStore(cache);
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
 
+  const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
   for (const decl of plan.order) {
     const kind = kinds.get(decl.kind)!;
+    if (opts.shard && Object.values(decl.inputs).some((r) => "stage" in r && waiting.has(r.stage))) {
+      waiting.add(decl.name); // it needs every shard's replies: a later plain build runs it
+      continue;
+    }
     const temps: string[] = [];
     const ctx = stageContext(decl, rt, upstream, cache, opts, emit, previous, newPins, temps, memo);
     try {
@@ -172,6 +180,7 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
           ...(incomplete ? { incomplete } : {}),
         };
         cache.writeManifest(m);
+        if (incomplete && opts.shard) waiting.add(decl.name);
         emit({
           type: "stage-done",
           stage: decl.name,
@@ -195,6 +204,11 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     }
   }
 
+  if (opts.shard) {
+    // A share of the requests: its replies are in the (shared) cache; results and lock wait for all shares.
+    await cache.remote?.settle();
+    return { stages: reports, results: null, lockChanged: false, outputs: Object.fromEntries(upstream) };
+  }
   // A results file naming a missing output fails the build before the lock records it.
   if (spec.results) resultContents(spec, upstream);
   const entry: LockSpec = {
@@ -229,13 +243,14 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   } catch (e) {
     throw writeFailure(e, "medbench.lock", "lock");
   }
+  await cache.remote?.settle(); // uploads end before the build does (a failed one only warns)
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
 
 /** The stage's manifest when it ran whole and every output it names is in the cache and intact (else it
  *  must run). */
 export async function freshManifest(cache: Cache, key: string): Promise<Manifest | null> {
-  const m = cache.readManifest(key) as Manifest | null;
+  const m = (await cache.fetchManifest(key)) as Manifest | null;
   if (!m || m.key !== key || m.incomplete) return null;
   for (const h of Object.values(m.outputs)) if (!(await cache.verify(h))) return null;
   return m;
@@ -314,6 +329,7 @@ export function stageContext(
     refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind),
     env: opts.env,
     registryFiles: opts.registryFiles,
+    ...(opts.shard ? { shard: opts.shard } : {}),
   };
   return {
     stage: decl.name,

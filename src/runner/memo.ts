@@ -63,16 +63,29 @@ class Namespace {
 
 export function memoStore(cache: Cache): MemoStore {
   const spaces = new Map<string, Namespace>();
+  const folder = (ns: string) => ns.replace(/[^a-z0-9_-]/gi, "_");
   const space = (ns: string) => {
     let s = spaces.get(ns);
     if (!s) {
-      s = new Namespace(join(cache.root, "memo", ns.replace(/[^a-z0-9_-]/gi, "_")));
+      s = new Namespace(join(cache.root, "memo", folder(ns)));
       spaces.set(ns, s);
     }
     return s;
   };
+  const remote = cache.remote;
   return {
-    get: (ns, key) => space(ns).get(key),
-    put: (ns, key, data) => space(ns).put(key, data),
+    get: (ns, key) => {
+      const local = space(ns).get(key);
+      if (local !== null || !remote) return local;
+      // Read-through: a reply another machine received, checked against its hash, then kept here too.
+      return remote.getKeyed(`replies/${folder(ns)}/${key}`).then((data) => {
+        if (data !== null) space(ns).put(key, data);
+        return data;
+      });
+    },
+    put: (ns, key, data) => {
+      space(ns).put(key, data); // here first: a reply is never lost to a remote that is down
+      void remote?.putKeyed(`replies/${folder(ns)}/${key}`, Buffer.from(data));
+    },
   };
 }

@@ -4,6 +4,7 @@ import type { Json } from "../util/json.js";
 import type { BuildEvent } from "./events.js";
 import type { TaskModule } from "../../tasks/task.js";
 import type { KindDeclarations } from "../contract/declarations.js";
+import type { Shard } from "../remote/shard.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
 export type StageOutput = string | Uint8Array | { file: string; sha256: string };
@@ -25,7 +26,8 @@ export interface PinStore {
 
 /** Key-value blobs that outlive a stage run (the model stage's per-request replies). */
 export interface MemoStore {
-  get(namespace: string, key: string): Buffer | null;
+  /** Local entries come at once; one read from the shared remote cache is awaited. */
+  get(namespace: string, key: string): Buffer | null | Promise<Buffer | null>;
   /** Returns once the entry is in place (whole, or absent after a crash). */
   put(namespace: string, key: string, data: string | Uint8Array): void;
 }
@@ -37,6 +39,8 @@ export interface StageOptions {
   refresh: boolean; // this stage was named by --refresh
   env: Record<string, string | undefined>;
   registryFiles: string[];
+  /** --shard I/N: a model stage sends only this machine's share of its requests (the rest: other shards). */
+  shard?: Shard;
   /** Memo namespace of model replies: "requests" for builds; verify --live keeps its replies apart. */
   replyNamespace?: string;
 }

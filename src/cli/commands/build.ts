@@ -24,6 +24,8 @@ export const command: Command = {
   --refresh STAGE       rerun this stage (name or kind) even if fresh; for model: send again (repeatable)
   --trust-changed       accept release files that changed since they were trusted on first use
   --frozen              fail instead of changing medbench.lock (for CI)
+  --shard I/N           send only this machine's share of the model requests (no results, no lock);
+                        with MEDBENCH_REMOTE, a later plain build anywhere assembles the whole run
   --project DIR         the project root (default: the current directory)
   --json                events as JSON lines on stderr; one JSON summary as the last stdout line
   --quiet               warnings and errors only`,
@@ -31,9 +33,15 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, BUILD_OPTIONS);
+  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, shard: { type: "string" } });
   const specPath = oneSpec(positionals, command, "build");
   const { opts, vars } = buildOptions(values);
+  if (values.shard !== undefined) {
+    const { parseShard } = await import("../../remote/shard.js");
+    const shard = parseShard(values.shard);
+    if (typeof shard === "string") throw new UsageError(shard);
+    opts.shard = shard;
+  }
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
   const { loadRuntime } = await import("../runtime.js");
   const { build } = await import("../../runner/executor.js");
@@ -51,7 +59,13 @@ async function run(argv: string[]): Promise<number> {
     : values.quiet
       ? new QuietLogger()
       : new ConsoleLogger();
-  const report = await build(rt, opts, (e) => logger.log(e));
+  const { settleRemotes } = await import("../../remote/store.js");
+  let report;
+  try {
+    report = await build(rt, opts, (e) => logger.log(e));
+  } finally {
+    await settleRemotes(); // the replies of a failed build reach the shared cache too
+  }
   (await import("../../spec/load.js")).rememberParsedSpec(rt.spec, specPath, parsedSpecs);
   const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
   // What the result itself says of its provenance is said after every build, fresh or not.

@@ -1,0 +1,263 @@
+// The shared remote cache on an S3-compatible object store (MEDBENCH_REMOTE=s3://bucket/prefix). It holds
+// what the local cache holds, under the same names: stage outputs by content hash, stage manifests by stage
+// key, model replies by request key. Objects are immutable and written whole (one PutObject of complete
+// bytes), and every read is checked against a hash: a damaged object is refused (one warning) and the thing
+// it held is recomputed. The remote is an accelerator, never a dependency: the first failure of any other
+// kind (the server gone, a refused credential) switches it off for the rest of the process with one warning,
+// and everything carries on with the local cache. Credentials come from the AWS SDK's default chain (the
+// standard environment variables and profiles); nothing here writes or prints them.
+import type { S3Client } from "@aws-sdk/client-s3";
+import { sha256Hex } from "../hash/sha256.js";
+import { DiagnosticError } from "../spec/diagnostic.js";
+
+// Loaded only when a remote is configured: the SDK is large, and most runs never need it.
+const sdk = () => import("@aws-sdk/client-s3");
+
+export interface RemoteConfig {
+  url: string; // s3://bucket/prefix, as given
+  bucket: string;
+  prefix: string; // "" or "a/b/" (with the trailing slash)
+  endpoint?: string;
+}
+
+/** MEDBENCH_REMOTE parsed, or null when it is unset; a malformed value is a user mistake. */
+export function remoteConfig(env: Record<string, string | undefined>): RemoteConfig | null {
+  const url = env.MEDBENCH_REMOTE?.trim();
+  if (!url) return null;
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
+  if (!m)
+    throw new DiagnosticError([
+      {
+        file: "$MEDBENCH_REMOTE",
+        message: `${JSON.stringify(url)} is not an s3://BUCKET/PREFIX address`,
+        fix: "set it like s3://team-bucket/medbench (and MEDBENCH_REMOTE_ENDPOINT for a non-AWS store)",
+      },
+    ]);
+  const prefix = (m[2] ?? "").replace(/^\/+|\/+$/g, "");
+  const endpoint = env.MEDBENCH_REMOTE_ENDPOINT?.trim() || undefined;
+  return { url, bucket: m[1]!, prefix: prefix ? `${prefix}/` : "", ...(endpoint ? { endpoint } : {}) };
+}
+
+/** Keyed objects (manifests, replies) carry the hash of their payload on their first line. */
+const ENVELOPE = "medbench-object sha256=";
+
+export function envelope(payload: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${ENVELOPE}${sha256Hex(payload)}\n`), payload]);
+}
+
+function unwrap(data: Buffer): Buffer | null {
+  const nl = data.indexOf(10);
+  if (nl < 0) return null;
+  const head = data.subarray(0, nl).toString("latin1");
+  if (!head.startsWith(ENVELOPE)) return null;
+  const payload = data.subarray(nl + 1);
+  return sha256Hex(payload) === head.slice(ENVELOPE.length) ? payload : null;
+}
+
+const UPLOADS_AT_ONCE = 8;
+
+export class RemoteStore {
+  private clientP: Promise<S3Client> | null = null;
+  private down: string | null = null;
+  private readonly damaged = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
+  private readonly queue: (() => Promise<void>)[] = [];
+  private running = 0;
+  /** Counters for `cache status` and the tests. */
+  readonly counts = { gets: 0, hits: 0, puts: 0 };
+
+  constructor(
+    readonly config: RemoteConfig,
+    private readonly warn: (message: string) => void,
+    private readonly secrets: string[] = [],
+  ) {}
+
+  private client(): Promise<S3Client> {
+    // The SDK's notice about future Node versions is not ours to print on every command.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+    return (this.clientP ??= sdk().then(
+      ({ S3Client }) =>
+        new S3Client({
+          region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+          ...(this.config.endpoint ? { endpoint: this.config.endpoint, forcePathStyle: true } : {}),
+          maxAttempts: 2,
+          requestHandler: { connectionTimeout: 3000, requestTimeout: 30_000 },
+        }),
+    ));
+  }
+
+  get available(): boolean {
+    return this.down === null;
+  }
+
+  private name(key: string): string {
+    return this.config.prefix + key;
+  }
+
+  private fail(e: unknown): void {
+    if (this.down !== null) return;
+    let why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    for (const s of this.secrets) if (s.length >= 4) why = why.split(s).join("***");
+    this.down = why;
+    this.warn(
+      `remote cache ${this.config.url} failed (${why.slice(0, 200)}); continuing with the local cache only ` +
+        "for the rest of this run (`medbench cache push` uploads what it made)",
+    );
+  }
+
+  private async getRaw(key: string): Promise<Buffer | null> {
+    if (this.down !== null) return null;
+    this.counts.gets++;
+    try {
+      const { GetObjectCommand } = await sdk();
+      const client = await this.client();
+      const r = await client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (e) {
+      const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if ((e as Error).name === "NoSuchKey" || status === 404) return null;
+      this.fail(e);
+      return null;
+    }
+  }
+
+  private refuse(key: string): null {
+    if (!this.damaged.has(key)) {
+      this.damaged.add(key);
+      this.warn(
+        `remote cache object ${this.name(key)} is damaged (its content does not match its hash): refused; ` +
+          "what it held is made again and uploaded whole",
+      );
+    }
+    return null;
+  }
+
+  /** A content object (named by the sha256 of its bytes), checked; null when absent, damaged or down. */
+  async getObject(hash: string): Promise<Buffer | null> {
+    const data = await this.getRaw(`objects/${hash.slice(0, 2)}/${hash}`);
+    if (data === null) return null;
+    if (sha256Hex(data) !== hash) return this.refuse(`objects/${hash.slice(0, 2)}/${hash}`);
+    this.counts.hits++;
+    return data;
+  }
+
+  /** A keyed object (a manifest, a reply), checked against the hash it carries. */
+  async getKeyed(key: string): Promise<Buffer | null> {
+    const data = await this.getRaw(key);
+    if (data === null) return null;
+    const payload = unwrap(data);
+    if (payload === null) return this.refuse(key);
+    this.counts.hits++;
+    return payload;
+  }
+
+  putObject(hash: string, data: () => Buffer): Promise<void> {
+    return this.enqueue(`objects/${hash.slice(0, 2)}/${hash}`, data);
+  }
+
+  /** `after`: uploads that must be in place first (a manifest goes up after the outputs it names). */
+  putKeyed(key: string, payload: Buffer, after: Promise<void>[] = []): Promise<void> {
+    return this.enqueue(key, () => envelope(payload), after);
+  }
+
+  /** Uploads in the background, a few at once; settle() waits for them. A failure switches the remote off. */
+  private enqueue(key: string, bytes: () => Buffer, after: Promise<void>[] = []): Promise<void> {
+    if (this.down !== null) return Promise.resolve();
+    let done!: () => void;
+    const p = new Promise<void>((r) => (done = r));
+    this.pending.add(p);
+    const job = async () => {
+      try {
+        let body: Buffer | null = null;
+        try {
+          body = bytes();
+        } catch {
+          /* gone from the local cache meanwhile: nothing to upload */
+        }
+        if (this.down === null && body !== null) {
+          this.counts.puts++;
+          const { PutObjectCommand } = await sdk();
+          await (
+            await this.client()
+          ).send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.name(key), Body: body }));
+        }
+      } catch (e) {
+        this.fail(e);
+      } finally {
+        this.pending.delete(p);
+        done();
+      }
+    };
+    if (after.length === 0) this.queue.push(job);
+    else
+      void Promise.all(after).then(() => {
+        this.queue.push(job);
+        this.pump();
+      });
+    this.pump();
+    return p;
+  }
+
+  private pump(): void {
+    while (this.running < UPLOADS_AT_ONCE && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      this.running++;
+      void job().finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+
+  /** Waits for every upload started so far. */
+  async settle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /** Every object name under a folder of the store (relative to the prefix), with its size. */
+  async list(folder: string): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (this.down !== null) throw new Error(this.down);
+    const { paginateListObjectsV2 } = await sdk();
+    for await (const page of paginateListObjectsV2(
+      { client: await this.client() },
+      { Bucket: this.config.bucket, Prefix: this.name(folder) },
+    ))
+      for (const o of page.Contents ?? []) out.set(o.Key!.slice(this.config.prefix.length), o.Size ?? 0);
+    return out;
+  }
+
+  async remove(keys: string[]): Promise<void> {
+    const { DeleteObjectsCommand } = await sdk();
+    const client = await this.client();
+    for (let i = 0; i < keys.length; i += 1000)
+      await client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.config.bucket,
+          Delete: { Objects: keys.slice(i, i + 1000).map((k) => ({ Key: this.name(k) })) },
+        }),
+      );
+  }
+}
+
+const open = new Set<RemoteStore>();
+
+/** The remote named by the environment (one per process and address), or null. */
+export function openRemote(
+  env: Record<string, string | undefined>,
+  warn: (message: string) => void,
+): RemoteStore | null {
+  const config = remoteConfig(env);
+  if (!config) return null;
+  const secrets = [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.AWS_ACCESS_KEY_ID].filter(
+    (s): s is string => !!s,
+  );
+  const store = new RemoteStore(config, warn, secrets);
+  open.add(store);
+  return store;
+}
+
+/** Waits for the uploads of every remote opened in this process (before it exits). */
+export async function settleRemotes(): Promise<void> {
+  await Promise.all([...open].map((r) => r.settle()));
+}

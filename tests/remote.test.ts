@@ -1,0 +1,235 @@
+// The shared remote cache (MEDBENCH_REMOTE) over real HTTP: an S3-compatible server (s3rver, in its own
+// process so that a test can kill it) and the fake OpenAI-compatible server, both on 127.0.0.1 port 0, and
+// the CLI driven in separate project clones, each with its own local cache.
+import { afterEach, describe, expect, it } from "vitest";
+import { execa, type ResultPromise } from "execa";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { Project } from "./rig.js";
+import { REPO } from "./helpers.js";
+// @ts-expect-error: a plain ESM script, also run by hand
+import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+
+type Fake = {
+  url: string;
+  stats: { requests: number; bodies: Map<string, number> };
+  close(): Promise<void>;
+};
+type S3 = { endpoint: string; dir: string; child: ResultPromise };
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function startS3(): Promise<S3> {
+  const dir = mkdtempSync(join(tmpdir(), "medbench-s3-"));
+  const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir], {
+    reject: false,
+    stdin: "ignore",
+  });
+  const line = await new Promise<string>((ok, fail) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("\n")) ok(out.split("\n")[0]!);
+    });
+    void child.then((r) => fail(new Error(`s3 server exited: ${String(r.stderr)}`)));
+  });
+  cleanups.push(() => {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { endpoint: (JSON.parse(line) as { endpoint: string }).endpoint, dir, child };
+}
+
+async function startFake(opts: Record<string, unknown> = {}): Promise<Fake> {
+  const fake = (await startFakeOpenAI(opts)) as Fake;
+  cleanups.push(() => fake.close());
+  return fake;
+}
+
+function clone(fake: Fake): Project {
+  const p = new Project();
+  cleanups.push(() => p.remove());
+  p.write(
+    "routes.yaml",
+    `routes:
+  fake:
+    base_url: ${fake.url}
+    concurrency: 4
+    timeout_s: 5
+    request:
+      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+`,
+  );
+  return p;
+}
+
+const PREFIX = "team/medbench";
+const remoteEnv = (s3: S3) => ({
+  MEDBENCH_REMOTE: `s3://medbench/${PREFIX}`,
+  MEDBENCH_REMOTE_ENDPOINT: s3.endpoint,
+  AWS_ACCESS_KEY_ID: "S3RVER",
+  AWS_SECRET_ACCESS_KEY: "S3RVER",
+  AWS_REGION: "us-east-1",
+});
+
+const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
+
+/** Every file of the results folder, by relative path. */
+function results(p: Project): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const n of readdirSync(d)) {
+      const f = join(d, n);
+      if (statSync(f).isDirectory()) walk(f);
+      else out[relative(p.path(RESULTS), f)] = readFileSync(f, "utf8");
+    }
+  };
+  walk(p.path(RESULTS));
+  return out;
+}
+
+/** The warnings of a --json build's event stream. */
+function warnings(stderr: string): string[] {
+  return stderr
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as { type: string; message?: string })
+    .filter((e) => e.type === "warning")
+    .map((e) => e.message ?? "");
+}
+
+const remoteObject = (s3: S3, key: string) => join(s3.dir, "medbench", PREFIX, `${key}._S3rver_object`);
+
+/** Replaces one byte of a stored remote object (its length and the server's own records stay as they were). */
+function damage(file: string): void {
+  const data = readFileSync(file);
+  const i = Math.floor(data.length / 2);
+  data[i] = data[i]! ^ 0x20;
+  writeFileSync(file, data);
+}
+
+describe("a shared remote cache", () => {
+  it("lets a second clone build the same spec and model with 0 model requests, byte for byte", async () => {
+    const [s3, fake] = await Promise.all([startS3(), startFake()]);
+    const a = clone(fake);
+    const first = await a.buildAgainstFake([], remoteEnv(s3));
+    expect(first.exitCode, first.stderr).toBe(0);
+    const sent = fake.stats.requests;
+    expect(sent).toBeGreaterThan(0);
+    expect(warnings(first.stderr)).toEqual([]);
+
+    const b = clone(fake);
+    const second = await b.buildAgainstFake([], remoteEnv(s3));
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(fake.stats.requests - sent).toBe(0);
+    expect(warnings(second.stderr)).toEqual([]);
+    expect(results(b)).toEqual(results(a));
+    expect(b.read("medbench.lock")).toBe(a.read("medbench.lock"));
+    // Credentials reach no file of either clone (the SDK reads them from the environment).
+    for (const p of [a, b]) {
+      const { stdout } = await execa("grep", ["-rl", "S3RVER", p.dir], { reject: false });
+      expect(stdout).toBe("");
+    }
+  });
+
+  it("degrades to the local cache with one warning when the remote dies mid-build, losing no reply", async () => {
+    const [s3, fake] = await Promise.all([startS3(), startFake({ latencyMs: 40 })]);
+    const p = clone(fake);
+    const build = p.buildAgainstFake([], remoteEnv(s3));
+    // Killed once the model stage is sending (the remote has answered its first reads and writes by then).
+    while (fake.stats.requests < 12) await new Promise((r) => setTimeout(r, 10));
+    s3.child.kill("SIGKILL");
+    const r = await build;
+    expect(r.exitCode, r.stderr).toBe(0);
+    const w = warnings(r.stderr);
+    expect(w.length, w.join("\n")).toBe(1);
+    expect(w[0]).toMatch(/remote cache s3:\/\/medbench\/team\/medbench failed .*local cache only/);
+    const m = JSON.parse(p.read(`${RESULTS}/metrics.json`));
+    expect(m.metrics.api_errors).toBe(0);
+    expect(m.incomplete).toBe(false);
+    // Every reply is in the local cache: a rebuild without the remote sends nothing and finds all fresh.
+    const sent = fake.stats.requests;
+    const again = await p.build(["--model", "fake/test-model", "--registry", "routes.yaml"]);
+    expect(fake.stats.requests).toBe(sent);
+    expect(again.status.model).toBe("fresh");
+  });
+
+  it("refuses a damaged remote object, recomputes what it held, and warns once for it", async () => {
+    const [s3, fake] = await Promise.all([startS3(), startFake()]);
+    const a = clone(fake);
+    expect((await a.buildAgainstFake([], remoteEnv(s3))).exitCode).toBe(0);
+    const sent = fake.stats.requests;
+    const lock = JSON.parse(a.read("medbench.lock"));
+    type Builds = Record<string, { builds: Record<string, { stages: any }> }>;
+    const [build] = Object.values(Object.values(lock.specs as Builds)[0]!.builds);
+    const replies: string = build!.stages.model.outputs.replies;
+    const replyOutput = remoteObject(s3, `objects/${replies.slice(0, 2)}/${replies}`);
+    const oneReply = readdirSync(join(s3.dir, "medbench", PREFIX, "replies/requests")).find((f) =>
+      f.endsWith("._S3rver_object"),
+    )!;
+    expect(existsSync(replyOutput)).toBe(true);
+    damage(replyOutput);
+    damage(join(s3.dir, "medbench", PREFIX, "replies/requests", oneReply));
+
+    const b = clone(fake);
+    const r = await b.buildAgainstFake([], remoteEnv(s3));
+    expect(r.exitCode, r.stderr).toBe(0);
+    const w = warnings(r.stderr);
+    expect(w.length, w.join("\n")).toBe(2);
+    expect(w.every((m) => /is damaged .*refused/.test(m))).toBe(true);
+    expect(w.some((m) => m.includes(replies))).toBe(true);
+    expect(w.some((m) => m.includes(oneReply.split(".")[0]!))).toBe(true);
+    expect(fake.stats.requests - sent).toBe(1); // the damaged reply, sent again; the others read remotely
+    expect(results(b)).toEqual(results(a));
+
+    // Both were uploaded whole again: a third clone finds nothing damaged and sends nothing.
+    const c = clone(fake);
+    const third = await c.buildAgainstFake([], remoteEnv(s3));
+    expect(warnings(third.stderr)).toEqual([]);
+    expect(fake.stats.requests - sent).toBe(1);
+  });
+
+  it("splits a model stage over four shards that send each request once, then assembles it anywhere", async () => {
+    const [s3, fake] = await Promise.all([startS3(), startFake()]);
+    const shards = [1, 2, 3, 4].map(() => clone(fake));
+    const runs = await Promise.all(
+      shards.map((p, i) => p.buildAgainstFake(["--shard", `${i + 1}/4`], remoteEnv(s3))),
+    );
+    for (const r of runs) expect(r.exitCode, r.stderr).toBe(0);
+    // A shard writes neither results nor lock.
+    for (const p of shards) expect(p.exists("medbench.lock") || p.exists("results")).toBe(false);
+    const counts = [...fake.stats.bodies.values()];
+    expect(counts.every((n) => n === 1)).toBe(true);
+    expect(fake.stats.requests).toBe(counts.length);
+    const sent = fake.stats.requests;
+
+    const assembler = clone(fake);
+    const r = await assembler.buildAgainstFake([], remoteEnv(s3));
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(fake.stats.requests).toBe(sent);
+
+    const solo = clone(fake); // one machine, no remote
+    expect((await solo.buildAgainstFake()).exitCode).toBe(0);
+    expect(fake.stats.requests).toBe(2 * sent); // the same requests, once each, from one machine
+    expect(results(assembler)).toEqual(results(solo));
+  });
+
+  it("refuses a malformed --shard or MEDBENCH_REMOTE as a user mistake", async () => {
+    const fake = await startFake();
+    const p = clone(fake);
+    for (const bad of ["0/4", "5/4", "2", "a/b"]) {
+      const r = await p.buildAgainstFake(["--shard", bad]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toMatch(/--shard/);
+    }
+    const r = await p.buildAgainstFake([], { MEDBENCH_REMOTE: "http://example/bucket" });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/MEDBENCH_REMOTE.*not an s3:\/\/BUCKET\/PREFIX address/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(fake.stats.requests).toBe(0);
+  });
+});
