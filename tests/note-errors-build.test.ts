@@ -129,6 +129,15 @@ describe("note-errors: offline build and baselines", () => {
     expect(err).toMatch(/conservative-greedy, conservative-sample, neutral-greedy, neutral-sample/);
   });
 
+  it("refuses to export a result, since a bundle would carry the private notes", async () => {
+    const r = await p.run(["export", `${RESULTS}/medbench_prior/neutral-greedy`, "-o", "ne.tar.gz"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(
+      /results of this task are not exported: its requests hold the private test notes/,
+    );
+    expect(p.exists("ne.tar.gz")).toBe(false);
+  });
+
   it("declares the same configurations as the published spec", async () => {
     const { task } = await import("../tasks/note-errors/index.js");
     const spec = parseYaml(readFileSync(`${REPO}/${SPEC}`, "utf8")).spec.request.configurations;

@@ -42,6 +42,14 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     throw new UsageError(
       `${specPath} has changed since this result was built (spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
     );
+  // A bundle carries every stage output; for a task whose requests hold private text that would leak it.
+  const privacy = rt.task.module.privateRelease;
+  if (privacy)
+    throw new UsageError(
+      `${specPath}: results of this task are not exported: ${privacy.why}. ` +
+        "A bundle without the requests (verified from replies and items, with --data-dir for the pins) " +
+        "is not supported yet",
+    );
   const cache = new Cache(opts.project.cacheDir);
   const stages: BundleManifest["stages"] = {};
   for (const [name, st] of Object.entries(built.stages)) {

@@ -156,4 +156,6 @@ export interface TaskModule {
   /** Built-in models (route `medbench`). */
   baselines: Record<string, Baseline>;
   compare?: CompareDecl;
+  /** The release holds private text that requests (and a fitted model) carry: no bundle may ship them. */
+  privateRelease?: { why: string };
 }

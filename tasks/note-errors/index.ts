@@ -123,6 +123,9 @@ export const task: TaskModule = {
   },
   statistics: statistics(),
   baselines,
+  privateRelease: {
+    why: "its requests hold the private test notes and the fitted baseline's vocabulary holds train-note words",
+  },
 };
 
 /** A request without a reply record (or with an API error) is parsed as an API error: no verdict. */
