@@ -2,6 +2,7 @@
 import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";
+import { meanSd } from "../src/stats/mean-sd.js";
 import type { MetricRows, PairedRows, Statistic } from "../tasks/task.js";
 
 interface Params {
@@ -135,15 +136,6 @@ function overConfigurations(per: Record<string, Json>): Record<string, Json> {
     out[name] = { ...meanSd(Object.values(values)), values };
   }
   return out;
-}
-
-/** Mean and sample SD (n - 1) of the defined values; SD null with fewer than two. */
-function meanSd(values: (number | null)[]): { mean: number | null; sd: number | null; n: number } {
-  const xs = values.filter((x): x is number => x !== null);
-  if (xs.length === 0) return { mean: null, sd: null, n: 0 };
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  if (xs.length < 2) return { mean, sd: null, n: xs.length };
-  return { mean, sd: Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1)), n: xs.length };
 }
 
 export const bootstrap: StageKind = {

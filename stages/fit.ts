@@ -1,7 +1,8 @@
 // fit: trains a learning built-in baseline once (e.g. a logistic regression on the train split), cached by
 // its release, parameters and seed. For any other model it records that there is nothing to fit, so one spec
 // serves every model: the model stage reads `fitted` only for a baseline that learns.
-import { StageError, type StageKind } from "../src/runner/stage.js";
+import type { StageKind } from "../src/runner/stage.js";
+import { builtinBaseline } from "./model.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { releaseFiles } from "./release.js";
 
@@ -24,12 +25,7 @@ export const fit: StageKind = {
   taskPart: "baselines",
   async run(ctx) {
     const p = ctx.params as unknown as Params;
-    const baseline = p.model.startsWith("medbench/") ? ctx.task.baselines[p.model] : undefined;
-    if (p.model.startsWith("medbench/") && !baseline)
-      throw new StageError(
-        `no built-in model ${p.model} for this task`,
-        `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`,
-      );
+    const baseline = p.model.startsWith("medbench/") ? builtinBaseline(ctx.task, p.model) : undefined;
     const record = {
       baseline: p.model,
       params: p.baseline ?? {},

@@ -15,7 +15,7 @@ import { releaseFiles } from "./release.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
 import { checkValue } from "../src/contract/params.js";
 import type { StageProblem, StageShape } from "../src/runner/stage.js";
-import type { TaskModule } from "../tasks/task.js";
+import type { Baseline, TaskModule } from "../tasks/task.js";
 
 export type { ReplyRecord } from "../src/contract/records.js";
 
@@ -237,6 +237,17 @@ async function runRoute(
   return { replies, sample, retries };
 }
 
+/** The task's built-in model of this name (route `medbench`), or a refusal that lists them. */
+export function builtinBaseline(task: TaskModule, model: string): Baseline {
+  const baseline = task.baselines[model];
+  if (!baseline)
+    throw new StageError(
+      `no built-in model ${model} for this task`,
+      `use one of: ${Object.keys(task.baselines).join(", ")}, or a route of the registry`,
+    );
+  return baseline;
+}
+
 /** Calls one model (a route's or a built-in baseline) on every request; shared by the model and judge stages. */
 export async function callModel(
   ctx: StageContext,
@@ -248,12 +259,7 @@ export async function callModel(
   let request: Record<string, Json>;
   let retries = 0;
   if (routeName === "medbench") {
-    const baseline = ctx.task.baselines[p.model];
-    if (!baseline)
-      throw new StageError(
-        `no built-in model ${p.model} for this task`,
-        `use one of: ${Object.keys(ctx.task.baselines).join(", ")}, or a route of the registry`,
-      );
+    const baseline = builtinBaseline(ctx.task, p.model);
     const texts = baseline.reply({
       release: releaseFiles(ctx.inputs.release),
       requests,

@@ -1,5 +1,6 @@
 // Metrics of the note-errors document as functions of pair rows; each case from a definition.
 import { describe, expect, it } from "vitest";
+import { meanSd } from "../src/stats/mean-sd.js";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { REPO } from "./helpers.js";
@@ -154,11 +155,11 @@ describe("breakdowns and configurations", () => {
     expect(M.breakdown(r, "rule").PH08).toMatchObject({ n: 1, bcr: 1 });
   });
   it("mean ± SD (n − 1) over configurations", () => {
-    const m = M.meanSd([0.2, 0.4, null]);
+    const m = meanSd([0.2, 0.4, null]);
     expect(m.n).toBe(2);
     expect(m.mean).toBeCloseTo(0.3, 15);
     expect(m.sd).toBeCloseTo(Math.sqrt(0.02), 15);
-    expect(M.meanSd([0.5])).toEqual({ mean: 0.5, sd: null, n: 1 });
+    expect(meanSd([0.5])).toEqual({ mean: 0.5, sd: null, n: 1 });
   });
 });
 

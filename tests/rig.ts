@@ -116,6 +116,7 @@ export class Project {
     expect(r.exitCode, r.stderr).toBe(code);
     expect(r.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/); // no stack trace
     expect(r.stderr).not.toMatch(/Cannot read properties/);
+    expect(r.stderr).not.toContain("internal error");
     expect(this.snapshot()).toBe(before);
     return r.stderr;
   }

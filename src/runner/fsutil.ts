@@ -43,3 +43,13 @@ export function writeFileAtomic(
     throw e;
   }
 }
+
+/** Whether a process of this host still runs (a folder or lock left by a killed build is judged by it). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"; // it exists, owned by someone else
+  }
+}

@@ -3,7 +3,7 @@
 // Deterministic: sorted keys, stable layout, rewritten only when its content changed.
 import { readFileSync, existsSync, openSync, closeSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { writeFileAtomic } from "./fsutil.js";
+import { processAlive, writeFileAtomic } from "./fsutil.js";
 import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
@@ -152,7 +152,7 @@ function abandoned(lockPath: string): boolean {
     return true; // released meanwhile: try again at once
   }
   const m = /^(\d+) (\S+)\n$/.exec(text);
-  const gone = m ? m[2] === hostname() && !alive(Number(m[1])) : Date.now() - mtimeMs > 30_000;
+  const gone = m ? m[2] === hostname() && !processAlive(Number(m[1])) : Date.now() - mtimeMs > 30_000;
   if (!gone) return false;
   // Only the file that was judged: another build may have taken the lock since.
   try {
@@ -161,13 +161,4 @@ function abandoned(lockPath: string): boolean {
     /* gone */
   }
   return true;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"; // it exists, owned by someone else
-  }
 }

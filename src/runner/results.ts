@@ -10,6 +10,7 @@ import type { Cache } from "./cache.js";
 import type { LockBuild } from "./lock.js";
 import { projectPath, type Project } from "./project.js";
 import { BuildFailure } from "./failure.js";
+import { processAlive } from "./fsutil.js";
 import { resultSource, type SpecFile } from "../spec/load.js";
 import { stableJson } from "../util/json.js";
 import { staysInside } from "../util/paths.js";
@@ -117,15 +118,6 @@ export function resultsDifferences(
   return differences(resultsDir(spec, project, suffix), wanted(spec, project, cache, upstream, stages));
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-};
-
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
 function sweepLeftovers(dir: string): void {
   const parent = dirname(dir);
@@ -133,7 +125,7 @@ function sweepLeftovers(dir: string): void {
   const re = new RegExp(`^\\.${basename(dir).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(tmp|old)-(\\d+)-`);
   for (const name of readdirSync(parent)) {
     const m = re.exec(name);
-    if (m && !alive(Number(m[2]))) rmSync(join(parent, name), { recursive: true, force: true });
+    if (m && !processAlive(Number(m[2]))) rmSync(join(parent, name), { recursive: true, force: true });
   }
 }
 

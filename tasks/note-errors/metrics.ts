@@ -309,7 +309,7 @@ export function reportedMetrics(): MetricDef[] {
   ];
 }
 
-// ---- breakdowns and configurations ---------------------------------------------------------------------------
+// ---- breakdowns ---------------------------------------------------------------------------
 export type BreakdownKey = "category" | "rule" | "condition" | "edited_line";
 export function breakdown(rows: PairRow[], key: BreakdownKey) {
   const groups = new Map<string, PairRow[]>();
@@ -326,14 +326,4 @@ export function breakdown(rows: PairRow[], key: BreakdownKey) {
         { n: g.length, bcr: bcr(g), sensitivity: sensitivity(g), specificity: specificity(g) },
       ]),
   );
-}
-
-/** Mean and sample SD (n - 1) of one metric over configurations; SD null with fewer than two values. */
-export function meanSd(values: (number | null)[]): { mean: number | null; sd: number | null; n: number } {
-  const xs = values.filter((x): x is number => x !== null);
-  if (xs.length === 0) return { mean: null, sd: null, n: 0 };
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  if (xs.length < 2) return { mean, sd: null, n: xs.length };
-  const ss = xs.reduce((a, x) => a + (x - mean) ** 2, 0);
-  return { mean, sd: Math.sqrt(ss / (xs.length - 1)), n: xs.length };
 }
