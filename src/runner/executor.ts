@@ -1,6 +1,8 @@
 // Runs a planned spec: key each stage, skip the fresh ones, run the rest, record the lock and results.
 import { existsSync, rmSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { acquireFileLock } from "./filelock.js";
+import { sha256Hex } from "../hash/sha256.js";
 import { Cache, openCache } from "./cache.js";
 import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
@@ -117,7 +119,35 @@ export interface Runtime {
   task: { name: string; module: TaskModule };
 }
 
+/**
+ * Builds of the same spec with the same variables (and shard) run one at a time, across processes: the second
+ * waits for the first, then finds its stages fresh or its replies in the memo, so no request is sent twice.
+ */
 export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
+  const specKey = projectPath(opts.project, rt.spec.path);
+  const variableSet = buildId(rt.spec.variables);
+  const name = sha256Hex(
+    `${specKey}\n${variableSet}\n${opts.shard ? `${opts.shard.index}/${opts.shard.count}` : ""}`,
+  );
+  const release = await acquireFileLock(join(opts.project.cacheDir, "locks", `${name}.lck`), {
+    staleMs: 120_000,
+    heartbeatMs: 10_000,
+    onWait: (owner) =>
+      emit({
+        type: "info",
+        message:
+          `waiting for another build of ${specKey} with the same variables (${owner}) to finish; ` +
+          "it will then reuse that build's replies",
+      }),
+  });
+  try {
+    return await buildLocked(rt, opts, emit);
+  } finally {
+    release();
+  }
+}
+
+async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
   const { spec, plan, kinds, task } = rt;
   const project = opts.project;
   const cache = openCache(project.cacheDir, opts.env, (message) => emit({ type: "warning", message }));
@@ -238,7 +268,16 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     lockChanged = opts.frozen
       ? false
       : await writeLock(project.lockPath, (l) => {
-          l.specs[specKey] = entry;
+          // Read again under the lock: a build of other variables may have recorded itself meanwhile.
+          const now = l.specs[specKey];
+          l.specs[specKey] =
+            now?.spec_hash === spec.specHash
+              ? {
+                  ...entry,
+                  pins: mergePins(now.pins, newPins),
+                  builds: { ...now.builds, [variableSet]: entry.builds[variableSet]! },
+                }
+              : entry;
         });
   } catch (e) {
     throw writeFailure(e, "medbench.lock", "lock");
