@@ -30,6 +30,7 @@ export const PAGE_SCRIPT = String.raw`
     const sec = el("section", { class: "task", "data-slug": task.slug });
     sec.append(el("h2", {}, task.slug), el("p", { class: "muted" }, "spec " + task.spec + ", spec_hash ", el("code", {}, task.specHash)));
     main.append(sec);
+    if ((task.broken || []).length) sec.append(el("h3", {}, "Broken runs"), table(["results folder", "why"], task.broken.map((b) => [b.dir, b.why])));
     if (!task.runs.length) { sec.append(el("p", {}, "No runs yet: medbench build " + task.spec)); continue; }
     // Runs.
     sec.append(el("h3", {}, "Runs"));

@@ -8,6 +8,7 @@ import { parseSourceDoc } from "../spec/document.js";
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./page.js";
+import { metricsProblem, readResultJson } from "../util/result-files.js";
 
 export interface ReportRun {
   dir: string;
@@ -15,11 +16,17 @@ export interface ReportRun {
   partial: boolean;
   metrics: Record<string, unknown>;
 }
+/** A results folder whose metrics.json is not a run's result (listed as such; the rest is rendered). */
+export interface BrokenRun {
+  dir: string;
+  why: string;
+}
 export interface ReportTask {
   slug: string;
   spec: string;
   specHash: string;
   runs: ReportRun[];
+  broken: BrokenRun[];
 }
 
 export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
@@ -40,18 +47,20 @@ export async function collectRuns(specs: string[], root: string): Promise<Report
     const doc = parseSourceDoc(readFileSync(path), spec).value as { slug?: string; spec_hash?: string };
     if (!doc?.slug) continue;
     const found = (await glob([`results/${doc.slug}/*/metrics.json`], { cwd: root })).sort();
-    const runs = found.map((f) => {
-      const metrics = JSON.parse(readFileSync(join(root, f), "utf8")) as {
-        model?: string;
-        partial?: boolean;
-      };
-      return {
-        dir: dirname(f),
-        model: metrics.model ?? basename(dirname(f)),
-        partial: Boolean(metrics.partial),
-        metrics,
-      };
-    });
+    const runs: ReportRun[] = [];
+    const broken: BrokenRun[] = [];
+    for (const f of found) {
+      const metrics = readResultJson(join(root, f), f) as { model?: string; partial?: boolean };
+      const why = metricsProblem(metrics);
+      if (why) broken.push({ dir: dirname(f), why });
+      else
+        runs.push({
+          dir: dirname(f),
+          model: metrics.model ?? basename(dirname(f)),
+          partial: Boolean(metrics.partial),
+          metrics,
+        });
+    }
     tasks.push({
       slug: doc.slug,
       spec,
@@ -59,6 +68,7 @@ export async function collectRuns(specs: string[], root: string): Promise<Report
         (runs[0]?.metrics as { spec_hash?: string } | undefined)?.spec_hash ?? doc.spec_hash ?? "",
       ),
       runs,
+      broken,
     });
   }
   return tasks;
@@ -93,9 +103,14 @@ export async function writeReport({
   specs: string[];
   output: string;
   root: string;
-}): Promise<{ file: string; runs: number; tasks: number }> {
+}): Promise<{ file: string; runs: number; tasks: number; broken: string[] }> {
   const tasks = await collectRuns(specs, root);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));
-  return { file: out, runs: tasks.reduce((n, t) => n + t.runs.length, 0), tasks: tasks.length };
+  return {
+    file: out,
+    runs: tasks.reduce((n, t) => n + t.runs.length, 0),
+    tasks: tasks.length,
+    broken: tasks.flatMap((t) => t.broken.map((b) => `${b.dir}: ${b.why}`)),
+  };
 }

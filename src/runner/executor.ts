@@ -3,7 +3,7 @@ import { existsSync, rmSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { acquireFileLock } from "./filelock.js";
 import { sha256Hex } from "../hash/sha256.js";
-import { Cache, openCache } from "./cache.js";
+import { Cache, CorruptObjectError, openCache } from "./cache.js";
 import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import {
@@ -260,9 +260,15 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
     );
   }
   // Results first, whole, then the lock: a lock never names a build whose results are not all there.
-  const results = spec.results
-    ? writeResults(spec, project, opts.resultsSuffix, cache, upstream, lockStages)
-    : null;
+  let results: string | null = null;
+  try {
+    if (spec.results) results = writeResults(spec, project, opts.resultsSuffix, cache, upstream, lockStages);
+  } catch (e) {
+    // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
+    if (e instanceof CorruptObjectError)
+      throw new BuildFailure("results", `${e.message}; it was removed`, "build again: its stage runs again");
+    throw e;
+  }
   let lockChanged = false;
   try {
     lockChanged = opts.frozen
