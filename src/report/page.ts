@@ -36,7 +36,7 @@ export const PAGE_SCRIPT = String.raw`
     sec.append(el("h3", {}, "Runs"));
     sec.append(table(["model", "primary metric", "95% CI", "n", "spec hash", "partial", "thinking off", "API errors"], task.runs.map((r) => {
       const m = r.metrics, p = m.metrics[m.primary] || {};
-      return [r.model, m.primary + " " + fmt(p, p.value), fmt(p, p.lo) + " – " + fmt(p, p.hi) + " (" + (p.ci_method || "") + ")", p.n ?? "",
+      return [m.synthetic_sample ? el("span", {}, r.model + " ", el("span", { class: "partial" }, "(synthetic sample: says nothing about the model)")) : r.model, m.primary + " " + fmt(p, p.value), fmt(p, p.lo) + " – " + fmt(p, p.hi) + " (" + (p.ci_method || "") + ")", p.n ?? "",
         el("code", {}, String(m.spec_hash).slice(0, 12)), r.partial ? el("span", { class: "partial" }, "partial") : "no",
         m.metrics.thinking_audit ? String(m.metrics.thinking_audit.thinking_off) : "–", m.metrics.api_errors ?? 0];
     })));

@@ -17,7 +17,15 @@ import {
 } from "./lock.js";
 import { memoStore } from "./memo.js";
 import { insideDir, projectPath, type Project } from "./project.js";
-import type { BuildInfo, InputView, StageContext, StageKind, StageOptions, StageOutput } from "./stage.js";
+import type {
+  BuildInfo,
+  DataSource,
+  InputView,
+  StageContext,
+  StageKind,
+  StageOptions,
+  StageOutput,
+} from "./stage.js";
 import { StageError } from "./stage.js";
 import { tempName } from "./fsutil.js";
 import { resultContents, writeFailure, writeResults } from "./results.js";
@@ -105,10 +113,28 @@ export async function stageRecord(
     }
   }
   const identity = kind.identify ? await kind.identify(ctx) : null;
+  if (kind.dataSource) dataSources(upstream).set(decl.name, kind.dataSource(ctx));
   return {
     record: keyRecord({ kind: decl.kind, code, packages, params: decl.params, inputs, identity }),
     paths,
   };
+}
+
+/** The data sources of the stages keyed so far in one build (or status), kept beside its upstream map. */
+const sourcesByBuild = new WeakMap<Map<string, Record<string, string>>, Map<string, DataSource>>();
+function dataSources(upstream: Map<string, Record<string, string>>): Map<string, DataSource> {
+  let m = sourcesByBuild.get(upstream);
+  if (!m) sourcesByBuild.set(upstream, (m = new Map()));
+  return m;
+}
+
+/**
+ * The results folder's suffix: `.release` when the spec bundles a (synthetic) sample and this build read the
+ * real release instead, so that neither result overwrites the other; then `.partial` for a partial run.
+ */
+export function resultsSuffix(opts: BuildOptions, upstream: Map<string, Record<string, string>>): string {
+  const real = [...dataSources(upstream).values()].some((s) => s.hasSample && !s.sample);
+  return (real ? ".release" : "") + opts.resultsSuffix;
 }
 
 export interface Runtime {
@@ -262,7 +288,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   // Results first, whole, then the lock: a lock never names a build whose results are not all there.
   let results: string | null = null;
   try {
-    if (spec.results) results = writeResults(spec, project, opts.resultsSuffix, cache, upstream, lockStages);
+    if (spec.results)
+      results = writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
   } catch (e) {
     // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
     if (e instanceof CorruptObjectError)
@@ -361,6 +388,9 @@ export function stageContext(
     inputs[name] = {
       get hashes() {
         return upstream.get(ref.stage) ?? {};
+      },
+      get source() {
+        return dataSources(upstream).get(ref.stage) ?? null;
       },
       read: (out) => cache.read(hashOf(out)),
       text: (out) => cache.read(hashOf(out)).toString("utf8"),
