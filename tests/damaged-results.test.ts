@@ -99,7 +99,7 @@ describe("damaged results (14.12)", () => {
         expect(text).toContain("Broken runs");
         expect(text).toContain(STOP);
         // The other run is rendered whole: its row, its charts, its audit.
-        expect(text).toMatch(/medbench\/prior\s+exact_match [\d.]+%/);
+        expect(text).toMatch(/medbench\/prior \(synthetic sample[^)]*\)\s+exact_match [\d.]+%/);
         expect(await section.locator("canvas").count()).toBeGreaterThan(0);
         expect(await section.locator("details").count()).toBe(1);
       } finally {

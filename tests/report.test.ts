@@ -62,7 +62,7 @@ describe("medbench report", () => {
     expect(await runs.count()).toBe(3);
     expect(await runs.allInnerTexts()).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/medbench\/prior\s+exact_match [\d.]+%/),
+        expect.stringMatching(/medbench\/prior( \(synthetic sample[^)]*\))?\s+exact_match [\d.]+%/),
         expect.stringMatching(/partial/),
       ]),
     );

@@ -23,7 +23,7 @@ describe("the bundled synthetic sample's results (14.15)", () => {
   it("are labelled synthetic in metrics.json and after the build", async () => {
     const r = await p.run(["build", "specs/voice-command.yaml"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`warning built from the bundled SYNTHETIC sample ${LABEL}`);
+    expect(r.stderr).toContain(`notice built from the bundled SYNTHETIC sample ${LABEL}`);
     const m = JSON.parse(p.read(`${SAMPLE}/metrics.json`));
     expect(m.synthetic_sample).toBe(LABEL);
     expect(m.notices.join("\n")).toMatch(/SYNTHETIC sample .* says nothing about any model/);
