@@ -8,7 +8,8 @@
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
 // `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do). --dead-after N:
-// after N replies the server accepts every request and never answers. set(options) changes them at run time.
+// after N replies the server accepts every request and never answers. set(options) changes them at run time
+// (from a test, `gate`: a promise every reply waits for).
 // GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
@@ -205,6 +206,7 @@ export function startFakeOpenAI(options = {}) {
         if (last && last.body === body) last.fault = f;
       };
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+      if (opts.gate) await opts.gate; // tests: hold every reply until the promise resolves
       if (opts.deadAfter !== null && stats.answered.size >= opts.deadAfter) {
         count("dead");
         return; // accepted, never answered

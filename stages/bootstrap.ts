@@ -196,6 +196,7 @@ export const bootstrap: StageKind = {
           total: number;
           configurations?: string[];
           notices?: string[];
+          sample?: string;
         })
       : null;
     const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, {
@@ -228,6 +229,8 @@ export const bootstrap: StageKind = {
         : null,
       incomplete: audit.incomplete === true,
       ...(info?.notices ? { notices: info.notices } : {}),
+      // The bundled synthetic sample's label: such a result says nothing about any model.
+      ...(info?.sample ? { synthetic_sample: info.sample } : {}),
       ...(info?.configurations ? { configuration: scored.headline ?? info.configurations[0] ?? null } : {}),
       ...(perConfiguration
         ? {

@@ -193,6 +193,16 @@ export const download: StageKind = {
     },
   },
 
+  dataSource(ctx) {
+    const w = where(ctx);
+    const p = params(ctx);
+    return {
+      label: w.label,
+      sample: !ctx.options.dataDir && !p.base_url && w.kind === "dir",
+      hasSample: p.sample !== undefined,
+    };
+  },
+
   async identify(ctx) {
     const w = where(ctx);
     const files: Record<string, string | null> = {};

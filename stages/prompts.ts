@@ -29,6 +29,11 @@ export const prompts: StageKind = {
   },
   check: checkConfigurations,
   taskPart: "prompts",
+  // Built from a spec's bundled sample: part of the key, since the label below is part of the output.
+  async identify(ctx) {
+    const source = ctx.inputs.release?.source;
+    return source?.sample ? { sample: source.label } : null;
+  },
   async run(ctx) {
     const p = ctx.params as Params;
     const templates: Record<string, string> = {};
@@ -37,6 +42,12 @@ export const prompts: StageKind = {
     const release = releaseFiles(ctx.inputs.release);
     const notices = new Set<string>();
     const notice = (m: string) => void notices.add(m);
+    const source = ctx.inputs.release?.source;
+    if (source?.sample)
+      notice(
+        `built from the bundled SYNTHETIC sample ${source.label}, not the real release: it says nothing ` +
+          "about any model (pass --data-dir with the real release)",
+      );
     const chosen0 = chosenConfigurations(ctx.task, p.configurations ?? null);
     const all = chosen0
       ? chosen0.flatMap(([name, c]) =>
@@ -86,6 +97,7 @@ export const prompts: StageKind = {
       limit: p.limit ?? null,
       ...(chosen0 ? { configurations: chosen0.map(([name]) => name) } : {}),
       ...(notices.size ? { notices: [...notices] } : {}),
+      ...(source?.sample ? { sample: source.label } : {}),
     };
     return { requests: writeRecords("requests", chosen), info: stableJson(info) };
   },

@@ -47,14 +47,33 @@ export class Project {
   }
 
   async run(args: string[], env: Record<string, string> = {}, bin = BIN): Promise<Run> {
-    const r = await execa("node", [bin, ...args], {
+    const r = await this.start(args, env, bin);
+    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+  }
+
+  /** The CLI started, not awaited: for tests that watch its output as it runs, or kill it. */
+  start(args: string[], env: Record<string, string> = {}, bin = BIN) {
+    return execa("node", [bin, ...args], {
       cwd: this.dir,
       reject: false,
       env: { NO_COLOR: "1", ...env },
       extendEnv: true,
       stdin: "ignore",
     });
-    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+  }
+
+  /** The args of `buildAgainstFake`. */
+  static fakeBuildArgs(args: string[] = []): string[] {
+    return [
+      "build",
+      "specs/voice-command.yaml",
+      "--model",
+      "fake/test-model",
+      "--registry",
+      "routes.yaml",
+      "--json",
+      ...args,
+    ];
   }
 
   /** build --json: the stages' statuses by name. */
@@ -80,19 +99,7 @@ export class Project {
 
   /** `build --json` of the voice-command spec against the route `fake` of this project's routes.yaml. */
   buildAgainstFake(args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
-    return this.run(
-      [
-        "build",
-        "specs/voice-command.yaml",
-        "--model",
-        "fake/test-model",
-        "--registry",
-        "routes.yaml",
-        "--json",
-        ...args,
-      ],
-      env,
-    );
+    return this.run(Project.fakeBuildArgs(args), env);
   }
 
   /**

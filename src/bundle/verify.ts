@@ -15,7 +15,9 @@ import { loadTask } from "../cli/runtime.js";
 import { UsageError } from "../cli/args.js";
 import { Cache, openCache } from "../runner/cache.js";
 import { memoStore } from "../runner/memo.js";
-import type { InputView, StageContext } from "../runner/stage.js";
+import { StageError, type InputView, type StageContext } from "../runner/stage.js";
+import type { Emit } from "../runner/events.js";
+import { readRecords } from "../contract/records.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } from "./layout.js";
@@ -47,6 +49,10 @@ export interface LiveReport {
     to_false: number;
     items: string[];
   }[];
+  /** Per model stage sent live: its requests that got no answer (left out of the verdicts above). */
+  failures: { stage: string; failed: number; total: number; ids: string[] }[];
+  /** Why the live run is not whole (requests that failed, a stage that stopped), or null when it is. */
+  incomplete: string | null;
   metrics: {
     metric: string;
     published: number | null;
@@ -72,6 +78,14 @@ export interface VerifyOptions {
   live: boolean;
   registryFiles: string[];
   env: Record<string, string | undefined>;
+  /** Where the live run's progress and warnings go (the replay itself says nothing). */
+  emit?: Emit;
+}
+
+/** What a live run did beyond its outputs: failed requests per model stage, a stage that stopped. */
+interface LiveRun {
+  failures: LiveReport["failures"];
+  stopped: string | null;
 }
 
 type Outputs = Map<string, Map<string, Buffer>>;
@@ -165,7 +179,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       await checkRecords(dir, b, s, async (decl: StageDecl) => {
         const kind = STAGE_KINDS.get(decl.kind);
         if (!kind?.identify || READS_DATA.has(decl.kind) || MODEL_KINDS.has(decl.kind)) return null;
-        return { value: await kind.identify(replayContext(decl, s, t, b, {}, o, cache)) };
+        return { value: await kind.identify(replayContext(decl, s, t, b, {}, o, cache, false)) };
       }),
     );
   }
@@ -256,10 +270,18 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     );
     for (const [stage, why] of recomputed.notReplayed)
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
-    if (o.live)
-      live = compareLive(b, published, await runStages(dir, spec, task, b, published, o, true, withheld));
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
+  if (o.live && spec && task && withheld.length)
+    throw new UsageError(
+      `--live re-sends the recorded requests, and this bundle withholds them ` +
+        `(${b.withheld?.why ?? "a private release"}): verify without --live`,
+    );
+  if (o.live && spec && task) {
+    const run: LiveRun = { failures: [], stopped: null };
+    live = compareLive(b, published, await runStages(dir, spec, task, b, published, o, run, withheld), run);
+    checks.push(liveCheck(live));
+  }
   return {
     bundle: label,
     slug: b.slug,
@@ -280,7 +302,7 @@ async function runStages(
   b: BundleManifest,
   published: Outputs,
   o: VerifyOptions,
-  live: boolean,
+  live: LiveRun | false,
   withheld: readonly string[],
 ): Promise<Outputs & { ran: Set<string>; notReplayed: Map<string, string> }> {
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
@@ -357,8 +379,20 @@ async function runStages(
         path: () => "",
       };
     }
-    const ctx = replayContext(decl, spec, task, b, inputs, o, cache);
-    const out = await kind.run(ctx);
+    const ctx = replayContext(decl, spec, task, b, inputs, o, cache, live !== false);
+    let out: Awaited<ReturnType<typeof kind.run>>;
+    if (live && MODEL_KINDS.has(decl.kind)) {
+      ctx.emit({ type: "info", stage: decl.name, message: "live: sending the recorded requests again" });
+      try {
+        out = await kind.run(ctx);
+      } catch (e) {
+        if (!(e instanceof StageError)) throw e;
+        // A route that stopped (a dead server, a refused key): the run is incomplete, not a bug.
+        live.stopped = `stage ${decl.name}: ${e.message}${e.fix ? ` (${e.fix})` : ""}`;
+        break;
+      }
+      live.failures.push(failuresOf(decl.name, out));
+    } else out = await kind.run(ctx);
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
     for (const [k, v] of Object.entries(out)) {
@@ -402,6 +436,7 @@ function replayContext(
   inputs: Record<string, InputView>,
   o: VerifyOptions,
   cache: Cache,
+  live: boolean,
 ): StageContext {
   return {
     stage: decl.name,
@@ -432,7 +467,37 @@ function replayContext(
     hashFile: async () => {
       throw new Error("replayed stages hash no files");
     },
-    emit: () => {},
+    emit: live && o.emit ? o.emit : () => {},
+  };
+}
+
+/** The requests of a live model (or judge) stage that got no answer: replies with an error, judge rows
+ *  without a text. */
+function failuresOf(stage: string, out: Record<string, unknown>): LiveReport["failures"][number] {
+  const text = (v: unknown) => (typeof v === "string" ? v : Buffer.from(v as Uint8Array).toString("utf8"));
+  const rows =
+    out.replies !== undefined
+      ? readRecords("replies", text(out.replies)).map((r) => ({ id: r.id, failed: r.error !== null }))
+      : out.judged !== undefined
+        ? readRecords("judged", text(out.judged)).map((r) => ({ id: r.id, failed: r.text === null }))
+        : [];
+  const ids = [...new Set(rows.filter((r) => r.failed).map((r) => r.id))].sort();
+  return { stage, failed: rows.filter((r) => r.failed).length, total: rows.length, ids };
+}
+
+/** The live run as a check: incomplete fails verification (a result not re-sent whole is not re-checked). */
+function liveCheck(live: LiveReport): Check {
+  const sent = live.failures.map((f) => `${f.stage}: ${f.total - f.failed} of ${f.total} requests answered`);
+  if (!live.incomplete) return { name: "live", ok: true, lines: [sent.join("; ") || "no model stage"] };
+  return {
+    name: "live",
+    ok: false,
+    lines: [
+      `incomplete: ${live.incomplete}`,
+      ...sent,
+      "the failed requests are no verdicts (left out of the comparison below); run verify --live again: " +
+        "it sends only the requests without an answer",
+    ],
   };
 }
 
@@ -481,7 +546,12 @@ function describe(name: string, pub: Buffer | undefined, got: Buffer): Differenc
   ];
 }
 
-function compareLive(b: BundleManifest, published: Outputs, live: Outputs): LiveReport {
+function compareLive(b: BundleManifest, published: Outputs, live: Outputs, run: LiveRun): LiveReport {
+  const failed = run.failures.reduce((n, f) => n + f.failed, 0);
+  const total = run.failures.reduce((n, f) => n + f.total, 0);
+  const incomplete =
+    run.stopped ?? (failed > 0 ? `${failed} of ${total} live requests failed (no answer)` : null);
+  const failedIds = new Set(run.failures.flatMap((f) => f.ids));
   const items = resultSource(b.results["items.jsonl"] ?? "score/items");
   const metricsAt = resultSource(b.results["metrics.json"] ?? "bootstrap/metrics");
   const pubItems = new Map(
@@ -494,7 +564,7 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs): Live
   const groups = new Map<string, LiveReport["verdicts"][number]>();
   for (const li of liveItems) {
     const pi = pubItems.get(li.id);
-    if (!pi) continue;
+    if (!pi || failedIds.has(li.id) || li.verdicts.api_error || pi.verdicts.api_error) continue; // a failure is not a verdict
     for (const [key, v] of Object.entries(li.verdicts)) {
       const pv = pi.verdicts[key];
       if (typeof v !== "boolean" || typeof pv !== "boolean" || key === "api_error") continue;
@@ -549,7 +619,9 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs): Live
         request_differences.push({ stage, path: d.path, recorded: d.from, sent: d.to });
     }
   }
-  return { request_differences, verdicts: [...groups.values()], metrics };
+  if (run.stopped)
+    return { request_differences, verdicts: [], failures: run.failures, incomplete, metrics: [] };
+  return { request_differences, verdicts: [...groups.values()], failures: run.failures, incomplete, metrics };
 }
 
 /** When this project has a spec of the same task, whether it differs from the bundled one (the field diff). */

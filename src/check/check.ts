@@ -29,7 +29,7 @@ export interface CheckReport {
   /** The roster runs that are missing or incomplete, with the reason and the command that makes them. */
   missing: { role: string; model: string; reason: string }[];
   /** Results folders of the task whose metrics.json cannot be read. */
-  broken: { dir: string; reason: string }[];
+  broken: { dir: string; why: string }[];
   criteria: CriterionResult[];
   reasons: string[];
 }
@@ -92,7 +92,7 @@ export async function runCheck(
       api_errors: r.apiErrorRate,
     })),
     missing,
-    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, reason: f.broken! })),
+    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
     criteria,
     reasons,
   };

@@ -2,6 +2,8 @@
 // each run: its model, interval, failure rates and tags. A folder whose metrics.json cannot be read is
 // listed as broken, never skipped in silence.
 import { existsSync, readFileSync } from "node:fs";
+import { UsageError } from "../cli/args.js";
+import { metricsProblem, readResultJson } from "../util/result-files.js";
 import { dirname, join } from "node:path";
 import { glob } from "tinyglobby";
 import type { SpecFile } from "../spec/load.js";
@@ -28,25 +30,29 @@ export interface FoundRun {
   broken: string | null;
 }
 
-/** Every results folder of the task, sorted; unreadable ones with the reason. */
-export async function findRuns(root: string, slug: string): Promise<FoundRun[]> {
+/**
+ * Every results folder of the task, sorted; one whose metrics.json is no run's result with the reason. With
+ * `refuseInvalid`, a metrics.json that is not JSON is a refusal naming it (report), else listed (check).
+ */
+export async function findRuns(
+  root: string,
+  slug: string,
+  o: { refuseInvalid?: boolean } = {},
+): Promise<FoundRun[]> {
   const files = (await glob([`results/${slug}/**/metrics.json`], { cwd: root })).sort();
   return files.map((f) => {
     const dir = dirname(f);
-    let text: string;
+    let m: unknown;
     try {
-      text = readFileSync(join(root, f), "utf8");
+      m = readResultJson(join(root, f), f);
     } catch (e) {
-      return { dir, metrics: null, broken: `${f} cannot be read (${(e as NodeJS.ErrnoException).code})` };
+      if (o.refuseInvalid || !(e instanceof UsageError)) throw e;
+      return { dir, metrics: null, broken: e.message };
     }
-    try {
-      const m = JSON.parse(text) as MetricsJson;
-      if (!m || typeof m !== "object" || Array.isArray(m) || typeof m.metrics !== "object" || !m.metrics)
-        return { dir, metrics: null, broken: `${f} holds no metrics (not a result of medbench build)` };
-      return { dir, metrics: m, broken: null };
-    } catch (e) {
-      return { dir, metrics: null, broken: `${f} is not valid JSON (${(e as Error).message}): rebuild it` };
-    }
+    const problem = metricsProblem(m);
+    return problem
+      ? { dir, metrics: null, broken: problem }
+      : { dir, metrics: m as MetricsJson, broken: null };
   });
 }
 

@@ -1,8 +1,8 @@
 // Paired comparison of two full runs of one spec, item by item (the voice-command document's compare.py).
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pairedComparison, type RngName } from "../stats/intervals.js";
-import { parseJsonLines } from "../util/json.js";
+import { metricsProblem, readResultJson, readResultLines } from "../util/result-files.js";
 import { UsageError } from "./args.js";
 
 interface RunMetrics {
@@ -23,10 +23,11 @@ function readRun(dir: string): { m: RunMetrics; items: ItemRow[] } {
     itf = join(dir, "items.jsonl");
   if (!existsSync(mf) || !existsSync(itf))
     throw new UsageError(`${dir} is not a result directory (it needs metrics.json and items.jsonl)`);
-  return {
-    m: JSON.parse(readFileSync(mf, "utf8")) as RunMetrics,
-    items: parseJsonLines<ItemRow>(readFileSync(itf, "utf8")),
-  };
+  const m = readResultJson(mf);
+  const problem = metricsProblem(m);
+  if (problem)
+    throw new UsageError(`${mf} is not a run's result (${problem}): rebuild it or pick another run`);
+  return { m: m as RunMetrics, items: readResultLines<ItemRow>(itf) };
 }
 
 export interface CompareOptions {

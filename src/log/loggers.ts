@@ -80,6 +80,9 @@ export class ConsoleLogger implements Logger {
       case "warning":
         this.write(`  ${c.yellow("warning")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
         break;
+      case "notice":
+        this.write(`  ${c.yellow("notice")} ${e.message}`);
+        break;
       case "info":
         this.write(`  ${c.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
         break;
@@ -97,6 +100,7 @@ export class ConsoleLogger implements Logger {
 export class QuietLogger implements Logger {
   constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
   log(e: BuildEvent): void {
+    if (e.type === "notice") this.out.write(`notice: ${e.message}\n`);
     if (e.type === "warning" || e.type === "stage-failed")
       this.out.write(`${e.type === "warning" ? "warning" : "failed"}: ${e.stage ?? ""} ${e.message}\n`);
   }

@@ -32,7 +32,7 @@ export const PAGE_SCRIPT = String.raw`
     const sec = el("section", { class: "task", "data-slug": task.slug });
     sec.append(el("h2", {}, task.slug), el("p", { class: "muted" }, "spec " + task.spec + ", spec_hash ", el("code", {}, task.specHash)));
     main.append(sec);
-    for (const b of task.broken) sec.append(el("p", { class: "broken" }, "broken run " + b.dir + ": " + b.reason));
+    if ((task.broken || []).length) sec.append(el("h3", {}, "Broken runs"), table(["results folder", "why"], task.broken.map((b) => [b.dir, b.why])));
     // Leaderboard: full runs by the primary metric, with their tags.
     if (task.leaderboard.length) {
       sec.append(el("h3", {}, "Leaderboard (" + (task.primary || "primary metric") + ")"));
@@ -60,7 +60,7 @@ export const PAGE_SCRIPT = String.raw`
     sec.append(el("h3", {}, "Runs"));
     sec.append(table(["model", "primary metric", "95% CI", "n", "spec hash", "partial", "thinking off", "API errors"], task.runs.map((r) => {
       const m = r.metrics, p = m.metrics[m.primary] || {};
-      return [r.model, m.primary + " " + fmt(p, p.value), fmt(p, p.lo) + " – " + fmt(p, p.hi) + " (" + (p.ci_method || "") + ")", p.n ?? "",
+      return [m.synthetic_sample ? el("span", {}, r.model + " ", el("span", { class: "partial" }, "(synthetic sample: says nothing about the model)")) : r.model, m.primary + " " + fmt(p, p.value), fmt(p, p.lo) + " – " + fmt(p, p.hi) + " (" + (p.ci_method || "") + ")", p.n ?? "",
         el("code", {}, String(m.spec_hash).slice(0, 12)), r.partial ? el("span", { class: "partial" }, "partial") : "no",
         m.metrics.thinking_audit ? String(m.metrics.thinking_audit.thinking_off) : "–", m.metrics.api_errors ?? 0];
     })));

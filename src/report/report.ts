@@ -36,6 +36,11 @@ export interface LeaderboardRow {
   /** Metrics a tag rule asks to show too (e.g. BCR without the pairs a reviewer saw). */
   also: { metric: string; value: number | null; lo: number | null; hi: number | null }[];
 }
+/** A results folder whose metrics.json is not a run's result (listed as such; the rest is rendered). */
+export interface BrokenRun {
+  dir: string;
+  why: string;
+}
 export interface ReportTask {
   slug: string;
   spec: string;
@@ -44,7 +49,7 @@ export interface ReportTask {
   runs: ReportRun[];
   leaderboard: LeaderboardRow[];
   check: CheckReport | null;
-  broken: { dir: string; reason: string }[];
+  broken: BrokenRun[];
 }
 
 export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
@@ -76,7 +81,8 @@ async function taskOf(
   name: string,
   root: string,
 ): Promise<ReportTask> {
-  const found = await findRuns(root, spec.slug);
+  // A metrics.json that is not JSON stops the report, naming it; one that is no run's result is listed.
+  const found = await findRuns(root, spec.slug, { refuseInvalid: true });
   const runs = found
     .filter((f) => f.metrics)
     .map((f) => ({
@@ -99,7 +105,7 @@ async function taskOf(
     runs,
     leaderboard,
     check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline) : null,
-    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, reason: f.broken! })),
+    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
   };
 }
 
@@ -164,9 +170,14 @@ export async function writeReport({
   specs: string[];
   output: string;
   root: string;
-}): Promise<{ file: string; runs: number; tasks: number }> {
+}): Promise<{ file: string; runs: number; tasks: number; broken: string[] }> {
   const tasks = await collectRuns(specs, root);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));
-  return { file: out, runs: tasks.reduce((n, t) => n + t.runs.length, 0), tasks: tasks.length };
+  return {
+    file: out,
+    runs: tasks.reduce((n, t) => n + t.runs.length, 0),
+    tasks: tasks.length,
+    broken: tasks.flatMap((t) => t.broken.map((b) => `${b.dir}: ${b.why}`)),
+  };
 }

@@ -9,6 +9,9 @@ export type BuildEvent =
   | { type: "stage-failed"; stage: string; kind: string; message: string }
   | { type: "progress"; stage: string; done: number; total: number; retries: number; errors: number }
   | { type: "warning"; stage?: string; message: string }
+  /** What a result says of its provenance (metrics.json `notices`: a synthetic sample, reconstructed
+   *  prompts), shown after every build; not a fault, so not a warning. */
+  | { type: "notice"; message: string }
   | { type: "info"; stage?: string; message: string }
   | {
       type: "build-done";

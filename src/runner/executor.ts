@@ -1,7 +1,9 @@
 // Runs a planned spec: key each stage, skip the fresh ones, run the rest, record the lock and results.
 import { existsSync, rmSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { Cache, openCache } from "./cache.js";
+import { join, resolve } from "node:path";
+import { acquireFileLock } from "./filelock.js";
+import { sha256Hex } from "../hash/sha256.js";
+import { Cache, CorruptObjectError, openCache } from "./cache.js";
 import { codeIdentity, stageEntries } from "./code.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import {
@@ -15,7 +17,15 @@ import {
 } from "./lock.js";
 import { memoStore } from "./memo.js";
 import { insideDir, projectPath, type Project } from "./project.js";
-import type { BuildInfo, InputView, StageContext, StageKind, StageOptions, StageOutput } from "./stage.js";
+import type {
+  BuildInfo,
+  DataSource,
+  InputView,
+  StageContext,
+  StageKind,
+  StageOptions,
+  StageOutput,
+} from "./stage.js";
 import { StageError } from "./stage.js";
 import { tempName } from "./fsutil.js";
 import { resultContents, writeFailure, writeResults } from "./results.js";
@@ -103,10 +113,28 @@ export async function stageRecord(
     }
   }
   const identity = kind.identify ? await kind.identify(ctx) : null;
+  if (kind.dataSource) dataSources(upstream).set(decl.name, kind.dataSource(ctx));
   return {
     record: keyRecord({ kind: decl.kind, code, packages, params: decl.params, inputs, identity }),
     paths,
   };
+}
+
+/** The data sources of the stages keyed so far in one build (or status), kept beside its upstream map. */
+const sourcesByBuild = new WeakMap<Map<string, Record<string, string>>, Map<string, DataSource>>();
+function dataSources(upstream: Map<string, Record<string, string>>): Map<string, DataSource> {
+  let m = sourcesByBuild.get(upstream);
+  if (!m) sourcesByBuild.set(upstream, (m = new Map()));
+  return m;
+}
+
+/**
+ * The results folder's suffix: `.release` when the spec bundles a (synthetic) sample and this build read the
+ * real release instead, so that neither result overwrites the other; then `.partial` for a partial run.
+ */
+export function resultsSuffix(opts: BuildOptions, upstream: Map<string, Record<string, string>>): string {
+  const real = [...dataSources(upstream).values()].some((s) => s.hasSample && !s.sample);
+  return (real ? ".release" : "") + opts.resultsSuffix;
 }
 
 export interface Runtime {
@@ -117,7 +145,35 @@ export interface Runtime {
   task: { name: string; module: TaskModule };
 }
 
+/**
+ * Builds of the same spec with the same variables (and shard) run one at a time, across processes: the second
+ * waits for the first, then finds its stages fresh or its replies in the memo, so no request is sent twice.
+ */
 export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
+  const specKey = projectPath(opts.project, rt.spec.path);
+  const variableSet = buildId(rt.spec.variables);
+  const name = sha256Hex(
+    `${specKey}\n${variableSet}\n${opts.shard ? `${opts.shard.index}/${opts.shard.count}` : ""}`,
+  );
+  const release = await acquireFileLock(join(opts.project.cacheDir, "locks", `${name}.lck`), {
+    staleMs: 120_000,
+    heartbeatMs: 10_000,
+    onWait: (owner) =>
+      emit({
+        type: "info",
+        message:
+          `waiting for another build of ${specKey} with the same variables (${owner}) to finish; ` +
+          "it will then reuse that build's replies",
+      }),
+  });
+  try {
+    return await buildLocked(rt, opts, emit);
+  } finally {
+    release();
+  }
+}
+
+async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
   const { spec, plan, kinds, task } = rt;
   const project = opts.project;
   const cache = openCache(project.cacheDir, opts.env, (message) => emit({ type: "warning", message }));
@@ -230,15 +286,31 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
     );
   }
   // Results first, whole, then the lock: a lock never names a build whose results are not all there.
-  const results = spec.results
-    ? writeResults(spec, project, opts.resultsSuffix, cache, upstream, lockStages)
-    : null;
+  let results: string | null = null;
+  try {
+    if (spec.results)
+      results = writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
+  } catch (e) {
+    // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
+    if (e instanceof CorruptObjectError)
+      throw new BuildFailure("results", `${e.message}; it was removed`, "build again: its stage runs again");
+    throw e;
+  }
   let lockChanged = false;
   try {
     lockChanged = opts.frozen
       ? false
       : await writeLock(project.lockPath, (l) => {
-          l.specs[specKey] = entry;
+          // Read again under the lock: a build of other variables may have recorded itself meanwhile.
+          const now = l.specs[specKey];
+          l.specs[specKey] =
+            now?.spec_hash === spec.specHash
+              ? {
+                  ...entry,
+                  pins: mergePins(now.pins, newPins),
+                  builds: { ...now.builds, [variableSet]: entry.builds[variableSet]! },
+                }
+              : entry;
         });
   } catch (e) {
     throw writeFailure(e, "medbench.lock", "lock");
@@ -316,6 +388,9 @@ export function stageContext(
     inputs[name] = {
       get hashes() {
         return upstream.get(ref.stage) ?? {};
+      },
+      get source() {
+        return dataSources(upstream).get(ref.stage) ?? null;
       },
       read: (out) => cache.read(hashOf(out)),
       text: (out) => cache.read(hashOf(out)).toString("utf8"),

@@ -1,9 +1,9 @@
 // medbench.lock: what the builds of each spec resolved: its pins, and per variable set (each model, each
 // choice of configurations) the stage keys and outputs, so alternating models changes nothing.
 // Deterministic: sorted keys, stable layout, rewritten only when its content changed.
-import { readFileSync, existsSync, openSync, closeSync, rmSync, statSync, writeSync } from "node:fs";
-import { hostname } from "node:os";
-import { processAlive, writeFileAtomic } from "./fsutil.js";
+import { readFileSync, existsSync } from "node:fs";
+import { writeFileAtomic } from "./fsutil.js";
+import { acquireFileLock } from "./filelock.js";
 import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
@@ -113,52 +113,12 @@ export async function writeLock(path: string, update: (lock: LockFile) => void):
   });
 }
 
-/**
- * The lock file holds its owner's pid and host. A lock whose owner is gone (a killed build) is taken at once;
- * one of unknown owner (another host, or an older medbench) only after 30 s without change.
- */
+/** medbench.lock's own lock is held for a read and a write: a waiter gives up after 30 s. */
 async function withFileLock<T>(lockPath: string, fn: () => T): Promise<T> {
-  const me = `${process.pid} ${hostname()}\n`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(lockPath, "wx");
-      try {
-        writeSync(fd, me);
-      } finally {
-        closeSync(fd);
-      }
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      if (abandoned(lockPath)) continue;
-      if (attempt > 600) throw new Error(`${lockPath} is held by another build`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const release = await acquireFileLock(lockPath, { staleMs: 30_000, maxWaitMs: 30_000 });
   try {
     return fn();
   } finally {
-    rmSync(lockPath, { force: true });
+    release();
   }
-}
-
-/** Removes the lock file when its owner is gone; returns whether it did. */
-function abandoned(lockPath: string): boolean {
-  let text: string, mtimeMs: number;
-  try {
-    text = readFileSync(lockPath, "utf8");
-    mtimeMs = statSync(lockPath).mtimeMs;
-  } catch {
-    return true; // released meanwhile: try again at once
-  }
-  const m = /^(\d+) (\S+)\n$/.exec(text);
-  const gone = m ? m[2] === hostname() && !processAlive(Number(m[1])) : Date.now() - mtimeMs > 30_000;
-  if (!gone) return false;
-  // Only the file that was judged: another build may have taken the lock since.
-  try {
-    if (readFileSync(lockPath, "utf8") === text) rmSync(lockPath, { force: true });
-  } catch {
-    /* gone */
-  }
-  return true;
 }

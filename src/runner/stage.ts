@@ -16,6 +16,16 @@ export interface InputView {
   text(name?: string): string;
   /** An on-disk path for the output (for large files read by streaming). */
   path(name?: string): string;
+  /** For the outputs of a data stage: where they came from (the release, or the spec's bundled sample). */
+  readonly source?: DataSource | null;
+}
+
+/** Where a data stage's files came from: `sample` when they are the spec's bundled (synthetic) sample. */
+export interface DataSource {
+  label: string;
+  sample: boolean;
+  /** The spec bundles a sample (so a result of the real release needs a folder of its own). */
+  hasSample: boolean;
 }
 
 export interface PinStore {
@@ -82,6 +92,8 @@ export interface StageKind extends KindDeclarations {
   taskPart?: keyof NonNullable<TaskModule["parts"]>;
   /** Extra key material worked out before deciding freshness (a download's content hashes). */
   identify?(ctx: StageContext): Promise<Json>;
+  /** A data stage's source, worked out with its key (its readers see it as `source` of their input). */
+  dataSource?(ctx: StageContext): DataSource;
   run(ctx: StageContext): Promise<Record<string, StageOutput>>;
 }
 

@@ -1,12 +1,17 @@
-// size + mtime + inode -> sha256, so a no-op build does not rehash a large release file (DVC's lesson).
+// size + mtime + ctime + inode -> sha256, so a no-op build does not rehash a large release file (DVC's
+// lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p onto
+// it) has a new ctime, so it is hashed again and its damage seen.
 import { statSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { sha256File } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 
+const VERSION = 2;
+
 interface Entry {
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
   ino: number;
   sha256: string;
 }
@@ -24,7 +29,8 @@ export class StatCache {
         version?: number;
         entries?: Record<string, Entry>;
       };
-      if (parsed.version === 1 && parsed.entries) this.entries = parsed.entries;
+      // Version 1 had no ctime: its entries are dropped (one rehash).
+      if (parsed.version === VERSION && parsed.entries) this.entries = parsed.entries;
     } catch {
       // a missing or damaged stat cache only costs a rehash
     }
@@ -34,11 +40,18 @@ export class StatCache {
     const abs = resolve(path);
     const st = statSync(abs);
     const hit = this.entries[abs];
-    if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.ino === st.ino) return hit.sha256;
+    if (
+      hit &&
+      hit.size === st.size &&
+      hit.mtimeMs === st.mtimeMs &&
+      hit.ctimeMs === st.ctimeMs &&
+      hit.ino === st.ino
+    )
+      return hit.sha256;
     const sha256 = await sha256File(abs);
     // A file modified within the clock's resolution could change again unseen: do not trust its stat yet.
-    if (Date.now() - st.mtimeMs > 2000) {
-      this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, sha256 };
+    if (Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > 2000) {
+      this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256 };
       this.dirty = true;
     }
     return sha256;
@@ -48,14 +61,14 @@ export class StatCache {
   remember(path: string, sha256: string): void {
     const abs = resolve(path);
     const st = statSync(abs);
-    this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, sha256 };
+    this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256 };
     this.dirty = true;
   }
 
   save(): void {
     if (!this.dirty) return;
     const sorted = Object.fromEntries(Object.entries(this.entries).sort(([a], [b]) => (a < b ? -1 : 1)));
-    writeFileAtomic(this.file, JSON.stringify({ version: 1, entries: sorted }), this.tmpDir);
+    writeFileAtomic(this.file, JSON.stringify({ version: VERSION, entries: sorted }), this.tmpDir);
     this.dirty = false;
   }
 }

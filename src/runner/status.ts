@@ -9,6 +9,7 @@ import {
   freshManifest,
   stageContext,
   stageRecord,
+  resultsSuffix,
   type BuildOptions,
   type Manifest,
   type Runtime,
@@ -107,7 +108,14 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   }
   if (rt.spec.results && states.every((s) => s.state === "fresh")) {
     // Every stage is fresh: the results folder must then be exactly what they make.
-    const reasons = resultsDifferences(rt.spec, opts.project, opts.resultsSuffix, cache, upstream, built);
+    const reasons = resultsDifferences(
+      rt.spec,
+      opts.project,
+      resultsSuffix(opts, upstream),
+      cache,
+      upstream,
+      built,
+    );
     if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
   }
   return states;

@@ -70,7 +70,7 @@ async function run(argv: string[]): Promise<number> {
   const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
   // What the result itself says of its provenance is said after every build, fresh or not.
   for (const message of report.results ? noticesOf(join(report.results, "metrics.json")) : [])
-    logger.log({ type: "warning", message });
+    logger.log({ type: "notice", message });
   logger.log({
     type: "build-done",
     specHash: rt.spec.specHash,

@@ -71,7 +71,7 @@ function renderCheck(r: CheckReport, c: ReturnType<typeof paint>): string {
   out.push("", "criteria");
   const wc = Math.max(...r.criteria.map((x) => x.id.length));
   for (const x of r.criteria) out.push(`  ${x.id.padEnd(wc)}  ${status(x.status, 10)}  ${x.summary}`);
-  for (const b of r.broken) out.push(`  ${c.yellow("broken")} ${b.dir}: ${b.reason}`);
+  for (const b of r.broken) out.push(`  ${c.yellow("broken")} ${b.dir}: ${b.why}`);
   out.push(
     "",
     `check ${status(r.status === "pass" ? "holds" : r.status === "fail" ? "fails" : "incomplete")}`,

@@ -25,7 +25,12 @@ async function run(argv: string[]): Promise<number> {
     root: (values.project as string | undefined) ?? process.cwd(),
   });
   if (values.json)
-    process.stdout.write(JSON.stringify({ report: out.file, runs: out.runs, tasks: out.tasks }) + "\n");
-  else process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
+    process.stdout.write(
+      JSON.stringify({ report: out.file, runs: out.runs, tasks: out.tasks, broken: out.broken }) + "\n",
+    );
+  else {
+    process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
+    for (const b of out.broken) process.stderr.write(`warning: broken run, listed as such: ${b}\n`);
+  }
   return 0;
 }

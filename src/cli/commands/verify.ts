@@ -1,5 +1,5 @@
 // medbench verify BUNDLE|DIR [--live]: check a published result by replaying it (and re-sending it).
-import { paint, useColour } from "../../log/loggers.js";
+import { ConsoleLogger, JsonLogger, paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import { BUILD_OPTIONS, buildOptions } from "../options.js";
@@ -13,8 +13,10 @@ export const command: Command = {
   task differs); every output matches its recorded hash; with --data-dir, the release matches the pins;
   then parse, score and bootstrap are replayed from the bundled replies and compared with the published
   metrics, intervals and verdicts. Exit 0 when identical, 1 with a table of differences.
-  --live re-sends the recorded requests (replies kept apart from the published ones) and reports how many
-  verdicts changed and where each metric lands against the published interval.`,
+  --live re-sends the recorded requests (replies kept apart from the published ones; progress on stderr) and
+  reports how many verdicts changed and where each metric lands against the published interval. Requests
+  that fail are reported as failures, never as changed verdicts, and leave the live run incomplete: exit 1
+  (a second --live sends only the requests without an answer).`,
   run,
 };
 
@@ -23,12 +25,17 @@ async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw usageError(command, "verify takes one bundle");
   const { opts } = buildOptions(values);
   const { verifyBundle } = await import("../../bundle/verify.js");
+  // The live run's progress and warnings on stderr (stdout keeps the report, or the one JSON object).
+  const logger = values.json
+    ? new JsonLogger()
+    : new ConsoleLogger(process.stderr, process.env, process.stderr);
   const r = await verifyBundle(positionals[0]!, {
     project: opts.project,
     dataDir: opts.dataDir,
     live: Boolean(values.live),
     registryFiles: opts.registryFiles,
     env: process.env,
+    emit: (e) => logger.log(e),
   });
   if (values.json) {
     process.stdout.write(JSON.stringify(r) + "\n");
@@ -53,6 +60,11 @@ async function run(argv: string[]): Promise<number> {
         `  ${c.yellow("warning")} ${d.stage} sent ${d.path} = ${JSON.stringify(d.sent)}, ` +
           `recorded ${JSON.stringify(d.recorded)} (the route here differs from the published one)`,
       );
+    if (r.live.incomplete)
+      out.push(
+        `  ${c.red("incomplete")}: ${r.live.incomplete}; failed requests are left out of what follows, ` +
+          "never counted as changed verdicts",
+      );
     for (const v of r.live.verdicts.filter((x) => x.changed > 0 || x.key === "exact")) {
       out.push(
         `  ${v.key} on ${v.subset}: ${v.changed} of ${v.n} verdicts differed ` +
@@ -67,7 +79,17 @@ async function run(argv: string[]): Promise<number> {
       );
     }
   }
-  out.push("", r.ok ? c.green("verified: the published result is reproduced") : c.red("NOT verified"));
+  out.push(
+    "",
+    r.ok
+      ? c.green("verified: the published result is reproduced")
+      : c.red(r.live?.incomplete && notLive(r) ? "NOT verified: the live run is incomplete" : "NOT verified"),
+  );
   process.stdout.write(out.join("\n") + "\n");
   return r.ok ? 0 : 1;
+}
+
+/** Whether every check but the live one passed (the live run alone is why verification failed). */
+function notLive(r: { checks: { name: string; ok: boolean | null }[] }): boolean {
+  return r.checks.every((ch) => ch.name === "live" || ch.ok !== false);
 }

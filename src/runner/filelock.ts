@@ -1,0 +1,93 @@
+// An exclusive lock between processes: a file created with O_EXCL holding its owner's pid and host.
+// A lock whose owner is gone (a killed build on this host) is taken at once; one of unknown owner (another
+// host sharing the folder, or an unreadable file) once it has not changed for `staleMs`; a holder that may
+// hold it long keeps its mtime fresh (`heartbeatMs`) so that such a waiter does not take it from a live build.
+import { closeSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from "node:fs";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { hostname } from "node:os";
+import { processAlive } from "./fsutil.js";
+
+export interface FileLockOptions {
+  /** A lock of unknown owner is taken after this long without change. */
+  staleMs: number;
+  /** Give up after this long (an Error naming the lock); without it, wait while the owner lives. */
+  maxWaitMs?: number;
+  /** Called once, when the lock is found held by a live owner (its "pid host"). */
+  onWait?: (owner: string) => void;
+  /** While held, touch the file this often. */
+  heartbeatMs?: number;
+  pollMs?: number;
+}
+
+/** Takes the lock (waiting as the options say); returns the function that releases it. */
+export async function acquireFileLock(lockPath: string, o: FileLockOptions): Promise<() => void> {
+  const me = `${process.pid} ${hostname()}\n`;
+  const started = Date.now();
+  let told = false;
+  mkdirSync(dirname(lockPath), { recursive: true });
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, "wx");
+      try {
+        writeSync(fd, me);
+      } finally {
+        closeSync(fd);
+      }
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const owner = abandoned(lockPath, o.staleMs);
+      if (owner === null) continue;
+      if (o.maxWaitMs !== undefined && Date.now() - started > o.maxWaitMs)
+        throw new Error(`${lockPath} is held by another build (${owner})`);
+      if (!told) o.onWait?.(owner);
+      told = true;
+      await new Promise((r) => setTimeout(r, o.pollMs ?? 50));
+    }
+  }
+  const beat = o.heartbeatMs
+    ? setInterval(() => {
+        try {
+          const now = new Date();
+          utimesSync(lockPath, now, now);
+        } catch {
+          /* taken from us as stale: nothing to refresh */
+        }
+      }, o.heartbeatMs)
+    : null;
+  beat?.unref();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (beat) clearInterval(beat);
+    try {
+      if (readFileSync(lockPath, "utf8") === me) rmSync(lockPath, { force: true });
+    } catch {
+      /* already gone */
+    }
+  };
+}
+
+/** Removes the lock file when its owner is gone and returns null (try again at once); else its owner. */
+function abandoned(lockPath: string, staleMs: number): string | null {
+  let text: string, mtimeMs: number;
+  try {
+    text = readFileSync(lockPath, "utf8");
+    mtimeMs = statSync(lockPath).mtimeMs;
+  } catch {
+    return null; // released meanwhile
+  }
+  const m = /^(\d+) (\S+)\n$/.exec(text);
+  const here = m !== null && m[2] === hostname();
+  const gone = here ? !processAlive(Number(m[1])) : Date.now() - mtimeMs > staleMs;
+  if (!gone) return m ? `pid ${m[1]} on ${m[2]}` : "an unknown owner";
+  // Only the file that was judged: another process may have taken the lock since.
+  try {
+    if (readFileSync(lockPath, "utf8") === text) rmSync(lockPath, { force: true });
+  } catch {
+    /* gone */
+  }
+  return null;
+}
