@@ -118,6 +118,7 @@ export function parseArgs(argv) {
     variant: 0,
     faultAttempts: 1,
     deadAfter: null,
+    keepReceived: 10_000, // bodies kept in stats.received (a benchmark replays them all)
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -196,7 +197,7 @@ export function startFakeOpenAI(options = {}) {
         return;
       }
       stats.requests++;
-      if (stats.received.length < 10_000)
+      if (stats.received.length < opts.keepReceived)
         stats.received.push({
           body,
           authorization: req.headers.authorization ?? null,
