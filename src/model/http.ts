@@ -33,6 +33,7 @@ export interface PoolKey {
 }
 
 const agents = new Map<string, HttpAgent>();
+const IDLE_SOCKET_MS = 4_000;
 
 /** The route's agent: keep-alive, maxSockets = the route's concurrency, one per route in this process. */
 export function agentFor(route: PoolKey): HttpAgent {
@@ -44,6 +45,10 @@ export function agentFor(route: PoolKey): HttpAgent {
       keepAlive: true,
       maxSockets: Math.max(1, route.concurrency),
       scheduling: "lifo" as const,
+      // An idle socket is closed before the common 5 s server keep-alive limit (uvicorn's, Node's), lest a
+      // request go out on a socket the server is closing; a server's Keep-Alive: timeout=N hint, when
+      // shorter, wins. A request's own timeout replaces this one while it holds the socket.
+      timeout: IDLE_SOCKET_MS,
     };
     agent = https ? new HttpsAgent(options) : new HttpAgent(options);
     agents.set(id, agent);
