@@ -9,8 +9,8 @@
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
 // `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do). --dead-after N:
 // after N replies the server accepts every request and never answers. set(options) changes them at run time
-// (from a test, `gate`: a promise every reply waits for).
-// GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
+// (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
+// opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
@@ -118,6 +118,7 @@ export function parseArgs(argv) {
     variant: 0,
     faultAttempts: 1,
     deadAfter: null,
+    keepReceived: 10_000, // bodies kept in stats.received (a benchmark replays them all)
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -146,7 +147,15 @@ export function startFakeOpenAI(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
   const attempts = new Map(); // body hash -> requests seen
   // received: bodies and headers, for tests; answered: the body hashes given a reply
-  const stats = { requests: 0, bodies: attempts, faults: {}, received: [], answered: new Set() };
+  const stats = {
+    requests: 0,
+    bodies: attempts,
+    faults: {},
+    received: [],
+    answered: new Set(),
+    connections: 0, // TCP connections accepted (a keep-alive client opens few)
+    maxOpen: 0, // the most open at once
+  };
   const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
   if (!policy) throw new Error(`unknown policy ${opts.policy}`);
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
@@ -188,7 +197,7 @@ export function startFakeOpenAI(options = {}) {
         return;
       }
       stats.requests++;
-      if (stats.received.length < 10_000)
+      if (stats.received.length < opts.keepReceived)
         stats.received.push({
           body,
           authorization: req.headers.authorization ?? null,
@@ -291,6 +300,12 @@ export function startFakeOpenAI(options = {}) {
         }),
       );
     });
+  });
+  let open = 0;
+  server.on("connection", (socket) => {
+    stats.connections++;
+    stats.maxOpen = Math.max(stats.maxOpen, ++open);
+    socket.on("close", () => open--);
   });
   return new Promise((resolve) => {
     server.listen(opts.port, "127.0.0.1", () => {

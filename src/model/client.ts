@@ -6,6 +6,7 @@ import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactSecrets } from "./redact.js";
+import { agentFor, postJson, type HttpError } from "./http.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
@@ -41,10 +42,17 @@ export async function chatCompletion(
   apiKey: string | undefined,
   hooks: CallHooks = {},
 ): Promise<CallOutcome> {
-  const url = route.base_url.replace(/\/$/, "") + "/chat/completions";
-  const headers: Record<string, string> = { "content-type": "application/json", ...(route.headers ?? {}) };
+  const url = new URL(route.base_url.replace(/\/$/, "") + "/chat/completions");
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "user-agent": "medbench",
+    ...(route.headers ?? {}),
+  };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const secrets = [...(hooks.secrets ?? []), ...(apiKey ? [apiKey] : [])];
+  const agent = agentFor(route);
+  const payload = JSON.stringify(body);
   const deadlineMs = route.retry.max_total_s * 1000;
   const started = Date.now();
   const remaining = () => deadlineMs - (Date.now() - started);
@@ -56,16 +64,10 @@ export async function chatCompletion(
     if (budget <= 0) break;
     attempt++;
     let waitMs: number | null = null;
-    const timeout = AbortSignal.timeout(budget);
     try {
-      const res = await fetch(url, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-        signal: hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout,
-      });
-      const text = await res.text();
-      if (res.ok) {
+      const res = await postJson(url, headers, payload, agent, budget, hooks.signal);
+      const text = res.text;
+      if (res.status >= 200 && res.status < 300) {
         try {
           const parsed = JSON.parse(redactSecrets(text, secrets)) as Json;
           const problem = completionProblem(parsed);
@@ -76,27 +78,29 @@ export async function chatCompletion(
         }
       } else if (res.status === 429 || res.status === 408 || res.status >= 500) {
         lastError = `HTTP ${res.status}`;
-        waitMs = retryAfterMs(res.headers.get("retry-after"));
+        waitMs = retryAfterMs(res.retryAfter);
         if (waitMs !== null && waitMs > remaining()) {
           // Waiting would pass the deadline: a failure now, which the next build sends again.
           lastError += ` with Retry-After ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
           break;
         }
       } else {
+        // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
+        const moved = res.location ? `redirected to ${res.location}; set the route's base_url to it. ` : "";
         return {
           kind: "refused",
           status: res.status,
-          body: redact(text, secrets).slice(0, 2000),
+          body: redact(moved + text, secrets).slice(0, 2000),
           attempts: attempt,
         };
       }
     } catch (e) {
       if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
-      const err = e as Error & { cause?: { code?: string } };
+      const err = e as HttpError;
       lastError =
-        err.name === "TimeoutError" || err.name === "AbortError"
+        err.why === "timeout"
           ? `timeout after ${Math.round(budget) / 1000} s`
-          : `connection error (${err.cause?.code ?? err.message})`;
+          : `connection error (${err.code ?? err.message})`;
     }
     if (attempt === route.retry.max_attempts) break;
     const backoff = Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (attempt - 1)) * (0.5 + jitter());

@@ -1,5 +1,17 @@
 // Content-addressed store: objects by sha256, written atomically, verified when read.
-import { existsSync, readFileSync, rmSync, statSync, renameSync, mkdirSync, readdirSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  type Stats,
+} from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
@@ -24,9 +36,14 @@ export interface StageManifest {
   incomplete?: string; // why these outputs are not whole: the stage runs again at the next build
 }
 
+/** A file's identity on disk: a replaced or rewritten object no longer matches it. */
+const fileSignature = (st: Stats) => `${st.size}:${st.mtimeMs}:${st.ino}`;
+
 export class Cache {
   readonly tmp: string;
   readonly stat: StatCache;
+  /** Objects hashed (or written) by this process, by their file signature then: not hashed again on reads. */
+  private readonly verified = new Map<string, string>();
 
   /** `remote`: the shared store behind this one (read-through and write-through), if any. */
   constructor(
@@ -48,6 +65,7 @@ export class Cache {
     if (!existsSync(path)) {
       writeFileAtomic(path, data, this.tmp);
       this.stat.remember(path, hash);
+      this.verified.set(hash, fileSignature(statSync(path)));
     }
     return hash;
   }
@@ -59,6 +77,7 @@ export class Cache {
       mkdirSync(join(this.root, "objects", hash.slice(0, 2)), { recursive: true });
       renameSync(tmp, path);
       this.stat.remember(path, hash);
+      this.verified.set(hash, fileSignature(statSync(path)));
     }
     return hash;
   }
@@ -78,13 +97,26 @@ export class Cache {
     return true;
   }
 
+  /** The object's bytes, hashed on its first read in this process; later reads of the same file (size,
+   *  mtime and inode unchanged since) skip the hash: a rebuild reads the requests once per stage. */
   read(hash: string): Buffer {
-    const data = readFileSync(this.objectPath(hash));
+    const path = this.objectPath(hash);
+    const fd = openSync(path, "r");
+    let data: Buffer, signature: string;
+    try {
+      signature = fileSignature(fstatSync(fd));
+      data = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (this.verified.get(hash) === signature) return data;
     const actual = sha256Hex(data);
     if (actual !== hash) {
-      rmSync(this.objectPath(hash), { force: true });
+      this.verified.delete(hash);
+      rmSync(path, { force: true });
       throw new CorruptObjectError(hash, actual);
     }
+    this.verified.set(hash, signature);
     return data;
   }
 

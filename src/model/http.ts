@@ -1,0 +1,132 @@
+// One POST over node:http(s) through a keep-alive agent per route: at most `concurrency` sockets, reused
+// across requests (issue 16: fetch reached about a quarter of node:http's requests per second). A try has
+// one timer for its whole limit (connect, send, wait, read) and the socket the same idle timeout, so a
+// server that accepts and never answers, or stalls mid-body, frees its socket in either case.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import type { Readable } from "node:stream";
+
+export interface HttpReply {
+  status: number;
+  /** The Retry-After header, when the server sent one. */
+  retryAfter: string | null;
+  /** A redirect's target (a 3xx is not followed: the route's base_url should name the server itself). */
+  location: string | null;
+  text: string;
+}
+
+/** Why a try ended without a reply: a timeout, the caller's abort, or the connection (with its code). */
+export class HttpError extends Error {
+  constructor(
+    readonly why: "timeout" | "aborted" | "connection",
+    readonly code: string,
+  ) {
+    super(code);
+  }
+}
+
+export interface PoolKey {
+  name: string;
+  base_url: string;
+  concurrency: number;
+}
+
+const agents = new Map<string, HttpAgent>();
+const IDLE_SOCKET_MS = 4_000;
+
+/** The route's agent: keep-alive, maxSockets = the route's concurrency, one per route in this process. */
+export function agentFor(route: PoolKey): HttpAgent {
+  const https = new URL(route.base_url).protocol === "https:";
+  const id = `${route.name}\n${route.base_url}\n${route.concurrency}`;
+  let agent = agents.get(id);
+  if (!agent) {
+    const options = {
+      keepAlive: true,
+      maxSockets: Math.max(1, route.concurrency),
+      scheduling: "lifo" as const,
+      // An idle socket is closed before the common 5 s server keep-alive limit (uvicorn's, Node's), lest a
+      // request go out on a socket the server is closing; a server's Keep-Alive: timeout=N hint, when
+      // shorter, wins. A request's own timeout replaces this one while it holds the socket.
+      timeout: IDLE_SOCKET_MS,
+    };
+    agent = https ? new HttpsAgent(options) : new HttpAgent(options);
+    agents.set(id, agent);
+  }
+  return agent;
+}
+
+/** POSTs `body` and reads the whole reply as UTF-8 text; rejects with HttpError. */
+export function postJson(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  agent: HttpAgent,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const payload = Buffer.from(body, "utf8");
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    let settled = false;
+    const finish = (err: HttpError | null, reply?: HttpReply) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (err) {
+        req.destroy();
+        reject(err);
+      } else resolve(reply!);
+    };
+    const onAbort = () => finish(new HttpError("aborted", "aborted"));
+    const timer = setTimeout(() => finish(new HttpError("timeout", "timeout")), timeoutMs);
+    const req = send(url, {
+      method: "POST",
+      agent,
+      headers: { ...headers, "content-length": String(payload.length) },
+      timeout: timeoutMs, // the socket's idle limit while this request holds it
+    });
+    req.on("timeout", () => finish(new HttpError("timeout", "timeout")));
+    req.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
+    req.on("response", (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      const stream = decoded(res);
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("error", (e: NodeJS.ErrnoException) =>
+        finish(new HttpError("connection", e.code ?? e.message)),
+      );
+      // The connection lost mid-body (Node reports it on the response, not the request).
+      res.on("aborted", () => finish(new HttpError("connection", "ECONNRESET")));
+      res.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
+      stream.on("end", () => {
+        let text = Buffer.concat(chunks).toString("utf8");
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as fetch's text() decodes
+        const retryAfter = res.headers["retry-after"];
+        finish(null, {
+          status: res.statusCode ?? 0,
+          retryAfter: typeof retryAfter === "string" ? retryAfter : null,
+          location: res.headers.location ?? null,
+          text,
+        });
+      });
+    });
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.end(payload);
+  });
+}
+
+/** The body as sent, or decompressed when a server compressed it unasked (we send no accept-encoding). */
+function decoded(res: IncomingMessage): Readable {
+  const enc = String(res.headers["content-encoding"] ?? "").toLowerCase();
+  const inflate =
+    enc === "gzip" || enc === "x-gzip"
+      ? createGunzip()
+      : enc === "deflate"
+        ? createInflate()
+        : enc === "br"
+          ? createBrotliDecompress()
+          : null;
+  return inflate ? res.pipe(inflate) : res;
+}
