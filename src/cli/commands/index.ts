@@ -13,4 +13,5 @@ export const COMMANDS: ReadonlyMap<string, Loader> = new Map<string, Loader>([
   ["export", () => import("./export.js")],
   ["verify", () => import("./verify.js")],
   ["report", () => import("./report.js")],
+  ["cache", () => import("./cache.js")],
 ]);
