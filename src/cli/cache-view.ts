@@ -34,7 +34,7 @@ export async function status(project: Project, json: boolean): Promise<number> {
   const warnings: string[] = [];
   const remote = openRemote(process.env, (m) => warnings.push(m));
   const cache = new Cache(project.cacheDir);
-  const local = localInventory(cache);
+  const local = localInventory(cache, false); // a status writes nothing
   const { remoteInventory, missing } = await import("../remote/sync.js");
   const there = remote ? await remoteInventory(remote) : null;
   const up = there ? missing(local, there) : null;

@@ -131,7 +131,7 @@ export function collect(cache: Cache, refs: References, keepRecentMs: number, dr
     if (!dryRun) rmSync(cache.manifestPath(key), { force: true });
   }
   for (const folder of replyFolders(cache)) {
-    const log = replyLog(cache, folder);
+    const log = replyLog(cache, folder, !dryRun);
     const total = log.size();
     const c = log.compact((key) => refs.replies.has(key), before, dryRun);
     for (const key of c.removed) out.replies.push({ folder, key });

@@ -39,9 +39,10 @@ export function localStages(cache: Cache): Map<string, number> {
   return out;
 }
 
-export function localInventory(cache: Cache): Inventory {
+/** `indexing` false: reads without writing anything (status). */
+export function localInventory(cache: Cache, indexing = true): Inventory {
   const replies = new Map<string, Map<string, number>>();
-  for (const folder of replyFolders(cache)) replies.set(folder, replyLog(cache, folder).sizes());
+  for (const folder of replyFolders(cache)) replies.set(folder, replyLog(cache, folder, indexing).sizes());
   return { objects: localObjects(cache), stages: localStages(cache), replies };
 }
 
