@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Model-stage start-up against the size of the reply store: the time and memory a fresh process needs to open
-// the reply memo and answer one stage's requests (200 lookups of replies it already has), with the store at
+// the reply memo and answer one stage's requests (200 lookups of replies it already has; timed from when the
+// code is loaded, so that Node's own module loading does not drown the store's cost), with the store at
 // 1x and at 10x (many earlier builds' logs). Printed as ratios 10x/1x (flat is 1.00), with the absolute
 // figures beside them, for the indexed store (src/runner/reply-log.ts, compiled in dist/) and, as the
 // baseline timed in the same run, the reader it replaced: every log read whole into a map (reimplemented
@@ -53,14 +54,15 @@ async function addLogs(dir, from, to) {
 const child = (mode) => `
   const [dir, keysFile] = process.argv.slice(1);
   const keys = JSON.parse(require("node:fs").readFileSync(keysFile, "utf8"));
-  const t0 = performance.now();
-  let get;
+  let get, t0;
   if (${JSON.stringify(mode)} === "index") {
     const { ReplyLog } = await import(${JSON.stringify(pathToFileURL(path.join(repo, "dist/src/runner/reply-log.js")).href)});
+    t0 = performance.now(); // the module loaded: what follows is the store's own cost
     const log = new ReplyLog(dir);
     get = (k) => log.get(k);
   } else {
     const fs = require("node:fs"), { createHash } = require("node:crypto");
+    t0 = performance.now();
     const RECORD = /^([0-9a-f]{64}) ([0-9a-f]{64}) ([A-Za-z0-9+/=]*)$/;
     const entries = new Map();
     const logs = fs.readdirSync(dir).filter((f) => f.endsWith(".log"))

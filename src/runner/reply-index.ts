@@ -6,11 +6,11 @@
 // Newer runs win, as later log records do (--refresh). A run names the byte ranges of the logs it covers, so
 // whatever no run covers (a log written since, a run lost to a kill) is read from the logs and indexed next.
 //
-// Layout: `medbench-reply-index 1 <header bytes>\n`, the header JSON {count, logs: [{name, from, to,
-// sealed}]}, a fan-out table (256 big-endian uint32: entries whose key's first byte is <= b), then `count`
-// entries of 48 bytes sorted by key: key (32), log number in the header (uint32), offset (uint64), payload
+// Layout: `medbench-reply-index 1 <header bytes>\n`, the header JSON {logs: [{name, from, to, sealed}]},
+// a fan-out table (256 big-endian uint32: entries whose key's first byte is <= b; the last is the count),
+// then the of 48 bytes sorted by key: key (32), log number in the header (uint32), offset (uint64), payload
 // length (uint32). The payload length gives the record's length (the line is `key sha base64\n`).
-import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -72,16 +72,14 @@ export class Run {
       const headerLength = Number(text.slice(MAGIC.length, nl));
       const header = Buffer.alloc(headerLength);
       if (readSync(fd, header, 0, headerLength, nl + 1) !== headerLength) throw new Error("short");
-      const h = JSON.parse(header.toString("utf8")) as { count: number; logs: Coverage[] };
+      const h = JSON.parse(header.toString("utf8")) as { logs: Coverage[] };
       const fanout = Buffer.alloc(FANOUT);
       const base = nl + 1 + headerLength + FANOUT;
       if (readSync(fd, fanout, 0, FANOUT, nl + 1 + headerLength) !== FANOUT) throw new Error("short");
-      if (fanout.readUInt32BE(FANOUT - 4) !== h.count) throw new Error("bad fan-out");
-      // The last entry must be there: a run is renamed into place only when whole.
-      const last = Buffer.alloc(ENTRY);
-      if (h.count > 0 && readSync(fd, last, 0, ENTRY, base + (h.count - 1) * ENTRY) !== ENTRY)
-        throw new Error("short");
-      return new Run(name, seq, fd, h.count, h.logs, fanout, base);
+      const count = fanout.readUInt32BE(FANOUT - 4);
+      // The file ends with the last entry: a run is renamed into place only when whole.
+      if (fstatSync(fd).size !== base + count * ENTRY) throw new Error("not whole");
+      return new Run(name, seq, fd, count, h.logs, fanout, base);
     } catch {
       closeSync(fd);
       return null;
@@ -145,37 +143,73 @@ export class Run {
   }
 }
 
-/** Writes a run of these entries (sorted here; for one key, the later in the array wins) covering `logs`. */
-export function writeRun(dir: string, seq: number, entries: IndexEntry[], logs: Coverage[]): string {
+/** The entries in key order, one per key (for a key given twice, the later in the array wins). */
+export function latestSorted(entries: IndexEntry[]): IndexEntry[] {
   const latest = new Map<string, IndexEntry>();
   for (const e of entries) latest.set(e.key, e);
-  const sorted = [...latest.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return [...latest.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** Two runs' entries in key order, one per key, the newer run's winning; read as they are merged. */
+export function* mergeRuns(older: Run, newer: Run): Generator<IndexEntry> {
+  const a = older.entries(),
+    b = newer.entries();
+  let x = a.next(),
+    y = b.next();
+  while (!x.done || !y.done) {
+    if (y.done || (!x.done && x.value.key < y.value.key)) {
+      yield x.value!;
+      x = a.next();
+    } else {
+      if (!x.done && x.value.key === y.value.key) x = a.next();
+      yield y.value;
+      y = b.next();
+    }
+  }
+}
+
+/** Writes a run of entries given in key order, one per key, covering `logs`; streamed, whole or absent. */
+export function writeRun(dir: string, seq: number, sorted: Iterable<IndexEntry>, logs: Coverage[]): string {
   const logNumber = new Map(logs.map((l, i) => [l.name, i]));
-  const header = Buffer.from(JSON.stringify({ count: sorted.length, logs }));
+  const header = Buffer.from(JSON.stringify({ logs }));
   const head = Buffer.from(`${MAGIC}${header.length}\n`);
-  const fanout = Buffer.alloc(FANOUT);
-  const body = Buffer.alloc(sorted.length * ENTRY);
   const counts = new Array<number>(256).fill(0);
-  sorted.forEach((e, i) => {
-    const o = i * ENTRY;
-    body.write(e.key, o, 32, "hex");
-    counts[body[o]!]!++;
-    body.writeUInt32BE(logNumber.get(e.log)!, o + 32);
-    body.writeUInt32BE(Math.floor(e.offset / 2 ** 32), o + 36);
-    body.writeUInt32BE(e.offset % 2 ** 32, o + 40);
-    body.writeUInt32BE(e.payloadLength, o + 44);
-  });
-  let total = 0;
-  for (let b = 0; b < 256; b++) fanout.writeUInt32BE((total += counts[b]!), b * 4);
   const name = `run-${String(seq).padStart(12, "0")}-${randomBytes(4).toString("hex")}.idx`;
   const tmp = join(dir, `.tmp-${process.pid}-${name}`);
   const fd = openSync(tmp, "w");
   try {
-    for (const part of [head, header, fanout, body]) writeSync(fd, part);
+    writeSync(fd, head);
+    writeSync(fd, header);
+    const fanoutAt = head.length + header.length;
+    writeSync(fd, Buffer.alloc(FANOUT)); // filled in at the end
+    const CHUNK = 4096;
+    const chunk = Buffer.alloc(CHUNK * ENTRY);
+    let n = 0;
+    for (const e of sorted) {
+      const o = n * ENTRY;
+      chunk.write(e.key, o, 32, "hex");
+      counts[chunk[o]!]!++;
+      chunk.writeUInt32BE(logNumber.get(e.log)!, o + 32);
+      chunk.writeUInt32BE(Math.floor(e.offset / 2 ** 32), o + 36);
+      chunk.writeUInt32BE(e.offset % 2 ** 32, o + 40);
+      chunk.writeUInt32BE(e.payloadLength, o + 44);
+      if (++n === CHUNK) {
+        writeSync(fd, chunk);
+        n = 0;
+      }
+    }
+    if (n > 0) writeSync(fd, chunk, 0, n * ENTRY);
+    const fanout = Buffer.alloc(FANOUT);
+    let total = 0;
+    for (let b = 0; b < 256; b++) fanout.writeUInt32BE((total += counts[b]!), b * 4);
+    writeSync(fd, fanout, 0, FANOUT, fanoutAt);
     fsyncSync(fd);
-  } finally {
+  } catch (e) {
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
   }
+  closeSync(fd);
   renameSync(tmp, join(dir, name));
   return name;
 }

@@ -24,7 +24,16 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../hash/sha256.js";
 import { processAlive } from "./fsutil.js";
-import { lineLength, Run, RUN_NAME, writeRun, type Coverage, type IndexEntry } from "./reply-index.js";
+import {
+  latestSorted,
+  lineLength,
+  mergeRuns,
+  Run,
+  RUN_NAME,
+  writeRun,
+  type Coverage,
+  type IndexEntry,
+} from "./reply-index.js";
 
 const RECORD = /^([0-9a-f]{64}) ([0-9a-f]{64}) ([A-Za-z0-9+/=]*)$/;
 
@@ -76,6 +85,12 @@ function logFiles(dir: string, names: string[]): LogFile[] {
   }
   // Older logs first, so that a later reply for the same key (--refresh) wins.
   return out.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : 1));
+}
+
+/** Temp files of writers killed while writing a run or a compacted log (never renamed into place). */
+function sweepTemps(dir: string): void {
+  for (const n of readdirSync(dir))
+    if (/^\.tmp-\d+-/.test(n) && !writerAlive(n.slice(5))) rmSync(join(dir, n), { force: true });
 }
 
 /** The index lock of a namespace: held while runs are written or logs compacted. */
@@ -198,6 +213,7 @@ export class ReplyLog {
     mkdirSync(this.dir, { recursive: true });
     if (!tryLock(this.lockPath)) return;
     try {
+      sweepTemps(this.dir);
       const seq = () =>
         1 + Math.max(0, ...readdirSync(this.dir).map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
       const entries: IndexEntry[] = fresh.flatMap((f) =>
@@ -209,7 +225,7 @@ export class ReplyLog {
         })),
       );
       const coverage = fresh.map((f) => ({ name: f.log.name, from: f.from, to: f.to, sealed: !f.log.live }));
-      const added = Run.open(this.dir, writeRun(this.dir, seq(), entries, coverage));
+      const added = Run.open(this.dir, writeRun(this.dir, seq(), latestSorted(entries), coverage));
       if (added) this.runs.push(added);
       // Each run at least twice the size of the next newer one: few runs, each entry rewritten rarely.
       for (let n = this.runs.length; n >= 2; n = this.runs.length) {
@@ -218,7 +234,7 @@ export class ReplyLog {
         const merged = writeRun(
           this.dir,
           newer.seq,
-          [...older.entries(), ...newer.entries()],
+          mergeRuns(older, newer),
           unionCoverage([older.logs, newer.logs]),
         );
         const run = Run.open(this.dir, merged);
@@ -369,11 +385,10 @@ export class ReplyLog {
         coverage.push({ name: l.name, from: 0, to: l.live ? end : l.size, sealed: !l.live });
       }
       const seq = 1 + Math.max(0, ...names.map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
-      writeRun(this.dir, seq, entries, coverage);
+      writeRun(this.dir, seq, latestSorted(entries), coverage);
       for (const n of names.filter((n) => RUN_NAME.test(n))) rmSync(join(this.dir, n), { force: true });
       for (const l of old) rmSync(join(this.dir, l.name), { force: true });
-      for (const n of names.filter((n) => /^\.tmp-\d+-/.test(n) && !writerAlive(n.slice(5))))
-        rmSync(join(this.dir, n), { force: true }); // temp files of killed writers
+      sweepTemps(this.dir);
       return out;
     } finally {
       rmSync(this.lockPath, { force: true });
