@@ -2,10 +2,20 @@
 // 127.0.0.1: what one machine pushes, a second pulls and builds with 0 model requests; gc keeps exactly what
 // the recorded builds need (a frozen rebuild afterwards sends nothing and writes the same results).
 import { afterEach, describe, expect, it } from "vitest";
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, mkdirSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { execa } from "execa";
 import { join } from "node:path";
 import { createHash, randomBytes } from "node:crypto";
-import type { Project } from "./rig.js";
+import { BIN, type Project } from "./rig.js";
 import { cleanUp, clone, PREFIX, remoteEnv, results, startFake, startS3, type S3 } from "./remote-rig.js";
 
 afterEach(cleanUp);
@@ -131,6 +141,33 @@ describe("medbench cache push and pull", () => {
     const r = await b.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(0);
     expect(fake.stats.requests).toBe(sent + 1);
+  });
+
+  it("leaves only whole copies when a pull is killed, and a second pull completes it", async () => {
+    const [s3, fake] = await Promise.all([startS3(), startFake()]);
+    const env = remoteEnv(s3);
+    const a = clone(fake);
+    expect((await a.buildAgainstFake([], env)).exitCode).toBe(0);
+    const sent = fake.stats.requests;
+    const b = clone(fake);
+    const pull = execa("node", [BIN, "cache", "pull"], { cwd: b.dir, env, reject: false });
+    // Killed once the replies (copied last) have started to arrive.
+    const memo = b.path("cache/memo/requests");
+    while (!(existsSync(memo) && readdirSync(memo).some((f) => statSync(join(memo, f)).size > 0)))
+      await new Promise((r) => setTimeout(r, 5));
+    pull.kill("SIGKILL");
+    expect((await pull).signal).toBe("SIGKILL");
+    for (const f of files(b.path("cache/objects"))) {
+      const name = f.split("/").pop()!;
+      expect(createHash("sha256").update(readFileSync(f)).digest("hex")).toBe(name);
+    }
+    expect((await status(b)).local.replies).toBeLessThan(sent);
+    const again = await b.run(["cache", "pull"], env);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect((await status(b)).local.replies).toBe(sent);
+    expect((await b.buildAgainstFake()).exitCode).toBe(0); // without the remote
+    expect(fake.stats.requests).toBe(sent);
+    expect(results(b)).toEqual(results(a));
   });
 
   it("says what is wrong when there is no remote or it cannot be reached", async () => {

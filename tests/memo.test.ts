@@ -118,3 +118,36 @@ describe("reply index", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe("reply log compaction (cache gc)", () => {
+  it("keeps the accepted replies of finished writers' old logs, leaves live ones, and stays indexed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    const folder = join(dir, "memo/requests");
+    const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
+    const cacheJs = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
+    await execa("node", [
+      "--input-type=module",
+      "-e",
+      `const { memoStore } = await import(${JSON.stringify(memo)});
+       const { Cache } = await import(${JSON.stringify(cacheJs)});
+       const s = memoStore(new Cache(${JSON.stringify(dir)}));
+       for (let i = 0; i < 40; i++) s.put("requests", String(i).padStart(64, "0"), "v" + i);`,
+    ]);
+    const live = memoStore(new Cache(dir)); // this process: a writer that still runs
+    live.put("requests", key(100), "live");
+    const { ReplyLog } = await import("../src/runner/reply-log.js");
+    const log = new ReplyLog(folder);
+    const keep = (k: string) => Number(k) % 2 === 0;
+    const dry = log.compact(keep, Date.now() + 1000, true);
+    expect(dry.removed.length).toBe(20);
+    expect(new ReplyLog(folder).size()).toBe(41); // a dry run removes nothing
+    const done = log.compact(keep, Date.now() + 1000, false);
+    expect(done.removed.sort()).toEqual(dry.removed.sort());
+    const after = memoStore(new Cache(dir));
+    expect(after.get("requests", key(2))?.toString()).toBe("v2");
+    expect(after.get("requests", key(3))).toBeNull();
+    expect(after.get("requests", key(100))?.toString()).toBe("live");
+    expect(readdirSync(folder).filter((f) => f.endsWith(".idx")).length).toBe(1);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
