@@ -3,6 +3,7 @@ import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";
 import { meanSd } from "../src/stats/mean-sd.js";
+import { writeRecords } from "../src/contract/records.js";
 import type { MetricRows, PairedRows, Statistic } from "../tasks/task.js";
 
 interface Params {
@@ -147,7 +148,7 @@ export const bootstrap: StageKind = {
     prompts: { outputs: { info: "info" }, optional: true },
     release: { release: true, optional: true },
   },
-  outputs: { metrics: "result" },
+  outputs: { metrics: "result", units: "units" },
   required: ["resamples", "seed", "rng", "level"],
   params: {
     resamples: { type: "integer", minimum: 1 },
@@ -247,6 +248,12 @@ export const bootstrap: StageKind = {
       paired,
       tables,
     };
-    return { metrics: stableJson(out) };
+    // The primary's rows, so that two runs can be compared pair by pair (medbench check, stats paired).
+    const primaryRows = scored.metrics.find((m) => m.name === out.primary)?.rows ?? [];
+    const units = writeRecords(
+      "units",
+      primaryRows.map((r) => ({ id: r.id, cluster: r.cluster, value: r.value })),
+    );
+    return { metrics: stableJson(out), units };
   },
 };

@@ -2,7 +2,9 @@
 import type { StageKind } from "../src/runner/stage.js";
 import { stableJson } from "../src/util/json.js";
 import { readRecords, writeRecords } from "../src/contract/records.js";
-import type { JudgedReplies, TaskRequest } from "../tasks/task.js";
+import type { JudgedReplies, ScoreOutput, TaskModule, TaskRequest } from "../tasks/task.js";
+import type { ItemRecord } from "../src/contract/records.js";
+import type { Json } from "../src/util/json.js";
 
 /** Requests by their configuration, in first-seen order (requests without one form a single group). */
 function byConfiguration(requests: TaskRequest[]): Map<string, TaskRequest[]> {
@@ -22,6 +24,69 @@ function judgedReplies(text: string): JudgedReplies {
     byJudge.get(r.judge)![r.id] = r.text;
   }
   return [...byJudge].map(([judge, replies]) => ({ judge, replies }));
+}
+
+type Outputs = { items: string; metrics: string; tables: string };
+
+/** The score stage's outputs from each configuration's score (one group: a task without configurations). */
+function assemble(outs: Map<string, ScoreOutput>, task: TaskModule, params: Json): Outputs {
+  if (outs.size <= 1) {
+    const out = [...outs.values()][0] ?? { items: [], metrics: [], paired: [], tables: {} };
+    return {
+      items: writeRecords("items", out.items),
+      metrics: stableJson({ metrics: out.metrics, paired: out.paired }),
+      // The scoring parameters travel with the tables, so every result records how it was scored.
+      tables: stableJson({ ...out.tables, scoring_params: params }),
+    };
+  }
+  const headline = outs.has(task.headline ?? "") ? task.headline! : [...outs.keys()][0]!;
+  const head = outs.get(headline)!;
+  return {
+    items: writeRecords(
+      "items",
+      [...outs.values()].flatMap((o) => o.items),
+    ),
+    metrics: stableJson({
+      metrics: head.metrics,
+      paired: head.paired,
+      headline,
+      configurations: Object.fromEntries(
+        [...outs].map(([name, o]) => [name, { metrics: o.metrics, paired: o.paired }]),
+      ),
+    }),
+    tables: stableJson({
+      ...head.tables,
+      by_configuration: Object.fromEntries([...outs].map(([name, o]) => [name, o.tables])),
+      scoring_params: params,
+    }),
+  };
+}
+
+/**
+ * The score stage's outputs again from a run's items and replies alone (the task's `rescore`): what verify
+ * replays for a private release, whose requests are not bundled. Null when the task cannot.
+ */
+export function rescoreOutputs(
+  task: TaskModule,
+  items: string,
+  replies: string,
+  params: Json,
+): Outputs | null {
+  if (!task.rescore) return null;
+  const byId = new Map(readRecords("replies", replies).map((r) => [r.id, r]));
+  const groups = new Map<string, ItemRecord[]>();
+  for (const it of readRecords("items", items)) {
+    const k = typeof it.meta.configuration === "string" ? it.meta.configuration : "";
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k)!.push(it);
+  }
+  const outs = new Map(
+    [...groups].map(([name, its]) => [
+      name,
+      task.rescore!({ items: its, replies: its.map((i) => byId.get(i.id) ?? null), params }),
+    ]),
+  );
+  return assemble(outs, task, params);
 }
 
 export const score: StageKind = {
@@ -54,36 +119,6 @@ export const score: StageKind = {
       });
     // Each request configuration is scored on its own; the headline's metrics are the run's.
     const groups = byConfiguration(requests);
-    if (groups.size <= 1) {
-      const out = scoreOf(requests);
-      return {
-        items: writeRecords("items", out.items),
-        metrics: stableJson({ metrics: out.metrics, paired: out.paired }),
-        // The scoring parameters travel with the tables, so every result records how it was scored.
-        tables: stableJson({ ...out.tables, scoring_params: ctx.params }),
-      };
-    }
-    const outs = new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)]));
-    const headline = outs.has(ctx.task.headline ?? "") ? ctx.task.headline! : [...outs.keys()][0]!;
-    const head = outs.get(headline)!;
-    return {
-      items: writeRecords(
-        "items",
-        [...outs.values()].flatMap((o) => o.items),
-      ),
-      metrics: stableJson({
-        metrics: head.metrics,
-        paired: head.paired,
-        headline,
-        configurations: Object.fromEntries(
-          [...outs].map(([name, o]) => [name, { metrics: o.metrics, paired: o.paired }]),
-        ),
-      }),
-      tables: stableJson({
-        ...head.tables,
-        by_configuration: Object.fromEntries([...outs].map(([name, o]) => [name, o.tables])),
-        scoring_params: ctx.params,
-      }),
-    };
+    return assemble(new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)])), ctx.task, ctx.params);
   },
 };

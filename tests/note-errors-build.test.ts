@@ -2,7 +2,8 @@
 // four-configuration run against the fake OpenAI-compatible server (think blocks, truncation, template echoes,
 // reasoning fields, API errors). Expected values are recomputed here from the items the build wrote.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execa } from "execa";
 import { parse as parseYaml } from "yaml";
 import { Project } from "./rig.js";
 import { REPO } from "./helpers.js";
@@ -129,13 +130,52 @@ describe("note-errors: offline build and baselines", () => {
     expect(err).toMatch(/conservative-greedy, conservative-sample, neutral-greedy, neutral-sample/);
   });
 
-  it("refuses to export a result, since a bundle would carry the private notes", async () => {
-    const r = await p.run(["export", `${RESULTS}/medbench_prior/neutral-greedy`, "-o", "ne.tar.gz"]);
-    expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(
-      /results of this task are not exported: its requests hold the private test notes/,
-    );
-    expect(p.exists("ne.tar.gz")).toBe(false);
+  it("exports a bundle without the private requests and fit, which verifies from replies and items", async () => {
+    const dir = `${RESULTS}/medbench_note-errors-conjunction-lr/neutral-greedy`;
+    const r = await p.run(["export", dir, "-o", "ne.tar.gz"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const unpacked = p.path("ne-unpacked");
+    mkdirSync(unpacked);
+    await execa("tar", ["xzf", p.path("ne.tar.gz"), "-C", unpacked]);
+    const members = (await execa("tar", ["tzf", p.path("ne.tar.gz")])).stdout.split("\n");
+    expect(members).not.toContain("outputs/prompts/requests");
+    expect(members).not.toContain("outputs/fit/fit");
+    expect(members).toContain("outputs/model/replies");
+    const manifest = JSON.parse(readFileSync(`${unpacked}/bundle.json`, "utf8"));
+    expect(manifest.withheld.outputs).toEqual(["fit/fit", "prompts/requests"]);
+    // No line of any test note in any member (the baseline's replies quote nothing).
+    const text = members.map((m) => readFileSync(`${unpacked}/${m}`, "utf8")).join("\n");
+    for (const line of noteLines()) expect(text).not.toContain(line);
+
+    const ok = await p.run(["verify", "ne.tar.gz", "--json"]);
+    expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
+    const report = JSON.parse(ok.stdout) as { ok: boolean; checks: { name: string; lines: string[] }[] };
+    const replay = report.checks.find((c) => c.name === "replay")!;
+    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled replies and items/);
+    // With the data, the pins are checked too (here the sample the result was built from).
+    const data = await p.run(["verify", "ne.tar.gz", "--data-dir", "specs/note-errors/sample", "--json"]);
+    expect(data.exitCode, data.stdout).toBe(0);
+    const dataCheck = (JSON.parse(data.stdout) as typeof report).checks.find((c) => c.name === "data")!;
+    expect(dataCheck.lines[0]).toMatch(/^3 files of .* match the pins/);
+
+    // A reply changed after the build: the replay derives other verdicts from it, and says where.
+    const flip = (f: string) => {
+      const path = `${unpacked}/${f}`;
+      writeFileSync(
+        path,
+        readFileSync(path, "utf8").replace(
+          /Error: (Yes|No)/,
+          (_, v) => `Error: ${v === "Yes" ? "No" : "Yes"}`,
+        ),
+      );
+    };
+    flip("outputs/model/replies");
+    flip("results/replies.jsonl");
+    await execa("tar", ["czf", p.path("ne-tampered.tar.gz"), "-C", unpacked, "."]);
+    const bad = await p.run(["verify", "ne-tampered.tar.gz", "--json"]);
+    expect(bad.exitCode).toBe(1);
+    const tampered = JSON.parse(bad.stdout) as { differences: { what: string }[] };
+    expect(tampered.differences.some((d) => d.what.startsWith("items.jsonl"))).toBe(true);
   });
 
   it("declares the same configurations as the published spec", async () => {

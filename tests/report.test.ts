@@ -58,7 +58,7 @@ describe("medbench report", () => {
     expect(errors).toEqual([]);
     expect(requests).toEqual([]); // nothing fetched: the chart code is inlined
     const section = page.locator('section[data-slug="kor-surgical-robot-voice-command"]');
-    const runs = section.locator("table").first().locator("tbody tr");
+    const runs = section.locator('table[data-table="runs"] tbody tr');
     expect(await runs.count()).toBe(3);
     expect(await runs.allInnerTexts()).toEqual(
       expect.arrayContaining([
@@ -78,6 +78,50 @@ describe("medbench report", () => {
     expect(await section.locator("details").count()).toBe(3);
     mkdirSync(resolve(REPO, "test-artifacts"), { recursive: true });
     await page.screenshot({ path: resolve(REPO, "test-artifacts/report.png"), fullPage: true });
+  });
+
+  it("shows each task's leaderboard by its primary metric, with tags, and its check", async () => {
+    const models = ["medbench/prior", "medbench/random", "medbench/note-errors-conjunction-lr"];
+    for (const m of models) {
+      const b = await p.run(["build", "specs/note-errors.yaml", "--model", m]);
+      expect(b.exitCode, b.stderr).toBe(0);
+    }
+    // A results folder whose metrics.json is `{}` is listed as broken, not hidden.
+    mkdirSync(p.path("results/syn-snuh-note-errors/broken/neutral-greedy"), { recursive: true });
+    p.write("results/syn-snuh-note-errors/broken/neutral-greedy/metrics.json", "{}");
+    const r = await p.run(["report", "specs/note-errors.yaml", "-o", "ne.html"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const check = await p.run(["check", "specs/note-errors.yaml", "--json"]);
+    const expected = JSON.parse(check.stdout) as {
+      status: string;
+      criteria: { id: string; status: string }[];
+    };
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`file://${p.path("ne.html")}`);
+    await page.waitForSelector("body[data-rendered=true]");
+    expect(errors).toEqual([]);
+    const section = page.locator('section[data-slug="syn-snuh-note-errors"]');
+    const rows = await section.locator('table[data-table="leaderboard"] tbody tr').allInnerTexts();
+    // Sorted by BCR as each metrics.json records it, the sample's tag on every row.
+    const bcr = (m: string) =>
+      JSON.parse(p.read(`results/syn-snuh-note-errors/${m.replace("/", "_")}/neutral-greedy/metrics.json`))
+        .metrics.bcr.value as number;
+    const order = [...models].sort((a, b) => bcr(b) - bcr(a));
+    expect(rows.map((t) => t.split("\t")[1])).toEqual(order);
+    expect(rows[0]).toMatch(new RegExp(`${(100 * bcr(order[0]!)).toFixed(1)}%`));
+    expect(rows.every((t) => t.includes("synthetic-sample"))).toBe(true);
+    expect(rows[0]).toMatch(/reads-input/);
+    // The check table: every criterion with the status `medbench check` gives it.
+    const checkRows = await section.locator('table[data-table="check"] tbody tr').allInnerTexts();
+    expect(checkRows.map((t) => t.split("\t").slice(0, 2))).toEqual(
+      expected.criteria.map((c) => [c.id, c.status]),
+    );
+    expect(expected.status).toBe("incomplete"); // no reference runs yet
+    expect(await section.locator(".check-incomplete").innerText()).toMatch(/SYNTHETIC sample/);
+    expect(await section.locator(".broken").innerText()).toMatch(/broken\/neutral-greedy.*holds no metrics/);
+    await page.screenshot({ path: resolve(REPO, "test-artifacts/report-note-errors.png"), fullPage: true });
   });
 
   it("says so when a spec has no runs yet", async () => {

@@ -21,6 +21,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, pointerWords, stableJson, type Json } from "../util/json.js";
 import { bundlePins, lockEntry, specFiles } from "./members.js";
 import { BUNDLE_FORMAT, DATA_KINDS, outputPath, type BundleManifest } from "./layout.js";
+import { withheldField } from "./private.js";
 
 export async function exportResult(resultDir: string, outFile: string, opts: BuildOptions): Promise<string> {
   const buildFile = join(resultDir, "build.json");
@@ -41,14 +42,6 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   if (rt.spec.specHash !== built.spec_hash)
     throw new UsageError(
       `${specPath} has changed since this result was built (spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
-    );
-  // A bundle carries every stage output; for a task whose requests hold private text that would leak it.
-  const privacy = rt.task.module.privateRelease;
-  if (privacy)
-    throw new UsageError(
-      `${specPath}: results of this task are not exported: ${privacy.why}. ` +
-        "A bundle without the requests (verified from replies and items, with --data-dir for the pins) " +
-        "is not supported yet",
     );
   const cache = new Cache(opts.project.cacheDir);
   const stages: BundleManifest["stages"] = {};
@@ -86,6 +79,15 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       throw new UsageError(`${path} is not what its build produced (${from}); rebuild first`);
     }
   }
+  // A private release's bundle leaves out the outputs that carry its text; no results file may be one.
+  const private_ = withheldField(stages, rt.task.module);
+  const withheld = new Set(private_.withheld?.outputs ?? []);
+  for (const [file, from] of Object.entries(rt.spec.results?.files ?? {}))
+    if (withheld.has(from))
+      throw new UsageError(
+        `results file ${file} is ${from}, which this task withholds from bundles ` +
+          `(${private_.withheld!.why}): drop it from results.files`,
+      );
   const staging = mkdtempSync(join(tmpdir(), "medbench-export-"));
   try {
     const put = (rel: string, data: string | Buffer) => {
@@ -99,7 +101,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       put(`stages/${name}.json`, stableJson(st));
       if (DATA_KINDS.has(st.kind)) continue;
       for (const [output, hash] of Object.entries(st.outputs))
-        put(outputPath(name, output), cache.read(hash));
+        if (!withheld.has(`${name}/${output}`)) put(outputPath(name, output), cache.read(hash));
     }
     const manifest: BundleManifest = {
       format: BUNDLE_FORMAT,
@@ -113,6 +115,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       results: rt.spec.results?.files ?? {},
       pins: bundlePins(stages),
       stages,
+      ...private_,
     };
     put("bundle.json", stableJson(manifest));
     // For people: the result files under their usual names, and the lock entry (checked like the outputs).

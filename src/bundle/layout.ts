@@ -26,6 +26,8 @@ export interface BundleManifest {
   results: Record<string, string>; // results file -> stage/output
   pins: Record<string, Record<string, string>>;
   stages: Record<string, BundleStage>;
+  /** A private release: outputs left out (`stage/output`) and why (src/bundle/private.ts). */
+  withheld?: { why: string; outputs: string[] };
 }
 
 /** Stage kinds whose outputs are data, not results: never bundled (a verifier brings its own copy). */

@@ -61,13 +61,20 @@ function walk(root: string, rel = ""): { path: string; regular: boolean }[] {
 const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
 
 /** Which members the bundle holds against which it should, and whether its copies of the manifest agree. */
-export function checkMembers(dir: string, b: BundleManifest, spec: SpecFile | null): MemberCheck {
+export function checkMembers(
+  dir: string,
+  b: BundleManifest,
+  spec: SpecFile | null,
+  withheld: readonly string[],
+): MemberCheck {
   const lines: string[] = [];
   const expected = new Set<string>(["bundle.json", "lock.json", `spec/${b.spec}`]);
   for (const f of spec ? specFiles(spec) : b.files) expected.add(`spec/${f}`);
   for (const [name, st] of Object.entries(b.stages)) {
     expected.add(`stages/${name}.json`);
-    if (!DATA_KINDS.has(st.kind)) for (const o of Object.keys(st.outputs)) expected.add(outputPath(name, o));
+    if (!DATA_KINDS.has(st.kind))
+      for (const o of Object.keys(st.outputs))
+        if (!withheld.includes(`${name}/${o}`)) expected.add(outputPath(name, o));
   }
   for (const f of Object.keys(spec?.results?.files ?? b.results)) expected.add(`results/${f}`);
   const present = walk(dir);
@@ -100,6 +107,8 @@ export function checkMembers(dir: string, b: BundleManifest, spec: SpecFile | nu
     field("stages", kinds(b.stages), Object.fromEntries(spec.stages.map((s) => [s.name, s.kind])));
   }
   field("pins", b.pins, bundlePins(b.stages));
+  // A private release's withheld outputs are the task's to name, not the bundle's.
+  field("withheld outputs", b.withheld?.outputs ?? [], withheld);
 
   // The manifest's copies: byte for byte what the manifest says.
   for (const [name, st] of Object.entries(b.stages)) {

@@ -20,6 +20,8 @@ import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } from "./layout.js";
 import { checkMembers, checkRecords } from "./members.js";
+import { withheldOutputs } from "./private.js";
+import { rescoreOutputs } from "../../stages/score.js";
 import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
@@ -151,11 +153,12 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   checks.push(specCheck);
   const local = localSpecDiff(o.project.root, dir, b);
   if (local) checks.push(local);
-  checks.push(checkMembers(dir, b, spec));
-  let task: TaskModule | null = null;
-  if (spec) {
+  const task: TaskModule | null = spec ? await loadTask(spec) : null;
+  // A private release's bundle leaves out what its task withholds (src/bundle/private.ts).
+  const withheld = task ? withheldOutputs(b.stages, task) : (b.withheld?.outputs ?? []);
+  checks.push(checkMembers(dir, b, spec, withheld));
+  if (spec && task) {
     const s = spec;
-    task = await loadTask(s);
     const t = task;
     const cache = new Cache(o.project.cacheDir);
     checks.push(
@@ -172,6 +175,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   let count = 0;
   for (const [stage, m] of published) {
     for (const [output, expected] of Object.entries(b.stages[stage]!.outputs)) {
+      if (withheld.includes(`${stage}/${output}`)) continue;
       const data = m.get(output);
       count++;
       if (!data) {
@@ -232,8 +236,8 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   const replayCheck: Check = { name: "replay", ok: false, lines: [] };
   let live: LiveReport | null = null;
   if (spec && task) {
-    const recomputed = await runStages(dir, spec, task, b, published, o, false);
-    const replayed = spec.stages.filter((s) => !READS_DATA.has(s.kind) && !MODEL_KINDS.has(s.kind));
+    const recomputed = await runStages(dir, spec, task, b, published, o, false, withheld);
+    const replayed = spec.stages.filter((s) => recomputed.has(s.name) && recomputed.ran.has(s.name));
     for (const s of replayed) {
       for (const [output, data] of recomputed.get(s.name) ?? []) {
         const pub = published.get(s.name)?.get(output);
@@ -242,12 +246,18 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       }
     }
     replayCheck.ok = differences.length === 0;
+    const from = withheld.length
+      ? "the bundled replies and items (a private release: its requests are not bundled)"
+      : "the bundled replies";
     replayCheck.lines.push(
       replayCheck.ok
-        ? `${replayed.map((s) => s.name).join(", ")} recomputed from the bundled replies: every metric, interval and verdict identical`
-        : `${replayed.map((s) => s.name).join(", ")} recomputed from the bundled replies: ${differences.length} difference(s)`,
+        ? `${replayed.map((s) => s.name).join(", ")} recomputed from ${from}: every metric, interval and verdict identical`
+        : `${replayed.map((s) => s.name).join(", ")} recomputed from ${from}: ${differences.length} difference(s)`,
     );
-    if (o.live) live = compareLive(b, published, await runStages(dir, spec, task, b, published, o, true));
+    for (const [stage, why] of recomputed.notReplayed)
+      replayCheck.lines.push(`${stage} not replayed: ${why}`);
+    if (o.live)
+      live = compareLive(b, published, await runStages(dir, spec, task, b, published, o, true, withheld));
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
   return {
@@ -271,15 +281,46 @@ async function runStages(
   published: Outputs,
   o: VerifyOptions,
   live: boolean,
-): Promise<Outputs> {
+  withheld: readonly string[],
+): Promise<Outputs & { ran: Set<string>; notReplayed: Map<string, string> }> {
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
-  const produced: Outputs = new Map();
+  const produced = Object.assign(new Map() as Outputs, {
+    ran: new Set<string>(),
+    notReplayed: new Map<string, string>(),
+  });
   const hashes = new Map<string, Record<string, string>>();
   // Live replies read through and write through the shared remote cache, as a build's do.
   const cache = openCache(o.project.cacheDir, o.env, (m) => process.stderr.write(`warning: ${m}\n`));
   for (const decl of plan.order) {
     const kind = STAGE_KINDS.get(decl.kind)!;
-    const fromBundle = READS_DATA.has(decl.kind) || (MODEL_KINDS.has(decl.kind) && !live);
+    // What reads a withheld output (or makes one) cannot run here; a score is taken again from its items.
+    const reads = Object.entries(decl.inputs).flatMap(([name, ref]) => {
+      const wants = kind.inputs[name];
+      if (!("stage" in ref) || !wants?.outputs) return [];
+      return Object.keys(wants.outputs).flatMap((out) =>
+        withheld.includes(`${ref.stage}/${out}`) ? [`${ref.stage}/${out}`] : [],
+      );
+    });
+    const makes = withheld.some((w) => w.startsWith(`${decl.name}/`));
+    if (!READS_DATA.has(decl.kind) && !MODEL_KINDS.has(decl.kind) && (reads.length || makes)) {
+      const again = decl.kind === "score" ? rescoreFromBundle(decl, task, produced, published) : null;
+      if (again) {
+        produced.set(decl.name, again);
+        hashes.set(decl.name, Object.fromEntries([...again].map(([k, v]) => [k, sha256Hex(v)])));
+        produced.ran.add(decl.name);
+        continue;
+      }
+      produced.notReplayed.set(
+        decl.name,
+        makes
+          ? "its outputs are withheld from the bundle (a private release)"
+          : `it reads ${reads.join(", ")}, withheld from the bundle (a private release)`,
+      );
+    }
+    const fromBundle =
+      READS_DATA.has(decl.kind) ||
+      (MODEL_KINDS.has(decl.kind) && !live) ||
+      produced.notReplayed.has(decl.name);
     if (fromBundle) {
       produced.set(decl.name, published.get(decl.name) ?? new Map());
       hashes.set(decl.name, b.stages[decl.name]?.outputs ?? {});
@@ -332,8 +373,24 @@ async function runStages(
     }
     produced.set(decl.name, m);
     hashes.set(decl.name, h);
+    produced.ran.add(decl.name);
   }
   return produced;
+}
+
+/** A score stage of a private bundle, again from its bundled items and the replies it reads. */
+function rescoreFromBundle(
+  decl: StageDecl,
+  task: TaskModule,
+  produced: Outputs,
+  published: Outputs,
+): Map<string, Buffer> | null {
+  const items = published.get(decl.name)?.get("items");
+  const ref = decl.inputs.replies;
+  const replies = ref && "stage" in ref ? produced.get(ref.stage)?.get("replies") : undefined;
+  if (!items || !replies) return null;
+  const out = rescoreOutputs(task, items.toString("utf8"), replies.toString("utf8"), decl.params);
+  return out ? new Map(Object.entries(out).map(([k, v]) => [k, Buffer.from(v)])) : null;
 }
 
 /** The context a replayed stage runs in: bundled inputs, no pins, no temp files, live replies kept apart. */

@@ -77,6 +77,13 @@ export interface JudgedRecord {
   request_sha256?: string | null;
 }
 
+/** One unit's value of the primary metric (bootstrap/units): the rows its interval resampled. */
+export interface UnitRecord {
+  id: string;
+  cluster: string;
+  value: number;
+}
+
 /** Record types a stage output carries; stage kinds declare them, the spec checker matches them. */
 export const RECORD_TYPES = {
   requests: "model requests, one RequestRecord a line",
@@ -90,6 +97,8 @@ export const RECORD_TYPES = {
   info: "a prompts stage's selection (JSON)",
   fit: "a fitted baseline: its name, parameters, seed and learned values (JSON)",
   result: "a run's metrics.json",
+  units:
+    "the primary metric's value per unit (UnitRecord a line): what a paired comparison of two runs reads",
   file: "a file (a release file or a template)",
 } as const;
 export type RecordType = keyof typeof RECORD_TYPES;
@@ -100,6 +109,7 @@ interface RecordShapes {
   parsed: ParsedRecord;
   items: ItemRecord;
   judged: JudgedRecord;
+  units: UnitRecord;
 }
 
 /** Reads a JSON-lines output of a known record type. */

@@ -2,7 +2,14 @@
 // see the cache. Everything a task exchanges with a stage is a record of src/contract/records.ts.
 import type { Json } from "../util/json.js";
 import type { ParamDecls } from "./declarations.js";
-import type { GenerationFields, ItemRecord, ParsedReply, ReplyRecord, RequestRecord } from "./records.js";
+import type {
+  GenerationFields,
+  ItemRecord,
+  ParsedReply,
+  RecordType,
+  ReplyRecord,
+  RequestRecord,
+} from "./records.js";
 
 export type { ParsedReply, ReplyRecord, GenerationFields } from "./records.js";
 export type TaskRequest = RequestRecord;
@@ -156,6 +163,21 @@ export interface TaskModule {
   /** Built-in models (route `medbench`). */
   baselines: Record<string, Baseline>;
   compare?: CompareDecl;
-  /** The release holds private text that requests (and a fitted model) carry: no bundle may ship them. */
-  privateRelease?: { why: string };
+  /**
+   * The release holds private text that some stage outputs carry (requests, a fitted model): a bundle
+   * withholds every output of these record types, and verify replays the score from items and replies.
+   */
+  privateRelease?: { why: string; withhold: RecordType[] };
+  /**
+   * Scores again from a run's own items and replies, without its requests (what verify replays for a
+   * private release). What cannot be recomputed without the requests is taken from the items.
+   */
+  rescore?(input: RescoreInput): ScoreOutput;
+}
+
+export interface RescoreInput {
+  items: ItemRecord[];
+  /** Per item (same order): its reply record, or null when none came back. */
+  replies: (ReplyRecord | null)[];
+  params: Json;
 }

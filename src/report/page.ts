@@ -6,6 +6,8 @@ h1 { margin: 24px 0 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #d8de
 table { border-collapse: collapse; margin: 8px 0; width: 100%; } th, td { border-bottom: 1px solid #e6e9ed; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 12px; }
 .partial { color: #9a6700; } .chart { position: relative; height: 320px; margin: 8px 0 16px; } details { margin: 6px 0; }
+.status-pass, .check-pass { color: #1a7f37; } .status-fail, .check-fail, .broken { color: #cf222e; }
+.status-incomplete, .check-incomplete { color: #9a6700; } .tags { color: #57606a; font-size: 12px; }
 pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font-size: 12px; } .muted { color: #57606a; }
 `;
 
@@ -30,6 +32,29 @@ export const PAGE_SCRIPT = String.raw`
     const sec = el("section", { class: "task", "data-slug": task.slug });
     sec.append(el("h2", {}, task.slug), el("p", { class: "muted" }, "spec " + task.spec + ", spec_hash ", el("code", {}, task.specHash)));
     main.append(sec);
+    for (const b of task.broken) sec.append(el("p", { class: "broken" }, "broken run " + b.dir + ": " + b.reason));
+    // Leaderboard: full runs by the primary metric, with their tags.
+    if (task.leaderboard.length) {
+      sec.append(el("h3", {}, "Leaderboard (" + (task.primary || "primary metric") + ")"));
+      const lb = table(["#", "model", task.primary || "primary", "95% CI", "n", "configuration", "tags", "spec"], task.leaderboard.map((r, i) => [
+        i + 1, r.model, fmt(r, r.value), fmt(r, r.lo) + " – " + fmt(r, r.hi), r.n ?? "", r.configuration || "–",
+        el("span", { class: "tags" }, [...r.tags, ...r.also.map((a) => a.metric + " " + fmt(r, a.value))].join(", ")),
+        r.current ? "current" : el("span", { class: "partial" }, "older spec")]));
+      lb.setAttribute("data-table", "leaderboard");
+      sec.append(lb);
+    }
+    // The task's check over its roster.
+    if (task.check) {
+      const c = task.check;
+      const verdict = c.status === "pass" ? "holds" : c.status === "fail" ? "fails" : "is incomplete";
+      sec.append(el("h3", {}, "Check"));
+      sec.append(el("p", { class: "check-" + c.status }, "The check " + verdict +
+        (c.inputs === "sample" ? ", on the bundled SYNTHETIC sample (not the release)" : c.inputs === "release" ? ", on the release" : ", with no runs yet") + "."));
+      const ct = table(["criterion", "status", "numbers"], c.criteria.map((x) => [x.id, el("span", { class: "status-" + x.status }, x.status), x.summary]));
+      ct.setAttribute("data-table", "check");
+      sec.append(ct);
+      if (c.missing.length) sec.append(el("ul", { class: "missing" }, ...c.missing.map((m) => el("li", {}, m.role + " (" + m.model + "): " + m.reason))));
+    }
     if (!task.runs.length) { sec.append(el("p", {}, "No runs yet: medbench build " + task.spec)); continue; }
     // Runs.
     sec.append(el("h3", {}, "Runs"));
@@ -39,6 +64,7 @@ export const PAGE_SCRIPT = String.raw`
         el("code", {}, String(m.spec_hash).slice(0, 12)), r.partial ? el("span", { class: "partial" }, "partial") : "no",
         m.metrics.thinking_audit ? String(m.metrics.thinking_audit.thinking_off) : "–", m.metrics.api_errors ?? 0];
     })));
+    sec.lastChild.setAttribute("data-table", "runs");
     // Forest plot: every metric of every run, point and interval, on its own unit.
     const rows = [];
     for (const r of task.runs) for (const [name, m] of Object.entries(r.metrics.metrics)) if (isMetric(m) && m.value !== null && m.unit !== "score") rows.push({ label: r.model + (r.partial ? " (partial)" : "") + " · " + name, m });
@@ -54,9 +80,10 @@ export const PAGE_SCRIPT = String.raw`
     const kinds = new Set(); for (const r of task.runs) for (const k of Object.keys((r.metrics.tables && r.metrics.tables.breakdowns) || {})) kinds.add(k);
     for (const kind of kinds) {
       const labels = [...new Set(task.runs.flatMap((r) => Object.keys(((r.metrics.tables || {}).breakdowns || {})[kind] || {})))];
-      sec.append(el("h3", {}, "Exact match by " + kind.replace("_", " ")));
+      const by = (b) => (b && task.primary && task.primary in b ? b[task.primary] : b && b.exact_match);
+      sec.append(el("h3", {}, (task.primary || "exact_match").replace("_", " ") + " by " + kind.replace("_", " ")));
       chart(sec, { type: "bar", data: { labels, datasets: task.runs.map((r, i) => ({ label: r.model + (r.partial ? " (partial)" : ""),
-        data: labels.map((l) => { const b = ((r.metrics.tables.breakdowns || {})[kind] || {})[l]; return b && b.exact_match !== null ? 100 * b.exact_match : null; }), backgroundColor: colours[i % colours.length] })) },
+        data: labels.map((l) => { const b = ((r.metrics.tables.breakdowns || {})[kind] || {})[l]; const v = by(b); return v === null || v === undefined ? null : 100 * v; }), backgroundColor: colours[i % colours.length] })) },
         options: { responsive: true, maintainAspectRatio: false, animation: false, scales: { y: { min: 0, max: 100, title: { display: true, text: "%" } } } } });
     }
     // Paired comparisons.

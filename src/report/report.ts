@@ -1,10 +1,15 @@
-// medbench report: one static page, offline, with every run of the given specs: a table of runs, a forest
-// plot of the intervals, the breakdowns, the paired comparisons, and each run's audit facts.
+// medbench report: one static page, offline, with every run of the given specs: each task's leaderboard and
+// check, a table of runs, a forest plot of the intervals, the breakdowns, the paired comparisons, and each
+// run's audit facts.
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
-import { glob } from "tinyglobby";
 import { parseSourceDoc } from "../spec/document.js";
+import type { SpecFile } from "../spec/load.js";
+import { loadRuntime } from "../cli/runtime.js";
+import { runCheck, type CheckReport } from "../check/check.js";
+import { declaredCheck, type CheckDecl } from "../check/declare.js";
+import { findRuns, intervalOf, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./page.js";
@@ -15,11 +20,31 @@ export interface ReportRun {
   partial: boolean;
   metrics: Record<string, unknown>;
 }
+/** One full run on a task's leaderboard: its primary metric with the interval, and its tags. */
+export interface LeaderboardRow {
+  model: string;
+  dir: string;
+  configuration: string | null;
+  value: number | null;
+  lo: number | null;
+  hi: number | null;
+  n: number | null;
+  unit: string;
+  tags: string[];
+  /** Built for the spec as it is now (its spec_hash). */
+  current: boolean;
+  /** Metrics a tag rule asks to show too (e.g. BCR without the pairs a reviewer saw). */
+  also: { metric: string; value: number | null; lo: number | null; hi: number | null }[];
+}
 export interface ReportTask {
   slug: string;
   spec: string;
   specHash: string;
+  primary: string | null;
   runs: ReportRun[];
+  leaderboard: LeaderboardRow[];
+  check: CheckReport | null;
+  broken: { dir: string; reason: string }[];
 }
 
 export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
@@ -37,31 +62,77 @@ export async function collectRuns(specs: string[], root: string): Promise<Report
   for (const spec of files) {
     const path = resolve(root, spec);
     if (!existsSync(path)) throw new UsageError(`${spec}: no such file`);
-    const doc = parseSourceDoc(readFileSync(path), spec).value as { slug?: string; spec_hash?: string };
+    const doc = parseSourceDoc(readFileSync(path), spec).value as { slug?: string };
     if (!doc?.slug) continue;
-    const found = (await glob([`results/${doc.slug}/*/metrics.json`], { cwd: root })).sort();
-    const runs = found.map((f) => {
-      const metrics = JSON.parse(readFileSync(join(root, f), "utf8")) as {
-        model?: string;
-        partial?: boolean;
-      };
-      return {
-        dir: dirname(f),
-        model: metrics.model ?? basename(dirname(f)),
-        partial: Boolean(metrics.partial),
-        metrics,
-      };
-    });
-    tasks.push({
-      slug: doc.slug,
-      spec,
-      specHash: String(
-        (runs[0]?.metrics as { spec_hash?: string } | undefined)?.spec_hash ?? doc.spec_hash ?? "",
-      ),
-      runs,
-    });
+    const rt = await loadRuntime(path, {});
+    tasks.push(await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root));
   }
   return tasks;
+}
+
+async function taskOf(
+  spec: SpecFile,
+  headline: string | null,
+  name: string,
+  root: string,
+): Promise<ReportTask> {
+  const found = await findRuns(root, spec.slug);
+  const runs = found
+    .filter((f) => f.metrics)
+    .map((f) => ({
+      dir: f.dir,
+      model: f.metrics!.model ?? basename(f.dir),
+      partial: Boolean(f.metrics!.partial),
+      metrics: f.metrics as Record<string, unknown>,
+    }));
+  const decl = declaredCheck(spec);
+  const primary = decl?.metric ?? (runs[0]?.metrics.primary as string | undefined) ?? null;
+  const leaderboard = found
+    .filter((f) => f.metrics && !f.metrics.partial)
+    .map((f) => leaderboardRow(spec, decl, f.dir, f.metrics!, primary))
+    .sort((a, b) => (b.value ?? -Infinity) - (a.value ?? -Infinity) || a.model.localeCompare(b.model));
+  return {
+    slug: spec.slug,
+    spec: name,
+    specHash: spec.specHash,
+    primary,
+    runs,
+    leaderboard,
+    check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline) : null,
+    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, reason: f.broken! })),
+  };
+}
+
+function leaderboardRow(
+  spec: SpecFile,
+  decl: CheckDecl | null,
+  dir: string,
+  m: MetricsJson,
+  primary: string | null,
+): LeaderboardRow {
+  const metric = primary ?? m.primary ?? "";
+  const i = intervalOf(m, metric);
+  const model = String(m.model ?? basename(dir));
+  const also = (decl?.tags ?? [])
+    .filter((t) => t.alsoReport && t.models.test(model))
+    .map((t) => ({
+      metric: t.alsoReport!,
+      ...(intervalOf(m, t.alsoReport!) ?? { value: null, lo: null, hi: null }),
+    }))
+    .map(({ metric, value, lo, hi }) => ({ metric, value, lo, hi }));
+  return {
+    model,
+    dir,
+    configuration: typeof m.configuration === "string" ? m.configuration : null,
+    value: i?.value ?? null,
+    lo: i?.lo ?? null,
+    hi: i?.hi ?? null,
+    n: i?.n ?? null,
+    unit: String((m.metrics?.[metric] as { unit?: string } | undefined)?.unit ?? "proportion"),
+    tags: tagsOf(spec, decl, m),
+    current: m.spec_hash === spec.specHash,
+    also,
+  };
 }
 
 /** Keeps `</script>` and friends inside embedded JSON from closing the element. */

@@ -35,6 +35,8 @@ export interface SpecFile {
   variables: Record<string, Json>;
   stages: StageDecl[];
   results: { dir: string; files: Record<string, string> } | null;
+  /** The check over the task's roster (`check:`), as written: src/check/declare.ts reads it. */
+  check: Json | null;
 }
 
 /** A task document from medbench.kr (an object with `spec`) or a project spec file: its spec_hash. */
@@ -139,6 +141,7 @@ function loadSpecFrom(
     variables?: Record<string, Json>;
     stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
     results?: { dir: string; files: Record<string, string> };
+    check?: Json;
   };
   if (value.spec_hash && value.spec_hash !== hash) {
     throw new DiagnosticError([
@@ -192,11 +195,12 @@ function loadSpecFrom(
     variables,
     stages,
     results: value.results ?? null,
+    check: value.check ?? null,
   };
 }
 
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-function resolveRefs(
+export function resolveRefs(
   v: Json,
   at: string,
   src: () => SourceDoc,

@@ -1,11 +1,19 @@
 // syn-snuh-note-errors: paired clinical error detection, ported from its task document
 // (docs/protocols/note-errors.md holds every choice where the document is silent).
-import type { Baseline, MetricRows, RequestConfiguration, TaskModule, TaskRequest } from "../task.js";
+import type {
+  Baseline,
+  ItemVerdict,
+  MetricRows,
+  ScoreOutput,
+  RequestConfiguration,
+  TaskModule,
+  TaskRequest,
+} from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import { readPairs, type Pair } from "./pairs.js";
 import { noteRequests } from "./prompts.js";
 import { parseVerdict, type ParsedVerdict } from "./verdict.js";
-import { noteItem, pairRows, summary, type ScoredRequest } from "./scorer.js";
+import { noteItem, pairRows, summary, type NoteItem, type ScoredRequest } from "./scorer.js";
 import { reportedMetrics } from "./metrics.js";
 import { statistics, toUnitRow } from "./rows.js";
 import {
@@ -109,24 +117,54 @@ export const task: TaskModule = {
       const meta = { ...item.meta, ...(r.configuration ? { configuration: r.configuration } : {}) };
       return { ...item, unit: item.meta.pair_id, meta, parsed: v.verdict as Json };
     });
-    const rows = pairRows(items);
-    const unitRows = rows.map(toUnitRow);
-    const metrics: MetricRows[] = reportedMetrics().map((m) => ({
-      name: m.name,
-      label: m.label,
-      rows: unitRows,
-      statistic: m.name,
-      ...(m.name === "bcr" ? { primary: true } : {}),
-      ...(m.unit ? { unit: m.unit } : {}),
-    }));
-    return { items, metrics, paired: [], tables: summary(rows, items) };
+    return scoreItems(items);
   },
+  // A private bundle has no requests: the verdicts come again from the replies, and the Evidence matches
+  // (which need the note's reference lines) from the items.
+  rescore: ({ items, replies }) =>
+    scoreItems(
+      items.map((it, i) => {
+        const r = replies[i];
+        const v = r && r.error === null ? parseVerdict(r) : parseVerdict(noReply(r));
+        const kept = it.verdicts as unknown as NoteItem["verdicts"];
+        const has = v.evidence !== null;
+        const verdicts: NoteItem["verdicts"] = {
+          verdict: v.verdict,
+          strict: v.strict,
+          reason: v.reason,
+          truncated: v.truncated,
+          think: v.think,
+          evidence: has,
+          evidence_hit: has && kept.evidence_hit,
+          evidence_hit_chars: has && kept.evidence_hit_chars,
+          span_hit: has && kept.span_hit,
+          p_line_hit: kept.p_line_hit,
+        };
+        return { ...it, parsed: v.verdict as Json, verdicts: verdicts as unknown as Record<string, Json> };
+      }) as unknown as (NoteItem & { unit: string; parsed: Json })[],
+    ),
   statistics: statistics(),
   baselines,
   privateRelease: {
     why: "its requests hold the private test notes and the fitted baseline's vocabulary holds train-note words",
+    withhold: ["requests", "fit"],
   },
 };
+
+/** Metrics and tables from scored items (the score stage's, and the rescore's). */
+function scoreItems(items: (NoteItem & { unit: string; parsed: Json })[]): ScoreOutput {
+  const rows = pairRows(items);
+  const unitRows = rows.map(toUnitRow);
+  const metrics: MetricRows[] = reportedMetrics().map((m) => ({
+    name: m.name,
+    label: m.label,
+    rows: unitRows,
+    statistic: m.name,
+    ...(m.name === "bcr" ? { primary: true } : {}),
+    ...(m.unit ? { unit: m.unit } : {}),
+  }));
+  return { items: items as unknown as ItemVerdict[], metrics, paired: [], tables: summary(rows, items) };
+}
 
 /** A request without a reply record (or with an API error) is parsed as an API error: no verdict. */
 function noReply(r: { error: string | null } | null | undefined) {

@@ -13,5 +13,6 @@ export const COMMANDS: ReadonlyMap<string, Loader> = new Map<string, Loader>([
   ["export", () => import("./export.js")],
   ["verify", () => import("./verify.js")],
   ["report", () => import("./report.js")],
+  ["check", () => import("./check.js")],
   ["cache", () => import("./cache.js")],
 ]);

@@ -1,0 +1,120 @@
+// The results folders of a task (results/<slug>/…/metrics.json) and what a check or a leaderboard needs of
+// each run: its model, interval, failure rates and tags. A folder whose metrics.json cannot be read is
+// listed as broken, never skipped in silence.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { glob } from "tinyglobby";
+import type { SpecFile } from "../spec/load.js";
+import { readRecords, type UnitRecord } from "../contract/records.js";
+import type { Json } from "../util/json.js";
+import type { CheckDecl } from "./declare.js";
+
+export interface MetricsJson {
+  model?: string | null;
+  spec_hash?: string;
+  partial?: boolean;
+  primary?: string | null;
+  configuration?: string;
+  inputs?: Record<string, string>;
+  selection?: { items?: number } | null;
+  metrics?: Record<string, Json>;
+  [k: string]: Json | undefined;
+}
+
+export interface FoundRun {
+  dir: string; // relative to the project
+  metrics: MetricsJson | null;
+  /** Why metrics.json could not be used, when it could not. */
+  broken: string | null;
+}
+
+/** Every results folder of the task, sorted; unreadable ones with the reason. */
+export async function findRuns(root: string, slug: string): Promise<FoundRun[]> {
+  const files = (await glob([`results/${slug}/**/metrics.json`], { cwd: root })).sort();
+  return files.map((f) => {
+    const dir = dirname(f);
+    let text: string;
+    try {
+      text = readFileSync(join(root, f), "utf8");
+    } catch (e) {
+      return { dir, metrics: null, broken: `${f} cannot be read (${(e as NodeJS.ErrnoException).code})` };
+    }
+    try {
+      const m = JSON.parse(text) as MetricsJson;
+      if (!m || typeof m !== "object" || Array.isArray(m) || typeof m.metrics !== "object" || !m.metrics)
+        return { dir, metrics: null, broken: `${f} holds no metrics (not a result of medbench build)` };
+      return { dir, metrics: m, broken: null };
+    } catch (e) {
+      return { dir, metrics: null, broken: `${f} is not valid JSON (${(e as Error).message}): rebuild it` };
+    }
+  });
+}
+
+export interface Interval {
+  value: number | null;
+  lo: number | null;
+  hi: number | null;
+  n: number | null;
+}
+
+export function intervalOf(m: MetricsJson, metric: string): Interval | null {
+  const e = m.metrics?.[metric] as { value?: number; lo?: number; hi?: number; n?: number } | undefined;
+  if (!e || typeof e !== "object" || !("value" in e)) return null;
+  return { value: e.value ?? null, lo: e.lo ?? null, hi: e.hi ?? null, n: e.n ?? null };
+}
+
+/** API errors as a share of the requests the run selected. */
+export function apiErrorRate(m: MetricsJson): number | null {
+  const errors = m.metrics?.api_errors;
+  const items = m.selection?.items;
+  if (typeof errors !== "number" || typeof items !== "number" || items === 0) return null;
+  return errors / items;
+}
+
+/** The bundled samples' file hashes, from every stage that declares a `sample` (download stages). */
+function samplePins(spec: SpecFile): Record<string, string>[] {
+  const out: Record<string, string>[] = [];
+  for (const s of spec.stages) {
+    const files = ((s.params as { sample?: { files?: Record<string, string> } } | null)?.sample ?? {}).files;
+    if (files && typeof files === "object") out.push(files);
+  }
+  return out;
+}
+
+/** Built from a bundled sample rather than the release: its inputs hash to a sample's files. */
+export function onSample(spec: SpecFile, m: MetricsJson): boolean {
+  const inputs = m.inputs ?? {};
+  return samplePins(spec).some(
+    (pins) => Object.keys(pins).length > 0 && Object.entries(pins).every(([f, h]) => inputs[f] === h),
+  );
+}
+
+/**
+ * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it was
+ * built from a bundled sample, and `reasoning-on` when its thinking audit does not hold.
+ */
+export function tagsOf(spec: SpecFile, check: CheckDecl | null, m: MetricsJson): string[] {
+  const tags = new Set<string>();
+  const model = String(m.model ?? "");
+  for (const t of check?.roster.find((r) => r.model === model)?.tags ?? []) tags.add(t);
+  for (const rule of check?.tags ?? []) if (rule.models.test(model)) tags.add(rule.tag);
+  if (onSample(spec, m)) tags.add("synthetic-sample");
+  const audit = m.metrics?.thinking_audit as { thinking_off?: boolean } | null | undefined;
+  if (audit && audit.thinking_off === false) tags.add("reasoning-on");
+  return [...tags].sort();
+}
+
+/** The per-unit values a paired comparison reads, or why they cannot be had. */
+export function readUnits(root: string, dir: string, file: string): UnitRecord[] | string {
+  const path = join(root, dir, file);
+  if (!existsSync(path))
+    return (
+      `${dir}/${file} is missing: add \`${file}: bootstrap/units\` to the spec's results.files ` +
+      "and rebuild"
+    );
+  try {
+    return readRecords("units", readFileSync(path, "utf8"));
+  } catch (e) {
+    return `${dir}/${file} cannot be read (${(e as Error).message}): rebuild the run`;
+  }
+}

@@ -1,0 +1,80 @@
+// medbench check SPEC: the task's check (its `check:` block) over the roster's results; exit 0 when it holds.
+import { paint, useColour } from "../../log/loggers.js";
+import { parse, UsageError } from "../args.js";
+import { usageError, type Command } from "../command.js";
+import type { CheckReport } from "../../check/check.js";
+
+export const command: Command = {
+  synopsis: "check SPEC",
+  summary: "the task's check over its roster of runs: each criterion, its numbers, pass / fail / incomplete",
+  help: `usage: medbench check SPEC [--project DIR] [--json]
+
+  Reads the full results of the roster the spec's \`check:\` block names (results/<slug>/…, built for the
+  spec's current spec_hash) and computes every criterion. Exit 0 when the check holds, 1 when it fails or
+  is incomplete (a run missing, or too many API errors), 2 for a usage mistake.`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: "boolean" }, project: { type: "string" } });
+  if (positionals.length !== 1) throw usageError(command, "check takes one spec file");
+  const { loadRuntime } = await import("../runtime.js");
+  const { declaredCheck } = await import("../../check/declare.js");
+  const { runCheck } = await import("../../check/check.js");
+  const rt = await loadRuntime(positionals[0]!, {});
+  const decl = declaredCheck(rt.spec);
+  if (!decl)
+    throw new UsageError(
+      `${rt.spec.path} declares no check: add a \`check:\` block (its roster and criteria, docs/check.md)`,
+    );
+  const report = await runCheck(
+    rt.spec,
+    decl,
+    (values.project as string | undefined) ?? process.cwd(),
+    rt.task.module.headline ?? null,
+  );
+  if (values.json) process.stdout.write(JSON.stringify(report) + "\n");
+  else process.stdout.write(renderCheck(report, paint(useColour(process.stdout))));
+  return report.status === "pass" ? 0 : 1;
+}
+
+const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
+
+function renderCheck(r: CheckReport, c: ReturnType<typeof paint>): string {
+  const status = (s: string, width = 0) => {
+    const text = s.padEnd(width);
+    return s === "pass" || s === "ok" || s === "holds"
+      ? c.green(text)
+      : s.startsWith("fail")
+        ? c.red(text)
+        : c.yellow(text);
+  };
+  const on =
+    r.inputs === "sample"
+      ? "runs on the bundled SYNTHETIC sample, not the release"
+      : r.inputs === "release"
+        ? "runs on the release"
+        : "no runs yet";
+  const out = [`${r.slug} check (${r.spec}, spec_hash ${r.spec_hash.slice(0, 12)}…; ${on})`, "", "roster"];
+  const w = Math.max(...r.runs.map((x) => x.role.length)),
+    wm = Math.max(...r.runs.map((x) => x.model.length));
+  for (const x of r.runs) {
+    const head = `  ${x.role.padEnd(w)}  ${x.model.padEnd(wm)}  `;
+    if (x.status === "missing") out.push(head + `${status("missing")}: ${x.reason}`);
+    else
+      out.push(
+        head +
+          `${r.metric} ${pct(x.value).padStart(6)} [${pct(x.lo)}, ${pct(x.hi)}]  ` +
+          `${x.status === "ok" ? "" : `${status(x.status)}: ${x.reason}  `}${c.dim(x.tags.join(", "))}`,
+      );
+  }
+  out.push("", "criteria");
+  const wc = Math.max(...r.criteria.map((x) => x.id.length));
+  for (const x of r.criteria) out.push(`  ${x.id.padEnd(wc)}  ${status(x.status, 10)}  ${x.summary}`);
+  for (const b of r.broken) out.push(`  ${c.yellow("broken")} ${b.dir}: ${b.reason}`);
+  out.push(
+    "",
+    `check ${status(r.status === "pass" ? "holds" : r.status === "fail" ? "fails" : "incomplete")}`,
+  );
+  return out.join("\n") + "\n";
+}

@@ -1,0 +1,255 @@
+// medbench check over the note-errors roster, built through the CLI against the fake OpenAI-compatible server
+// (policies of different strength for the four roster models) plus the four built-in baselines. Every number
+// the check reports is recomputed here from the results folders (metrics.json) or by `stats paired`.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rmSync } from "node:fs";
+import { Project } from "./rig.js";
+// @ts-expect-error: plain ESM scripts, also run by hand
+import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+// @ts-expect-error: plain ESM scripts, also run by hand
+import { noteErrorsPolicy } from "../scripts/fake-policies/note-errors.mjs";
+
+type Body = { model: string; messages: { role: string; content: string }[] };
+type Reply = string | { content?: string; reasoning_content?: string; http_error?: number };
+type Policy = (body: Body) => Reply;
+
+const SPEC = "specs/note-errors.yaml";
+const RESULTS = "results/syn-snuh-note-errors";
+const STRONG = "deepseek/deepseek-v4-pro-1.6t-a49b",
+  WEAK = "openai/gpt-oss-20b",
+  OTHER = "zhipu/glm-5.3-753b-a40b",
+  GENERATOR = "alibaba/qwen3.6-35b-a3b";
+const BASELINES = [
+  "medbench/note-errors-conjunction-lr",
+  "medbench/random",
+  "medbench/prior",
+  "medbench/constant-yes",
+];
+const dirOf = (model: string) => `${RESULTS}/${model.replace("/", "_")}/neutral-greedy`;
+
+/** The fake's reviewer at a given skill (share of notes judged by its rule, the rest a coin), no quirks. */
+const reviewer = (skill: number): Policy => noteErrorsPolicy({ skill, quirks: false });
+/** gpt-oss reasons whatever it is asked: every reply carries a reasoning field. */
+const reasoning =
+  (p: Policy): Policy =>
+  (b) => ({ content: p(b) as string, reasoning_content: "low effort reasoning" });
+/** A permanent server error on about one request in six (by the body's hash), answers otherwise. */
+const failing =
+  (p: Policy): Policy =>
+  (b) =>
+    [...JSON.stringify(b.messages)].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) >>> 0, 7) % 6 === 0
+      ? { http_error: 500 }
+      : p(b);
+
+interface Check {
+  status: "pass" | "fail" | "incomplete";
+  inputs: string;
+  runs: { role: string; model: string; status: string; reason: string | null; tags: string[] }[];
+  missing: { role: string; model: string; reason: string }[];
+  criteria: { id: string; status: string; summary: string; numbers: Record<string, any> }[];
+}
+
+describe("medbench check over the note-errors roster", () => {
+  let p: Project;
+  let fake: { url: string; close(): Promise<void> };
+  // Which policy answers for each served model name; tests change it between builds.
+  const serve: Record<string, Policy> = {};
+  beforeAll(async () => {
+    fake = await startFakeOpenAI({
+      policy: (body: Body) => {
+        const name = Object.keys(serve).find((m) => m.endsWith(`/${body.model}`) || m === body.model);
+        if (!name) return { http_error: 404 };
+        return serve[name]!(body);
+      },
+    });
+    p = new Project();
+    const route = (name: string) => `  ${name}:
+    base_url: ${fake.url}
+    concurrency: 8
+    timeout_s: 5
+    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 }
+    max_failures_in_a_row: 1000
+    request:
+      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+`;
+    p.write("routes.yaml", `routes:\n${["deepseek", "openai", "zhipu", "alibaba"].map(route).join("")}`);
+  });
+  afterAll(async () => {
+    await fake.close();
+    p.remove();
+  });
+
+  const build = async (model: string, refresh = false) => {
+    const args = ["build", SPEC, "--model", model, "--registry", "routes.yaml"];
+    const r = await p.run(refresh ? [...args, "--refresh", "model"] : args);
+    expect(r.exitCode, r.stderr).toBe(0);
+  };
+  const check = async (code: number): Promise<Check> => {
+    const r = await p.run(["check", SPEC, "--json"]);
+    expect(r.exitCode, r.stderr + r.stdout).toBe(code);
+    return JSON.parse(r.stdout) as Check;
+  };
+  const metricsOf = (model: string) =>
+    JSON.parse(p.read(`${dirOf(model)}/metrics.json`)) as {
+      metrics: { bcr: { value: number; lo: number; hi: number; n: number }; api_errors: number };
+      selection: { items: number };
+    };
+  const bcr = (model: string) => metricsOf(model).metrics.bcr;
+  const criterion = (c: Check, id: string) => c.criteria.find((x) => x.id === id)!;
+  /** `medbench stats paired` on the two runs' units files: the same paired code, via the other command. */
+  const statsPaired = async (a: string, b: string) => {
+    const r = await p.run([
+      "stats",
+      "paired",
+      ...["--a", `${dirOf(a)}/units.jsonl`, "--b", `${dirOf(b)}/units.jsonl`],
+      ...["--value", "value", "--id", "id", "--cluster", "cluster"],
+      ...["--resamples", "2000", "--seed", "0", "--rng", "numpy"],
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as Record<string, number>;
+  };
+
+  it("says which runs are missing before any is built, and how to build them", async () => {
+    const c = await check(1);
+    expect(c.status).toBe("incomplete");
+    expect(c.inputs).toBeNull();
+    expect(c.missing.map((m) => m.model)).toEqual([STRONG, WEAK, OTHER, GENERATOR, ...BASELINES]);
+    expect(c.missing[0]!.reason).toBe(`no run: medbench build ${SPEC} --model ${STRONG}`);
+    expect(new Set(c.criteria.map((x) => x.status))).toEqual(new Set(["incomplete"]));
+  });
+
+  it("holds over a roster of a strong and a weak reference, the generator and the baselines", async () => {
+    serve[STRONG] = reviewer(0.9);
+    serve[WEAK] = reasoning(reviewer(0.2));
+    serve[OTHER] = reviewer(0.6);
+    serve[GENERATOR] = reviewer(1);
+    for (const m of [STRONG, WEAK, OTHER, GENERATOR, ...BASELINES]) await build(m);
+    const c = await check(0);
+    expect(c.status, JSON.stringify(c.criteria, null, 1)).toBe("pass");
+    expect(c.inputs).toBe("sample"); // the bundled synthetic sample, and the runs say so
+    expect(c.runs.every((r) => r.tags.includes("synthetic-sample"))).toBe(true);
+    expect(c.runs.find((r) => r.role === "weak_reference")!.tags).toContain("reasoning-on");
+
+    // beats_prior: each lower bound above the prior, as metrics.json records it.
+    const beats = criterion(c, "beats_prior");
+    for (const [role, model] of [
+      ["weak_reference", WEAK],
+      ["conjunction_lr", BASELINES[0]!],
+    ] as const) {
+      expect(beats.numbers.runs[role]).toMatchObject({ lo: bcr(model).lo, holds: true });
+      expect(bcr(model).lo).toBeGreaterThan(0.25);
+    }
+    const random = bcr("medbench/random");
+    expect(criterion(c, "random_covers_prior").numbers.runs.random).toMatchObject({
+      lo: random.lo,
+      hi: random.hi,
+      holds: random.lo <= 0.25 && 0.25 <= random.hi,
+    });
+
+    // separation: the intervals, and the paired bootstrap exactly as `stats paired` computes it.
+    const sep = criterion(c, "separation");
+    expect(bcr(STRONG).lo).toBeGreaterThan(bcr(WEAK).hi);
+    expect(sep.numbers.above).toMatchObject({ value: bcr(STRONG).value, lo: bcr(STRONG).lo });
+    expect(sep.numbers.below).toMatchObject({ value: bcr(WEAK).value, hi: bcr(WEAK).hi });
+    const paired = await statsPaired(STRONG, WEAK);
+    expect(sep.numbers.paired).toMatchObject({
+      diff_pp: paired.diff_pp,
+      lo: paired.lo,
+      hi: paired.hi,
+      mcnemar_p: paired.mcnemar_p,
+      resamples: 2000,
+      rng: "numpy",
+    });
+    expect(paired.diff_pp).toBeCloseTo(100 * (bcr(STRONG).value - bcr(WEAK).value), 9);
+
+    // headroom: the best run other than the generator (which answers every note by the rule).
+    const head = criterion(c, "headroom");
+    const candidates = [STRONG, WEAK, OTHER, ...BASELINES];
+    const best = candidates.reduce((b, m) => (bcr(m).value > bcr(b).value ? m : b));
+    expect(bcr(GENERATOR).value).toBeGreaterThan(bcr(best).value);
+    expect(head.numbers.best).toMatchObject({ model: best, value: bcr(best).value });
+    for (const C of [1, 0.951]) {
+      const row = head.numbers.ceilings.find((x: { ceiling: number }) => x.ceiling === C);
+      expect(row.headroom).toBeCloseTo((C - bcr(best).value) / (C - 0.25), 12);
+      expect(row.holds).toBe(row.headroom >= 0.05 && bcr(best).hi < C);
+    }
+
+    // format: no parse failures (no quirks), no API errors; thinking: the weak reference excepted.
+    const format = criterion(c, "format");
+    expect(Object.keys(format.numbers.runs)).toHaveLength(8);
+    expect(format.numbers.runs.strong_reference).toMatchObject({ parse_failures: 0, api_errors: 0 });
+    const thinking = criterion(c, "thinking");
+    expect(thinking.numbers.runs.weak_reference).toMatchObject({ value: false, exception: true });
+    expect(thinking.numbers.runs.strong_reference).toMatchObject({ value: true, holds: true });
+
+    // The text table says the same.
+    const text = await p.run(["check", SPEC]);
+    expect(text.exitCode).toBe(0);
+    expect(text.stdout).toMatch(/separation\s+pass\s+strong_reference/);
+    expect(text.stdout).toMatch(/SYNTHETIC sample/);
+    expect(text.stdout.trim().split("\n").pop()).toBe("check holds");
+  }, 300_000); // eight builds on a shared two-core machine
+
+  it("fails separation when the weak reference is as strong as the strong one", async () => {
+    serve[WEAK] = reasoning(reviewer(0.9));
+    await build(WEAK, true);
+    const c = await check(1);
+    expect(c.status).toBe("fail");
+    const sep = criterion(c, "separation");
+    expect(sep.status).toBe("fail");
+    expect(bcr(STRONG).lo).toBeLessThanOrEqual(bcr(WEAK).hi);
+    expect(sep.numbers.paired.diff_pp).toBe((await statsPaired(STRONG, WEAK)).diff_pp);
+    expect(criterion(c, "beats_prior").status).toBe("pass");
+  });
+
+  it("fails headroom when a reference answers every pair right", async () => {
+    serve[WEAK] = reasoning(reviewer(0.2));
+    serve[STRONG] = reviewer(1);
+    await build(WEAK, true);
+    await build(STRONG, true);
+    const c = await check(1);
+    const head = criterion(c, "headroom");
+    expect(head.status).toBe("fail");
+    expect(head.numbers.best).toMatchObject({ model: STRONG, value: bcr(STRONG).value });
+    const at1 = head.numbers.ceilings.find((x: { ceiling: number }) => x.ceiling === 1);
+    expect(at1.headroom).toBeCloseTo((1 - bcr(STRONG).value) / 0.75, 12);
+    expect(at1.headroom).toBeLessThan(0.05);
+    expect(criterion(c, "separation").status).toBe("pass");
+  });
+
+  it("is incomplete with a run missing and a run with API errors, and says why", async () => {
+    serve[STRONG] = reviewer(0.9);
+    serve[WEAK] = failing(reasoning(reviewer(0.2)));
+    await build(STRONG, true);
+    await build(WEAK, true);
+    rmSync(p.path(dirOf(OTHER)), { recursive: true });
+    const m = metricsOf(WEAK);
+    const rate = m.metrics.api_errors / m.selection.items;
+    expect(rate).toBeGreaterThanOrEqual(0.1);
+    const c = await check(1);
+    expect(c.status).toBe("incomplete");
+    expect(c.missing.map((x) => x.role).sort()).toEqual(["other_reference", "weak_reference"]);
+    const weak = c.runs.find((r) => r.role === "weak_reference")!;
+    expect(weak.status).toBe("incomplete");
+    expect(weak.reason).toContain(`API errors ${(100 * rate).toFixed(1)} % of the requests`);
+    expect(c.runs.find((r) => r.role === "other_reference")!.reason).toMatch(/^no run: medbench build/);
+    for (const id of ["beats_prior", "separation", "headroom", "format", "thinking"])
+      expect(criterion(c, id).status, id).toBe("incomplete");
+    expect(criterion(c, "random_covers_prior").status).toBe("pass");
+  });
+
+  it("refuses a spec without a check, and a check naming no roster entry (file:line:column)", async () => {
+    const r = await p.run(["check", "specs/voice-command.yaml"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/declares no check/);
+    const err = await p.refuses(
+      (t) => t.replace("runs: [weak_reference, conjunction_lr]", "runs: [weak_ref]"),
+      {
+        file: SPEC,
+        args: ["check", SPEC],
+      },
+    );
+    expect(err).toMatch(/specs\/note-errors\.yaml:\d+:\d+/);
+    expect(err).toMatch(/no roster entry "weak_ref"/);
+  });
+});
