@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cache } from "../src/runner/cache.js";
 import { memoStore } from "../src/runner/memo.js";
+import { execa } from "execa";
+import { pathToFileURL } from "node:url";
+import { REPO } from "./helpers.js";
 
 const key = (i: number) => String(i).padStart(64, "0");
 
@@ -38,6 +41,113 @@ describe("memo log", () => {
     const third = memoStore(new Cache(dir));
     expect(third.get("requests", key(1))?.toString()).toBe("new");
     expect(third.get("live", key(1))?.toString()).toBe("live");
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("reply index", () => {
+  const runs = (dir: string) => readdirSync(join(dir, "memo/requests")).filter((f) => f.endsWith(".idx"));
+
+  /** Appends replies from another process (gone when this returns), as an earlier build would. */
+  async function writeElsewhere(dir: string, from: number, to: number, value = "v"): Promise<void> {
+    const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
+    const cache = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
+    await execa("node", [
+      "--input-type=module",
+      "-e",
+      `const { memoStore } = await import(${JSON.stringify(memo)});
+       const { Cache } = await import(${JSON.stringify(cache)});
+       const s = memoStore(new Cache(${JSON.stringify(dir)}));
+       for (let i = ${from}; i < ${to}; i++) s.put("requests", String(i).padStart(64, "0"), "${value}" + i);`,
+    ]);
+  }
+
+  it("indexes the logs of finished writers once and finds every reply through it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    await writeElsewhere(dir, 0, 300);
+    expect(runs(dir)).toEqual([]); // a writer does not index
+    const first = memoStore(new Cache(dir)); // reads the new log whole, and indexes it
+    expect(first.get("requests", key(7))?.toString()).toBe("v7");
+    expect(runs(dir).length).toBe(1);
+    const second = memoStore(new Cache(dir)); // through the index
+    for (const i of [0, 7, 150, 299]) expect(second.get("requests", key(i))?.toString()).toBe(`v${i}`);
+    expect(second.get("requests", key(300))).toBeNull();
+    expect(second.get("requests", "f".repeat(64))).toBeNull();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("lets a later reply win over an indexed one, and merges runs so that few remain", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    for (let round = 0; round < 12; round++) {
+      await writeElsewhere(dir, round * 10, round * 10 + 10, `r${round}-`);
+      memoStore(new Cache(dir)).get("requests", key(0)); // each start indexes what is new
+    }
+    expect(runs(dir).length).toBeLessThanOrEqual(Math.ceil(Math.log2(12)) + 1);
+    await writeElsewhere(dir, 5, 6, "refreshed-"); // --refresh of one request
+    const s = memoStore(new Cache(dir));
+    expect(s.get("requests", key(5))?.toString()).toBe("refreshed-5");
+    const t = memoStore(new Cache(dir)); // now from the index
+    expect(t.get("requests", key(5))?.toString()).toBe("refreshed-5");
+    for (const i of [0, 59, 119])
+      expect(t.get("requests", key(i))?.toString()).toBe(`r${Math.floor(i / 10)}-${i}`);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("ignores a damaged run: what it covered is read from the logs again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    await writeElsewhere(dir, 0, 50);
+    memoStore(new Cache(dir)).get("requests", key(0));
+    const [run] = runs(dir);
+    const file = join(dir, "memo/requests", run!);
+    truncateSync(file, readFileSync(file).length - 10);
+    const s = memoStore(new Cache(dir));
+    for (const i of [0, 25, 49]) expect(s.get("requests", key(i))?.toString()).toBe(`v${i}`);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("skips a torn last line of a killed writer, whole or absent, before and after indexing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    await writeElsewhere(dir, 0, 3);
+    const log = join(dir, "memo/requests", readdirSync(join(dir, "memo/requests"))[0]!);
+    truncateSync(log, readFileSync(log).length - 7); // the last record cut short, as kill -9 would
+    for (let pass = 0; pass < 2; pass++) {
+      const s = memoStore(new Cache(dir));
+      expect(s.get("requests", key(1))?.toString()).toBe("v1");
+      expect(s.get("requests", key(2))).toBeNull();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("reply log compaction (cache gc)", () => {
+  it("keeps the accepted replies of finished writers' old logs, leaves live ones, and stays indexed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    const folder = join(dir, "memo/requests");
+    const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
+    const cacheJs = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
+    await execa("node", [
+      "--input-type=module",
+      "-e",
+      `const { memoStore } = await import(${JSON.stringify(memo)});
+       const { Cache } = await import(${JSON.stringify(cacheJs)});
+       const s = memoStore(new Cache(${JSON.stringify(dir)}));
+       for (let i = 0; i < 40; i++) s.put("requests", String(i).padStart(64, "0"), "v" + i);`,
+    ]);
+    const live = memoStore(new Cache(dir)); // this process: a writer that still runs
+    live.put("requests", key(100), "live");
+    const { ReplyLog } = await import("../src/runner/reply-log.js");
+    const log = new ReplyLog(folder);
+    const keep = (k: string) => Number(k) % 2 === 0;
+    const dry = log.compact(keep, Date.now() + 1000, true);
+    expect(dry.removed.length).toBe(20);
+    expect(new ReplyLog(folder).size()).toBe(41); // a dry run removes nothing
+    const done = log.compact(keep, Date.now() + 1000, false);
+    expect(done.removed.sort()).toEqual(dry.removed.sort());
+    const after = memoStore(new Cache(dir));
+    expect(after.get("requests", key(2))?.toString()).toBe("v2");
+    expect(after.get("requests", key(3))).toBeNull();
+    expect(after.get("requests", key(100))?.toString()).toBe("live");
+    expect(readdirSync(folder).filter((f) => f.endsWith(".idx")).length).toBe(1);
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -2,107 +2,23 @@
 // process so that a test can kill it) and the fake OpenAI-compatible server, both on 127.0.0.1 port 0, and
 // the CLI driven in separate project clones, each with its own local cache.
 import { afterEach, describe, expect, it } from "vitest";
-import { execa, type ResultPromise } from "execa";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, relative, resolve } from "node:path";
-import { Project } from "./rig.js";
-import { REPO } from "./helpers.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+import { execa } from "execa";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  cleanUp,
+  clone,
+  PREFIX,
+  remoteEnv,
+  remoteObject,
+  results,
+  RESULTS,
+  startFake,
+  startS3,
+  warnings,
+} from "./remote-rig.js";
 
-type Fake = {
-  url: string;
-  stats: { requests: number; bodies: Map<string, number> };
-  close(): Promise<void>;
-};
-type S3 = { endpoint: string; dir: string; child: ResultPromise };
-
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function startS3(): Promise<S3> {
-  const dir = mkdtempSync(join(tmpdir(), "medbench-s3-"));
-  const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir], {
-    reject: false,
-    stdin: "ignore",
-  });
-  const line = await new Promise<string>((ok, fail) => {
-    let out = "";
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (out.includes("\n")) ok(out.split("\n")[0]!);
-    });
-    void child.then((r) => fail(new Error(`s3 server exited: ${String(r.stderr)}`)));
-  });
-  cleanups.push(() => {
-    child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { endpoint: (JSON.parse(line) as { endpoint: string }).endpoint, dir, child };
-}
-
-async function startFake(opts: Record<string, unknown> = {}): Promise<Fake> {
-  const fake = (await startFakeOpenAI(opts)) as Fake;
-  cleanups.push(() => fake.close());
-  return fake;
-}
-
-function clone(fake: Fake): Project {
-  const p = new Project();
-  cleanups.push(() => p.remove());
-  p.write(
-    "routes.yaml",
-    `routes:
-  fake:
-    base_url: ${fake.url}
-    concurrency: 4
-    timeout_s: 5
-    request:
-      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-`,
-  );
-  return p;
-}
-
-const PREFIX = "team/medbench";
-const remoteEnv = (s3: S3) => ({
-  MEDBENCH_REMOTE: `s3://medbench/${PREFIX}`,
-  MEDBENCH_REMOTE_ENDPOINT: s3.endpoint,
-  AWS_ACCESS_KEY_ID: "S3RVER",
-  AWS_SECRET_ACCESS_KEY: "S3RVER",
-  AWS_REGION: "us-east-1",
-});
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
-
-/** Every file of the results folder, by relative path. */
-function results(p: Project): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const f = join(d, n);
-      if (statSync(f).isDirectory()) walk(f);
-      else out[relative(p.path(RESULTS), f)] = readFileSync(f, "utf8");
-    }
-  };
-  walk(p.path(RESULTS));
-  return out;
-}
-
-/** The warnings of a --json build's event stream. */
-function warnings(stderr: string): string[] {
-  return stderr
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { type: string; message?: string })
-    .filter((e) => e.type === "warning")
-    .map((e) => e.message ?? "");
-}
-
-const remoteObject = (s3: S3, key: string) => join(s3.dir, "medbench", PREFIX, `${key}._S3rver_object`);
+afterEach(cleanUp);
 
 /** Replaces one byte of a stored remote object (its length and the server's own records stay as they were). */
 function damage(file: string): void {

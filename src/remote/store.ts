@@ -90,6 +90,16 @@ export class RemoteStore {
     return this.down === null;
   }
 
+  /** Why the remote was switched off (credentials redacted), or null while it works. */
+  get failure(): string | null {
+    return this.down;
+  }
+
+  /** How many damaged objects were refused so far. */
+  get refused(): number {
+    return this.damaged.size;
+  }
+
   private name(key: string): string {
     return this.config.prefix + key;
   }
@@ -214,16 +224,22 @@ export class RemoteStore {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
-  /** Every object name under a folder of the store (relative to the prefix), with its size. */
-  async list(folder: string): Promise<Map<string, number>> {
+  /** Every object name under a folder of the store (relative to the prefix), with its size; null when the
+   *  remote is down (it warned, and `failure` says why). */
+  async list(folder: string): Promise<Map<string, number> | null> {
     const out = new Map<string, number>();
-    if (this.down !== null) throw new Error(this.down);
-    const { paginateListObjectsV2 } = await sdk();
-    for await (const page of paginateListObjectsV2(
-      { client: await this.client() },
-      { Bucket: this.config.bucket, Prefix: this.name(folder) },
-    ))
-      for (const o of page.Contents ?? []) out.set(o.Key!.slice(this.config.prefix.length), o.Size ?? 0);
+    if (this.down !== null) return null;
+    try {
+      const { paginateListObjectsV2 } = await sdk();
+      for await (const page of paginateListObjectsV2(
+        { client: await this.client() },
+        { Bucket: this.config.bucket, Prefix: this.name(folder) },
+      ))
+        for (const o of page.Contents ?? []) out.set(o.Key!.slice(this.config.prefix.length), o.Size ?? 0);
+    } catch (e) {
+      this.fail(e);
+      return null;
+    }
     return out;
   }
 

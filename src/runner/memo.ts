@@ -1,73 +1,38 @@
-// Memo entries (the model stage's per-request replies), kept as append-only logs: each process appends
-// records `key sha256 base64(payload)` to its own file under memo/<namespace>/, one write per reply, the
-// moment it arrives. A record torn by a killed process fails its length or hash and is skipped, so an entry
-// is whole or absent; nothing is ever rewritten. Creating a file per reply costs far more on a journalled
-// disk than appending a line (scripts/bench/model.mjs).
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+// The memo store of the model stage's per-request replies: one reply log per namespace (reply-log.ts: logs
+// appended the moment a reply arrives, and their index, so a stage reads only the replies it asks for), with
+// the shared remote cache behind it (read-through and write-through).
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import type { Cache } from "./cache.js";
 import type { MemoStore } from "./stage.js";
-import { sha256Hex } from "../hash/sha256.js";
+import { ReplyLog } from "./reply-log.js";
+export { ReplyLog, type Compaction } from "./reply-log.js";
 
-const RECORD = /^([0-9a-f]{64}) ([0-9a-f]{64}) ([A-Za-z0-9+/=]*)$/;
+/** The memo folder of a namespace (its name made safe for a file name; also the remote's folder). */
+export const replyFolder = (ns: string) => ns.replace(/[^a-z0-9_-]/gi, "_");
 
-class Namespace {
-  private readonly entries = new Map<string, Buffer>();
-  private fd: number | null = null;
+/** The namespace folders of a cache's memo (e.g. requests, and verify --live's). */
+export function replyFolders(cache: Cache): string[] {
+  const dir = join(cache.root, "memo");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+}
 
-  constructor(private readonly dir: string) {
-    if (!existsSync(dir)) return;
-    // Older logs first, so that a later reply for the same key (--refresh) wins.
-    const logs = readdirSync(dir)
-      .filter((f) => f.endsWith(".log"))
-      .map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs }))
-      .sort((a, b) => a.t - b.t || (a.f < b.f ? -1 : 1));
-    for (const { f } of logs) {
-      for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
-        const m = RECORD.exec(line);
-        if (!m) continue; // a torn or damaged record
-        const payload = Buffer.from(m[3]!, "base64");
-        if (sha256Hex(payload) === m[2]) this.entries.set(m[1]!, payload);
-      }
-    }
-  }
-
-  get(key: string): Buffer | null {
-    return this.entries.get(key) ?? null;
-  }
-
-  put(key: string, data: string | Uint8Array): void {
-    const payload = Buffer.from(data);
-    if (this.fd === null) {
-      mkdirSync(this.dir, { recursive: true });
-      this.fd = openSync(join(this.dir, `${process.pid}-${randomBytes(6).toString("hex")}.log`), "a");
-      process.once("exit", () => {
-        if (this.fd !== null) closeSync(this.fd);
-      });
-    }
-    // One write call per record: a kill can cut it short, never interleave it with another.
-    writeSync(this.fd, `${key} ${sha256Hex(payload)} ${payload.toString("base64")}\n`);
-    this.entries.set(key, payload);
-  }
+/** The reply log of a namespace folder (`indexing` false: a reader that writes nothing). */
+export function replyLog(cache: Cache, folder: string, indexing = true): ReplyLog {
+  return new ReplyLog(join(cache.root, "memo", folder), indexing);
 }
 
 export function memoStore(cache: Cache): MemoStore {
-  const spaces = new Map<string, Namespace>();
-  const folder = (ns: string) => ns.replace(/[^a-z0-9_-]/gi, "_");
+  const spaces = new Map<string, ReplyLog>();
+  const folder = replyFolder;
   const space = (ns: string) => {
     let s = spaces.get(ns);
     if (!s) {
-      s = new Namespace(join(cache.root, "memo", folder(ns)));
+      s = replyLog(cache, folder(ns));
       spaces.set(ns, s);
     }
     return s;

@@ -14,4 +14,5 @@ export const COMMANDS: ReadonlyMap<string, Loader> = new Map<string, Loader>([
   ["verify", () => import("./verify.js")],
   ["report", () => import("./report.js")],
   ["check", () => import("./check.js")],
+  ["cache", () => import("./cache.js")],
 ]);

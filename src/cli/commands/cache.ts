@@ -1,0 +1,60 @@
+// medbench cache status|push|pull|gc: the local cache and the shared remote (MEDBENCH_REMOTE) side by side.
+import { parse, intOption, UsageError } from "../args.js";
+import { usageError, type Command } from "../command.js";
+import { openProject } from "../../runner/project.js";
+
+export const command: Command = {
+  synopsis: "cache status|push|pull|gc",
+  summary: "the local cache and the shared remote: counts, copy across, collect what no build needs",
+  help: `usage: medbench cache status|push|pull|gc [options]
+
+  status              local objects, stage manifests and replies (counts and bytes); the remote
+                      (MEDBENCH_REMOTE): configured, reachable, and what each side lacks
+  push                upload what the remote lacks (checked against its hash, each object whole)
+  pull                download what the local cache lacks (a damaged remote object is refused)
+  gc                  remove local objects, manifests and replies that no build in medbench.lock and no
+                      results folder's build.json refers to (the lock and results are never touched)
+
+  --dry-run           gc: list what would go, remove nothing
+  --keep-recent MIN   gc: keep anything written in the last MIN minutes (default 60: a build running now
+                      may not have recorded it yet); 0 collects everything unreferenced
+  --project DIR       the project root (default: the current directory)
+  --cache DIR         the cache folder (default: PROJECT/cache)
+  --json              one JSON object on stdout
+
+The remote is MEDBENCH_REMOTE=s3://BUCKET/PREFIX (MEDBENCH_REMOTE_ENDPOINT for MinIO and the like), with
+credentials from the standard AWS environment variables and profiles (never written anywhere).`,
+  run,
+};
+
+const OPTIONS = {
+  "dry-run": { type: "boolean" },
+  "keep-recent": { type: "string" },
+  project: { type: "string" },
+  cache: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, OPTIONS);
+  const [action, ...extra] = positionals;
+  if (!action || extra.length > 0 || !["status", "push", "pull", "gc"].includes(action))
+    throw usageError(command, action ? `unknown cache action ${JSON.stringify(action)}` : "name an action");
+  if (action !== "gc" && (values["dry-run"] || values["keep-recent"] !== undefined))
+    throw new UsageError(
+      `--dry-run and --keep-recent are options of \`cache gc\`, not of \`cache ${action}\``,
+    );
+  const keepRecent = intOption(values["keep-recent"], "keep-recent", 60);
+  if (keepRecent < 0) throw new UsageError("--keep-recent takes a number of minutes, 0 or more");
+  const project = openProject(values.project ?? process.cwd(), values.cache);
+  const view = await import("../cache-view.js");
+  switch (action) {
+    case "status":
+      return view.status(project, Boolean(values.json));
+    case "push":
+    case "pull":
+      return view.transfer(project, action, Boolean(values.json));
+    default:
+      return view.gc(project, keepRecent * 60_000, Boolean(values["dry-run"]), Boolean(values.json));
+  }
+}

@@ -1,0 +1,155 @@
+// `medbench cache push|pull|status`: what the local cache and the shared remote each hold that the other
+// lacks, and copying it across. Everything copied is immutable and checked against its hash on the way
+// (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
+// at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
+import { readFileSync } from "node:fs";
+import type { Cache } from "../runner/cache.js";
+import { shareableManifest, type Inventory } from "../runner/inventory.js";
+import { replyLog } from "../runner/memo.js";
+import type { RemoteStore } from "./store.js";
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+export const objectName = (hash: string) => `objects/${hash.slice(0, 2)}/${hash}`;
+export const stageName = (key: string) => `stages/${key}.json`;
+export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
+
+/** The remote's holdings by the same names as the local inventory, or null when it cannot be listed. */
+export async function remoteInventory(remote: RemoteStore): Promise<Inventory | null> {
+  const [objects, stages, replies] = await Promise.all(
+    ["objects/", "stages/", "replies/"].map((f) => remote.list(f)),
+  );
+  if (!objects || !stages || !replies) return null;
+  const out: Inventory = { objects: new Map(), stages: new Map(), replies: new Map() };
+  for (const [name, size] of objects) {
+    const h = name.split("/")[2] ?? "";
+    if (HEX64.test(h) && name === objectName(h)) out.objects.set(h, size);
+  }
+  for (const [name, size] of stages) {
+    const m = /^stages\/([0-9a-f]{64})\.json$/.exec(name);
+    if (m) out.stages.set(m[1]!, size);
+  }
+  for (const [name, size] of replies) {
+    const m = /^replies\/([A-Za-z0-9_-]+)\/([0-9a-f]{64})$/.exec(name);
+    if (!m) continue;
+    let ns = out.replies.get(m[1]!);
+    if (!ns) out.replies.set(m[1]!, (ns = new Map()));
+    ns.set(m[2]!, size);
+  }
+  return out;
+}
+
+export interface Missing {
+  objects: string[];
+  stages: string[];
+  replies: [folder: string, key: string][];
+}
+
+/** What `from` holds and `to` lacks. */
+export function missing(from: Inventory, to: Inventory): Missing {
+  return {
+    objects: [...from.objects.keys()].filter((h) => !to.objects.has(h)).sort(),
+    stages: [...from.stages.keys()].filter((k) => !to.stages.has(k)).sort(),
+    replies: [...from.replies].flatMap(([folder, keys]) =>
+      [...keys.keys()]
+        .filter((k) => !to.replies.get(folder)?.has(k))
+        .sort()
+        .map((k): [string, string] => [folder, k]),
+    ),
+  };
+}
+
+export interface Transfer {
+  objects: number;
+  stages: number;
+  replies: number;
+  /** Damaged copies refused (remote ones on pull, local ones on push): not copied. */
+  refused: number;
+  /** Manifests not pushed: incomplete, or naming an output that is in neither cache. */
+  skipped: number;
+}
+
+/** Uploads what the remote lacks: outputs before the manifests that name them. */
+export async function push(cache: Cache, remote: RemoteStore, local: Inventory, there: Inventory) {
+  const todo = missing(local, there);
+  const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
+  const uploads = new Map<string, Promise<void>>();
+  for (const h of todo.objects)
+    uploads.set(
+      h,
+      remote.putObject(h, () => {
+        try {
+          const data = cache.read(h); // checked: a damaged local object is removed, not uploaded
+          out.objects++;
+          return data;
+        } catch (e) {
+          out.refused++;
+          throw e;
+        }
+      }),
+    );
+  for (const key of todo.stages) {
+    const m = shareableManifest(cache, key);
+    const outputs = m ? [...new Set(Object.values(m.outputs))] : [];
+    if (!m || outputs.some((h) => !uploads.has(h) && !there.objects.has(h))) {
+      out.skipped++;
+      continue;
+    }
+    const text = readFileSync(cache.manifestPath(key));
+    void remote.putKeyed(
+      stageName(key),
+      text,
+      outputs.flatMap((h) => uploads.get(h) ?? []),
+    );
+    out.stages++;
+  }
+  const logs = new Map<string, ReturnType<typeof replyLog>>();
+  for (const [folder, key] of todo.replies) {
+    let log = logs.get(folder);
+    if (!log) logs.set(folder, (log = replyLog(cache, folder)));
+    const payload = log.get(key); // whole and checked, or absent
+    if (payload === null) continue;
+    void remote.putKeyed(replyName(folder, key), payload);
+    out.replies++;
+  }
+  await remote.settle();
+  return out;
+}
+
+async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+const DOWNLOADS_AT_ONCE = 8;
+
+/** Downloads what the local cache lacks, each checked against its hash before it is kept. */
+export async function pull(cache: Cache, remote: RemoteStore, local: Inventory, there: Inventory) {
+  const todo = missing(there, local);
+  const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
+  const refusedBefore = remote.refused;
+  await pool(todo.objects, DOWNLOADS_AT_ONCE, async (h) => {
+    const data = await remote.getObject(h);
+    if (data === null) return;
+    cache.put(data);
+    out.objects++;
+  });
+  await pool(todo.stages, DOWNLOADS_AT_ONCE, async (key) => {
+    if ((await cache.fetchManifest(key)) !== null) out.stages++;
+  });
+  const logs = new Map<string, ReturnType<typeof replyLog>>();
+  await pool(todo.replies, DOWNLOADS_AT_ONCE, async ([folder, key]) => {
+    const data = await remote.getKeyed(replyName(folder, key));
+    if (data === null) return;
+    let log = logs.get(folder);
+    if (!log) logs.set(folder, (log = replyLog(cache, folder)));
+    log.put(key, data);
+    out.replies++;
+  });
+  out.refused = remote.refused - refusedBefore;
+  return out;
+}

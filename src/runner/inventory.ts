@@ -1,0 +1,55 @@
+// What a local cache holds, by the names the shared remote uses: content objects, stage manifests (by stage
+// key) and model replies (by namespace folder and request key). For `medbench cache` status, push and gc.
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Cache, StageManifest } from "./cache.js";
+import { replyFolders, replyLog } from "./memo.js";
+
+export interface Inventory {
+  /** sha256 -> bytes. */
+  objects: Map<string, number>;
+  /** stage key -> bytes of its manifest. */
+  stages: Map<string, number>;
+  /** namespace folder -> request key -> reply bytes. */
+  replies: Map<string, Map<string, number>>;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+function files(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
+export function localObjects(cache: Cache): Map<string, number> {
+  const out = new Map<string, number>();
+  const root = join(cache.root, "objects");
+  for (const fan of files(root))
+    for (const name of files(join(root, fan)))
+      if (HEX64.test(name) && name.startsWith(fan)) out.set(name, statSync(join(root, fan, name)).size);
+  return out;
+}
+
+export function localStages(cache: Cache): Map<string, number> {
+  const out = new Map<string, number>();
+  const root = join(cache.root, "stages");
+  for (const name of files(root)) {
+    const key = name.slice(0, -".json".length);
+    if (name.endsWith(".json") && HEX64.test(key)) out.set(key, statSync(join(root, name)).size);
+  }
+  return out;
+}
+
+/** `indexing` false: reads without writing anything (status). */
+export function localInventory(cache: Cache, indexing = true): Inventory {
+  const replies = new Map<string, Map<string, number>>();
+  for (const folder of replyFolders(cache)) replies.set(folder, replyLog(cache, folder, indexing).sizes());
+  return { objects: localObjects(cache), stages: localStages(cache), replies };
+}
+
+/** A manifest that may go to the shared cache: whole (not incomplete), naming itself. */
+export function shareableManifest(cache: Cache, key: string): StageManifest | null {
+  const m = cache.readManifest(key);
+  return m && m.key === key && !m.incomplete && typeof m.outputs === "object" ? m : null;
+}
+
+export const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
