@@ -104,6 +104,11 @@ describe("a spec's task folder path", () => {
     expect(stderr).toContain("or the path of a compiled task folder of the install");
   });
 
+  it("checks the task's declared parameters before anything runs", async () => {
+    const stderr = await p.refuses((t) => t.replace("tolerance: 0", "tolerance: lots"), { file: SPEC });
+    expect(stderr).toMatch(/specs\/sums\.yaml:\d+:\d+: stages\.score\.params\.tolerance/);
+  });
+
   it("refuses a path that climbs out of the install", async () => {
     const stderr = await p.refuses(naming("../../etc"), { file: SPEC });
     expect(stderr).toMatch(/specs\/sums\.yaml:5:\d+/);
