@@ -151,4 +151,14 @@ describe("the fixture task's code in the key", () => {
       new Set(["fresh"]),
     );
   });
+
+  it("an edited task statistic reruns the bootstrap that evaluates it, though the scores are the same", async () => {
+    const before = metrics(p).metrics.answered_accuracy.value as number;
+    install.edit(scorer, (t) => t.replace("correct / answered;", "correct / answered / 2;"));
+    await install.compile();
+    const built = await p.buildSpec(SPEC, [], {}, install.bin);
+    expect(built.status.score).toBe("ran");
+    expect(built.status.bootstrap).toBe("ran");
+    expect(metrics(p).metrics.answered_accuracy.value).toBe(before / 2);
+  });
 });
