@@ -170,6 +170,7 @@ const SHA256 = "^[0-9a-f]{64}$";
 
 export const download: StageKind = {
   kind: "download",
+  inBundle: "data",
   inputs: {},
   outputs: "release",
   required: ["source"],

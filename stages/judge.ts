@@ -27,6 +27,7 @@ function judgesOf(params: Json): string[] {
 
 export const judge: StageKind = {
   kind: "judge",
+  inBundle: "model",
   inputs: {
     requests: { outputs: { requests: "requests" } },
     parsed: { outputs: { parsed: "parsed" } },

@@ -408,6 +408,7 @@ export function checkBaseline(stage: StageShape, task: TaskModule): StageProblem
 
 export const modelStage: StageKind = {
   kind: "model",
+  inBundle: "model",
   inputs: {
     requests: { outputs: { requests: "requests" } },
     release: { release: true, optional: true, description: "the release a built-in baseline reads" },

@@ -15,6 +15,7 @@ interface Params {
 
 export const prompts: StageKind = {
   kind: "prompts",
+  inBundle: "reads-data",
   inputs: { release: { release: true, optional: true, description: "the release files" } },
   otherFiles: true, // templates, by input name
   outputs: { requests: "requests", info: "info" },

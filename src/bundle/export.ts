@@ -20,7 +20,7 @@ import { UsageError } from "../cli/args.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, pointerWords, stableJson, type Json } from "../util/json.js";
 import { bundlePins, lockEntry, specFiles } from "./members.js";
-import { BUNDLE_FORMAT, DATA_KINDS, outputPath, type BundleManifest } from "./layout.js";
+import { BUNDLE_FORMAT, isData, outputPath, type BundleManifest } from "./layout.js";
 import { withheldField } from "./private.js";
 
 export async function exportResult(resultDir: string, outFile: string, opts: BuildOptions): Promise<string> {
@@ -52,7 +52,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
         `the cache no longer holds stage ${name} of this result (key ${st.key.slice(0, 12)}…); rebuild it first`,
       );
     for (const [output, hash] of Object.entries(m.outputs)) {
-      if (!DATA_KINDS.has(st.kind) && !(await cache.verify(hash)))
+      if (!isData(st.kind) && !(await cache.verify(hash)))
         throw new UsageError(`the cache no longer holds ${name}/${output}; rebuild first`);
     }
     stages[name] = { kind: st.kind, key: st.key, outputs: m.outputs, record: m.record };
@@ -99,7 +99,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     for (const f of files) put(`spec/${f}`, readFileSync(resolve(opts.project.root, f)));
     for (const [name, st] of Object.entries(stages)) {
       put(`stages/${name}.json`, stableJson(st));
-      if (DATA_KINDS.has(st.kind)) continue;
+      if (isData(st.kind)) continue;
       for (const [output, hash] of Object.entries(st.outputs))
         if (!withheld.has(`${name}/${output}`)) put(outputPath(name, output), cache.read(hash));
     }

@@ -4,6 +4,7 @@
 //   stages/<stage>.json         each stage's key record (kind, code hashes, params, input hashes)
 //   outputs/<stage>/<output>    every stage output but the downloaded data
 import type { KeyRecord } from "../runner/keys.js";
+import { STAGE_KINDS } from "../../stages/index.js";
 
 export const BUNDLE_FORMAT = 1;
 
@@ -30,12 +31,14 @@ export interface BundleManifest {
   withheld?: { why: string; outputs: string[] };
 }
 
-/** Stage kinds whose outputs are data, not results: never bundled (a verifier brings its own copy). */
-export const DATA_KINDS = new Set(["download"]);
-/** Stage kinds that read the data: their outputs are taken from the bundle, never recomputed by verify. */
-export const READS_DATA = new Set(["download", "prompts"]);
-/** Stage kinds that call models: replayed from the bundle, re-sent only by verify --live. */
-export const MODEL_KINDS = new Set(["model", "judge"]);
+// What a bundle does with a stage's outputs is the stage kind's to say (StageKind.inBundle).
+const inBundle = (kind: string) => STAGE_KINDS.get(kind)?.inBundle;
+/** Its outputs are data, not results: never bundled (a verifier brings its own copy). */
+export const isData = (kind: string) => inBundle(kind) === "data";
+/** It reads the data: its outputs are taken from the bundle, never recomputed by verify. */
+export const readsData = (kind: string) => inBundle(kind) === "data" || inBundle(kind) === "reads-data";
+/** It calls models: replayed from the bundle, re-sent only by verify --live. */
+export const callsModel = (kind: string) => inBundle(kind) === "model";
 
 export function outputPath(stage: string, output: string): string {
   return `outputs/${stage}/${encodeURIComponent(output)}`;

@@ -9,7 +9,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { stageKey } from "../runner/keys.js";
 import type { SpecFile, StageDecl } from "../spec/load.js";
 import { jsonDiff, pointerWords, stableJson, type Json } from "../util/json.js";
-import { BUNDLE_FORMAT, DATA_KINDS, outputPath, type BundleManifest } from "./layout.js";
+import { BUNDLE_FORMAT, isData, outputPath, type BundleManifest } from "./layout.js";
 
 export interface MemberCheck {
   name: string;
@@ -43,7 +43,7 @@ export function lockEntry(b: BundleManifest): string {
 export function bundlePins(stages: BundleManifest["stages"]): BundleManifest["pins"] {
   const pins: BundleManifest["pins"] = {};
   for (const st of Object.values(stages)) {
-    if (!DATA_KINDS.has(st.kind)) continue;
+    if (!isData(st.kind)) continue;
     const source = (st.record.identity as { source?: unknown } | null)?.source;
     if (typeof source === "string") pins[source] = { ...(pins[source] ?? {}), ...st.outputs };
   }
@@ -72,7 +72,7 @@ export function checkMembers(
   for (const f of spec ? specFiles(spec) : b.files) expected.add(`spec/${f}`);
   for (const [name, st] of Object.entries(b.stages)) {
     expected.add(`stages/${name}.json`);
-    if (!DATA_KINDS.has(st.kind))
+    if (!isData(st.kind))
       for (const o of Object.keys(st.outputs))
         if (!withheld.includes(`${name}/${o}`)) expected.add(outputPath(name, o));
   }
@@ -172,7 +172,7 @@ export async function checkRecords(
     }
     const id = await identity(decl);
     if (id) diff(decl.name, "identity", r.identity, id.value, "recomputed here");
-    if (DATA_KINDS.has(decl.kind)) {
+    if (isData(decl.kind)) {
       const files = (r.identity as { files?: Record<string, string | null> } | null)?.files ?? {};
       for (const [path, pin] of Object.entries(files))
         if (pin !== null && st.outputs[path] !== pin)

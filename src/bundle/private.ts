@@ -2,7 +2,7 @@
 // notes, a fitted model's vocabulary) are left out, and bundle.json says which and why.
 import { STAGE_KINDS } from "../../stages/index.js";
 import type { TaskModule } from "../../tasks/task.js";
-import { DATA_KINDS, type BundleManifest } from "./layout.js";
+import { isData, type BundleManifest } from "./layout.js";
 
 /** `stage/output` of every output the task's privateRelease withholds, sorted (none for other tasks). */
 export function withheldOutputs(
@@ -13,7 +13,7 @@ export function withheldOutputs(
   if (!withhold.size) return [];
   const out: string[] = [];
   for (const [name, st] of Object.entries(stages)) {
-    if (DATA_KINDS.has(st.kind)) continue; // never bundled anyway
+    if (isData(st.kind)) continue; // never bundled anyway
     const types = STAGE_KINDS.get(st.kind)?.outputs;
     const typeOf = (o: string) =>
       types && types !== "release" ? (types as Record<string, string>)[o] : undefined;

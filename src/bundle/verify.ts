@@ -20,7 +20,7 @@ import type { Emit } from "../runner/events.js";
 import { readRecords } from "../contract/records.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
-import { DATA_KINDS, MODEL_KINDS, READS_DATA, outputPath, type BundleManifest } from "./layout.js";
+import { callsModel, isData, readsData, outputPath, type BundleManifest } from "./layout.js";
 import { checkMembers, checkRecords } from "./members.js";
 import { withheldOutputs } from "./private.js";
 import { rescoreOutputs } from "../../stages/score.js";
@@ -121,7 +121,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   const differences: Difference[] = [];
   const published = new Map<string, Map<string, Buffer>>();
   for (const [stage, st] of Object.entries(b.stages)) {
-    if (DATA_KINDS.has(st.kind)) continue;
+    if (isData(st.kind)) continue;
     const m = new Map<string, Buffer>();
     for (const output of Object.keys(st.outputs)) {
       const f = join(dir, outputPath(stage, output));
@@ -178,7 +178,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     checks.push(
       await checkRecords(dir, b, s, async (decl: StageDecl) => {
         const kind = STAGE_KINDS.get(decl.kind);
-        if (!kind?.identify || READS_DATA.has(decl.kind) || MODEL_KINDS.has(decl.kind)) return null;
+        if (!kind?.identify || readsData(decl.kind) || callsModel(decl.kind)) return null;
         return { value: await kind.identify(replayContext(decl, s, t, b, {}, o, cache, false)) };
       }),
     );
@@ -224,7 +224,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
 
   // 3. The user's copy of the data, against the pins.
   const dataCheck: Check = { name: "data", ok: null, lines: [] };
-  const download = Object.entries(b.stages).find(([, s]) => DATA_KINDS.has(s.kind));
+  const download = Object.entries(b.stages).find(([, s]) => isData(s.kind));
   if (!o.dataDir)
     dataCheck.lines.push(
       "not checked: the replay needs no data (pass --data-dir to check a release against the pins)",
@@ -324,7 +324,7 @@ async function runStages(
       );
     });
     const makes = withheld.some((w) => w.startsWith(`${decl.name}/`));
-    if (!READS_DATA.has(decl.kind) && !MODEL_KINDS.has(decl.kind) && (reads.length || makes)) {
+    if (!readsData(decl.kind) && !callsModel(decl.kind) && (reads.length || makes)) {
       const again = decl.kind === "score" ? rescoreFromBundle(decl, task, produced, published) : null;
       if (again) {
         produced.set(decl.name, again);
@@ -340,9 +340,7 @@ async function runStages(
       );
     }
     const fromBundle =
-      READS_DATA.has(decl.kind) ||
-      (MODEL_KINDS.has(decl.kind) && !live) ||
-      produced.notReplayed.has(decl.name);
+      readsData(decl.kind) || (callsModel(decl.kind) && !live) || produced.notReplayed.has(decl.name);
     if (fromBundle) {
       produced.set(decl.name, published.get(decl.name) ?? new Map());
       hashes.set(decl.name, b.stages[decl.name]?.outputs ?? {});
@@ -381,7 +379,7 @@ async function runStages(
     }
     const ctx = replayContext(decl, spec, task, b, inputs, o, cache, live !== false);
     let out: Awaited<ReturnType<typeof kind.run>>;
-    if (live && MODEL_KINDS.has(decl.kind)) {
+    if (live && callsModel(decl.kind)) {
       ctx.emit({ type: "info", stage: decl.name, message: "live: sending the recorded requests again" });
       try {
         out = await kind.run(ctx);
@@ -610,7 +608,7 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs, run: 
   // The live requests should carry the recorded fields; a route configured otherwise here changes them.
   const request_differences: LiveReport["request_differences"] = [];
   for (const [stage, st] of Object.entries(b.stages)) {
-    if (!MODEL_KINDS.has(st.kind)) continue;
+    if (!callsModel(st.kind)) continue;
     const pa = JSON.parse(published.get(stage)?.get("audit")?.toString("utf8") ?? "null") as Json;
     const la = JSON.parse(live.get(stage)?.get("audit")?.toString("utf8") ?? "null") as Json;
     const req = (a: Json) => (st.kind === "model" ? ((a as { request?: Json } | null)?.request ?? null) : a);

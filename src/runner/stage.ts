@@ -90,6 +90,12 @@ export interface StageKind extends KindDeclarations {
   check?(stage: StageShape, task: TaskModule): StageProblem[];
   /** The task module file this kind calls (its code is part of the stage key). */
   taskPart?: keyof NonNullable<TaskModule["parts"]>;
+  /**
+   * What a result bundle does with this kind's outputs (default: verify recomputes them). `data`: they are
+   * the release, never bundled; `reads-data`: taken from the bundle (recomputing needs the data); `model`:
+   * taken from the bundle, re-sent only by verify --live.
+   */
+  inBundle?: "data" | "reads-data" | "model";
   /** Extra key material worked out before deciding freshness (a download's content hashes). */
   identify?(ctx: StageContext): Promise<Json>;
   /** A data stage's source, worked out with its key (its readers see it as `source` of their input). */
