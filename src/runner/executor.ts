@@ -289,12 +289,14 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   let results: string | null = null;
   try {
     if (spec.results)
-      results = writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
+      results = await writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
   } catch (e) {
     // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
     if (e instanceof CorruptObjectError)
       throw new BuildFailure("results", `${e.message}; it was removed`, "build again: its stage runs again");
     throw e;
+  } finally {
+    cache.stat.save(); // the results files' hashes, so that the next no-op does not read them
   }
   let lockChanged = false;
   try {
