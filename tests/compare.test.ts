@@ -88,3 +88,73 @@ describe("medbench compare-voice-command", () => {
     );
   });
 });
+
+describe("medbench compare (generic)", () => {
+  let p: Project;
+  const prior = "results/kor-surgical-robot-voice-command/medbench_prior";
+  const keyword = "results/kor-surgical-robot-voice-command/medbench_keyword-stop";
+  const NE = "results/syn-snuh-note-errors";
+  const ne = (m: string) => `${NE}/${m.replace("/", "_")}/neutral-greedy`;
+  beforeAll(async () => {
+    p = new Project();
+    await p.build();
+    await p.build(["--model", "medbench/keyword-stop"]);
+    for (const m of ["medbench/note-errors-conjunction-lr", "medbench/random"]) {
+      const r = await p.run(["build", "specs/note-errors.yaml", "--model", m]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+  }, 240_000);
+  afterAll(() => p.remove());
+
+  it("gives what compare-voice-command gives, from the task's declaration", async () => {
+    for (const json of [["--json"], []]) {
+      const alias = await p.run(["compare-voice-command", keyword, prior, ...json]);
+      const generic = await p.run(["compare", keyword, prior, ...json]);
+      expect(generic.exitCode, generic.stderr).toBe(0);
+      expect(generic.stdout).toBe(alias.stdout);
+    }
+  });
+
+  it("compares a task without a declaration on its primary, unit by unit, as stats paired does", async () => {
+    const lr = ne("medbench/note-errors-conjunction-lr"),
+      random = ne("medbench/random");
+    const r = await p.run(["compare", lr, random, "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ verdict: "bcr", resamples: 2000, seed: 0, rng: "numpy" });
+    const s = JSON.parse(
+      (
+        await p.run([
+          "stats",
+          "paired",
+          ...["--a", `${lr}/units.jsonl`, "--b", `${random}/units.jsonl`],
+          ...["--value", "value", "--id", "id", "--cluster", "cluster", "--rng", "numpy"],
+        ])
+      ).stdout,
+    );
+    const row = out.rows[0];
+    expect([row.diff_pp, row.lo, row.hi, row.mcnemar_p, row.b_count, row.c_count]).toEqual([
+      s.diff_pp,
+      s.lo,
+      s.hi,
+      s.mcnemar_p,
+      s.b,
+      s.c,
+    ]);
+    const bcr = (dir: string) => JSON.parse(p.read(`${dir}/metrics.json`)).metrics.bcr.value;
+    expect([row.a, row.b]).toEqual([bcr(lr), bcr(random)]);
+  });
+
+  it("refuses runs of two tasks, and the alias refuses another task's runs", async () => {
+    const mixed = await p.run(["compare", prior, ne("medbench/random")]);
+    expect(mixed.exitCode).toBe(2);
+    expect(mixed.stderr).toMatch(/is a run of kor-surgical-robot-voice-command, .* of syn-snuh-note-errors/);
+    const alias = await p.run([
+      "compare-voice-command",
+      ne("medbench/random"),
+      ne("medbench/note-errors-conjunction-lr"),
+    ]);
+    expect(alias.exitCode).toBe(2);
+    expect(alias.stderr).toMatch(/is a run of syn-snuh-note-errors, not of kor-surgical-robot-voice-command/);
+  });
+});

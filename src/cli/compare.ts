@@ -1,8 +1,12 @@
-// Paired comparison of two full runs of one spec, item by item (the voice-command document's compare.py).
+// Paired comparison of two full runs of one task: item by item as the task declares (`compare`: verdicts,
+// rows by a meta field, clusters), or else the primary metric unit by unit (units.jsonl, what the
+// bootstrap resampled). The voice-command document's compare.py is the first kind.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pairedComparison, type RngName } from "../stats/intervals.js";
 import { metricsProblem, readResultJson, readResultLines } from "../util/result-files.js";
+import type { CompareDecl } from "../contract/task.js";
+import type { UnitRecord } from "../contract/records.js";
 import { UsageError } from "./args.js";
 
 interface RunMetrics {
@@ -11,103 +15,150 @@ interface RunMetrics {
   partial: boolean;
   incomplete?: boolean;
   model: string | null;
+  primary?: string | null;
 }
 interface ItemRow {
   id: string;
-  meta: { subset: string; group: string };
+  unit?: string;
+  meta: Record<string, unknown>;
   verdicts: Record<string, unknown>;
 }
 
-function readRun(dir: string): { m: RunMetrics; items: ItemRow[] } {
-  const mf = join(dir, "metrics.json"),
-    itf = join(dir, "items.jsonl");
-  if (!existsSync(mf) || !existsSync(itf))
-    throw new UsageError(`${dir} is not a result directory (it needs metrics.json and items.jsonl)`);
-  const m = readResultJson(mf);
-  const problem = metricsProblem(m);
-  if (problem)
-    throw new UsageError(`${mf} is not a run's result (${problem}): rebuild it or pick another run`);
-  return { m: m as RunMetrics, items: readResultLines<ItemRow>(itf) };
-}
-
-export interface CompareOptions {
-  slug: string;
-  verdict: string;
+export interface PairedOptions {
   resamples: number;
   seed: number;
   rng: RngName;
   level: number;
 }
 
-export function compareRuns(dirA: string, dirB: string, o: CompareOptions) {
-  const A = readRun(dirA),
-    B = readRun(dirB);
+/** What a task that declares no `compare` gets: the check's paired bootstrap (numpy default_rng(0)). */
+export const UNITS_PAIRED: PairedOptions = { resamples: 2000, seed: 0, rng: "numpy", level: 0.95 };
+
+function readMetrics(dir: string): RunMetrics {
+  const mf = join(dir, "metrics.json");
+  if (!existsSync(mf)) throw new UsageError(`${dir} is not a result directory (it has no metrics.json)`);
+  const m = readResultJson(mf);
+  const problem = metricsProblem(m);
+  if (problem)
+    throw new UsageError(`${mf} is not a run's result (${problem}): rebuild it or pick another run`);
+  return m as RunMetrics;
+}
+
+function readLines<T>(dir: string, file: string, why: string): T[] {
+  const f = join(dir, file);
+  if (!existsSync(f)) throw new UsageError(`${dir} is not a result directory (it needs ${file}${why})`);
+  return readResultLines<T>(f);
+}
+
+/** The slug both runs are of, after checking they can be compared at all. */
+export function comparable(dirA: string, dirB: string, slug?: string): { a: RunMetrics; b: RunMetrics } {
+  const a = readMetrics(dirA),
+    b = readMetrics(dirB);
   for (const [dir, r] of [
-    [dirA, A],
-    [dirB, B],
+    [dirA, a],
+    [dirB, b],
   ] as const) {
-    if (r.m.slug !== o.slug) throw new UsageError(`${dir} is a run of ${r.m.slug}, not of ${o.slug}`);
-    if (r.m.partial)
+    if (slug && r.slug !== slug) throw new UsageError(`${dir} is a run of ${r.slug}, not of ${slug}`);
+    if (r.partial)
       throw new UsageError(`${dir} is a partial run (--subset or --limit); partial runs are never compared`);
   }
-  if (A.m.spec_hash !== B.m.spec_hash)
+  if (a.slug !== b.slug) throw new UsageError(`${dirA} is a run of ${a.slug}, ${dirB} of ${b.slug}`);
+  if (a.spec_hash !== b.spec_hash)
     throw new UsageError(
-      `the runs are of different specs (spec_hash ${A.m.spec_hash.slice(0, 12)}… and ${B.m.spec_hash.slice(0, 12)}…)`,
+      `the runs are of different specs ` +
+        `(spec_hash ${a.spec_hash.slice(0, 12)}… and ${b.spec_hash.slice(0, 12)}…)`,
     );
-  const idsA = A.items
-      .map((i) => i.id)
-      .sort()
-      .join("\n"),
-    idsB = B.items
-      .map((i) => i.id)
-      .sort()
-      .join("\n");
-  if (idsA !== idsB) throw new UsageError("the runs do not hold the same items");
-  const subsets = [...new Set(A.items.map((i) => i.meta.subset))];
-  // Items with an API error on either side have no verdict and are left out of both.
-  const errored = new Set([...A.items, ...B.items].filter((i) => i.verdicts.api_error).map((i) => i.id));
-  const rows = subsets.map((subset) => {
-    const pick = (items: ItemRow[]) =>
-      items
-        .filter((i) => i.meta.subset === subset && !errored.has(i.id))
-        .map((i) => ({ id: i.id, value: i.verdicts[o.verdict] ? 1 : 0, cluster: i.meta.group }));
-    const a = pick(A.items),
-      b = pick(B.items);
-    const r = pairedComparison(a, b, o);
-    const mean = (xs: { value: number }[]) => xs.reduce((s, x) => s + x.value, 0) / xs.length;
-    return {
-      subset,
-      n: r.n,
-      a: mean(a),
-      b: mean(b),
-      diff_pp: r.diff_pp,
-      lo: r.lo,
-      hi: r.hi,
-      mcnemar_p: r.mcnemar_p,
-      b_count: r.b,
-      c_count: r.c,
-    };
-  });
+  return { a, b };
+}
+
+const sameIds = (a: { id: string }[], b: { id: string }[]) =>
+  a
+    .map((i) => i.id)
+    .sort()
+    .join("\n") ===
+  b
+    .map((i) => i.id)
+    .sort()
+    .join("\n");
+
+const meanOf = (xs: { value: number }[]) => xs.reduce((s, x) => s + x.value, 0) / xs.length;
+
+function row(a: { id: string; value: number; cluster: string }[], b: typeof a, o: PairedOptions) {
+  const r = pairedComparison(a, b, o);
   return {
-    spec_hash: A.m.spec_hash,
-    a: { dir: dirA, model: A.m.model },
-    b: { dir: dirB, model: B.m.model },
-    verdict: o.verdict,
+    n: r.n,
+    a: meanOf(a),
+    b: meanOf(b),
+    diff_pp: r.diff_pp,
+    lo: r.lo,
+    hi: r.hi,
+    mcnemar_p: r.mcnemar_p,
+    b_count: r.b,
+    c_count: r.c,
+  };
+}
+
+/** Item by item, as the task declares: one row per verdict and value of `by`. */
+export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: PairedOptions) {
+  const { a: A, b: B } = comparable(dirA, dirB);
+  const itemsA = readLines<ItemRow>(dirA, "items.jsonl", ""),
+    itemsB = readLines<ItemRow>(dirB, "items.jsonl", "");
+  if (!sameIds(itemsA, itemsB)) throw new UsageError("the runs do not hold the same items");
+  const by = decl.by ?? null;
+  const groups = by ? [...new Set(itemsA.map((i) => String(i.meta[by])))] : ["all"];
+  // Items without a verdict on either side (e.g. an API error) are left out of both.
+  const left = decl.leaveOut
+    ? new Set([...itemsA, ...itemsB].filter((i) => i.verdicts[decl.leaveOut!]).map((i) => i.id))
+    : new Set<string>();
+  const rows = decl.verdicts.flatMap((v) =>
+    groups.map((g) => {
+      const pick = (items: ItemRow[]) =>
+        items
+          .filter((i) => (by === null || String(i.meta[by]) === g) && !left.has(i.id))
+          .map((i) => ({
+            id: i.id,
+            value: i.verdicts[v.name] ? 1 : 0,
+            cluster: String(decl.cluster ? i.meta[decl.cluster] : (i.unit ?? i.id)),
+          }));
+      return {
+        ...(decl.verdicts.length > 1 ? { verdict: v.name } : {}),
+        [by ?? "group"]: g,
+        ...row(pick(itemsA), pick(itemsB), o),
+      };
+    }),
+  );
+  return {
+    spec_hash: A.spec_hash,
+    a: { dir: dirA, model: A.model },
+    b: { dir: dirB, model: B.model },
+    verdict: decl.verdicts[0]!.name,
     resamples: o.resamples,
     seed: o.seed,
     rng: o.rng,
-    left_out_api_errors: errored.size,
+    left_out_api_errors: left.size,
     rows,
   };
 }
 
-export function compareVoiceCommand(dirA: string, dirB: string) {
-  return compareRuns(dirA, dirB, {
-    slug: "kor-surgical-robot-voice-command",
-    verdict: "exact",
-    resamples: 2000,
-    seed: 0,
-    rng: "python",
-    level: 0.95,
-  });
+/** Unit by unit on the primary metric (units.jsonl): for a task that declares no item comparison. */
+export function compareUnits(dirA: string, dirB: string, o: PairedOptions) {
+  const { a: A, b: B } = comparable(dirA, dirB);
+  const why =
+    ": rebuild the run (the bootstrap stage writes it; add `units.jsonl: bootstrap/units` to results.files)";
+  const ua = readLines<UnitRecord>(dirA, "units.jsonl", why),
+    ub = readLines<UnitRecord>(dirB, "units.jsonl", why);
+  if (!sameIds(ua, ub)) throw new UsageError("the runs do not hold the same units");
+  return {
+    spec_hash: A.spec_hash,
+    a: { dir: dirA, model: A.model },
+    b: { dir: dirB, model: B.model },
+    verdict: A.primary ?? "primary",
+    resamples: o.resamples,
+    seed: o.seed,
+    rng: o.rng,
+    left_out_api_errors: 0,
+    rows: [{ group: "all", ...row(ua, ub, o) }],
+  };
 }
+
+export type Comparison = ReturnType<typeof compareItems>;

@@ -129,12 +129,21 @@ export interface Baseline {
   reply(input: BaselineInput): string[];
 }
 
-/** Two runs of a task compared item by item (`medbench compare A B`): the metrics that are paired. */
+/**
+ * Two runs of a task compared item by item (`medbench compare A B`). A task without one is compared on its
+ * primary metric unit by unit (units.jsonl).
+ */
 export interface CompareDecl {
   /** Item verdict names compared (as ItemVerdict.verdicts keys), with labels; the first is the headline. */
   verdicts: { name: string; label: string }[];
-  /** The item field that clusters items for the paired bootstrap (e.g. meta.group); default the unit. */
+  /** The item meta field that clusters items for the paired bootstrap (e.g. group); default the unit. */
   cluster?: string;
+  /** The item meta field whose values are the rows (e.g. subset); default one row of every item. */
+  by?: string;
+  /** A verdict that, true on either side, leaves the item out of both (e.g. api_error). */
+  leaveOut?: string;
+  /** The paired bootstrap (default 2,000 resamples, numpy default_rng(0)). */
+  paired?: { resamples: number; seed: number; rng: "numpy" | "python" };
 }
 
 export interface TaskModule {

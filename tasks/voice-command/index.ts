@@ -23,5 +23,12 @@ export const task: TaskModule = {
     },
   },
   baselines: { "medbench/prior": { reply: prior }, "medbench/keyword-stop": { reply: keywordStop } },
-  compare: { verdicts: [{ name: "exact", label: "exact match" }], cluster: "group" },
+  // The document's compare.py: per subset, clusters of one command group, Python random seeded 0.
+  compare: {
+    verdicts: [{ name: "exact", label: "exact match" }],
+    cluster: "group",
+    by: "subset",
+    leaveOut: "api_error",
+    paired: { resamples: 2000, seed: 0, rng: "python" },
+  },
 };

@@ -9,6 +9,7 @@ export const COMMANDS: ReadonlyMap<string, Loader> = new Map<string, Loader>([
   ["hash", () => import("./hash.js")],
   ["diff", () => import("./diff.js")],
   ["stats", () => import("./stats.js")],
+  ["compare", () => import("./compare.js")],
   ["compare-voice-command", () => import("./compare-voice-command.js")],
   ["export", () => import("./export.js")],
   ["verify", () => import("./verify.js")],

@@ -1,0 +1,95 @@
+// medbench compare RUN_A RUN_B: paired comparison of two full runs of one task, as its task declares.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parse, UsageError } from "../args.js";
+import { usageError, type Command } from "../command.js";
+import type { CompareDecl } from "../../contract/task.js";
+import type { Comparison } from "../compare.js";
+
+export const command: Command = {
+  synopsis: "compare RUN_A RUN_B",
+  summary: "paired comparison of two full runs of one task (A - B, bootstrap interval, McNemar p)",
+  help: `usage: medbench compare RUN_A RUN_B [--project DIR] [--json]
+
+  RUN_A and RUN_B are results folders of full runs of one spec (same spec_hash). The task's \`compare\`
+  says what is paired (item verdicts, rows by a field, clusters, the bootstrap's generator); a task that
+  declares none is compared on its primary metric unit by unit (units.jsonl; 2,000 resamples, numpy
+  default_rng(0)). Prints A - B in percentage points with its interval and the exact McNemar p.`,
+  run: (argv) => runCompare(argv, command),
+};
+
+/** The spec of the project whose slug this is, and its task's comparison (null: none declared). */
+async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
+  const { parseSourceDoc } = await import("../../spec/document.js");
+  const dir = join(root, "specs");
+  const specs = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+    : [];
+  const spec = specs.find((f) => {
+    try {
+      return (parseSourceDoc(readFileSync(join(dir, f)), f).value as { slug?: string }).slug === slug;
+    } catch {
+      return false;
+    }
+  });
+  if (!spec)
+    throw new UsageError(
+      `no spec of ${slug} in ${dir}: run compare in the project whose specs/ holds the task's spec`,
+    );
+  const { loadRuntime } = await import("../runtime.js");
+  return (await loadRuntime(resolve(dir, spec), {})).task.module.compare ?? null;
+}
+
+/** compare, and compare-voice-command (the same for one task, named as its document names it). */
+export async function runCompare(argv: string[], cmd: Command, slug?: string): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: "boolean" }, project: { type: "string" } });
+  if (positionals.length !== 2)
+    throw usageError(cmd, `${cmd.synopsis.split(" ")[0]} takes two result directories`);
+  const [dirA, dirB] = positionals as [string, string];
+  const { comparable, compareItems, compareUnits, UNITS_PAIRED } = await import("../compare.js");
+  const { a } = comparable(dirA, dirB, slug);
+  const decl = await declOf((values.project as string | undefined) ?? process.cwd(), a.slug);
+  const result: Comparison = decl
+    ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired })
+    : compareUnits(dirA, dirB, UNITS_PAIRED);
+  if (values.json) process.stdout.write(JSON.stringify(result) + "\n");
+  else process.stdout.write(render(result, decl?.by ?? "group"));
+  return 0;
+}
+
+function render(result: Comparison, by: string): string {
+  const lines = [
+    `A ${result.a.dir}  (${result.a.model})`,
+    `B ${result.b.dir}  (${result.b.model})`,
+    `spec_hash ${result.spec_hash}`,
+    "",
+    [
+      by.padEnd(12),
+      "A %".padStart(7),
+      "B %".padStart(7),
+      "A-B pp".padStart(8),
+      "95% CI".padStart(17),
+      "McNemar p".padStart(10),
+      "b",
+      "c",
+    ].join("  "),
+  ];
+  for (const r of result.rows as (Record<string, unknown> & Comparison["rows"][number])[]) {
+    const label = [r.verdict, r[by]].filter((x) => x !== undefined).join(" ");
+    lines.push(
+      [
+        String(label).padEnd(12),
+        (100 * r.a).toFixed(1).padStart(7),
+        (100 * r.b).toFixed(1).padStart(7),
+        r.diff_pp.toFixed(1).padStart(8),
+        `${r.lo.toFixed(1)}–${r.hi.toFixed(1)}`.padStart(17),
+        r.mcnemar_p.toPrecision(3).padStart(10),
+        String(r.b_count),
+        String(r.c_count),
+      ].join("  "),
+    );
+  }
+  return lines.join("\n") + "\n";
+}
