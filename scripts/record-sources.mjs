@@ -2,12 +2,14 @@
 // Records, at compile time, the sha256 of every TypeScript source the compiled dist/ was made from
 // (dist/sources.json), so that medbench can refuse to run compiled code older than its sources.
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const sources = {};
-for (const top of ["src", "stages", "tasks"]) {
+// tests/fixtures: the runner tests' fixture tasks (compiled with the rest, see tsconfig.json).
+for (const top of ["src", "stages", "tasks", "tests/fixtures"]) {
+  if (!existsSync(join(root, top))) continue;
   for (const e of readdirSync(join(root, top), { recursive: true, withFileTypes: true })) {
     if (!e.isFile() || !e.name.endsWith(".ts")) continue;
     const file = join(e.parentPath, e.name);

@@ -149,6 +149,8 @@ export const bootstrap: StageKind = {
     release: { release: true, optional: true },
   },
   outputs: { metrics: "result", units: "units" },
+  // It evaluates the task's metric statistics: the task's code is part of its key, as for score.
+  taskPart: "score",
   required: ["resamples", "seed", "rng", "level"],
   params: {
     resamples: { type: "integer", minimum: 1 },

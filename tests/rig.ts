@@ -8,6 +8,7 @@ import {
   writeFileSync,
   existsSync,
   rmSync,
+  symlinkSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
@@ -24,11 +25,25 @@ export interface Run {
   stderr: string;
 }
 
+/** The result of `build --json`: the run, each stage's status by name, and the summary line. */
+export interface Built {
+  run: Run;
+  status: Record<string, string>;
+  summary: { results: string; stages: { name: string; status: string; key: string }[] };
+}
+
+/** The fixture task's spec folder (tests/fixtures/README.md): copy it as a project's specs/. */
+export const SUMS_SPECS = resolve(REPO, "tests/fixtures/sums/specs");
+
 export class Project {
   readonly dir: string;
-  constructor(copySpecs = true) {
+  /** `copySpecs`: true copies the repo's specs/; a path copies that folder as specs/ (a fixture's). */
+  constructor(copySpecs: boolean | string = true) {
     this.dir = mkdtempSync(join(tmpdir(), "medbench-test-"));
-    if (copySpecs) cpSync(resolve(REPO, "specs"), join(this.dir, "specs"), { recursive: true });
+    if (copySpecs)
+      cpSync(copySpecs === true ? resolve(REPO, "specs") : copySpecs, join(this.dir, "specs"), {
+        recursive: true,
+      });
   }
   path(...p: string[]): string {
     return join(this.dir, ...p);
@@ -76,16 +91,19 @@ export class Project {
     ];
   }
 
-  /** build --json: the stages' statuses by name. */
-  async build(
+  /** build --json of the voice-command spec: the stages' statuses by name. */
+  build(args: string[] = [], env: Record<string, string> = {}): Promise<Built> {
+    return this.buildSpec("specs/voice-command.yaml", args, env);
+  }
+
+  /** `build SPEC --json` of any spec (with `bin`: another medbench install): the stages' statuses by name. */
+  async buildSpec(
+    spec: string,
     args: string[] = [],
     env: Record<string, string> = {},
-  ): Promise<{
-    run: Run;
-    status: Record<string, string>;
-    summary: { results: string; stages: { name: string; status: string; key: string }[] };
-  }> {
-    const run = await this.run(["build", "specs/voice-command.yaml", "--json", ...args], env);
+    bin = BIN,
+  ): Promise<Built> {
+    const run = await this.run(["build", spec, "--json", ...args], env, bin);
     if (run.exitCode !== 0) throw new Error(`build failed (${run.exitCode}):\n${run.stderr}`);
     const summary = JSON.parse(run.stdout.trim().split("\n").pop()!);
     return {
@@ -142,6 +160,52 @@ export class Project {
     return h.digest("hex");
   }
 
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A copy of medbench itself (sharing node_modules), so that a test can edit and recompile its code. */
+export class Install {
+  readonly dir: string;
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), "medbench-install-"));
+    for (const d of [
+      "bin",
+      "dist",
+      "src",
+      "stages",
+      "tasks",
+      "tests/fixtures",
+      "specs",
+      "registry",
+      "scripts",
+      "package.json",
+      "package-lock.json",
+      "tsconfig.json",
+    ])
+      cpSync(resolve(REPO, d), join(this.dir, d), { recursive: true });
+    symlinkSync(resolve(REPO, "node_modules"), join(this.dir, "node_modules"));
+  }
+  get bin(): string {
+    return join(this.dir, "bin/medbench.js");
+  }
+  path(...p: string[]): string {
+    return join(this.dir, ...p);
+  }
+  edit(p: string, f: (text: string) => string): void {
+    const file = this.path(p);
+    const changed = f(readFileSync(file, "utf8"));
+    expect(changed, `the edit of ${p} applies`).not.toBe(readFileSync(file, "utf8"));
+    writeFileSync(file, changed);
+  }
+  /** What `npm run build` does for code: compile, and record the sources compiled. */
+  async compile(): Promise<void> {
+    await execa("node", [resolve(REPO, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], {
+      cwd: this.dir,
+    });
+    await execa("node", ["scripts/record-sources.mjs"], { cwd: this.dir });
+  }
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }

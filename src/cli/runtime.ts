@@ -15,6 +15,7 @@ import { checkSpec } from "../contract/check.js";
 import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { checkCompiled } from "../runner/compiled.js";
+import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 
 /** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
 const NO_TASK: TaskModule = {
@@ -46,16 +47,20 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
       ]);
     return NO_TASK;
   }
-  const dir = resolve(installRoot(), "dist/tasks", spec.task);
-  const entry = resolve(dir, "index.js");
-  if (!/^[a-z0-9-]+$/.test(spec.task) || !existsSync(entry)) {
+  const entry = resolve(installRoot(), "dist", taskFolder(spec.task), "index.js");
+  if (!TASK_PATTERN.test(spec.task) || !existsSync(entry)) {
     const known = existsSync(resolve(installRoot(), "tasks"))
       ? readdirSync(resolve(installRoot(), "tasks"), { withFileTypes: true })
           .filter((d) => d.isDirectory())
           .map((d) => d.name)
       : [];
     throw new DiagnosticError([
-      diagnosticAt(spec.src, "/task", `unknown task \`${spec.task}\``, `use one of: ${known.join(", ")}`),
+      diagnosticAt(
+        spec.src,
+        "/task",
+        `unknown task \`${spec.task}\``,
+        `use one of: ${known.join(", ")}, or the path of a compiled task folder of the install`,
+      ),
     ]);
   }
   return ((await import(pathToFileURL(entry).href)) as { task: TaskModule }).task;

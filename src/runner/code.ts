@@ -5,6 +5,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
+import { taskFolder } from "../contract/task-folder.js";
 
 export interface CodeIdentity {
   /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
@@ -115,9 +116,9 @@ export function codeIdentity(root: string, entries: string[]): CodeIdentity {
 export function stageEntries(root: string, kind: string, task: string | null): string[] {
   const entries = [`dist/stages/${kind}.js`];
   if (task) {
-    for (const f of filesUnder(join(root, "dist/tasks", task))) if (f.endsWith(".js")) entries.push(f);
+    for (const f of filesUnder(join(root, "dist", taskFolder(task)))) if (f.endsWith(".js")) entries.push(f);
     // The task folder's own files that are not compiled (prompt data, tables) run as they are.
-    for (const f of filesUnder(join(root, "tasks", task))) if (!f.endsWith(".ts")) entries.push(f);
+    for (const f of filesUnder(join(root, taskFolder(task)))) if (!f.endsWith(".ts")) entries.push(f);
   }
   return entries.map((e) => relative(root, resolve(root, e)));
 }

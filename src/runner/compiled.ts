@@ -6,7 +6,8 @@ import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { filesUnder } from "./code.js";
 
-const SOURCE_DIRS = ["src", "stages", "tasks"];
+// tests/fixtures: task folders for the runner's own tests (absent from an installed package).
+const SOURCE_DIRS = ["src", "stages", "tasks", "tests/fixtures"];
 let checked = false;
 
 export function checkCompiled(root: string): void {
