@@ -8,7 +8,7 @@ import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import { ownsKey } from "../src/remote/shard.js";
-import { memoReply, recall, type MemoReply } from "../src/model/reply-memo.js";
+import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
 import { readRecords, writeRecords, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
@@ -133,7 +133,9 @@ async function runRoute(
   model: string,
   requests: TaskRequest[],
 ): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
+  // Loaded when requests are answered, not when the stage is keyed: a no-op build needs no HTTP client.
   const { chatCompletion } = await import("../src/model/client.js");
+  const { memoReply, recall } = await import("../src/model/reply-memo.js");
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
   if (route.api_key_env && !apiKey)
     throw new StageError(

@@ -1,7 +1,7 @@
 // The build as a user runs it: fresh and stale stages, what each kind of edit reruns, the lock, results.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { Project } from "./rig.js";
 
 const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
@@ -53,6 +53,22 @@ describe("medbench build on the sample release", () => {
     expect(Object.keys(builds["limit=null model=medbench/prior subset=null"].stages)).toEqual(
       ["bootstrap", "download", "model", "parse", "score", "prompts"].sort(),
     );
+  });
+
+  it("restores a results file edited in place, even with its size and mtime put back", async () => {
+    const { summary } = await p.build();
+    const file = `${summary.results}/items.jsonl`;
+    const pristine = readFileSync(file);
+    await new Promise((r) => setTimeout(r, 2100)); // past the stat cache's own-writes window
+    await p.build(); // a no-op that records the results files in the stat cache
+    const st = statSync(file);
+    const damaged = Buffer.from(pristine);
+    damaged[10] = damaged[10] === 0x30 ? 0x31 : 0x30; // same size
+    writeFileSync(file, damaged);
+    utimesSync(file, st.atime, st.mtime);
+    const r = await p.build();
+    expect(new Set(Object.values(r.status))).toEqual(new Set(["fresh"]));
+    expect(readFileSync(file).equals(pristine)).toBe(true);
   });
 
   it("reruns only score and bootstrap when a score parameter changes, and says why in status", async () => {

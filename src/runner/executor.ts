@@ -15,13 +15,13 @@ import {
   type LockSpec,
   type LockFile,
 } from "./lock.js";
-import { memoStore } from "./memo.js";
 import { insideDir, projectPath, type Project } from "./project.js";
 import type {
   BuildInfo,
   DataSource,
   InputView,
   StageContext,
+  MemoStore,
   StageKind,
   StageOptions,
   StageOutput,
@@ -187,7 +187,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   const upstream = new Map<string, Record<string, string>>();
   const reports: StageReport[] = [];
   const lockStages: LockBuild["stages"] = {};
-  const memo = memoStore(cache);
+  // The reply store's modules load when a stage runs, not before: a no-op build needs none of them.
+  let memo: MemoStore | null = null;
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
 
   const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
@@ -198,7 +199,18 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       continue;
     }
     const temps: string[] = [];
-    const ctx = stageContext(decl, rt, upstream, cache, opts, emit, previous, newPins, temps, memo);
+    const ctx = stageContext(
+      decl,
+      rt,
+      upstream,
+      cache,
+      opts,
+      emit,
+      previous,
+      newPins,
+      temps,
+      memo ?? UNLOADED,
+    );
     try {
       const { record, paths } = await stageRecord(decl, kind, task, upstream, ctx, spec, project, cache);
       const key = stageKey(record);
@@ -225,7 +237,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
         emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key });
         const t0 = performance.now();
         let incomplete: string | undefined;
-        const produced = await kind.run({ ...ctx, incomplete: (why) => void (incomplete = why) });
+        memo ??= (await import("./memo.js")).memoStore(cache);
+        const produced = await kind.run({ ...ctx, memo, incomplete: (why) => void (incomplete = why) });
         outputs = await storeOutputs(cache, produced);
         const m: Manifest = {
           key,
@@ -289,12 +302,14 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   let results: string | null = null;
   try {
     if (spec.results)
-      results = writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
+      results = await writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
   } catch (e) {
     // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
     if (e instanceof CorruptObjectError)
       throw new BuildFailure("results", `${e.message}; it was removed`, "build again: its stage runs again");
     throw e;
+  } finally {
+    cache.stat.save(); // the results files' hashes, so that the next no-op does not read them
   }
   let lockChanged = false;
   try {
@@ -318,6 +333,16 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   await cache.remote?.settle(); // uploads end before the build does (a failed one only warns)
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
 }
+
+/** The memo of a stage context before any stage ran: keying a stage never reads replies. */
+const UNLOADED: MemoStore = {
+  get: () => {
+    throw new Error("internal: the reply store was read before a stage ran");
+  },
+  put: () => {
+    throw new Error("internal: the reply store was written before a stage ran");
+  },
+};
 
 /** The stage's manifest when it ran whole and every output it names is in the cache and intact (else it
  *  must run). */

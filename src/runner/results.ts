@@ -64,18 +64,22 @@ export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild[
   });
 }
 
-/** The files the folder must hold, name -> bytes. */
+/** What the folder must hold: each results file by the hash of its stage's object, and build.json's bytes. */
+interface Wanted {
+  hashes: Map<string, string>;
+  buildJson: Buffer;
+}
+
 function wanted(
   spec: SpecFile,
   project: Project,
-  cache: Cache,
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
-): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  for (const [file, hash] of resultContents(spec, upstream)) files.set(file, cache.read(hash));
-  files.set("build.json", Buffer.from(buildRecord(spec, project, stages)));
-  return files;
+): Wanted {
+  return {
+    hashes: resultContents(spec, upstream),
+    buildJson: Buffer.from(buildRecord(spec, project, stages)),
+  };
 }
 
 /** The files of a folder, relative, with forward slashes (an absent folder has none). */
@@ -92,30 +96,38 @@ function listFiles(dir: string): string[] {
     .sort();
 }
 
-/** What differs between a results folder and what it must hold (empty: it is this build's). */
-function differences(dir: string, files: Map<string, Buffer>): string[] {
+/**
+ * What differs between a results folder and what it must hold (empty: it is this build's). A results file is
+ * compared by its hash through the stat cache (size, mtime, ctime and inode), so that a no-op build neither
+ * reads the stage objects nor the results whole; a file edited in any way has a new ctime and is rehashed.
+ */
+async function differences(dir: string, want: Wanted, cache: Cache): Promise<string[]> {
   if (!existsSync(dir)) return ["the results folder is missing"];
   const out: string[] = [];
   const present = new Set(listFiles(dir));
-  for (const [name, data] of files) {
+  for (const [name, hash] of want.hashes) {
     if (!present.has(name)) out.push(`${name} is missing`);
-    else if (!readFileSync(join(dir, name)).equals(data)) out.push(`${name} is not this build's`);
+    else if ((await cache.stat.hash(join(dir, name))) !== hash) out.push(`${name} is not this build's`);
     present.delete(name);
   }
+  if (!present.has("build.json")) out.push("build.json is missing");
+  else if (!readFileSync(join(dir, "build.json")).equals(want.buildJson))
+    out.push("build.json is not this build's");
+  present.delete("build.json");
   for (const extra of present) out.push(`${extra} is not a results file`);
   return out;
 }
 
 /** Why the results folder is not the one these stages make (empty when it is). For `status`. */
-export function resultsDifferences(
+export async function resultsDifferences(
   spec: SpecFile,
   project: Project,
   suffix: string,
   cache: Cache,
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
-): string[] {
-  return differences(resultsDir(spec, project, suffix), wanted(spec, project, cache, upstream, stages));
+): Promise<string[]> {
+  return differences(resultsDir(spec, project, suffix), wanted(spec, project, upstream, stages), cache);
 }
 
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
@@ -130,27 +142,28 @@ function sweepLeftovers(dir: string): void {
 }
 
 /** Writes the results folder whole (see the top of this file); unchanged folders are not touched. */
-export function writeResults(
+export async function writeResults(
   spec: SpecFile,
   project: Project,
   suffix: string,
   cache: Cache,
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
-): string {
+): Promise<string> {
   const dir = resultsDir(spec, project, suffix);
-  const files = wanted(spec, project, cache, upstream, stages);
+  const want = wanted(spec, project, upstream, stages);
   sweepLeftovers(dir);
-  if (differences(dir, files).length === 0) return dir;
+  if ((await differences(dir, want, cache)).length === 0) return dir;
   const tag = `${process.pid}-${randomBytes(4).toString("hex")}`;
   const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${tag}`);
   const aside = join(dirname(dir), `.${basename(dir)}.old-${tag}`);
   try {
     mkdirSync(tmp, { recursive: true });
-    for (const [name, data] of files) {
+    for (const [name, hash] of want.hashes) {
       mkdirSync(dirname(join(tmp, name)), { recursive: true });
-      writeFileSync(join(tmp, name), data);
+      writeFileSync(join(tmp, name), cache.read(hash)); // read (and verified) one at a time
     }
+    writeFileSync(join(tmp, "build.json"), want.buildJson);
     if (existsSync(dir)) renameSync(dir, aside);
     renameSync(tmp, dir);
   } catch (e) {

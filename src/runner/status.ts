@@ -108,7 +108,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   }
   if (rt.spec.results && states.every((s) => s.state === "fresh")) {
     // Every stage is fresh: the results folder must then be exactly what they make.
-    const reasons = resultsDifferences(
+    const reasons = await resultsDifferences(
       rt.spec,
       opts.project,
       resultsSuffix(opts, upstream),
