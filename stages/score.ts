@@ -3,14 +3,14 @@ import type { StageKind } from "../src/runner/stage.js";
 import { stableJson } from "../src/util/json.js";
 import { readRecords, writeRecords } from "../src/contract/records.js";
 import type { JudgedReplies, ScoreOutput, TaskModule, TaskRequest } from "../tasks/task.js";
-import type { ItemRecord } from "../src/contract/records.js";
 import type { Json } from "../src/util/json.js";
 
-/** Requests by their configuration, in first-seen order (requests without one form a single group). */
-function byConfiguration(requests: TaskRequest[]): Map<string, TaskRequest[]> {
-  const out = new Map<string, TaskRequest[]>();
-  for (const r of requests) {
-    const k = r.configuration ?? "";
+/** Records by their configuration, in first-seen order (records without one form a single group). */
+function byConfiguration<T>(records: T[], configurationOf: (r: T) => unknown): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of records) {
+    const c = configurationOf(r);
+    const k = typeof c === "string" ? c : "";
     if (!out.has(k)) out.set(k, []);
     out.get(k)!.push(r);
   }
@@ -74,12 +74,7 @@ export function rescoreOutputs(
 ): Outputs | null {
   if (!task.rescore) return null;
   const byId = new Map(readRecords("replies", replies).map((r) => [r.id, r]));
-  const groups = new Map<string, ItemRecord[]>();
-  for (const it of readRecords("items", items)) {
-    const k = typeof it.meta.configuration === "string" ? it.meta.configuration : "";
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k)!.push(it);
-  }
+  const groups = byConfiguration(readRecords("items", items), (it) => it.meta.configuration);
   const outs = new Map(
     [...groups].map(([name, its]) => [
       name,
@@ -118,7 +113,7 @@ export const score: StageKind = {
         judged,
       });
     // Each request configuration is scored on its own; the headline's metrics are the run's.
-    const groups = byConfiguration(requests);
+    const groups = byConfiguration(requests, (r) => r.configuration);
     return assemble(new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)])), ctx.task, ctx.params);
   },
 };

@@ -26,7 +26,8 @@ export interface CriterionContext {
   units(run: RosterRun): UnitRecord[] | string;
 }
 
-const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
+/** A share as the check prints it (one decimal, "–" for none). */
+export const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
 const ci = (r: RosterRun) => `${pct(r.interval!.value)} [${pct(r.interval!.lo)}, ${pct(r.interval!.hi)}]`;
 const point = (r: RosterRun) => ({
   model: r.model,

@@ -1,10 +1,11 @@
 // medbench report: one static page, offline, with every run of the given specs: each task's leaderboard and
 // check, a table of runs, a forest plot of the intervals, the breakdowns, the paired comparisons, and each
 // run's audit facts.
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseSourceDoc } from "../spec/document.js";
+import { projectSpecs } from "../spec/project-specs.js";
 import type { SpecFile } from "../spec/load.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
@@ -53,14 +54,7 @@ export interface ReportTask {
 }
 
 export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
-  const files = specs.length
-    ? specs
-    : existsSync(join(root, "specs"))
-      ? readdirSync(join(root, "specs"))
-          .filter((f) => /\.ya?ml$/.test(f))
-          .sort()
-          .map((f) => `specs/${f}`)
-      : [];
+  const files = specs.length ? specs : projectSpecs(root);
   if (!files.length)
     throw new UsageError("no spec to report on: name spec files, or run in a project with specs/");
   const tasks: ReportTask[] = [];

@@ -3,6 +3,7 @@ import { paint, useColour } from "../../log/loggers.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import type { CheckReport } from "../../check/check.js";
+import { pct } from "../../check/criteria.js";
 
 export const command: Command = {
   synopsis: "check SPEC",
@@ -37,8 +38,6 @@ async function run(argv: string[]): Promise<number> {
   else process.stdout.write(renderCheck(report, paint(useColour(process.stdout))));
   return report.status === "pass" ? 0 : 1;
 }
-
-const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
 
 function renderCheck(r: CheckReport, c: ReturnType<typeof paint>): string {
   const status = (s: string, width = 0) => {

@@ -1,5 +1,5 @@
 // medbench compare RUN_A RUN_B: paired comparison of two full runs of one task, as its task declares.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
@@ -21,25 +21,21 @@ export const command: Command = {
 /** The spec of the project whose slug this is, and its task's comparison (null: none declared). */
 async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
   const { parseSourceDoc } = await import("../../spec/document.js");
-  const dir = join(root, "specs");
-  const specs = existsSync(dir)
-    ? readdirSync(dir)
-        .filter((f) => /\.ya?ml$/.test(f))
-        .sort()
-    : [];
-  const spec = specs.find((f) => {
+  const { projectSpecs } = await import("../../spec/project-specs.js");
+  const spec = projectSpecs(root).find((f) => {
     try {
-      return (parseSourceDoc(readFileSync(join(dir, f)), f).value as { slug?: string }).slug === slug;
+      return (parseSourceDoc(readFileSync(join(root, f)), f).value as { slug?: string }).slug === slug;
     } catch {
       return false;
     }
   });
   if (!spec)
     throw new UsageError(
-      `no spec of ${slug} in ${dir}: run compare in the project whose specs/ holds the task's spec`,
+      `no spec of ${slug} in ${join(root, "specs")}: ` +
+        "run compare in the project whose specs/ holds the task's spec",
     );
   const { loadRuntime } = await import("../runtime.js");
-  return (await loadRuntime(resolve(dir, spec), {})).task.module.compare ?? null;
+  return (await loadRuntime(resolve(root, spec), {})).task.module.compare ?? null;
 }
 
 /** compare, and compare-voice-command (the same for one task, named as its document names it). */

@@ -1,0 +1,12 @@
+// The spec files of a project: every YAML file directly under its specs/ folder, as project paths, sorted.
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+
+export function projectSpecs(root: string): string[] {
+  const dir = join(root, "specs");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => `specs/${f}`);
+}
