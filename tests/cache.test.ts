@@ -16,6 +16,7 @@ import { execa } from "execa";
 import { join } from "node:path";
 import { createHash, randomBytes } from "node:crypto";
 import { BIN, type Project } from "./rig.js";
+import { filesUnder } from "./helpers.js";
 import { cleanUp, clone, PREFIX, remoteEnv, results, startFake, startS3, type S3 } from "./remote-rig.js";
 
 afterEach(cleanUp);
@@ -32,23 +33,9 @@ async function status(p: Project, env: Record<string, string> = {}): Promise<Sta
   return JSON.parse(r.stdout) as Status;
 }
 
-/** Every file under a folder, recursively (with its mtime set back `hours`). */
-function files(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const f = join(d, n);
-      if (statSync(f).isDirectory()) walk(f);
-      else out.push(f);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 function age(dir: string, hours: number): void {
   const t = new Date(Date.now() - hours * 3_600_000);
-  for (const f of files(dir)) utimesSync(f, t, t);
+  for (const f of filesUnder(dir)) utimesSync(f, t, t);
 }
 
 /** A content object nobody refers to, written where the cache keeps objects. */
@@ -157,7 +144,7 @@ describe("medbench cache push and pull", () => {
       await new Promise((r) => setTimeout(r, 5));
     pull.kill("SIGKILL");
     expect((await pull).signal).toBe("SIGKILL");
-    for (const f of files(b.path("cache/objects"))) {
+    for (const f of filesUnder(b.path("cache/objects"))) {
       const name = f.split("/").pop()!;
       expect(createHash("sha256").update(readFileSync(f)).digest("hex")).toBe(name);
     }

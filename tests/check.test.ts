@@ -4,10 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rmSync } from "node:fs";
 import { Project } from "./rig.js";
-// @ts-expect-error: plain ESM scripts, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-// @ts-expect-error: plain ESM scripts, also run by hand
+// @ts-expect-error: a plain ESM script, also run by hand
 import { noteErrorsPolicy } from "../scripts/fake-policies/note-errors.mjs";
+import { fakeRoute, startFake } from "./fake.js";
 
 type Body = { model: string; messages: { role: string; content: string }[] };
 type Reply = string | { content?: string; reasoning_content?: string; http_error?: number };
@@ -55,7 +54,7 @@ describe("medbench check over the note-errors roster", () => {
   // Which policy answers for each served model name; tests change it between builds.
   const serve: Record<string, Policy> = {};
   beforeAll(async () => {
-    fake = await startFakeOpenAI({
+    fake = await startFake({
       policy: (body: Body) => {
         const name = Object.keys(serve).find((m) => m.endsWith(`/${body.model}`) || m === body.model);
         if (!name) return { http_error: 404 };
@@ -63,15 +62,7 @@ describe("medbench check over the note-errors roster", () => {
       },
     });
     p = new Project();
-    const route = (name: string) => `  ${name}:
-    base_url: ${fake.url}
-    concurrency: 8
-    timeout_s: 5
-    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 }
-    max_failures_in_a_row: 1000
-    request:
-      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-`;
+    const route = (name: string) => fakeRoute(name, fake.url);
     p.write("routes.yaml", `routes:\n${["deepseek", "openai", "zhipu", "alibaba"].map(route).join("")}`);
   });
   afterAll(async () => {

@@ -6,15 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Project } from "./rig.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-
-type Fake = {
-  url: string;
-  stats: { requests: number; bodies: Map<string, number>; answered: Set<string> };
-  set(options: Record<string, unknown>): void;
-  close(): Promise<void>;
-};
+import { startFake, type Fake } from "./fake.js";
 
 const servers: Fake[] = [];
 const projects: Project[] = [];
@@ -39,7 +31,7 @@ function routes(url: string): string {
 }
 
 async function setup() {
-  const fake: Fake = await startFakeOpenAI({});
+  const fake: Fake = await startFake({});
   servers.push(fake);
   const p = new Project();
   projects.push(p);

@@ -5,10 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-
-type Fake = { url: string; close(): Promise<void> };
+import { startFake, type Fake } from "./fake.js";
 
 /** The version fields a new medbench or hash recipe may change, and the labels of a result built from the
  *  bundled synthetic sample (added since: issue 14, item 15); everything else must stay. */
@@ -25,8 +22,8 @@ describe("results are those of the pre-v2 code", () => {
   const fakes: Fake[] = [];
   beforeAll(async () => {
     p = new Project();
-    const vc: Fake = await startFakeOpenAI({ policy: "voice-command" });
-    const mt: Fake = await startFakeOpenAI({ policy: "mtsamples" });
+    const vc: Fake = await startFake({ policy: "voice-command" });
+    const mt: Fake = await startFake({ policy: "mtsamples" });
     fakes.push(vc, mt);
     p.write(
       "routes.yaml",

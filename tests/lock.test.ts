@@ -4,6 +4,7 @@ import { utimesSync } from "node:fs";
 import { hostname } from "node:os";
 import { spawnSync } from "node:child_process";
 import { Project } from "./rig.js";
+import { startFake } from "./fake.js";
 
 const SPEC = "specs/voice-command.yaml";
 
@@ -62,9 +63,7 @@ describe("medbench.lock per variable set", () => {
   });
 
   it("--frozen refuses a variable set the lock does not hold before any model request is sent", async () => {
-    // @ts-expect-error: a plain ESM script, also run by hand
-    const { startFakeOpenAI } = await import("../scripts/fake-openai.mjs");
-    const fake = await startFakeOpenAI({});
+    const fake = await startFake({});
     try {
       p.write(
         "routes.yaml",

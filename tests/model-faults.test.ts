@@ -4,23 +4,11 @@
 // reaches no file and no output.
 import { afterEach, describe, expect, it } from "vitest";
 import { execa } from "execa";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Project } from "./rig.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-
-type Fake = {
-  url: string;
-  stats: {
-    requests: number;
-    bodies: Map<string, number>;
-    answered: Set<string>;
-    faults: Record<string, number>;
-  };
-  set(options: Record<string, unknown>): void;
-  close(): Promise<void>;
-};
+import { filesUnder } from "./helpers.js";
+import { startFake, type Fake } from "./fake.js";
 
 const servers: Fake[] = [];
 const projects: Project[] = [];
@@ -52,7 +40,7 @@ retry: { max_attempts: 3, base_ms: 1, max_ms: 5, max_total_s: 5 }
 max_failures_in_a_row: 1000`;
 
 async function setup(server: Record<string, unknown>, fields = QUICK) {
-  const fake: Fake = await startFakeOpenAI(server);
+  const fake: Fake = await startFake(server);
   servers.push(fake);
   const p = new Project();
   projects.push(p);
@@ -185,19 +173,6 @@ describe("a malformed success (14.2)", () => {
 });
 
 /** Every file under a folder, for grepping by hand (binary included: a secret may sit in a gzip-less blob). */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const f = join(d, n);
-      if (statSync(f).isDirectory()) walk(f);
-      else out.push(f);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 describe("a key echoed by a 401 (14.7)", () => {
   it("reaches no file, bundle or output, and the 401 is never cached", async () => {
     const KEY = "sk-medbench-test-PLANTED-9f8e7d6c5b4a39281706";

@@ -6,8 +6,7 @@ import { createServer, type Server } from "node:http";
 import { gzipSync } from "node:zlib";
 import type { AddressInfo } from "node:net";
 import { Project } from "./rig.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+import { startFake } from "./fake.js";
 
 const closers: (() => Promise<void>)[] = [];
 const projects: Project[] = [];
@@ -63,7 +62,7 @@ async function serve(answer: (res: import("node:http").ServerResponse) => void):
 
 describe("the model client's connections", () => {
   it("reuses at most the route's concurrency of keep-alive connections for every request", async () => {
-    const fake = await startFakeOpenAI({});
+    const fake = await startFake({});
     closers.push(() => fake.close());
     const p = project(fake.url, 3);
     const r = await p.buildAgainstFake();

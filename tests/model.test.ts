@@ -4,20 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { rmSync } from "node:fs";
 import { Project, BIN } from "./rig.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-
-type Fake = {
-  url: string;
-  port: number;
-  stats: {
-    requests: number;
-    bodies: Map<string, number>;
-    faults: Record<string, number>;
-    received: { body: any; authorization: string | null; at: number; fault: string | null }[];
-  };
-  close(): Promise<void>;
-};
+import { startFake, type Fake } from "./fake.js";
 
 const servers: Fake[] = [];
 const projects: Project[] = [];
@@ -30,7 +17,7 @@ const THINKING_OFF =
   "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n";
 
 async function setup(server: Record<string, unknown> = {}, route: string = THINKING_OFF, concurrency = 4) {
-  const fake: Fake = await startFakeOpenAI(server);
+  const fake: Fake = await startFake(server);
   servers.push(fake);
   const p = new Project();
   projects.push(p);

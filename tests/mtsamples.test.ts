@@ -10,8 +10,7 @@ import { helmParse, helmScores, medarcParse, medarcScore } from "../tasks/mtsamp
 import { score } from "../tasks/mtsamples/scorer.js";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+import { startFake } from "./fake.js";
 
 const notes = testData("mtsamples_processed");
 
@@ -173,7 +172,7 @@ describe("medbench build specs/mtsamples.yaml", () => {
       }
     });
     await new Promise<void>((r) => files.listen(0, "127.0.0.1", r));
-    fake = await startFakeOpenAI({ policy: "mtsamples" });
+    fake = await startFake({ policy: "mtsamples" });
     p = new Project();
     p.edit("specs/mtsamples.yaml", (t) =>
       t.replace(

@@ -7,14 +7,7 @@ import { execa } from "execa";
 import { parse as parseYaml } from "yaml";
 import { Project } from "./rig.js";
 import { REPO } from "./helpers.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-
-type Fake = {
-  url: string;
-  stats: { requests: number; received: { body: Record<string, unknown> }[] };
-  close(): Promise<void>;
-};
+import { fakeRoute, startFake, type Fake } from "./fake.js";
 
 const SPEC = "specs/note-errors.yaml";
 const RESULTS = "results/syn-snuh-note-errors";
@@ -192,21 +185,9 @@ describe("note-errors against the fake server, four configurations", () => {
   let p: Project;
   let fake: Fake;
   beforeAll(async () => {
-    fake = (await startFakeOpenAI({ policy: "note-errors" })) as Fake;
+    fake = (await startFake({ policy: "note-errors" })) as Fake;
     p = new Project();
-    p.write(
-      "routes.yaml",
-      `routes:
-  fake:
-    base_url: ${fake.url}
-    concurrency: 8
-    timeout_s: 5
-    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 }
-    max_failures_in_a_row: 1000
-    request:
-      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-`,
-    );
+    p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
   });
   afterAll(async () => {
     await fake.close();

@@ -7,14 +7,10 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { Project } from "./rig.js";
 import { REPO } from "./helpers.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+import { startFake as startTheFake, type Fake } from "./fake.js";
 
-export type Fake = {
-  url: string;
-  stats: { requests: number; bodies: Map<string, number> };
-  close(): Promise<void>;
-};
+export type { Fake };
+
 export type S3 = { endpoint: string; dir: string; child: ResultPromise };
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -44,7 +40,7 @@ export async function startS3(): Promise<S3> {
 }
 
 export async function startFake(opts: Record<string, unknown> = {}): Promise<Fake> {
-  const fake = (await startFakeOpenAI(opts)) as Fake;
+  const fake = await startTheFake(opts);
   cleanups.push(() => fake.close());
   return fake;
 }

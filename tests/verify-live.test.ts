@@ -3,20 +3,7 @@
 // live run shows its progress. Against the fake OpenAI-compatible server over real HTTP.
 import { afterEach, describe, expect, it } from "vitest";
 import { Project } from "./rig.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
-
-type Fake = {
-  url: string;
-  stats: {
-    requests: number;
-    bodies: Map<string, number>;
-    answered: Set<string>;
-    faults: Record<string, number>;
-  };
-  set(options: Record<string, unknown>): void;
-  close(): Promise<void>;
-};
+import { startFake, type Fake } from "./fake.js";
 
 const servers: Fake[] = [];
 const projects: Project[] = [];
@@ -47,8 +34,8 @@ interface LiveJson {
 
 /** A result built against a healthy server and exported; a verifier project whose route is `live`. */
 async function published(live: Record<string, unknown>, extra?: string) {
-  const healthy: Fake = await startFakeOpenAI({});
-  const faulty: Fake = await startFakeOpenAI(live);
+  const healthy: Fake = await startFake({});
+  const faulty: Fake = await startFake(live);
   servers.push(healthy, faulty);
   const a = new Project(),
     v = new Project(false);

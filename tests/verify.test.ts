@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { Project } from "./rig.js";
-// @ts-expect-error: a plain ESM script, also run by hand
-import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
+import { startFake } from "./fake.js";
 
 const RESULT = "results/kor-surgical-robot-voice-command/medbench_prior";
 
@@ -158,8 +157,8 @@ describe("export and verify", () => {
 
 describe("verify --live", () => {
   it("reports exactly the verdicts that a rerun changes", async () => {
-    const base = await startFakeOpenAI({ policy: "voice-command" });
-    const variant = await startFakeOpenAI({ policy: "voice-command", variant: 7 });
+    const base = await startFake({ policy: "voice-command" });
+    const variant = await startFake({ policy: "voice-command", variant: 7 });
     const routes = (url: string) =>
       `routes:\n  fake:\n    base_url: ${url}\n    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`;
     const a = new Project(),
