@@ -66,12 +66,7 @@ function assemble(outs: Map<string, ScoreOutput>, task: TaskModule, params: Json
  * The score stage's outputs again from a run's items and replies alone (the task's `rescore`): what verify
  * replays for a private release, whose requests are not bundled. Null when the task cannot.
  */
-export function rescoreOutputs(
-  task: TaskModule,
-  items: string,
-  replies: string,
-  params: Json,
-): Outputs | null {
+function rescoreOutputs(task: TaskModule, items: string, replies: string, params: Json): Outputs | null {
   if (!task.rescore) return null;
   const byId = new Map(readRecords("replies", replies).map((r) => [r.id, r]));
   const groups = byConfiguration(readRecords("items", items), (it) => it.meta.configuration);
@@ -86,6 +81,13 @@ export function rescoreOutputs(
 
 export const score: StageKind = {
   kind: "score",
+  // A private release's bundle has no requests: the score comes again from its items and the replies.
+  replayWithheld: ({ task, own, input, params }) => {
+    const replies = input("replies", "replies");
+    return own.items === undefined || replies === undefined
+      ? null
+      : rescoreOutputs(task, own.items, replies, params);
+  },
   inputs: {
     requests: { outputs: { requests: "requests" } },
     parsed: { outputs: { parsed: "parsed" } },

@@ -15,7 +15,7 @@ import { loadTask } from "../cli/runtime.js";
 import { UsageError } from "../cli/args.js";
 import { Cache, openCache } from "../runner/cache.js";
 import { memoStore } from "../runner/memo.js";
-import { StageError, type InputView, type StageContext } from "../runner/stage.js";
+import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
 import { readRecords } from "../contract/records.js";
 import { sha256Hex } from "../hash/sha256.js";
@@ -23,7 +23,6 @@ import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.
 import { callsModel, isData, readsData, outputPath, type BundleManifest } from "./layout.js";
 import { checkMembers, checkRecords } from "./members.js";
 import { withheldOutputs } from "./private.js";
-import { rescoreOutputs } from "../../stages/score.js";
 import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
@@ -325,7 +324,7 @@ async function runStages(
     });
     const makes = withheld.some((w) => w.startsWith(`${decl.name}/`));
     if (!readsData(decl.kind) && !callsModel(decl.kind) && (reads.length || makes)) {
-      const again = decl.kind === "score" ? rescoreFromBundle(decl, task, produced, published) : null;
+      const again = replayWithheld(decl, kind, task, produced, published);
       if (again) {
         produced.set(decl.name, again);
         hashes.set(decl.name, Object.fromEntries([...again].map(([k, v]) => [k, sha256Hex(v)])));
@@ -410,18 +409,26 @@ async function runStages(
   return produced;
 }
 
-/** A score stage of a private bundle, again from its bundled items and the replies it reads. */
-function rescoreFromBundle(
+/** A stage of a private bundle that reads a withheld output, again as its kind can (replayWithheld). */
+function replayWithheld(
   decl: StageDecl,
+  kind: StageKind,
   task: TaskModule,
   produced: Outputs,
   published: Outputs,
 ): Map<string, Buffer> | null {
-  const items = published.get(decl.name)?.get("items");
-  const ref = decl.inputs.replies;
-  const replies = ref && "stage" in ref ? produced.get(ref.stage)?.get("replies") : undefined;
-  if (!items || !replies) return null;
-  const out = rescoreOutputs(task, items.toString("utf8"), replies.toString("utf8"), decl.params);
+  if (!kind.replayWithheld) return null;
+  const text = (m: Map<string, Buffer> | undefined) =>
+    Object.fromEntries([...(m ?? new Map<string, Buffer>())].map(([k, v]) => [k, v.toString("utf8")]));
+  const out = kind.replayWithheld({
+    task,
+    own: text(published.get(decl.name)),
+    input: (name, output) => {
+      const ref = decl.inputs[name];
+      return ref && "stage" in ref ? produced.get(ref.stage)?.get(output)?.toString("utf8") : undefined;
+    },
+    params: decl.params,
+  });
   return out ? new Map(Object.entries(out).map(([k, v]) => [k, Buffer.from(v)])) : null;
 }
 

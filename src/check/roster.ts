@@ -23,7 +23,6 @@ export interface RosterRun extends RosterEntry {
   metrics: MetricsJson | null;
   interval: Interval | null;
   apiErrorRate: number | null;
-  sample: boolean;
 }
 
 export interface RosterOptions {
@@ -54,7 +53,7 @@ export function rosterRuns(
       found.filter((f) => f.metrics?.model === e.model && usable(f.metrics)),
     );
   // The release when any roster run was built from it; the bundled sample otherwise. Never a mix.
-  const anyRelease = [...full.values()].some((fs) => fs.some((f) => !onSample(spec, f.metrics!)));
+  const anyRelease = [...full.values()].some((fs) => fs.some((f) => !onSample(f.metrics!)));
   const anyRun = [...full.values()].some((fs) => fs.length > 0);
   const inputs = anyRelease ? "release" : anyRun ? "sample" : null;
 
@@ -66,23 +65,21 @@ export function rosterRuns(
       metrics: null,
       interval: null,
       apiErrorRate: null,
-      sample: false,
     };
-    const pick = full.get(e.role)!.find((f) => onSample(spec, f.metrics!) === (inputs === "sample"));
+    const pick = full.get(e.role)!.find((f) => onSample(f.metrics!) === (inputs === "sample"));
     if (!pick)
       return { ...base, status: "missing", reason: whyMissing(spec, e, found, o, inputs, buildCmd(e.model)) };
     const m = pick.metrics!;
     const rate = apiErrorRate(m);
     const run: RosterRun = {
       ...e,
-      runTags: tagsOf(spec, check, m),
+      runTags: tagsOf(check, m),
       status: "ok",
       reason: null,
       dir: pick.dir,
       metrics: m,
       interval: intervalOf(m, check.metric),
       apiErrorRate: rate,
-      sample: onSample(spec, m),
     };
     if (!run.interval)
       return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };

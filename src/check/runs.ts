@@ -6,7 +6,6 @@ import { UsageError } from "../cli/args.js";
 import { metricsProblem, readResultJson } from "../util/result-files.js";
 import { dirname, join } from "node:path";
 import { glob } from "tinyglobby";
-import type { SpecFile } from "../spec/load.js";
 import { readRecords, type UnitRecord } from "../contract/records.js";
 import type { Json } from "../util/json.js";
 import type { CheckDecl } from "./declare.js";
@@ -77,34 +76,19 @@ export function apiErrorRate(m: MetricsJson): number | null {
   return errors / items;
 }
 
-/** The bundled samples' file hashes, from every stage that declares a `sample` (download stages). */
-function samplePins(spec: SpecFile): Record<string, string>[] {
-  const out: Record<string, string>[] = [];
-  for (const s of spec.stages) {
-    const files = ((s.params as { sample?: { files?: Record<string, string> } } | null)?.sample ?? {}).files;
-    if (files && typeof files === "object") out.push(files);
-  }
-  return out;
-}
-
-/** Built from a bundled sample rather than the release: its inputs hash to a sample's files. */
-export function onSample(spec: SpecFile, m: MetricsJson): boolean {
-  const inputs = m.inputs ?? {};
-  return samplePins(spec).some(
-    (pins) => Object.keys(pins).length > 0 && Object.entries(pins).every(([f, h]) => inputs[f] === h),
-  );
-}
+/** Built from a bundled sample rather than the release, as the build recorded it (`synthetic_sample`). */
+export const onSample = (m: MetricsJson): boolean => typeof m.synthetic_sample === "string";
 
 /**
  * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it was
  * built from a bundled sample, and `reasoning-on` when its thinking audit does not hold.
  */
-export function tagsOf(spec: SpecFile, check: CheckDecl | null, m: MetricsJson): string[] {
+export function tagsOf(check: CheckDecl | null, m: MetricsJson): string[] {
   const tags = new Set<string>();
   const model = String(m.model ?? "");
   for (const t of check?.roster.find((r) => r.model === model)?.tags ?? []) tags.add(t);
   for (const rule of check?.tags ?? []) if (rule.models.test(model)) tags.add(rule.tag);
-  if (onSample(spec, m)) tags.add("synthetic-sample");
+  if (onSample(m)) tags.add("synthetic-sample");
   const audit = m.metrics?.thinking_audit as { thinking_off?: boolean } | null | undefined;
   if (audit && audit.thinking_off === false) tags.add("reasoning-on");
   return [...tags].sort();

@@ -129,7 +129,7 @@ function leaderboardRow(
     hi: i?.hi ?? null,
     n: i?.n ?? null,
     unit: String((m.metrics?.[metric] as { unit?: string } | undefined)?.unit ?? "proportion"),
-    tags: tagsOf(spec, decl, m),
+    tags: tagsOf(decl, m),
     current: m.spec_hash === spec.specHash,
     also,
   };

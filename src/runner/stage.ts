@@ -96,6 +96,16 @@ export interface StageKind extends KindDeclarations {
    * taken from the bundle, re-sent only by verify --live.
    */
   inBundle?: "data" | "reads-data" | "model";
+  /**
+   * For a bundle that withholds an input this kind reads (a private release): its outputs again from its
+   * own bundled outputs and the inputs it still has (`input(name, output)`), or null when it cannot.
+   */
+  replayWithheld?(a: {
+    task: TaskModule;
+    own: Record<string, string>;
+    input(name: string, output: string): string | undefined;
+    params: Json;
+  }): Record<string, string> | null;
   /** Extra key material worked out before deciding freshness (a download's content hashes). */
   identify?(ctx: StageContext): Promise<Json>;
   /** A data stage's source, worked out with its key (its readers see it as `source` of their input). */
