@@ -1,17 +1,19 @@
-// medbench.lock under faults: a lock file left by a killed build, a build that fails late.
+// medbench.lock under faults (a lock file left by a killed build, a build that fails late), per variable set,
+// and read from the older schema. On the fixture task (tests/fixtures/README.md).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { utimesSync } from "node:fs";
 import { hostname } from "node:os";
 import { spawnSync } from "node:child_process";
-import { Project } from "./rig.js";
+import { Project, SUMS_SPECS } from "./rig.js";
 import { startFake } from "./fake.js";
 
-const SPEC = "specs/voice-command.yaml";
+const SPEC = "specs/sums.yaml";
+const OTHER = ["--model", "medbench/constant"];
 
 describe("medbench.lock", () => {
   let p: Project;
   beforeEach(() => {
-    p = new Project();
+    p = new Project(SUMS_SPECS);
   });
   afterEach(() => p.remove());
 
@@ -42,19 +44,19 @@ describe("medbench.lock", () => {
 describe("medbench.lock per variable set", () => {
   let p: Project;
   beforeEach(() => {
-    p = new Project();
+    p = new Project(SUMS_SPECS);
   });
   afterEach(() => p.remove());
 
   it("records each model's build, so alternating models changes nothing and --frozen passes for both", async () => {
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
-    expect((await p.run(["build", SPEC, "--quiet", "--model", "medbench/keyword-stop"])).exitCode).toBe(0);
+    expect((await p.run(["build", SPEC, "--quiet", ...OTHER])).exitCode).toBe(0);
     const lock = p.read("medbench.lock");
     expect(Object.keys(JSON.parse(lock).specs[SPEC].builds)).toEqual([
-      "limit=null model=medbench/keyword-stop subset=null",
-      "limit=null model=medbench/prior subset=null",
+      "limit=null model=medbench/calculator subset=null",
+      "limit=null model=medbench/constant subset=null",
     ]);
-    for (const args of [[], ["--model", "medbench/keyword-stop"], [], ["--model", "medbench/keyword-stop"]]) {
+    for (const args of [[], OTHER, [], OTHER]) {
       const r = await p.run(["build", SPEC, "--frozen", "--quiet", ...args]);
       expect(r.exitCode, r.stderr).toBe(0);
     }
@@ -82,14 +84,12 @@ describe("medbench.lock per variable set", () => {
         "routes.yaml",
       ]);
       expect(r.exitCode).toBe(1);
-      expect(r.stderr).toMatch(
-        /medbench\.lock records no build of specs\/voice-command\.yaml with .*fake\/new-model/,
-      );
+      expect(r.stderr).toMatch(/medbench\.lock records no build of specs\/sums\.yaml with .*fake\/new-model/);
       expect(r.stderr).toMatch(/fix: run `medbench build` without --frozen/);
       expect(fake.stats.requests).toBe(0);
       expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
       // A stage whose key moved is refused the same way, before it runs.
-      p.edit(SPEC, (t) => t.replace("slot_compare: casefold", "slot_compare: exact"));
+      p.edit(SPEC, (t) => t.replace("tolerance: 0", "tolerance: 1"));
       const moved = await p.run(["build", SPEC, "--frozen"]);
       expect(moved.exitCode).toBe(1);
       expect(moved.stderr).toMatch(/stage score: its key differs from the locked one/);
