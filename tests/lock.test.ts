@@ -1,7 +1,7 @@
 // medbench.lock under faults (a lock file left by a killed build, a build that fails late), per variable set,
 // and read from the older schema. On the fixture task (tests/fixtures/README.md).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { utimesSync } from "node:fs";
+import { appendFileSync, cpSync, utimesSync } from "node:fs";
 import { hostname } from "node:os";
 import { spawnSync } from "node:child_process";
 import { Project, SUMS_SPECS } from "./rig.js";
@@ -99,6 +99,10 @@ describe("medbench.lock per variable set", () => {
   });
 
   it("reads a schema-1 lock: keeps what was trusted, records builds anew", async () => {
+    // A release without published pins, trusted on first use (recorded in the lock's pins).
+    cpSync(p.path("specs/sums/sample"), p.path("data"), { recursive: true });
+    const fromData = ["build", SPEC, "--quiet", "--data-dir", "data"];
+    expect((await p.run(fromData)).exitCode).toBe(0);
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
     const now = JSON.parse(p.read("medbench.lock"));
     const entry = now.specs[SPEC];
@@ -119,5 +123,13 @@ describe("medbench.lock per variable set", () => {
     expect(migrated.schema).toBe(2);
     expect(migrated.specs[SPEC].pins).toEqual(entry.pins);
     expect(migrated.specs[SPEC].builds).toEqual(entry.builds);
+    // What was trusted still holds: a changed release file is refused.
+    appendFileSync(
+      p.path("data/items.jsonl"),
+      '{"id": "q9", "unit": "u9", "subset": "hard", "a": 1, "b": 2}\n',
+    );
+    const changed = await p.run(fromData);
+    expect(changed.exitCode).toBe(1);
+    expect(changed.stderr).toContain("items.jsonl changed since it was trusted on first use");
   });
 });
