@@ -1,6 +1,6 @@
-// The build as a user runs it, on the fixture task (tests/fixtures/README.md): the lock, the result's records,
-// results files put back, a release file and its pin, partial runs, two builds at once. What each spec edit
-// reruns and --frozen: tests/runner-fixture.test.ts.
+// The build as a user runs it, on the fixture task (tests/fixtures/README.md): the lock, the result's
+// records, results files put back, a release file and its pin, partial runs, two builds at once. What each
+// spec edit reruns and --frozen: tests/runner-fixture.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
