@@ -181,7 +181,7 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   const lock = readLock(project.lockPath);
   const specKey = projectPath(project, spec.path);
   const previous = lock.specs[specKey];
-  const variableSet = buildId(spec.variables);
+  const variableSet = buildId(spec.variables, opts.dataDir !== undefined);
   const locked = previous?.spec_hash === spec.specHash ? previous.builds[variableSet] : undefined;
   const newPins: Record<string, Record<string, string>> = {};
   const upstream = new Map<string, Record<string, string>>();

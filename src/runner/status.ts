@@ -30,7 +30,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   const lock = readLock(opts.project.lockPath);
   const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
   // The last build with the same variables (model, configurations, …) is what this one is compared with.
-  const lockedBuild = previous?.builds[buildId(rt.spec.variables)];
+  const lockedBuild = previous?.builds[buildId(rt.spec.variables, opts.dataDir !== undefined)];
   const upstream = new Map<string, Record<string, string>>();
   const states: StageState[] = [];
   const blocked = new Set<string>();
