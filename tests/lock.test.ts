@@ -106,12 +106,20 @@ describe("medbench.lock per variable set", () => {
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
     const now = JSON.parse(p.read("medbench.lock"));
     const entry = now.specs[SPEC];
-    const [only] = Object.values(entry.builds) as { stages: unknown }[];
+    // Schema 1 held one build per spec: the sample build's (the --data-dir one is recorded apart now).
+    expect(Object.keys(entry.builds)).toHaveLength(2);
+    const sampleBuild = Object.keys(entry.builds).find((id) => !id.includes("data="))!;
+    const sampleOnly = { [sampleBuild]: entry.builds[sampleBuild] };
     const old = {
       ...now,
       schema: 1,
       specs: {
-        [SPEC]: { slug: entry.slug, spec_hash: entry.spec_hash, pins: entry.pins, stages: only!.stages },
+        [SPEC]: {
+          slug: entry.slug,
+          spec_hash: entry.spec_hash,
+          pins: entry.pins,
+          stages: entry.builds[sampleBuild].stages,
+        },
       },
     };
     p.write("medbench.lock", JSON.stringify(old));
@@ -122,7 +130,7 @@ describe("medbench.lock per variable set", () => {
     const migrated = JSON.parse(p.read("medbench.lock"));
     expect(migrated.schema).toBe(2);
     expect(migrated.specs[SPEC].pins).toEqual(entry.pins);
-    expect(migrated.specs[SPEC].builds).toEqual(entry.builds);
+    expect(migrated.specs[SPEC].builds).toEqual(sampleOnly);
     // What was trusted still holds: a changed release file is refused.
     appendFileSync(
       p.path("data/items.jsonl"),
