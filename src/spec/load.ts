@@ -101,7 +101,13 @@ export function loadSpec(
     /* not parsed before */
   }
   return hit
-    ? loadSpecFrom(source, hit.value, hit.specHash, displayName, variables, false)
+    ? loadSpecFrom({
+        source,
+        plain: hit.value,
+        specHash: hit.specHash,
+        file: displayName,
+        overrides: variables,
+      })
     : loadSpecFromSource(source(), variables);
 }
 
@@ -124,19 +130,25 @@ export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: st
 
 export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
   checkSchema(src.value, () => src, SPEC_SCHEMA);
-  return loadSpecFrom(() => src, src.value, specHash(pyValueAt(src, "/spec")), src.file, overrides, false);
+  return loadSpecFrom({
+    source: () => src,
+    plain: src.value,
+    specHash: specHash(pyValueAt(src, "/spec")),
+    file: src.file,
+    overrides,
+  });
 }
 
-function loadSpecFrom(
-  source: () => SourceDoc,
-  plain: unknown,
-  hash: string,
-  file: string,
-  overrides: Record<string, Json>,
-  checkShape = true,
-): SpecFile {
-  if (checkShape) checkSchema(plain, source, SPEC_SCHEMA);
-  const value = plain as {
+/** A spec from its plain value, which matches the schema (checked from the source, or remembered so). */
+function loadSpecFrom(a: {
+  source: () => SourceDoc;
+  plain: unknown;
+  specHash: string;
+  file: string;
+  overrides: Record<string, Json>;
+}): SpecFile {
+  const { source, specHash: hash, file, overrides } = a;
+  const value = a.plain as {
     slug: string;
     version: number;
     task?: string;
@@ -175,14 +187,12 @@ function loadSpecFrom(
     name,
     kind: s.kind,
     inputs: s.inputs ?? {},
-    params: resolveRefs(
-      s.params ?? {},
-      `/stages/${escapePointer(name)}/params`,
-      source,
-      value.spec,
-      variables,
-      diagnostics,
-    ),
+    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, {
+      src: source,
+      spec: value.spec,
+      vars: variables,
+      out: diagnostics,
+    }),
   }));
   if (value.results) diagnostics.push(...resultsPathDiagnostics(source, value.results));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
@@ -203,16 +213,18 @@ function loadSpecFrom(
   };
 }
 
+/** What `{$spec: …}` and `{$var: …}` resolve against; `out` collects the references that resolve to nothing. */
+export interface RefScope {
+  src: () => SourceDoc;
+  spec: Json;
+  vars: Record<string, Json>;
+  out: Diagnostic[];
+}
+
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-export function resolveRefs(
-  v: Json,
-  at: string,
-  src: () => SourceDoc,
-  spec: Json,
-  vars: Record<string, Json>,
-  out: Diagnostic[],
-): Json {
-  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, src, spec, vars, out));
+export function resolveRefs(v: Json, at: string, refs: RefScope): Json {
+  const { src, spec, vars, out } = refs;
+  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, refs));
   if (v === null || typeof v !== "object") return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === "$spec") {
@@ -236,7 +248,7 @@ export function resolveRefs(
     return vars[name] ?? null;
   }
   const o: { [k: string]: Json } = {};
-  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, src, spec, vars, out);
+  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, refs);
   return o;
 }
 
