@@ -189,7 +189,9 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       await checkRecords(dir, b, s, async (decl: StageDecl) => {
         const kind = STAGE_KINDS.get(decl.kind);
         if (!kind?.identify || readsData(decl.kind) || callsModel(decl.kind)) return null;
-        return { value: await kind.identify(replayContext(decl, s, t, b, {}, o, cache, false)) };
+        return {
+          value: await kind.identify(replayContext(decl, { spec: s, task: t, b, o }, {}, cache, false)),
+        };
       }),
     );
   }
@@ -260,7 +262,8 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   const replayCheck: Check = { name: "replay", ok: false, lines: [] };
   let live: LiveReport | null = null;
   if (spec && task) {
-    const recomputed = await runStages(dir, spec, task, b, published, o, false, withheld);
+    const replay: Replay = { dir, spec, task, b, published, o, withheld };
+    const recomputed = await runStages(replay, false);
     const replayed = spec.stages.filter((s) => recomputed.has(s.name) && recomputed.ran.has(s.name));
     for (const s of replayed) {
       for (const [output, data] of recomputed.get(s.name) ?? []) {
@@ -293,7 +296,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       b,
       task,
       published,
-      await runStages(dir, spec, task, b, published, o, run, withheld),
+      await runStages({ dir, spec, task, b, published, o, withheld }, run),
       run,
     );
     checks.push(liveCheck(live));
@@ -309,18 +312,24 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   };
 }
 
+/** What a replay runs from: the unpacked bundle, its spec and task, its outputs, what it withholds. */
+interface Replay {
+  dir: string;
+  spec: SpecFile;
+  task: TaskModule;
+  b: BundleManifest;
+  published: Outputs;
+  o: VerifyOptions;
+  withheld: readonly string[];
+}
+
 /** Runs the spec's stages on bundled outputs: model and data stages come from the bundle (or, live, the
  *  model stages are sent again into their own cache namespace); everything else is recomputed here. */
 async function runStages(
-  dir: string,
-  spec: SpecFile,
-  task: TaskModule,
-  b: BundleManifest,
-  published: Outputs,
-  o: VerifyOptions,
+  r: Replay,
   live: LiveRun | false,
-  withheld: readonly string[],
 ): Promise<Outputs & { ran: Set<string>; notReplayed: Map<string, string> }> {
+  const { dir, spec, task, b, published, o, withheld } = r;
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const produced = Object.assign(new Map() as Outputs, {
     ran: new Set<string>(),
@@ -393,7 +402,7 @@ async function runStages(
         path: () => "",
       };
     }
-    const ctx = replayContext(decl, spec, task, b, inputs, o, cache, live !== false);
+    const ctx = replayContext(decl, r, inputs, cache, live !== false);
     let out: Awaited<ReturnType<typeof kind.run>>;
     if (live && callsModel(decl.kind)) {
       ctx.emit({ type: "info", stage: decl.name, message: "live: sending the recorded requests again" });
@@ -452,14 +461,12 @@ function replayWithheld(
 /** The context a replayed stage runs in: bundled inputs, no pins, no temp files, live replies kept apart. */
 function replayContext(
   decl: StageDecl,
-  spec: SpecFile,
-  task: TaskModule,
-  b: BundleManifest,
+  r: Pick<Replay, "spec" | "task" | "b" | "o">,
   inputs: Record<string, InputView>,
-  o: VerifyOptions,
   cache: Cache,
   live: boolean,
 ): StageContext {
+  const { spec, task, b, o } = r;
   return {
     stage: decl.name,
     params: decl.params as Json,
