@@ -8,8 +8,8 @@ import {
   accessSync,
   constants,
   readFileSync,
-} from "node:fs";
-import { createHash } from "node:crypto";
+  createHash,
+} from "../src/util/builtins.js";
 import { resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
 import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";

@@ -8,7 +8,7 @@ import {
   rmSync,
   existsSync,
   readdirSync,
-} from "node:fs";
+} from "../util/builtins.js";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { create } from "tar";

@@ -3,7 +3,7 @@
 // the bundled spec, its bundled files and the upstream outputs give (its key the hash of that record).
 // What no recomputation here can reach (the code hashes of the build, a model route's identity) is covered
 // by the stage key, and the key by the next stage's record and by the published spec_hash in the end.
-import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readdirSync } from "../util/builtins.js";
 import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { stageKey } from "../runner/keys.js";

@@ -1,7 +1,7 @@
 // medbench verify BUNDLE|DIR: check a published result from its bundle alone, in this order: the spec hash,
 // the recorded output hashes, the data pins (with --data-dir), then a replay of every stage that needs
 // neither data nor a model, compared metric by metric and verdict by verdict. --live re-sends the requests.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "../util/builtins.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { extract } from "tar";

@@ -1,7 +1,7 @@
 // The results folders of a task (results/<slug>/…/metrics.json) and what a check or a leaderboard needs of
 // each run: its model, interval, failure rates and tags. A folder whose metrics.json cannot be read is
 // listed as broken, never skipped in silence.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "../util/builtins.js";
 import { UsageError } from "../cli/args.js";
 import { metricsProblem, readResultJson } from "../util/result-files.js";
 import { dirname, join } from "node:path";

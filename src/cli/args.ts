@@ -1,4 +1,5 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgs } from "../util/builtins.js";
+import type { ParseArgsConfig } from "node:util";
 
 export class UsageError extends Error {}
 

@@ -1,7 +1,7 @@
 // Paired comparison of two full runs of one task: item by item as the task declares (`compare`: verdicts,
 // rows by a meta field, clusters), or else the primary metric unit by unit (units.jsonl, what the
 // bootstrap resampled). The voice-command document's compare.py is the first kind.
-import { existsSync } from "node:fs";
+import { existsSync } from "../util/builtins.js";
 import { join } from "node:path";
 import { pairedComparison, type RngName } from "../stats/intervals.js";
 import { metricsProblem, readResultJson, readResultLines } from "../util/result-files.js";

@@ -1,6 +1,6 @@
 // medbench diff A B: two versions of a spec (files or REV:path), their hashes, every changed field, and the
 // stages each change invalidates.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { execa } from "execa";
 import { parseSourceDoc, readSourceDoc, type SourceDoc } from "../spec/document.js";

@@ -1,7 +1,6 @@
 // Loading what a command needs: the spec, its stage graph, its task module.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, pathToFileURL } from "../util/builtins.js";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
 import { diagnosticAt } from "../spec/document.js";

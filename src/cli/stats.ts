@@ -1,5 +1,5 @@
 // medbench stats ci | paired: the reference procedures on JSONL files, printing what stats_ref.py prints.
-import { readFileSync } from "node:fs";
+import { readFileSync } from "../util/builtins.js";
 import { bootstrapCi, pairedComparison, type RngName } from "../stats/intervals.js";
 import { UsageError } from "./args.js";
 

@@ -1,5 +1,5 @@
 // Model routes: registry/providers.yaml, plus any --registry files (later files override earlier routes).
-import { readFileSync } from "node:fs";
+import { readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { parseSourceDoc } from "../spec/document.js";

@@ -2,7 +2,7 @@
 // lacks, and copying it across. Everything copied is immutable and checked against its hash on the way
 // (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
 // at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
-import { readFileSync } from "node:fs";
+import { readFileSync } from "../util/builtins.js";
 import type { Cache } from "../runner/cache.js";
 import { shareableManifest, type Inventory } from "../runner/inventory.js";
 import { replyLog } from "../runner/memo.js";

@@ -1,7 +1,7 @@
 // medbench report: one static page, offline, with every run of the given specs: each task's leaderboard and
 // check, a table of runs, a forest plot of the intervals, the breakdowns, the paired comparisons, and each
 // run's audit facts.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "../util/builtins.js";
 import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseSourceDoc } from "../spec/document.js";

@@ -10,8 +10,8 @@ import {
   renameSync,
   rmSync,
   statSync,
-  type Stats,
-} from "node:fs";
+} from "../util/builtins.js";
+import type { Stats } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";

@@ -2,7 +2,8 @@
 // imports, the versions package-lock.json pins), remembered across processes by stat signature (size, mtime,
 // ctime, inode), so that a no-op build neither reads nor hashes the code it keys stages by. As in the stat
 // cache, the ctime is what a writer cannot set back: a file edited in any way is read and hashed again.
-import { readFileSync, statSync, type Stats } from "node:fs";
+import { readFileSync, statSync } from "../util/builtins.js";
+import type { Stats } from "node:fs";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./fsutil.js";
 import type { Json } from "../util/json.js";

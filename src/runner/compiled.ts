@@ -1,6 +1,6 @@
 // Compiled code runs, sources are edited: refuse to run when the two disagree, rather than run old code
 // under a key that looks fresh. dist/sources.json (scripts/record-sources.mjs) records what was compiled.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "../util/builtins.js";
 import { join, relative } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";

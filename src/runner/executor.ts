@@ -1,5 +1,5 @@
 // Runs a planned spec: key each stage, skip the fresh ones, run the rest, record the lock and results.
-import { existsSync, rmSync, readFileSync } from "node:fs";
+import { existsSync, rmSync, readFileSync } from "../util/builtins.js";
 import { join, resolve } from "node:path";
 import { acquireFileLock } from "./filelock.js";
 import { sha256Hex } from "../hash/sha256.js";

@@ -2,8 +2,16 @@
 // A lock whose owner is gone (a killed build on this host) is taken at once; one of unknown owner (another
 // host sharing the folder, or an unreadable file) once it has not changed for `staleMs`; a holder that may
 // hold it long keeps its mtime fresh (`heartbeatMs`) so that such a waiter does not take it from a live build.
-import { closeSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from "node:fs";
-import { mkdirSync } from "node:fs";
+import {
+  closeSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeSync,
+  mkdirSync,
+} from "../util/builtins.js";
 import { dirname } from "node:path";
 import { hostname } from "node:os";
 import { processAlive } from "./fsutil.js";

@@ -1,6 +1,14 @@
-import { mkdirSync, renameSync, writeFileSync, rmSync, openSync, closeSync, fsyncSync } from "node:fs";
+import {
+  mkdirSync,
+  renameSync,
+  writeFileSync,
+  rmSync,
+  openSync,
+  closeSync,
+  fsyncSync,
+  randomBytes,
+} from "../util/builtins.js";
 import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 
 // Folders made once per process; temp names unique per process (pid + random prefix + counter).
 const madeDirs = new Set<string>();

@@ -5,7 +5,7 @@
 // and a changed stage upstream of the model resends nothing. Lock and results are only read. Anything written
 // in the last `keepRecentMs` is kept (a build running now may not have recorded it yet), and so is every
 // reply log whose writer still runs.
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "../util/builtins.js";
 import { join, relative } from "node:path";
 import type { Cache } from "./cache.js";
 import { readLock, type LockBuild } from "./lock.js";

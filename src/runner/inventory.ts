@@ -1,6 +1,6 @@
 // What a local cache holds, by the names the shared remote uses: content objects, stage manifests (by stage
 // key) and model replies (by namespace folder and request key). For `medbench cache` status, push and gc.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "../util/builtins.js";
 import { join } from "node:path";
 import type { Cache, StageManifest } from "./cache.js";
 import { replyFolders, replyLog } from "./memo.js";

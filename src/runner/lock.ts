@@ -1,7 +1,7 @@
 // medbench.lock: what the builds of each spec resolved: its pins, and per variable set (each model, each
 // choice of configurations) the stage keys and outputs, so alternating models changes nothing.
 // Deterministic: sorted keys, stable layout, rewritten only when its content changed.
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync } from "../util/builtins.js";
 import { writeFileAtomic } from "./fsutil.js";
 import { acquireFileLock } from "./filelock.js";
 import { stableJson } from "../util/json.js";

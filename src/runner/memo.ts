@@ -1,7 +1,7 @@
 // The memo store of the model stage's per-request replies: one reply log per namespace (reply-log.ts: logs
 // appended the moment a reply arrives, and their index, so a stage reads only the replies it asks for), with
 // the shared remote cache behind it (read-through and write-through).
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "../util/builtins.js";
 import { join } from "node:path";
 import type { Cache } from "./cache.js";
 import type { MemoStore } from "./stage.js";

@@ -1,5 +1,5 @@
 // Where a build reads and writes: the project root, its cache and lock; paths kept inside the project.
-import { realpathSync, existsSync } from "node:fs";
+import { realpathSync, existsSync } from "../util/builtins.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { staysInside } from "../util/paths.js";

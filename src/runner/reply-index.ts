@@ -10,9 +10,18 @@
 // a fan-out table (256 big-endian uint32: entries whose key's first byte is <= b; the last is the count),
 // then the of 48 bytes sorted by key: key (32), log number in the header (uint32), offset (uint64), payload
 // length (uint32). The payload length gives the record's length (the line is `key sha base64\n`).
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  randomBytes,
+} from "../util/builtins.js";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 
 export const ENTRY = 48;
 const MAGIC = "medbench-reply-index 1 ";

@@ -18,10 +18,10 @@ import {
   statSync,
   utimesSync,
   writeSync,
-} from "node:fs";
+  randomBytes,
+} from "../util/builtins.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../hash/sha256.js";
 import { processAlive } from "./fsutil.js";
 import {

@@ -3,9 +3,17 @@
 // reader (or a full disk) never sees a folder mixing two builds. Node has no atomic exchange of two folders:
 // an existing folder is first renamed aside, then the new one into place, then the old one removed; a
 // process killed between the two renames leaves no folder (never a mixed one), and the next build makes it.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  randomBytes,
+} from "../util/builtins.js";
 import { basename, dirname, join, resolve } from "node:path";
-import { randomBytes } from "node:crypto";
 import type { Cache } from "./cache.js";
 import type { LockBuild } from "./lock.js";
 import { projectPath, type Project } from "./project.js";

@@ -1,7 +1,7 @@
 // size + mtime + ctime + inode -> sha256, so a no-op build does not rehash a large release file (DVC's
 // lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p onto
 // it) has a new ctime, so it is hashed again and its damage seen.
-import { statSync, readFileSync } from "node:fs";
+import { statSync, readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { sha256File } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";

@@ -1,6 +1,6 @@
 // Reads a YAML or JSON document (YAML 1.2 is a superset of JSON) keeping source positions,
 // so that every later error can point at file:line:column, and integer/float as written.
-import { readFileSync } from "node:fs";
+import { readFileSync } from "../util/builtins.js";
 import { createRequire } from "node:module";
 import type { Document, LineCounter, Node } from "yaml";
 import { fail, type Diagnostic } from "./diagnostic.js";

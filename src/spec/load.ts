@@ -1,5 +1,5 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "../util/builtins.js";
 import { isAbsolute, join } from "node:path";
 import { diagnosticAt, parseSourceDoc, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";

@@ -1,5 +1,5 @@
 // The spec files of a project: every YAML file directly under its specs/ folder, as project paths, sorted.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "../util/builtins.js";
 import { join } from "node:path";
 
 export function projectSpecs(root: string): string[] {

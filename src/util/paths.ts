@@ -1,6 +1,5 @@
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath, existsSync, readFileSync } from "./builtins.js";
 
 /** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not. */
 /** Whether `rel`, resolved under `base`, stays inside it (by its text; links are the caller's business). */

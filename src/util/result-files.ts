@@ -1,6 +1,6 @@
 // Reading a results folder's files (metrics.json, items.jsonl) written by a build, as report and compare do:
 // a damaged file is a clear refusal naming it, never a stack trace.
-import { readFileSync } from "node:fs";
+import { readFileSync } from "./builtins.js";
 import { UsageError } from "../cli/args.js";
 import { parseJsonLines } from "./json.js";
 

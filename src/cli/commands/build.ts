@@ -1,5 +1,5 @@
 // medbench build SPEC: run the stages whose inputs changed; write results and medbench.lock.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
 import type { SummaryRow } from "../../runner/events.js";

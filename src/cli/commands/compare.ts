@@ -1,5 +1,5 @@
 // medbench compare RUN_A RUN_B: paired comparison of two full runs of one task, as its task declares.
-import { readFileSync } from "node:fs";
+import { readFileSync } from "../../util/builtins.js";
 import { join, resolve } from "node:path";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";

@@ -1,5 +1,5 @@
 // medbench export RESULT -o F.tar.gz: pack a result with its spec, records and outputs.
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, statSync } from "../../util/builtins.js";
 import { dirname, resolve } from "node:path";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
