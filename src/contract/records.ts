@@ -1,6 +1,6 @@
 // The records that flow between stages, and the one place that reads and writes them (JSON lines).
 // Stage kinds and tasks exchange only these shapes; a new field is added here, once.
-import { jsonLines, parseJsonLines, sortKeys, type Json } from "../util/json.js";
+import { jsonLines, parseJsonLines, sortedJson, type Json } from "../util/json.js";
 import { sha256Hex } from "../hash/sha256.js";
 
 export type Role = "system" | "user" | "assistant";
@@ -156,13 +156,31 @@ export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string,
 /** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
  *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
 function storeRequests(rows: RequestRecord[]): string {
-  const seen = new Map<unknown, { json: string; count: number }>(); // by value identity first: cheap
+  // Each part's JSON made once per distinct value: strings by value, objects by their members' identity
+  // (a task makes a new { name, schema } per request around the same schema object).
+  const ids = new WeakMap<object, number>();
+  let lastId = 0;
+  const idOf = (o: object) => ids.get(o) ?? (ids.set(o, ++lastId), lastId);
+  const shallow = (v: object) =>
+    Object.entries(v)
+      .map(([k, x]) => `${k}\u0000${x !== null && typeof x === "object" ? `#${idOf(x)}` : JSON.stringify(x)}`)
+      .join("\u0001");
+  const jsonOfString = new Map<string, string>();
+  const jsonOfShape = new Map<string, string>(); // objects by their members' identity
+  const jsonOf = new Map<unknown, string>(); // each part noted, to its JSON
   const byJson = new Map<string, number>();
   const note = (v: unknown) => {
-    let e = seen.get(v);
-    if (!e) seen.set(v, (e = { json: JSON.stringify(sortKeys(v)), count: 0 }));
-    e.count++;
-    byJson.set(e.json, (byJson.get(e.json) ?? 0) + 1);
+    let json: string | undefined;
+    if (typeof v === "string") {
+      json = jsonOfString.get(v);
+      if (json === undefined) jsonOfString.set(v, (json = JSON.stringify(v)));
+    } else if (v !== null && typeof v === "object") {
+      const key = shallow(v);
+      json = jsonOfShape.get(key);
+      if (json === undefined) jsonOfShape.set(key, (json = sortedJson(v)!));
+    } else json = sortedJson(v) ?? "null";
+    jsonOf.set(v, json);
+    byJson.set(json, (byJson.get(json) ?? 0) + 1);
   };
   for (const r of rows) {
     for (const m of r.messages) note(m.content);
@@ -171,7 +189,7 @@ function storeRequests(rows: RequestRecord[]): string {
   const shared: Record<string, Json> = {};
   const refOf = new Map<string, SharedRef>();
   const ref = (v: unknown): SharedRef | null => {
-    const json = seen.get(v)!.json;
+    const json = jsonOf.get(v)!;
     if (json.length < SHARE_FROM || byJson.get(json)! < 2) return null;
     let r = refOf.get(json);
     if (!r) {
