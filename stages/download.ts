@@ -10,8 +10,6 @@ import {
   readFileSync,
 } from "node:fs";
 import { createHash } from "node:crypto";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
 import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
@@ -132,7 +130,20 @@ function fileUrl(base: string, path: string): string {
   return base.replace(/\/?$/, "/") + path.split("/").map(encodeURIComponent).join("/");
 }
 
+// node:stream loads when a file is fetched or copied, not on every build (a no-op build copies nothing).
+async function hashingTap(hash: ReturnType<typeof createHash>) {
+  const { Transform } = await import("node:stream");
+  return new Transform({
+    transform(chunk: Buffer, _e, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
+}
+
 async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<string> {
+  const { Readable } = await import("node:stream");
+  const { pipeline } = await import("node:stream/promises");
   const hash = createHash("sha256");
   const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (!res.ok || !res.body)
@@ -140,12 +151,7 @@ async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<
       `GET ${url}: HTTP ${res.status}`,
       "check the URL or your network, or pass --data-dir with a local copy",
     );
-  const tap = new Transform({
-    transform(chunk: Buffer, _e, cb) {
-      hash.update(chunk);
-      cb(null, chunk);
-    },
-  });
+  const tap = await hashingTap(hash);
   await pipeline(
     Readable.fromWeb(res.body as import("node:stream/web").ReadableStream),
     tap,
@@ -155,13 +161,9 @@ async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<
 }
 
 async function copyHashing(src: string, dest: string): Promise<string> {
+  const { pipeline } = await import("node:stream/promises");
   const hash = createHash("sha256");
-  const tap = new Transform({
-    transform(chunk: Buffer, _e, cb) {
-      hash.update(chunk);
-      cb(null, chunk);
-    },
-  });
+  const tap = await hashingTap(hash);
   await pipeline(createReadStream(src), tap, createWriteStream(dest));
   return hash.digest("hex");
 }

@@ -4,6 +4,8 @@
 //   1. `node -e 0`                                  (the baseline)
 //   2. a no-op `medbench build specs/voice-command.yaml`
 //   3. the same with a 100 MB release file among the inputs (the stat cache must keep it at figure 2)
+// and, to show where the rest goes, two floors: an empty ES module (Node's module loader starting) and
+// `medbench --version` (the CLI's dispatcher, no spec read).
 // Usage: node scripts/bench/noop-build.mjs [--runs 15]
 import { $, fs, path, os, argv } from "zx";
 import { createHash } from "node:crypto";
@@ -43,15 +45,23 @@ const plain = await project(0);
 const big = await project(100);
 // Interleaved, run by run, so that machine noise hits all three alike.
 const BUILD = [bin, "build", "specs/voice-command.yaml", "--quiet"];
-const t = { node: [], noop: [], noopBig: [] };
+const empty = path.join(plain, "empty.mjs");
+await fs.writeFile(empty, "");
+const t = { node: [], empty: [], version: [], noop: [], noopBig: [] };
 for (let i = 0; i < runs; i++) {
   t.node.push((await timed("node", ["-e", "0"], plain, { rss: false })).ms);
+  t.empty.push((await timed("node", [empty], plain, { rss: false })).ms);
+  t.version.push((await timed("node", [bin, "--version"], plain, { rss: false })).ms);
   t.noop.push((await timed("node", BUILD, plain, { rss: false })).ms);
   t.noopBig.push((await timed("node", BUILD, big, { rss: false })).ms);
 }
 const [base, noop, noopBig] = [median(t.node), median(t.noop), median(t.noopBig)];
 console.log(`median of ${runs} runs each`);
 console.log(`node -e 0                           1.00`);
+console.log(
+  `node empty.mjs                      ${(median(t.empty) / base).toFixed(2)}  (floor: the module loader)`,
+);
+console.log(`medbench --version                  ${(median(t.version) / base).toFixed(2)}  (floor: the CLI)`);
 console.log(`no-op build                         ${(noop / base).toFixed(2)}  (goal <= 1.5, issue 16)`);
 console.log(
   `no-op build, 100 MB input           ${(noopBig / base).toFixed(2)}  (goal: same as the line above)`,

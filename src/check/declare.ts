@@ -73,7 +73,12 @@ export function declaredCheck(spec: SpecFile): CheckDecl | null {
   if (spec.check === null) return null;
   const problems: Diagnostic[] = [];
   const src = () => spec.src;
-  const raw = resolveRefs(spec.check, "/check", src, spec.spec, spec.variables, problems) as Raw;
+  const raw = resolveRefs(spec.check, "/check", {
+    src,
+    spec: spec.spec,
+    vars: spec.variables,
+    out: problems,
+  }) as Raw;
   if (problems.length) throw new DiagnosticError(problems);
   const at = (pointer: string, message: string, fix?: string) =>
     problems.push(diagnosticAt(spec.src, `/check${pointer}`, message, fix));

@@ -1,6 +1,6 @@
 // Loading what a command needs: the spec, its stage graph, its task module.
 import { existsSync, readdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
@@ -15,6 +15,7 @@ import { checkSpec } from "../contract/check.js";
 import type { BuildInfo } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { checkCompiled } from "../runner/compiled.js";
+import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 
 /** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
@@ -66,14 +67,18 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
   return ((await import(pathToFileURL(entry).href)) as { task: TaskModule }).task;
 }
 
-/** `parsedCache`: a folder of parsed specs (the project cache's specs/), read, never written, here. */
+/**
+ * `projectCache`: the project's cache folder, whose parsed specs (specs/) are read, never written, here, and
+ * whose code memo spares rereading the install's code (saved by the command, saveCodeMemo()).
+ */
 export async function loadRuntime(
   specPath: string,
   variables: Record<string, Json>,
-  parsedCache?: string,
+  projectCache?: string,
 ): Promise<Runtime> {
+  if (projectCache) useCodeMemo(join(projectCache, "code-memo.json"));
   checkCompiled(installRoot());
-  const spec = loadSpec(specPath, variables, specPath, parsedCache);
+  const spec = loadSpec(specPath, variables, specPath, projectCache && join(projectCache, "specs"));
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);
   checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module);

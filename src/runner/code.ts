@@ -6,6 +6,7 @@ import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { taskFolder } from "../contract/task-folder.js";
+import { factsOf } from "./code-memo.js";
 
 export interface CodeIdentity {
   /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
@@ -24,27 +25,30 @@ interface Scanned {
   packages: string[]; // names of the bare imports
 }
 
-// Code does not change while one process runs: read and hash each file once.
+// Code does not change while one process runs: read and hash each file once (and, through the code memo,
+// not again in the next process while its stat is the same).
 const scanned = new Map<string, Scanned>();
 
 function scan(file: string): Scanned {
   let hit = scanned.get(file);
   if (hit) return hit;
-  const text = readFileSync(file);
+  const { sha256, imports } = factsOf(file, "scan", (bytes) => ({
+    sha256: sha256Hex(bytes),
+    imports: file.endsWith(".js")
+      ? [...bytes.toString("utf8").matchAll(IMPORT_RE)].map((m) => (m[1] ?? m[2] ?? m[3])!)
+      : [],
+  }));
   const modules: string[] = [];
   const packages: string[] = [];
-  if (file.endsWith(".js")) {
-    for (const m of text.toString("utf8").matchAll(IMPORT_RE)) {
-      const spec = (m[1] ?? m[2] ?? m[3])!;
-      if (spec.startsWith(".")) {
-        const target = resolve(dirname(file), spec);
-        if (existsSync(target)) modules.push(target);
-      } else if (!spec.startsWith("node:") && !isBuiltin(spec)) {
-        packages.push(packageName(spec));
-      }
+  for (const spec of imports) {
+    if (spec.startsWith(".")) {
+      const target = resolve(dirname(file), spec);
+      if (existsSync(target)) modules.push(target);
+    } else if (!spec.startsWith("node:") && !isBuiltin(spec)) {
+      packages.push(packageName(spec));
     }
   }
-  hit = { sha256: sha256Hex(text), modules, packages };
+  hit = { sha256, modules, packages };
   scanned.set(file, hit);
   return hit;
 }
@@ -57,21 +61,28 @@ function packageName(spec: string): string {
 
 let lockedVersions: Record<string, string> | null = null;
 
+/** The versions package-lock.json pins (none without one), read once per process and remembered. */
+function lockVersions(root: string): Record<string, string> {
+  if (lockedVersions) return lockedVersions;
+  const lockFile = join(root, "package-lock.json");
+  lockedVersions = !existsSync(lockFile)
+    ? {}
+    : factsOf(lockFile, "lock-versions", (bytes) => {
+        const lock = JSON.parse(bytes.toString("utf8")) as {
+          packages?: Record<string, { version?: string }>;
+        };
+        const out: Record<string, string> = {};
+        for (const [path, entry] of Object.entries(lock.packages ?? {}))
+          if (path.startsWith("node_modules/") && entry.version)
+            out[path.slice("node_modules/".length)] = entry.version;
+        return out;
+      });
+  return lockedVersions;
+}
+
 /** The version package-lock.json pins, else the one installed (medbench installed as a dependency). */
 function packageVersion(root: string, name: string): string {
-  if (!lockedVersions) {
-    lockedVersions = {};
-    const lockFile = join(root, "package-lock.json");
-    if (existsSync(lockFile)) {
-      const lock = JSON.parse(readFileSync(lockFile, "utf8")) as {
-        packages?: Record<string, { version?: string }>;
-      };
-      for (const [path, entry] of Object.entries(lock.packages ?? {}))
-        if (path.startsWith("node_modules/") && entry.version)
-          lockedVersions[path.slice("node_modules/".length)] = entry.version;
-    }
-  }
-  const locked = lockedVersions[name];
+  const locked = lockVersions(root)[name];
   if (locked) return locked;
   for (let dir = root; ; dir = dirname(dir)) {
     const manifest = join(dir, "node_modules", name, "package.json");
@@ -87,6 +98,14 @@ export function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name));
+}
+
+// The install's folders do not change while one process runs (each stage of a task lists the same folder).
+const listed = new Map<string, string[]>();
+function installFilesUnder(dir: string): string[] {
+  let files = listed.get(dir);
+  if (!files) listed.set(dir, (files = filesUnder(dir)));
+  return files;
 }
 
 /**
@@ -116,9 +135,10 @@ export function codeIdentity(root: string, entries: string[]): CodeIdentity {
 export function stageEntries(root: string, kind: string, task: string | null): string[] {
   const entries = [`dist/stages/${kind}.js`];
   if (task) {
-    for (const f of filesUnder(join(root, "dist", taskFolder(task)))) if (f.endsWith(".js")) entries.push(f);
+    for (const f of installFilesUnder(join(root, "dist", taskFolder(task))))
+      if (f.endsWith(".js")) entries.push(f);
     // The task folder's own files that are not compiled (prompt data, tables) run as they are.
-    for (const f of filesUnder(join(root, taskFolder(task)))) if (!f.endsWith(".ts")) entries.push(f);
+    for (const f of installFilesUnder(join(root, taskFolder(task)))) if (!f.endsWith(".ts")) entries.push(f);
   }
   return entries.map((e) => relative(root, resolve(root, e)));
 }

@@ -5,6 +5,7 @@ import { join, relative } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { filesUnder } from "./code.js";
+import { factsOf } from "./code-memo.js";
 
 // tests/fixtures: task folders for the runner's own tests (absent from an installed package).
 const SOURCE_DIRS = ["src", "stages", "tasks", "tests/fixtures"];
@@ -29,7 +30,7 @@ export function checkCompiled(root: string): void {
       const was = compiled[rel];
       if (was === undefined)
         problems.push({ file: rel, message: "this source has never been compiled", fix });
-      else if (was !== sha256Hex(readFileSync(file)))
+      else if (was !== factsOf(file, "sha256", (bytes) => sha256Hex(bytes)))
         problems.push({ file: rel, message: "this source changed since dist/ was compiled", fix });
     }
   }

@@ -75,17 +75,32 @@ export interface Manifest {
   incomplete?: string;
 }
 
+/** What the stages of one build (or one status) share: what runs, how, and what is keyed so far. */
+export interface BuildScope {
+  rt: Runtime;
+  opts: BuildOptions;
+  cache: Cache;
+  /** Stage name -> its outputs (name -> sha256), for the stages keyed so far. */
+  upstream: Map<string, Record<string, string>>;
+  /** The spec's record in medbench.lock before this build (its pins). */
+  previous: LockSpec | undefined;
+  /** Pins recorded by this build's stages (trusted on first use). */
+  newPins: Record<string, Record<string, string>>;
+  emit: Emit;
+  /** The reply store, loaded when a stage first runs: keying a stage never reads replies. */
+  memo: MemoStore | null;
+}
+
 /** Everything a stage's key is made of, given its upstream outputs. */
 export async function stageRecord(
   decl: StageDecl,
-  kind: StageKind,
-  task: { name: string; module: TaskModule },
-  upstream: Map<string, Record<string, string>>,
+  scope: BuildScope,
   ctx: StageContext,
-  spec: SpecFile,
-  project: Project,
-  cache: Cache,
 ): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
+  const { rt, upstream, cache } = scope;
+  const { spec, task } = rt;
+  const project = scope.opts.project;
+  const kind = rt.kinds.get(decl.kind)!;
   const root = installRoot();
   const callsTask = kind.taskPart !== undefined && task.name !== "";
   const { files: code, packages } = codeIdentity(
@@ -174,21 +189,21 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
 }
 
 async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
-  const { spec, plan, kinds, task } = rt;
+  const { spec, plan, kinds } = rt;
   const project = opts.project;
   const cache = openCache(project.cacheDir, opts.env, (message) => emit({ type: "warning", message }));
   cache.sweepTemp();
   const lock = readLock(project.lockPath);
   const specKey = projectPath(project, spec.path);
   const previous = lock.specs[specKey];
-  const variableSet = buildId(spec.variables);
+  const variableSet = buildId(spec.variables, opts.dataDir !== undefined);
   const locked = previous?.spec_hash === spec.specHash ? previous.builds[variableSet] : undefined;
   const newPins: Record<string, Record<string, string>> = {};
   const upstream = new Map<string, Record<string, string>>();
   const reports: StageReport[] = [];
   const lockStages: LockBuild["stages"] = {};
   // The reply store's modules load when a stage runs, not before: a no-op build needs none of them.
-  let memo: MemoStore | null = null;
+  const scope: BuildScope = { rt, opts, cache, upstream, previous, newPins, emit, memo: null };
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
 
   const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
@@ -199,20 +214,9 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       continue;
     }
     const temps: string[] = [];
-    const ctx = stageContext(
-      decl,
-      rt,
-      upstream,
-      cache,
-      opts,
-      emit,
-      previous,
-      newPins,
-      temps,
-      memo ?? UNLOADED,
-    );
+    const ctx = stageContext(decl, scope, temps);
     try {
-      const { record, paths } = await stageRecord(decl, kind, task, upstream, ctx, spec, project, cache);
+      const { record, paths } = await stageRecord(decl, scope, ctx);
       const key = stageKey(record);
       const forced = opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
       const manifest = forced ? null : await freshManifest(cache, key);
@@ -237,7 +241,7 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
         emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key });
         const t0 = performance.now();
         let incomplete: string | undefined;
-        memo ??= (await import("./memo.js")).memoStore(cache);
+        const memo = (scope.memo ??= (await import("./memo.js")).memoStore(cache));
         const produced = await kind.run({ ...ctx, memo, incomplete: (why) => void (incomplete = why) });
         outputs = await storeOutputs(cache, produced);
         const m: Manifest = {
@@ -302,7 +306,14 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   let results: string | null = null;
   try {
     if (spec.results)
-      results = await writeResults(spec, project, resultsSuffix(opts, upstream), cache, upstream, lockStages);
+      results = await writeResults({
+        spec,
+        project,
+        suffix: resultsSuffix(opts, upstream),
+        cache,
+        upstream,
+        stages: lockStages,
+      });
   } catch (e) {
     // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
     if (e instanceof CorruptObjectError)
@@ -376,18 +387,10 @@ function mergePins(
   return out;
 }
 
-export function stageContext(
-  decl: StageDecl,
-  rt: Runtime,
-  upstream: Map<string, Record<string, string>>,
-  cache: Cache,
-  opts: BuildOptions,
-  emit: Emit,
-  previous: LockSpec | undefined,
-  newPins: Record<string, Record<string, string>>,
-  temps: string[],
-  memo: StageContext["memo"],
-): StageContext {
+/** The context a stage is keyed and run in; `temps` collects the temporary files it asks for. */
+export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]): StageContext {
+  const { rt, upstream, cache, opts, emit, previous, newPins } = scope;
+  const memo = scope.memo ?? UNLOADED;
   const inputs: Record<string, InputView> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
     if ("file" in ref) {

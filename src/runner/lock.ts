@@ -30,16 +30,20 @@ export interface LockSpec {
   spec_hash: string;
   /** Source label -> release path -> sha256 (pinned by the spec, or trusted on first use). */
   pins: Record<string, Record<string, string>>;
-  /** By variable set (buildId): the stages of the last build with those variables. */
+  /** By build (buildId: variables, data source): the stages of the last build of that kind. */
   builds: Record<string, LockBuild>;
 }
 
-/** A variable set's name in the lock: `name=value` pairs, sorted, values as JSON unless plain strings. */
-export function buildId(variables: Record<string, Json>): string {
-  return Object.keys(variables)
+/**
+ * A build's name in the lock: its variables as `name=value` pairs, sorted, values as JSON unless plain
+ * strings; then `data=--data-dir` for a build of a release the user downloaded, whose stages differ from
+ * the spec's own source's (a bundled sample), so that alternating the two changes nothing either.
+ */
+export function buildId(variables: Record<string, Json>, dataDir = false): string {
+  const pairs = Object.keys(variables)
     .sort()
-    .map((k) => `${k}=${typeof variables[k] === "string" ? variables[k] : JSON.stringify(variables[k])}`)
-    .join(" ");
+    .map((k) => `${k}=${typeof variables[k] === "string" ? variables[k] : JSON.stringify(variables[k])}`);
+  return [...pairs, ...(dataDir ? ["data=--data-dir"] : [])].join(" ");
 }
 export interface LockFile {
   schema: number;

@@ -118,16 +118,25 @@ async function differences(dir: string, want: Wanted, cache: Cache): Promise<str
   return out;
 }
 
+/** The results of one build: its spec, where, from which stage outputs and keys. */
+export interface ResultsOf {
+  spec: SpecFile;
+  project: Project;
+  /** The results folder's suffix (resultsSuffix: `.release`, `.partial`). */
+  suffix: string;
+  cache: Cache;
+  upstream: Map<string, Record<string, string>>;
+  /** Every stage's key and outputs, as build.json records them. */
+  stages: LockBuild["stages"];
+}
+
 /** Why the results folder is not the one these stages make (empty when it is). For `status`. */
-export async function resultsDifferences(
-  spec: SpecFile,
-  project: Project,
-  suffix: string,
-  cache: Cache,
-  upstream: Map<string, Record<string, string>>,
-  stages: LockBuild["stages"],
-): Promise<string[]> {
-  return differences(resultsDir(spec, project, suffix), wanted(spec, project, upstream, stages), cache);
+export async function resultsDifferences(r: ResultsOf): Promise<string[]> {
+  return differences(
+    resultsDir(r.spec, r.project, r.suffix),
+    wanted(r.spec, r.project, r.upstream, r.stages),
+    r.cache,
+  );
 }
 
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
@@ -142,16 +151,10 @@ function sweepLeftovers(dir: string): void {
 }
 
 /** Writes the results folder whole (see the top of this file); unchanged folders are not touched. */
-export async function writeResults(
-  spec: SpecFile,
-  project: Project,
-  suffix: string,
-  cache: Cache,
-  upstream: Map<string, Record<string, string>>,
-  stages: LockBuild["stages"],
-): Promise<string> {
-  const dir = resultsDir(spec, project, suffix);
-  const want = wanted(spec, project, upstream, stages);
+export async function writeResults(r: ResultsOf): Promise<string> {
+  const { spec, project, cache } = r;
+  const dir = resultsDir(spec, project, r.suffix);
+  const want = wanted(spec, project, r.upstream, r.stages);
   sweepLeftovers(dir);
   if ((await differences(dir, want, cache)).length === 0) return dir;
   const tag = `${process.pid}-${randomBytes(4).toString("hex")}`;

@@ -11,6 +11,7 @@ import {
   stageRecord,
   resultsSuffix,
   type BuildOptions,
+  type BuildScope,
   type Manifest,
   type Runtime,
 } from "./executor.js";
@@ -30,8 +31,18 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   const lock = readLock(opts.project.lockPath);
   const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
   // The last build with the same variables (model, configurations, …) is what this one is compared with.
-  const lockedBuild = previous?.builds[buildId(rt.spec.variables)];
+  const lockedBuild = previous?.builds[buildId(rt.spec.variables, opts.dataDir !== undefined)];
   const upstream = new Map<string, Record<string, string>>();
+  const scope: BuildScope = {
+    rt,
+    opts,
+    cache,
+    upstream,
+    previous,
+    newPins: {},
+    emit: () => {},
+    memo: memoStore(cache),
+  };
   const states: StageState[] = [];
   const blocked = new Set<string>();
   const built: LockBuild["stages"] = {};
@@ -50,21 +61,10 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
       });
       continue;
     }
-    const ctx = stageContext(decl, rt, upstream, cache, opts, () => {}, previous, {}, [], memoStore(cache));
+    const ctx = stageContext(decl, scope, []);
     let record: KeyRecord;
     try {
-      record = (
-        await stageRecord(
-          decl,
-          rt.kinds.get(decl.kind)!,
-          rt.task,
-          upstream,
-          ctx,
-          rt.spec,
-          opts.project,
-          cache,
-        )
-      ).record;
+      record = (await stageRecord(decl, scope, ctx)).record;
     } catch (e) {
       blocked.add(decl.name);
       states.push({
@@ -108,14 +108,14 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   }
   if (rt.spec.results && states.every((s) => s.state === "fresh")) {
     // Every stage is fresh: the results folder must then be exactly what they make.
-    const reasons = await resultsDifferences(
-      rt.spec,
-      opts.project,
-      resultsSuffix(opts, upstream),
+    const reasons = await resultsDifferences({
+      spec: rt.spec,
+      project: opts.project,
+      suffix: resultsSuffix(opts, upstream),
       cache,
       upstream,
-      built,
-    );
+      stages: built,
+    });
     if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
   }
   return states;

@@ -7,7 +7,7 @@ import { HASH_RECIPE, specHash } from "./hash.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { escapePointer, type Json } from "../util/json.js";
-import { checkSchema, SPEC_SCHEMA } from "./schema.js";
+import { checkSchema, schemaIdentity, SPEC_SCHEMA } from "./schema.js";
 
 export type InputRef = { stage: string } | { file: string };
 
@@ -68,7 +68,10 @@ export function hashDocument(file: string): { specHash: string; published?: stri
   return { specHash: specHash(pyValueAt(src, "/spec")), published };
 }
 
-const parsedFile = (dir: string, bytes: Buffer) => join(dir, `${sha256Hex(bytes)}-r${HASH_RECIPE}.json`);
+// Named by the spec's bytes, the hash recipe and the schema validator: a spec remembered as valid is valid
+// for that validator only, so a hit needs no schema check (nor the validator loaded).
+const parsedFile = (dir: string, bytes: Buffer) =>
+  join(dir, `${sha256Hex(bytes)}-r${HASH_RECIPE}-${schemaIdentity(SPEC_SCHEMA).slice(0, 16)}.json`);
 
 /** Loads a spec file. With `parsedCache` (a folder), a spec whose bytes were parsed before is taken from
  *  there (its plain value and spec_hash), so a no-op build neither loads nor runs the YAML parser; the
@@ -98,7 +101,13 @@ export function loadSpec(
     /* not parsed before */
   }
   return hit
-    ? loadSpecFrom(source, hit.value, hit.specHash, displayName, variables)
+    ? loadSpecFrom({
+        source,
+        plain: hit.value,
+        specHash: hit.specHash,
+        file: displayName,
+        overrides: variables,
+      })
     : loadSpecFromSource(source(), variables);
 }
 
@@ -121,18 +130,25 @@ export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: st
 
 export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
   checkSchema(src.value, () => src, SPEC_SCHEMA);
-  return loadSpecFrom(() => src, src.value, specHash(pyValueAt(src, "/spec")), src.file, overrides);
+  return loadSpecFrom({
+    source: () => src,
+    plain: src.value,
+    specHash: specHash(pyValueAt(src, "/spec")),
+    file: src.file,
+    overrides,
+  });
 }
 
-function loadSpecFrom(
-  source: () => SourceDoc,
-  plain: unknown,
-  hash: string,
-  file: string,
-  overrides: Record<string, Json>,
-): SpecFile {
-  checkSchema(plain, source, SPEC_SCHEMA);
-  const value = plain as {
+/** A spec from its plain value, which matches the schema (checked from the source, or remembered so). */
+function loadSpecFrom(a: {
+  source: () => SourceDoc;
+  plain: unknown;
+  specHash: string;
+  file: string;
+  overrides: Record<string, Json>;
+}): SpecFile {
+  const { source, specHash: hash, file, overrides } = a;
+  const value = a.plain as {
     slug: string;
     version: number;
     task?: string;
@@ -171,14 +187,12 @@ function loadSpecFrom(
     name,
     kind: s.kind,
     inputs: s.inputs ?? {},
-    params: resolveRefs(
-      s.params ?? {},
-      `/stages/${escapePointer(name)}/params`,
-      source,
-      value.spec,
-      variables,
-      diagnostics,
-    ),
+    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, {
+      src: source,
+      spec: value.spec,
+      vars: variables,
+      out: diagnostics,
+    }),
   }));
   if (value.results) diagnostics.push(...resultsPathDiagnostics(source, value.results));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
@@ -199,16 +213,18 @@ function loadSpecFrom(
   };
 }
 
+/** What `{$spec: …}` and `{$var: …}` resolve against; `out` collects the references that resolve to nothing. */
+export interface RefScope {
+  src: () => SourceDoc;
+  spec: Json;
+  vars: Record<string, Json>;
+  out: Diagnostic[];
+}
+
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-export function resolveRefs(
-  v: Json,
-  at: string,
-  src: () => SourceDoc,
-  spec: Json,
-  vars: Record<string, Json>,
-  out: Diagnostic[],
-): Json {
-  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, src, spec, vars, out));
+export function resolveRefs(v: Json, at: string, refs: RefScope): Json {
+  const { src, spec, vars, out } = refs;
+  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, refs));
   if (v === null || typeof v !== "object") return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === "$spec") {
@@ -232,7 +248,7 @@ export function resolveRefs(
     return vars[name] ?? null;
   }
   const o: { [k: string]: Json } = {};
-  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, src, spec, vars, out);
+  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, refs);
   return o;
 }
 

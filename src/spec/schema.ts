@@ -7,6 +7,8 @@ import { diagnosticAt, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
 import { escapePointer } from "../util/json.js";
 import { installRoot } from "../util/paths.js";
+import { factsOf } from "../runner/code-memo.js";
+import { sha256Hex } from "../hash/sha256.js";
 
 export interface Schema {
   validator: string; // dist/…-validator.cjs
@@ -32,6 +34,11 @@ function validatorOf(schema: Schema): Validator {
     validators.set(schema.validator, v);
   }
   return v;
+}
+
+/** The sha256 of a schema's compiled validator (remembered by stat, see the code memo). */
+export function schemaIdentity(schema: Schema): string {
+  return factsOf(resolve(installRoot(), schema.validator), "sha256", (bytes) => sha256Hex(bytes));
 }
 
 /** Throws a DiagnosticError when `value` does not match; `source` gives positions (parsed only if needed). */

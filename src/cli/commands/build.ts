@@ -45,8 +45,7 @@ async function run(argv: string[]): Promise<number> {
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
   const { loadRuntime } = await import("../runtime.js");
   const { build } = await import("../../runner/executor.js");
-  const parsedSpecs = join(opts.project.cacheDir, "specs");
-  const rt = await loadRuntime(specPath, vars, parsedSpecs);
+  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir);
   const known = rt.plan.order.flatMap((d) => [d.name, d.kind]);
   for (const name of opts.refresh)
     if (!known.includes(name))
@@ -66,7 +65,12 @@ async function run(argv: string[]): Promise<number> {
   } finally {
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }
-  (await import("../../spec/load.js")).rememberParsedSpec(rt.spec, specPath, parsedSpecs);
+  (await import("../../spec/load.js")).rememberParsedSpec(
+    rt.spec,
+    specPath,
+    join(opts.project.cacheDir, "specs"),
+  );
+  (await import("../../runner/code-memo.js")).saveCodeMemo();
   const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
   // What the result itself says of its provenance is said after every build, fresh or not.
   for (const message of report.results ? noticesOf(join(report.results, "metrics.json")) : [])

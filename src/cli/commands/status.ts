@@ -1,5 +1,4 @@
 // medbench status SPEC: every stage fresh, stale (and why) or never built.
-import { join } from "node:path";
 import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import type { Command } from "../command.js";
@@ -18,7 +17,7 @@ async function run(argv: string[]): Promise<number> {
   const { loadRuntime } = await import("../runtime.js");
   const { stageStates } = await import("../../runner/status.js");
   const specPath = oneSpec(positionals, command, "status");
-  const rt = await loadRuntime(specPath, vars, join(opts.project.cacheDir, "specs"));
+  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir); // read only: status writes nothing
   const states = await stageStates(rt, opts);
   if (values.json) {
     process.stdout.write(JSON.stringify({ spec_hash: rt.spec.specHash, stages: states }) + "\n");

@@ -1,0 +1,66 @@
+// What medbench works out from its own install files (a source's sha256, a compiled module's sha256 and
+// imports, the versions package-lock.json pins), remembered across processes by stat signature (size, mtime,
+// ctime, inode), so that a no-op build neither reads nor hashes the code it keys stages by. As in the stat
+// cache, the ctime is what a writer cannot set back: a file edited in any way is read and hashed again.
+import { readFileSync, statSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
+import { writeFileAtomic } from "./fsutil.js";
+import type { Json } from "../util/json.js";
+
+const VERSION = 1;
+
+interface Entry {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  /** Which derivation made `facts` (a file is always derived the same way; this guards a change of mind). */
+  kind: string;
+  facts: Json;
+}
+
+let file: string | null = null;
+let entries: Record<string, Entry> = {};
+let dirty = false;
+
+/** Remembers facts in `path` from now on (a project's cache); without it they last one process. */
+export function useCodeMemo(path: string): void {
+  if (file === path) return;
+  file = path;
+  dirty = false;
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8")) as { version?: number; entries?: typeof entries };
+    entries = parsed.version === VERSION && parsed.entries ? parsed.entries : {};
+  } catch {
+    entries = {}; // a missing or damaged memo only costs a reread
+  }
+}
+
+const sameStat = (e: Entry, st: Stats) =>
+  e.size === st.size && e.mtimeMs === st.mtimeMs && e.ctimeMs === st.ctimeMs && e.ino === st.ino;
+
+/** `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged. */
+export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
+  const st = statSync(abs);
+  const hit = entries[abs];
+  if (hit && hit.kind === kind && sameStat(hit, st)) return hit.facts as T;
+  const facts = derive(readFileSync(abs));
+  // A file modified within the clock's resolution could change again unseen: do not trust its stat yet.
+  if (Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > 2000) {
+    entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, kind, facts };
+    dirty = true;
+  }
+  return facts;
+}
+
+/** Writes what was learnt in this process (a cache: a failure to write costs only a reread next time). */
+export function saveCodeMemo(): void {
+  if (!file || !dirty) return;
+  try {
+    const sorted = Object.fromEntries(Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : 1)));
+    writeFileAtomic(file, JSON.stringify({ version: VERSION, entries: sorted }), dirname(file), false);
+    dirty = false;
+  } catch {
+    /* read-only cache folder: remembered for this process only */
+  }
+}
