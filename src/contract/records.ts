@@ -87,7 +87,7 @@ export interface UnitRecord {
 
 /** Record types a stage output carries; stage kinds declare them, the spec checker matches them. */
 export const RECORD_TYPES = {
-  requests: "model requests, one RequestRecord a line",
+  requests: "model requests, one RequestRecord a line after a table of shared parts (docs/records.md)",
   replies: "model replies, one ReplyRecord a line",
   parsed: "parsed replies, one ParsedRecord a line",
   items: "scored items, one ItemRecord a line",
