@@ -54,7 +54,7 @@ describe.runIf(namespacesWork())("a full disk", () => {
   afterAll(() => p.remove());
 
   it("a first build that cannot write its results records nothing and says the disk is full", async () => {
-    const r = await buildOnSmallDisk(p, 256, null); // the result needs ~570 KB
+    const r = await buildOnSmallDisk(p, 96, null); // the result needs ~190 KB
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/cannot write results\/.*: no space left on the device \(ENOSPC\)/);
     expect(r.stderr).not.toContain("internal error");
@@ -74,7 +74,7 @@ describe.runIf(namespacesWork())("a full disk", () => {
     for (const f of ["metrics.json", "items.jsonl", "requests.jsonl"])
       p.edit(join("seed", RESULT.slice("results/".length), f), (t) => t + "\n");
     const before = p.snapshot(["seed"]);
-    const r = await buildOnSmallDisk(p, 900, "seed"); // room for the old folder, not for a second copy
+    const r = await buildOnSmallDisk(p, 280, "seed"); // room for the old folder (~190 KB), not a second copy
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/no space left on the device \(ENOSPC\)/);
     expect(r.stderr).not.toContain("internal error");
