@@ -1,11 +1,11 @@
 // Two builds of the same spec and model at once (issue 14, item 5): the second waits for the first and reuses
 // its replies, so every request is sent once; a waiter whose holder is killed takes the build lock at once.
 // Against the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that the two builds
-// overlap however loaded the machine is.
+// overlap however loaded the machine is. On the fixture task (tests/fixtures/README.md).
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Project } from "./rig.js";
+import { Project, SUMS_SPECS } from "./rig.js";
 import { startFake, type Fake } from "./fake.js";
 
 const servers: Fake[] = [];
@@ -15,7 +15,9 @@ afterEach(async () => {
   while (projects.length) projects.pop()!.remove();
 });
 
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
+const SPEC = "specs/sums.yaml";
+const RESULTS = "results/fixture-sums/fake_test-model";
+const BUILD = ["build", SPEC, "--model", "fake/test-model", "--registry", "routes.yaml", "--json"];
 const CONCURRENCY = 4;
 
 function routes(url: string): string {
@@ -31,9 +33,9 @@ function routes(url: string): string {
 }
 
 async function setup() {
-  const fake: Fake = await startFake({});
+  const fake: Fake = await startFake({ policy: "echo" });
   servers.push(fake);
-  const p = new Project();
+  const p = new Project(SUMS_SPECS);
   projects.push(p);
   p.write("routes.yaml", routes(fake.url));
   return { fake, p };
@@ -64,20 +66,22 @@ describe("two builds of the same spec and model at once (14.5)", () => {
   it("send every request once: the second waits, then reuses the first's replies", async () => {
     // The number of requests and the results, from one build alone (in its own project, same server).
     const { fake, p: alone } = await setup();
-    const r0 = await alone.buildAgainstFake();
+    const r0 = await alone.run(BUILD);
     expect(r0.exitCode, r0.stderr).toBe(0);
     const N = fake.stats.requests;
     expect(N).toBe(fake.stats.bodies.size); // a healthy server: each body once
-    expect(N).toBeGreaterThan(100);
+    const items = alone.read("specs/sums/sample/items.jsonl").trim().split("\n").length;
+    expect(N).toBe(items);
+    expect(N).toBeGreaterThan(CONCURRENCY); // a cannot send them all while its first replies are held
 
-    const p = new Project();
+    const p = new Project(SUMS_SPECS);
     projects.push(p);
     p.write("routes.yaml", routes(fake.url));
     const g = gate();
     fake.set({ gate: g.promise });
-    const a = p.start(Project.fakeBuildArgs());
+    const a = p.start(BUILD);
     await until(() => fake.stats.requests >= N + 1); // a is in its model stage, its replies held
-    const b = p.start(Project.fakeBuildArgs());
+    const b = p.start(BUILD);
     let bErr = "";
     b.stderr!.on("data", (d: Buffer) => (bErr += d.toString()));
     // b either waits for a (and says so) or, without a build lock, sends requests of its own.
@@ -86,7 +90,7 @@ describe("two builds of the same spec and model at once (14.5)", () => {
     const [ra, rb] = await Promise.all([a, b]);
     expect(ra.exitCode, String(ra.stderr)).toBe(0);
     expect(rb.exitCode, String(rb.stderr)).toBe(0);
-    expect(String(rb.stderr)).toContain("waiting for another build of specs/voice-command.yaml");
+    expect(String(rb.stderr)).toContain("waiting for another build of specs/sums.yaml");
     expect(fake.stats.requests).toBe(2 * N);
     expect([...fake.stats.bodies.values()].every((n) => n === 2)).toBe(true); // once alone, once here
     const statuses = JSON.parse(String(rb.stdout).trim().split("\n").pop()!).stages.map(
@@ -102,9 +106,9 @@ describe("two builds of the same spec and model at once (14.5)", () => {
     const { fake, p } = await setup();
     const g = gate();
     fake.set({ gate: g.promise });
-    const a = p.start(Project.fakeBuildArgs());
+    const a = p.start(BUILD);
     await until(() => fake.stats.requests >= CONCURRENCY); // a's first requests are in flight, held
-    const b = p.start(Project.fakeBuildArgs());
+    const b = p.start(BUILD);
     let bErr = "";
     b.stderr!.on("data", (d: Buffer) => (bErr += d.toString()));
     await until(() => bErr.includes("waiting for another build"));

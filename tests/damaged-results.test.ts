@@ -1,17 +1,19 @@
 // Damaged results and cache objects (issue 14, item 12): a truncated metrics.json read by report or compare is
 // refused naming the file (exit 2, no stack trace); a results folder whose metrics.json is `{}` is listed by
 // the report as a broken run and the rest is rendered (in a real browser); a cache object damaged with its
-// mtime put back is seen (its ctime moved) and recomputed.
+// mtime put back is seen (its ctime moved) and recomputed (a runner matter: on the fixture task).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { chromium } from "playwright-core";
-import { Project } from "./rig.js";
+import { Project, SUMS_SPECS } from "./rig.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TASK = "results/kor-surgical-robot-voice-command";
 const PRIOR = `${TASK}/medbench_prior`;
 const STOP = `${TASK}/medbench_keyword-stop`;
+const FIXTURE = "specs/sums.yaml";
+const CALCULATOR = "results/fixture-sums/medbench_calculator";
 
 const noStack = (s: string) => {
   expect(s).not.toMatch(/\n\s+at .*:\d+:\d+/);
@@ -107,15 +109,24 @@ describe("damaged results (14.12)", () => {
       }
     });
   });
+});
+
+describe("a damaged cache object (14.12), on the fixture task", () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = new Project(SUMS_SPECS);
+    await p.buildSpec(FIXTURE);
+  });
+  afterAll(() => p?.remove());
 
   it("a cache object damaged with its mtime put back is seen and recomputed", async () => {
     const lock = JSON.parse(p.read("medbench.lock"));
-    const build = Object.values(lock.specs["specs/voice-command.yaml"].builds).find(
-      (b) => (b as { variables: { model: string } }).variables.model === "medbench/prior",
-    ) as { stages: Record<string, { outputs: Record<string, string> }> };
-    const hash = build.stages.score!.outputs.items!;
+    const [build] = Object.values(lock.specs[FIXTURE].builds) as {
+      stages: Record<string, { outputs: Record<string, string> }>;
+    }[];
+    const hash = build!.stages.score!.outputs.items!;
     const object = p.path("cache/objects", hash.slice(0, 2), hash);
-    const results = p.read(`${PRIOR}/items.jsonl`);
+    const results = p.read(`${CALCULATOR}/items.jsonl`);
     const bytes = readFileSync(object);
     const at = bytes.indexOf("true");
     expect(at).toBeGreaterThan(0);
@@ -128,10 +139,10 @@ describe("damaged results (14.12)", () => {
     const after = statSync(object, { bigint: true });
     expect([after.size, after.mtimeNs, after.ino]).toEqual([before.size, before.mtimeNs, before.ino]);
 
-    const again = await p.build();
+    const again = await p.buildSpec(FIXTURE);
     expect(again.status.score).toBe("ran");
     expect(again.status.bootstrap).toBe("fresh"); // the recomputed items are the same bytes
     expect(readFileSync(object).toString("utf8")).toBe(results);
-    expect(p.read(`${PRIOR}/items.jsonl`)).toBe(results);
+    expect(p.read(`${CALCULATOR}/items.jsonl`)).toBe(results);
   });
 });

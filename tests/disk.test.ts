@@ -1,14 +1,17 @@
 // Issue 14 item 4: a full disk never tears a result. The disk is really full: the CLI runs in a private
 // mount namespace (`unshare -rm`, no root needed where user namespaces are enabled) with a small tmpfs
-// mounted on the project's results/, so every write there meets the kernel's ENOSPC.
+// mounted on the project's results/, so every write there meets the kernel's ENOSPC. On the fixture task
+// (tests/fixtures/README.md): its result is five small files, each one tmpfs page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { execa, execaSync } from "execa";
-import { BIN, Project } from "./rig.js";
+import { BIN, Project, SUMS_SPECS } from "./rig.js";
 
-const SPEC = "specs/voice-command.yaml";
-const RESULT = "results/kor-surgical-robot-voice-command/medbench_prior";
+const SPEC = "specs/sums.yaml";
+const RESULT = "results/fixture-sums/medbench_calculator";
+// A tmpfs file no larger than a page takes one page.
+const PAGE_KB = Number(execaSync("getconf", ["PAGESIZE"]).stdout.trim()) / 1024;
 
 function namespacesWork(): boolean {
   try {
@@ -22,6 +25,7 @@ function namespacesWork(): boolean {
  *  project, or null); what results/ holds afterwards is copied to `after/`. */
 async function buildOnSmallDisk(p: Project, kb: number, seed: string | null) {
   rmSync(p.path("after"), { recursive: true, force: true });
+  for (const f of ["rc.txt", "stderr.txt"]) rmSync(p.path(f), { force: true }); // never an earlier run's
   mkdirSync(p.path("results"), { recursive: true });
   mkdirSync(p.path("after"));
   const script = [
@@ -49,17 +53,17 @@ const leftovers = (dir: string) =>
 describe.runIf(namespacesWork())("a full disk", () => {
   let p: Project;
   beforeAll(() => {
-    p = new Project();
+    p = new Project(SUMS_SPECS);
   });
   afterAll(() => p.remove());
 
   it("a first build that cannot write its results records nothing and says the disk is full", async () => {
-    const r = await buildOnSmallDisk(p, 96, null); // the result needs ~190 KB
+    const r = await buildOnSmallDisk(p, PAGE_KB, null); // the result needs five pages
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/cannot write results\/.*: no space left on the device \(ENOSPC\)/);
     expect(r.stderr).not.toContain("internal error");
     expect(p.exists("medbench.lock")).toBe(false);
-    expect(existsSync(p.path("after", "kor-surgical-robot-voice-command", "medbench_prior"))).toBe(false);
+    expect(existsSync(p.path("after", RESULT.slice("results/".length)))).toBe(false);
     expect(leftovers(p.path("after"))).toEqual([]);
     // The stages are fresh in the cache, but the results folder is not there: status says so.
     const status = await p.run(["status", SPEC]);
@@ -67,14 +71,18 @@ describe.runIf(namespacesWork())("a full disk", () => {
   });
 
   it("a rebuild into an existing folder leaves the old folder whole", async () => {
-    await p.build(); // on the real disk
+    await p.buildSpec(SPEC); // on the real disk
     const lock = p.read("medbench.lock");
     // An older result in the folder (each file differs from what this build writes).
     cpSync(p.path("results"), p.path("seed"), { recursive: true });
-    for (const f of ["metrics.json", "items.jsonl", "requests.jsonl"])
+    for (const f of ["metrics.json", "items.jsonl", "replies.jsonl"])
       p.edit(join("seed", RESULT.slice("results/".length), f), (t) => t + "\n");
     const before = p.snapshot(["seed"]);
-    const r = await buildOnSmallDisk(p, 280, "seed"); // room for the old folder (~190 KB), not a second copy
+    const seeded = p.path("seed", RESULT.slice("results/".length));
+    const files = readdirSync(seeded).length;
+    for (const f of readdirSync(seeded)) expect(statSync(join(seeded, f)).size).toBeLessThan(PAGE_KB * 1024);
+    // Room for the old folder and two more pages, not for a second copy.
+    const r = await buildOnSmallDisk(p, (files + 2) * PAGE_KB, "seed");
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/no space left on the device \(ENOSPC\)/);
     expect(r.stderr).not.toContain("internal error");

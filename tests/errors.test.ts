@@ -1,34 +1,35 @@
-// Bad input gets one clear message (what, where, how to fix), a non-zero exit, and changes nothing.
+// Bad input gets one clear message (what, where, how to fix), a non-zero exit, and changes nothing. On the
+// fixture task (tests/fixtures/README.md): what is refused is the runner's, not any task's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chmodSync, cpSync, mkdirSync } from "node:fs";
-import { Project } from "./rig.js";
+import { chmodSync, cpSync, mkdirSync, rmSync } from "node:fs";
+import { Project, SUMS_SPECS } from "./rig.js";
 
-const SPEC = "specs/voice-command.yaml";
+const SPEC = "specs/sums.yaml";
 
 describe("bad input", () => {
   let p: Project;
   let pristine: string;
   beforeAll(async () => {
-    p = new Project();
-    await p.build();
+    p = new Project(SUMS_SPECS);
+    await p.buildSpec(SPEC);
     pristine = p.read(SPEC);
   });
   afterAll(() => p.remove());
 
   const refused = (edit: ((t: string) => string) | null, args: string[] = ["build", SPEC], code = 2) =>
-    p.refuses(edit, { args, code });
+    p.refuses(edit, { file: SPEC, args, code });
 
   it("malformed YAML: file:line:column and the line", async () => {
     const err = await refused((t) =>
       t.replace("  prompts:\n    kind: prompts", "  prompts:\n    kind: [prompts"),
     );
-    expect(err).toMatch(/specs\/voice-command\.yaml:\d+:\d+: malformed YAML/);
+    expect(err).toMatch(/specs\/sums\.yaml:\d+:\d+: malformed YAML/);
     expect(err).toMatch(/fix:/);
   });
 
   it("a schema violation names the key and its place", async () => {
     const err = await refused((t) => t.replace("    kind: score\n", "    kind: score\n    parmas: {}\n"));
-    expect(err).toMatch(/voice-command\.yaml:\d+:5: stages\.score\.parmas: unknown key `parmas`/);
+    expect(err).toMatch(/sums\.yaml:\d+:5: stages\.score\.parmas: unknown key `parmas`/);
     expect(err).toContain("parmas: {}");
   });
 
@@ -46,7 +47,7 @@ describe("bad input", () => {
       ),
     );
     expect(err).toMatch(
-      /voice-command\.yaml:\d+:7: stages\.model\.params\.max_token: unknown parameter `max_token` for a model stage/,
+      /sums\.yaml:\d+:7: stages\.model\.params\.max_token: unknown parameter `max_token` for a model stage/,
     );
     expect(err).toMatch(/fix: use one of: model, max_tokens, temperature, top_p, thinking, overrides/);
   });
@@ -59,12 +60,12 @@ describe("bad input", () => {
   it("a cycle", async () => {
     const err = await refused((t) =>
       t.replace(
-        "      release: { stage: download }\n      system:",
-        "      release: { stage: download }\n      loop: { stage: parse }\n      system:",
+        "      release: { stage: download }\n      user:",
+        "      release: { stage: download }\n      loop: { stage: parse }\n      user:",
       ),
     );
     expect(err).toMatch(
-      /voice-command\.yaml:\d+:\d+: stages\.prompts\.inputs: the stages form a cycle: prompts -> parse -> prompts/,
+      /sums\.yaml:\d+:\d+: stages\.prompts\.inputs: the stages form a cycle: prompts -> parse -> prompts/,
     );
   });
 
@@ -76,8 +77,22 @@ describe("bad input", () => {
   });
 
   it("a spec edited without its hash", async () => {
-    const err = await refused((t) => t.replace(/(\n\s+request:\n(?:.*\n)*?\s+temperature: )0\n/, "$11\n"));
-    expect(err).toMatch(/spec_hash: the spec hashes to [0-9a-f]{64}, not to the recorded spec_hash 3bc7dc79/);
+    // The fixture records no spec_hash: record the one `hash` computes, as a published spec would.
+    const hash = (await p.run(["hash", SPEC])).stdout.trim();
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    const withHash = (t: string) => t.replace("\nversion: 0\n", `\nversion: 0\nspec_hash: ${hash}\n`);
+    p.edit(SPEC, withHash);
+    expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0); // the recorded hash holds
+    try {
+      const err = await refused((t) => t.replace(/(\n\s+request:\n(?:.*\n)*?\s+temperature: )0\n/, "$11\n"));
+      expect(err).toMatch(
+        new RegExp(
+          `spec_hash: the spec hashes to [0-9a-f]{64}, not to the recorded spec_hash ${hash.slice(0, 8)}`,
+        ),
+      );
+    } finally {
+      p.write(SPEC, pristine);
+    }
   });
 
   it("a spec that is not UTF-8", async () => {
@@ -90,19 +105,19 @@ describe("bad input", () => {
     const r = await p.run(["build", SPEC]);
     p.write(SPEC, pristine);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/voice-command\.yaml:1:21: the file is not valid UTF-8/);
+    expect(r.stderr).toMatch(/sums\.yaml:1:21: the file is not valid UTF-8/);
   });
 
   it("an input path that escapes the project", async () => {
     const err = await refused((t) =>
-      t.replace("{ file: specs/voice-command/prompts/user.txt }", "{ file: ../../etc/passwd }"),
+      t.replace("{ file: specs/sums/prompts/user.txt }", "{ file: ../../etc/passwd }"),
     );
     expect(err).toMatch(/input file path \.\.\/\.\.\/etc\/passwd escapes/);
   });
 
   it("a sample dir that escapes the project", async () => {
     const err = await refused(
-      (t) => t.replace("dir: specs/voice-command/sample", "dir: ../elsewhere"),
+      (t) => t.replace("dir: specs/sums/sample", "dir: ../elsewhere"),
       ["build", SPEC],
       1,
     );
@@ -111,12 +126,10 @@ describe("bad input", () => {
 
   it("a missing release file", async () => {
     const data = p.path("data-missing");
-    cpSync(p.path("specs/voice-command/sample"), data, { recursive: true });
-    p.write("data-missing/benchmark/scenes_v0.1.json", "");
-    const { rmSync } = await import("node:fs");
-    rmSync(p.path("data-missing/benchmark/scenes_v0.1.json"));
+    cpSync(p.path("specs/sums/sample"), data, { recursive: true });
+    rmSync(p.path("data-missing/items.jsonl"));
     const err = await refused(null, ["build", SPEC, "--data-dir", data], 1);
-    expect(err).toMatch(/benchmark\/scenes_v0\.1\.json is missing from .*data-missing/);
+    expect(err).toMatch(/items\.jsonl is missing from .*data-missing/);
     expect(err).toMatch(/fix: use the complete release/);
   });
 
@@ -134,13 +147,13 @@ describe("bad input", () => {
 
   it("a release path that escapes the data dir", async () => {
     const data = p.path("data-escape");
-    cpSync(p.path("specs/voice-command/sample"), data, { recursive: true });
+    cpSync(p.path("specs/sums/sample"), data, { recursive: true });
     const err = await refused(
-      (t) => t.replace("        benchmark/rules_v0.1.txt: null", "        ../rules_v0.1.txt: null"),
+      (t) => t.replace("        items.jsonl: null", "        ../items.jsonl: null"),
       ["build", SPEC, "--data-dir", data],
       1,
     );
-    expect(err).toMatch(/release file \.\.\/rules_v0\.1\.txt escapes/);
+    expect(err).toMatch(/release file \.\.\/items\.jsonl escapes/);
   });
 
   it("bad usage", async () => {

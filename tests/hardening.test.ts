@@ -1,23 +1,25 @@
 // Issue 14: user mistakes and hostile inputs are refused with a clear message (what, where, how to fix),
-// exit 2, no stack trace, nothing changed; a huge spec is parsed in linear time.
+// exit 2, no stack trace, nothing changed; a huge spec is parsed in linear time. On the fixture task
+// (tests/fixtures/README.md): what is refused is the runner's, not any task's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execa } from "execa";
-import { BIN, Project } from "./rig.js";
+import { BIN, Project, SUMS_SPECS } from "./rig.js";
 
-const SPEC = "specs/voice-command.yaml";
+const SPEC = "specs/sums.yaml";
+const RESULT = "results/fixture-sums/medbench_calculator";
 const NO_STACK = /\n\s+at .*\(.*:\d+:\d+\)/;
 
 describe("hardening: clear refusals", () => {
   let p: Project;
   let pristine: string;
   beforeAll(async () => {
-    p = new Project();
-    await p.build();
+    p = new Project(SUMS_SPECS);
+    await p.buildSpec(SPEC);
     pristine = p.read(SPEC);
   });
   afterAll(() => p.remove());
 
-  const refused = (args: string[], code = 2) => p.refuses(null, { args, code });
+  const refused = (args: string[], code = 2) => p.refuses(null, { file: SPEC, args, code });
 
   it("hash of a document whose spec is a string", async () => {
     p.write("doc.json", '{"spec": "a string"}');
@@ -46,13 +48,13 @@ describe("hardening: clear refusals", () => {
   });
 
   it("a pin that is not 64 hex characters is a schema error at its place", async () => {
-    const pin = "c107165c209d1f66383e6f5afcc5f128b03b67fd09f9399b8b8a914e0d542b5d";
+    const pin = "702d93df6831412c7947bc4f3a11c2bef90d8b0cd2d7d812bb710c43237a2f04";
     expect(pristine).toContain(pin);
-    p.write(SPEC, pristine.replace(pin, "c107165c209d"));
+    p.write(SPEC, pristine.replace(pin, "702d93df6831"));
     try {
       const err = await refused(["build", SPEC]);
       expect(err).toMatch(
-        /voice-command\.yaml:\d+:\d+: stages\.download\.params\.sample\.files\.benchmark\/commands_v0\.1\.jsonl: is not a SHA-256 pin/,
+        /sums\.yaml:\d+:\d+: stages\.download\.params\.sample\.files\.items\.jsonl: is not a SHA-256 pin/,
       );
       expect(err).not.toContain("mismatch");
     } finally {
@@ -90,7 +92,7 @@ describe("hardening: clear refusals", () => {
     p.write(SPEC, pristine.replace(from, to));
     try {
       const err = await refused(["build", SPEC]);
-      expect(err).toMatch(/voice-command\.yaml:\d+:\d+: /);
+      expect(err).toMatch(/sums\.yaml:\d+:\d+: /);
       expect(err).toMatch(message);
     } finally {
       p.write(SPEC, pristine);
@@ -103,7 +105,7 @@ describe("hardening: clear refusals", () => {
       /--refresh nosuchstage: .*its stages: download, prompts, model, parse, score, bootstrap/,
     ],
     [["--subset="], /--subset "" names an empty subset/],
-    [["--subset", "clean,,"], /--subset "clean,," names an empty subset/],
+    [["--subset", "plain,,"], /--subset "plain,," names an empty subset/],
   ])("build %j is refused", async (args, message) => {
     expect(await refused(["build", SPEC, ...args])).toMatch(message);
   });
@@ -114,12 +116,7 @@ describe("hardening: clear refusals", () => {
     ["specs", /-o specs is a folder/],
   ])("export -o %s is refused", async (out, message) => {
     const lock = p.read("medbench.lock");
-    const err = await refused([
-      "export",
-      "results/kor-surgical-robot-voice-command/medbench_prior",
-      "-o",
-      out,
-    ]);
+    const err = await refused(["export", RESULT, "-o", out]);
     expect(err).toMatch(message);
     expect(p.read("medbench.lock")).toBe(lock);
   });
@@ -129,7 +126,7 @@ describe("hardening: clear refusals", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/fresh\s+bootstrap/);
     expect(r.stdout).toMatch(/clopper-pearson/);
-    expect(r.stdout).toMatch(/results: .*medbench_prior/);
+    expect(r.stdout).toMatch(/results: .*medbench_calculator/);
   });
 
   it("registry typos and wrong types are flagged at file:line:col with the known keys", async () => {
@@ -147,7 +144,7 @@ describe("hardening: clear refusals", () => {
 describe("hardening: large inputs and closed pipes", () => {
   let p: Project;
   beforeAll(() => {
-    p = new Project();
+    p = new Project(SUMS_SPECS);
   });
   afterAll(() => p.remove());
 

@@ -1,17 +1,19 @@
-// medbench.lock under faults: a lock file left by a killed build, a build that fails late.
+// medbench.lock under faults (a lock file left by a killed build, a build that fails late), per variable set,
+// and read from the older schema. On the fixture task (tests/fixtures/README.md).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { utimesSync } from "node:fs";
+import { appendFileSync, cpSync, utimesSync } from "node:fs";
 import { hostname } from "node:os";
 import { spawnSync } from "node:child_process";
-import { Project } from "./rig.js";
+import { Project, SUMS_SPECS } from "./rig.js";
 import { startFake } from "./fake.js";
 
-const SPEC = "specs/voice-command.yaml";
+const SPEC = "specs/sums.yaml";
+const OTHER = ["--model", "medbench/constant"];
 
 describe("medbench.lock", () => {
   let p: Project;
   beforeEach(() => {
-    p = new Project();
+    p = new Project(SUMS_SPECS);
   });
   afterEach(() => p.remove());
 
@@ -42,19 +44,19 @@ describe("medbench.lock", () => {
 describe("medbench.lock per variable set", () => {
   let p: Project;
   beforeEach(() => {
-    p = new Project();
+    p = new Project(SUMS_SPECS);
   });
   afterEach(() => p.remove());
 
   it("records each model's build, so alternating models changes nothing and --frozen passes for both", async () => {
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
-    expect((await p.run(["build", SPEC, "--quiet", "--model", "medbench/keyword-stop"])).exitCode).toBe(0);
+    expect((await p.run(["build", SPEC, "--quiet", ...OTHER])).exitCode).toBe(0);
     const lock = p.read("medbench.lock");
     expect(Object.keys(JSON.parse(lock).specs[SPEC].builds)).toEqual([
-      "limit=null model=medbench/keyword-stop subset=null",
-      "limit=null model=medbench/prior subset=null",
+      "limit=null model=medbench/calculator subset=null",
+      "limit=null model=medbench/constant subset=null",
     ]);
-    for (const args of [[], ["--model", "medbench/keyword-stop"], [], ["--model", "medbench/keyword-stop"]]) {
+    for (const args of [[], OTHER, [], OTHER]) {
       const r = await p.run(["build", SPEC, "--frozen", "--quiet", ...args]);
       expect(r.exitCode, r.stderr).toBe(0);
     }
@@ -82,14 +84,12 @@ describe("medbench.lock per variable set", () => {
         "routes.yaml",
       ]);
       expect(r.exitCode).toBe(1);
-      expect(r.stderr).toMatch(
-        /medbench\.lock records no build of specs\/voice-command\.yaml with .*fake\/new-model/,
-      );
+      expect(r.stderr).toMatch(/medbench\.lock records no build of specs\/sums\.yaml with .*fake\/new-model/);
       expect(r.stderr).toMatch(/fix: run `medbench build` without --frozen/);
       expect(fake.stats.requests).toBe(0);
       expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
       // A stage whose key moved is refused the same way, before it runs.
-      p.edit(SPEC, (t) => t.replace("slot_compare: casefold", "slot_compare: exact"));
+      p.edit(SPEC, (t) => t.replace("tolerance: 0", "tolerance: 1"));
       const moved = await p.run(["build", SPEC, "--frozen"]);
       expect(moved.exitCode).toBe(1);
       expect(moved.stderr).toMatch(/stage score: its key differs from the locked one/);
@@ -99,15 +99,27 @@ describe("medbench.lock per variable set", () => {
   });
 
   it("reads a schema-1 lock: keeps what was trusted, records builds anew", async () => {
+    // A release without published pins, trusted on first use (recorded in the lock's pins).
+    cpSync(p.path("specs/sums/sample"), p.path("data"), { recursive: true });
+    const fromData = ["build", SPEC, "--quiet", "--data-dir", "data"];
+    expect((await p.run(fromData)).exitCode).toBe(0);
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
     const now = JSON.parse(p.read("medbench.lock"));
     const entry = now.specs[SPEC];
-    const [only] = Object.values(entry.builds) as { stages: unknown }[];
+    // Schema 1 held one build per spec: the sample build's (the --data-dir one is recorded apart now).
+    expect(Object.keys(entry.builds)).toHaveLength(2);
+    const sampleBuild = Object.keys(entry.builds).find((id) => !id.includes("data="))!;
+    const sampleOnly = { [sampleBuild]: entry.builds[sampleBuild] };
     const old = {
       ...now,
       schema: 1,
       specs: {
-        [SPEC]: { slug: entry.slug, spec_hash: entry.spec_hash, pins: entry.pins, stages: only!.stages },
+        [SPEC]: {
+          slug: entry.slug,
+          spec_hash: entry.spec_hash,
+          pins: entry.pins,
+          stages: entry.builds[sampleBuild].stages,
+        },
       },
     };
     p.write("medbench.lock", JSON.stringify(old));
@@ -118,6 +130,14 @@ describe("medbench.lock per variable set", () => {
     const migrated = JSON.parse(p.read("medbench.lock"));
     expect(migrated.schema).toBe(2);
     expect(migrated.specs[SPEC].pins).toEqual(entry.pins);
-    expect(migrated.specs[SPEC].builds).toEqual(entry.builds);
+    expect(migrated.specs[SPEC].builds).toEqual(sampleOnly);
+    // What was trusted still holds: a changed release file is refused.
+    appendFileSync(
+      p.path("data/items.jsonl"),
+      '{"id": "q9", "unit": "u9", "subset": "hard", "a": 1, "b": 2}\n',
+    );
+    const changed = await p.run(fromData);
+    expect(changed.exitCode).toBe(1);
+    expect(changed.stderr).toContain("items.jsonl changed since it was trusted on first use");
   });
 });

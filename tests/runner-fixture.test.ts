@@ -39,7 +39,7 @@ describe("the runner on the fixture task", () => {
   it("a score parameter change reruns exactly score and bootstrap; undone, everything is fresh", async () => {
     p.edit(SPEC, (t) => t.replace("tolerance: 0", "tolerance: 1"));
     const status = await p.run(["status", SPEC]);
-    expect(status.stdout).toMatch(/stale\s+score/);
+    expect(status.stdout).toMatch(/stale\s+score[\s\S]*params changed: tolerance 0 -> 1/);
     expect(status.stdout).toMatch(/fresh\s+parse/);
     const changed = await p.buildSpec(SPEC);
     expect(changed.status).toEqual({
@@ -128,15 +128,17 @@ describe("the fixture task's code in the key", () => {
   });
   const scorer = "tests/fixtures/sums/task/scorer.ts";
 
-  it("refuses to run a task source newer than its compiled code, and changes nothing", async () => {
+  it("build and status refuse a task source newer than its compiled code, and change nothing", async () => {
     await p.buildSpec(SPEC, [], {}, install.bin);
     install.edit(scorer, (t) => t.replace(`"correct sums"`, `"sums that are right"`));
     const before = p.snapshot();
-    const r = await p.run(["build", SPEC], {}, install.bin);
-    expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain(`${scorer}: this source changed since dist/ was compiled`);
-    expect(r.stderr).toContain("npm run build");
-    expect(r.stderr).not.toMatch(/\n\s+at .*:\d+:\d+/);
+    for (const cmd of ["build", "status"]) {
+      const r = await p.run([cmd, SPEC], {}, install.bin);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(`${scorer}: this source changed since dist/ was compiled`);
+      expect(r.stderr).toContain("npm run build");
+      expect(r.stderr).not.toMatch(/\n\s+at .*:\d+:\d+/);
+    }
     expect(p.snapshot()).toBe(before);
   });
 

@@ -27,7 +27,7 @@ interface LiveJson {
   live: {
     incomplete: string | null;
     failures: { stage: string; failed: number; total: number; ids: string[] }[];
-    verdicts: { key: string; subset: string; n: number; changed: number }[];
+    verdicts: { key: string; group: string; n: number; changed: number }[];
     metrics: { metric: string; live: number | null }[];
   };
 }

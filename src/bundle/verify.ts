@@ -18,6 +18,7 @@ import { memoStore } from "../runner/memo.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
 import { readRecords } from "../contract/records.js";
+import { comparisonOf, pairVerdicts } from "../contract/compare.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { callsModel, isData, readsData, outputPath, type BundleManifest } from "./layout.js";
@@ -39,9 +40,19 @@ export interface Difference {
 }
 export interface LiveReport {
   request_differences: { stage: string; path: string; recorded: unknown; sent: unknown }[];
+  /** What the verdicts below compare: the task's `compare` declaration, or every boolean verdict in one
+   *  group when it declares none (`declared: false`). The first verdict is the headline. */
+  compare: {
+    declared: boolean;
+    by: string | null;
+    leave_out: string | null;
+    headline: string | null;
+    verdicts: { name: string; label: string }[];
+  };
+  /** Per compared verdict and group (a value of `compare.by`, or "all"): published against live. */
   verdicts: {
     key: string;
-    subset: string;
+    group: string;
     n: number;
     changed: number;
     to_true: number;
@@ -178,7 +189,9 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       await checkRecords(dir, b, s, async (decl: StageDecl) => {
         const kind = STAGE_KINDS.get(decl.kind);
         if (!kind?.identify || readsData(decl.kind) || callsModel(decl.kind)) return null;
-        return { value: await kind.identify(replayContext(decl, s, t, b, {}, o, cache, false)) };
+        return {
+          value: await kind.identify(replayContext(decl, { spec: s, task: t, b, o }, {}, cache, false)),
+        };
       }),
     );
   }
@@ -249,7 +262,8 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   const replayCheck: Check = { name: "replay", ok: false, lines: [] };
   let live: LiveReport | null = null;
   if (spec && task) {
-    const recomputed = await runStages(dir, spec, task, b, published, o, false, withheld);
+    const replay: Replay = { dir, spec, task, b, published, o, withheld };
+    const recomputed = await runStages(replay, false);
     const replayed = spec.stages.filter((s) => recomputed.has(s.name) && recomputed.ran.has(s.name));
     for (const s of replayed) {
       for (const [output, data] of recomputed.get(s.name) ?? []) {
@@ -278,7 +292,13 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     );
   if (o.live && spec && task) {
     const run: LiveRun = { failures: [], stopped: null };
-    live = compareLive(b, published, await runStages(dir, spec, task, b, published, o, run, withheld), run);
+    live = compareLive(
+      b,
+      task,
+      published,
+      await runStages({ dir, spec, task, b, published, o, withheld }, run),
+      run,
+    );
     checks.push(liveCheck(live));
   }
   return {
@@ -292,18 +312,24 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   };
 }
 
+/** What a replay runs from: the unpacked bundle, its spec and task, its outputs, what it withholds. */
+interface Replay {
+  dir: string;
+  spec: SpecFile;
+  task: TaskModule;
+  b: BundleManifest;
+  published: Outputs;
+  o: VerifyOptions;
+  withheld: readonly string[];
+}
+
 /** Runs the spec's stages on bundled outputs: model and data stages come from the bundle (or, live, the
  *  model stages are sent again into their own cache namespace); everything else is recomputed here. */
 async function runStages(
-  dir: string,
-  spec: SpecFile,
-  task: TaskModule,
-  b: BundleManifest,
-  published: Outputs,
-  o: VerifyOptions,
+  r: Replay,
   live: LiveRun | false,
-  withheld: readonly string[],
 ): Promise<Outputs & { ran: Set<string>; notReplayed: Map<string, string> }> {
+  const { dir, spec, task, b, published, o, withheld } = r;
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const produced = Object.assign(new Map() as Outputs, {
     ran: new Set<string>(),
@@ -376,7 +402,7 @@ async function runStages(
         path: () => "",
       };
     }
-    const ctx = replayContext(decl, spec, task, b, inputs, o, cache, live !== false);
+    const ctx = replayContext(decl, r, inputs, cache, live !== false);
     let out: Awaited<ReturnType<typeof kind.run>>;
     if (live && callsModel(decl.kind)) {
       ctx.emit({ type: "info", stage: decl.name, message: "live: sending the recorded requests again" });
@@ -435,14 +461,12 @@ function replayWithheld(
 /** The context a replayed stage runs in: bundled inputs, no pins, no temp files, live replies kept apart. */
 function replayContext(
   decl: StageDecl,
-  spec: SpecFile,
-  task: TaskModule,
-  b: BundleManifest,
+  r: Pick<Replay, "spec" | "task" | "b" | "o">,
   inputs: Record<string, InputView>,
-  o: VerifyOptions,
   cache: Cache,
   live: boolean,
 ): StageContext {
+  const { spec, task, b, o } = r;
   return {
     stage: decl.name,
     params: decl.params as Json,
@@ -513,7 +537,7 @@ type MetricsFile = {
   >;
   paired?: Record<string, Record<string, Json>>;
 };
-type Item = { id: string; meta: { subset?: string }; verdicts: Record<string, Json> };
+type Item = { id: string; meta: Record<string, Json>; verdicts: Record<string, Json> };
 
 function describe(name: string, pub: Buffer | undefined, got: Buffer): Difference[] {
   if (!pub) return [{ what: `${name}: not in the bundle`, published: null, recomputed: "(present)" }];
@@ -551,48 +575,53 @@ function describe(name: string, pub: Buffer | undefined, got: Buffer): Differenc
   ];
 }
 
-function compareLive(b: BundleManifest, published: Outputs, live: Outputs, run: LiveRun): LiveReport {
+function compareLive(
+  b: BundleManifest,
+  task: TaskModule,
+  published: Outputs,
+  live: Outputs,
+  run: LiveRun,
+): LiveReport {
   const failed = run.failures.reduce((n, f) => n + f.failed, 0);
   const total = run.failures.reduce((n, f) => n + f.total, 0);
   const incomplete =
     run.stopped ?? (failed > 0 ? `${failed} of ${total} live requests failed (no answer)` : null);
+  // A failure is not a verdict: requests without an answer, live or in the published run, are left out.
   const failedIds = new Set(run.failures.flatMap((f) => f.ids));
+  for (const [stage, st] of Object.entries(b.stages))
+    if (callsModel(st.kind))
+      for (const id of failuresOf(stage, Object.fromEntries(published.get(stage) ?? [])).ids)
+        failedIds.add(id);
   const items = resultSource(b.results["items.jsonl"] ?? "score/items");
   const metricsAt = resultSource(b.results["metrics.json"] ?? "bootstrap/metrics");
-  const pubItems = new Map(
-    parseJsonLines<Item>(published.get(items.stage)?.get(items.output)?.toString("utf8") ?? "").map((i) => [
-      i.id,
-      i,
-    ]),
+  const pubItems = parseJsonLines<Item>(
+    published.get(items.stage)?.get(items.output)?.toString("utf8") ?? "",
   );
   const liveItems = parseJsonLines<Item>(live.get(items.stage)?.get(items.output)?.toString("utf8") ?? "");
-  const groups = new Map<string, LiveReport["verdicts"][number]>();
-  for (const li of liveItems) {
-    const pi = pubItems.get(li.id);
-    if (!pi || failedIds.has(li.id) || li.verdicts.api_error || pi.verdicts.api_error) continue; // a failure is not a verdict
-    for (const [key, v] of Object.entries(li.verdicts)) {
-      const pv = pi.verdicts[key];
-      if (typeof v !== "boolean" || typeof pv !== "boolean" || key === "api_error") continue;
-      const subset = String(li.meta.subset ?? "all");
-      const g = groups.get(`${key}/${subset}`) ?? {
-        key,
-        subset,
-        n: 0,
-        changed: 0,
-        to_true: 0,
-        to_false: 0,
-        items: [],
-      };
-      g.n++;
-      if (v !== pv) {
+  // The verdicts and groups the task declares for a paired comparison (as `medbench compare` reads them).
+  const { decl, declared } = comparisonOf(task.compare, pubItems);
+  const verdicts = pairVerdicts(pubItems, liveItems, decl, failedIds).rows.map(
+    ({ verdict, group, pairs }) => {
+      const g = { key: verdict, group, n: 0, changed: 0, to_true: 0, to_false: 0, items: [] as string[] };
+      for (const { id, a: pv, b: v } of pairs) {
+        if (typeof v !== "boolean" || typeof pv !== "boolean") continue; // no verdict on one side
+        g.n++;
+        if (v === pv) continue;
         g.changed++;
         if (v) g.to_true++;
         else g.to_false++;
-        g.items.push(li.id);
+        g.items.push(id);
       }
-      groups.set(`${key}/${subset}`, g);
-    }
-  }
+      return g;
+    },
+  );
+  const compare: LiveReport["compare"] = {
+    declared,
+    by: decl.by ?? null,
+    leave_out: decl.leaveOut ?? null,
+    headline: decl.verdicts[0]?.name ?? null,
+    verdicts: decl.verdicts,
+  };
   const pm = JSON.parse(
     published.get(metricsAt.stage)?.get(metricsAt.output)?.toString("utf8") ?? "{}",
   ) as MetricsFile;
@@ -624,9 +653,9 @@ function compareLive(b: BundleManifest, published: Outputs, live: Outputs, run: 
         request_differences.push({ stage, path: d.path, recorded: d.from, sent: d.to });
     }
   }
-  if (run.stopped)
-    return { request_differences, verdicts: [], failures: run.failures, incomplete, metrics: [] };
-  return { request_differences, verdicts: [...groups.values()], failures: run.failures, incomplete, metrics };
+  const failures = run.failures;
+  if (run.stopped) return { request_differences, compare, verdicts: [], failures, incomplete, metrics: [] };
+  return { request_differences, compare, verdicts, failures, incomplete, metrics };
 }
 
 /** When this project has a spec of the same task, whether it differs from the bundled one (the field diff). */

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { pairedComparison, type RngName } from "../stats/intervals.js";
 import { metricsProblem, readResultJson, readResultLines } from "../util/result-files.js";
 import type { CompareDecl } from "../contract/task.js";
+import { pairVerdicts, type ComparedItem } from "../contract/compare.js";
 import type { UnitRecord } from "../contract/records.js";
 import { UsageError } from "./args.js";
 
@@ -16,12 +17,6 @@ interface RunMetrics {
   incomplete?: boolean;
   model: string | null;
   primary?: string | null;
-}
-interface ItemRow {
-  id: string;
-  unit?: string;
-  meta: Record<string, unknown>;
-  verdicts: Record<string, unknown>;
 }
 
 export interface PairedOptions {
@@ -101,32 +96,19 @@ function row(a: { id: string; value: number; cluster: string }[], b: typeof a, o
 /** Item by item, as the task declares: one row per verdict and value of `by`. */
 export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: PairedOptions) {
   const { a: A, b: B } = comparable(dirA, dirB);
-  const itemsA = readLines<ItemRow>(dirA, "items.jsonl", ""),
-    itemsB = readLines<ItemRow>(dirB, "items.jsonl", "");
+  const itemsA = readLines<ComparedItem>(dirA, "items.jsonl", ""),
+    itemsB = readLines<ComparedItem>(dirB, "items.jsonl", "");
   if (!sameIds(itemsA, itemsB)) throw new UsageError("the runs do not hold the same items");
-  const by = decl.by ?? null;
-  const groups = by ? [...new Set(itemsA.map((i) => String(i.meta[by])))] : ["all"];
   // Items without a verdict on either side (e.g. an API error) are left out of both.
-  const left = decl.leaveOut
-    ? new Set([...itemsA, ...itemsB].filter((i) => i.verdicts[decl.leaveOut!]).map((i) => i.id))
-    : new Set<string>();
-  const rows = decl.verdicts.flatMap((v) =>
-    groups.map((g) => {
-      const pick = (items: ItemRow[]) =>
-        items
-          .filter((i) => (by === null || String(i.meta[by]) === g) && !left.has(i.id))
-          .map((i) => ({
-            id: i.id,
-            value: i.verdicts[v.name] ? 1 : 0,
-            cluster: String(decl.cluster ? i.meta[decl.cluster] : (i.unit ?? i.id)),
-          }));
-      return {
-        ...(decl.verdicts.length > 1 ? { verdict: v.name } : {}),
-        [by ?? "group"]: g,
-        ...row(pick(itemsA), pick(itemsB), o),
-      };
-    }),
-  );
+  const { left, rows: pairs } = pairVerdicts(itemsA, itemsB, decl);
+  const rows = pairs.map(({ verdict, group, pairs }) => {
+    const side = (k: "a" | "b") => pairs.map((p) => ({ id: p.id, value: p[k] ? 1 : 0, cluster: p.cluster }));
+    return {
+      ...(decl.verdicts.length > 1 ? { verdict } : {}),
+      [decl.by ?? "group"]: group,
+      ...row(side("a"), side("b"), o),
+    };
+  });
   return {
     spec_hash: A.spec_hash,
     a: { dir: dirA, model: A.model },

@@ -3,6 +3,7 @@ import { ConsoleLogger, JsonLogger, paint, useColour } from "../../log/loggers.j
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import { BUILD_OPTIONS, buildOptions } from "../options.js";
+import type { LiveReport } from "../../bundle/verify.js";
 
 export const command: Command = {
   synopsis: "verify BUNDLE|DIR [--live]",
@@ -65,9 +66,12 @@ async function run(argv: string[]): Promise<number> {
         `  ${c.red("incomplete")}: ${r.live.incomplete}; failed requests are left out of what follows, ` +
           "never counted as changed verdicts",
       );
-    for (const v of r.live.verdicts.filter((x) => x.changed > 0 || x.key === "exact")) {
+    if (r.live.verdicts.length) out.push(`  ${comparedAs(r.live.compare)}:`);
+    // Every verdict the task declares; without a declaration, the first and those that changed.
+    const { declared, headline } = r.live.compare;
+    for (const v of r.live.verdicts.filter((x) => declared || x.changed > 0 || x.key === headline)) {
       out.push(
-        `  ${v.key} on ${v.subset}: ${v.changed} of ${v.n} verdicts differed ` +
+        `  ${v.key} on ${v.group}: ${v.changed} of ${v.n} verdicts differed ` +
           `(${v.to_true} to true, ${v.to_false} to false)`,
       );
     }
@@ -92,4 +96,18 @@ async function run(argv: string[]): Promise<number> {
 /** Whether every check but the live one passed (the live run alone is why verification failed). */
 function notLive(r: { checks: { name: string; ok: boolean | null }[] }): boolean {
   return r.checks.every((ch) => ch.name === "live" || ch.ok !== false);
+}
+
+/** What the verdict lines compare, in the task's words. */
+function comparedAs(c: LiveReport["compare"]): string {
+  const groups = c.by ? `by ${c.by}` : "all items as one group";
+  if (!c.declared)
+    return `verdicts (the task declares no comparison: every boolean verdict of its items), ${groups}`;
+  const head = c.verdicts[0]!;
+  const others = c.verdicts.slice(1).map((v) => v.name);
+  return (
+    `verdicts as the task compares them, ${groups}: headline ${head.name} (${head.label})` +
+    (others.length ? `, also ${others.join(", ")}` : "") +
+    (c.leave_out ? `; items with ${c.leave_out} left out` : "")
+  );
 }
