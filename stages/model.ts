@@ -1,7 +1,7 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
-import { sortKeys, stableJson, type Json } from "../src/util/json.js";
+import { sortedJson, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
@@ -91,9 +91,7 @@ export function requestBody(
 
 /** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
 export function requestKey(route: Route, body: Json): string {
-  return sha256Hex(
-    JSON.stringify(sortKeys({ base_url: route.base_url, model: (body as { model: string }).model, body })),
-  );
+  return sha256Hex(sortedJson({ base_url: route.base_url, model: (body as { model: string }).model, body })!);
 }
 
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;

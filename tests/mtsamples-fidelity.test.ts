@@ -10,6 +10,7 @@ import { helmReading, medarcReading } from "../tasks/mtsamples/readings.js";
 import { score } from "../tasks/mtsamples/scorer.js";
 import { testData } from "./helpers.js";
 import { Project } from "./rig.js";
+import { readRecords, type RequestRecord } from "../src/contract/records.js";
 
 interface Golden {
   instances: Record<Variant, Record<string, { input_sha256?: string; reference?: string; skipped?: string }>>;
@@ -101,11 +102,10 @@ describe("through the CLI", () => {
       "--quiet",
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const sent = p
-      .read("results/mtsamples-replicate/medbench_impression/requests.jsonl")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { messages: { role: string; content: string }[]; meta: { file: string } });
+    const sent = readRecords(
+      "requests",
+      p.read("results/mtsamples-replicate/medbench_impression/requests.jsonl"),
+    ) as (RequestRecord & { meta: { file: string } })[];
     const got = Object.fromEntries(
       sent.map((q) => [q.meta.file, sha(q.messages.find((m) => m.role === "user")!.content)]),
     );

@@ -1,6 +1,7 @@
 // The records that flow between stages, and the one place that reads and writes them (JSON lines).
 // Stage kinds and tasks exchange only these shapes; a new field is added here, once.
-import { jsonLines, parseJsonLines, type Json } from "../util/json.js";
+import { jsonLines, parseJsonLines, sortedJson, type Json } from "../util/json.js";
+import { sha256Hex } from "../hash/sha256.js";
 
 export type Role = "system" | "user" | "assistant";
 
@@ -86,7 +87,7 @@ export interface UnitRecord {
 
 /** Record types a stage output carries; stage kinds declare them, the spec checker matches them. */
 export const RECORD_TYPES = {
-  requests: "model requests, one RequestRecord a line",
+  requests: "model requests, one RequestRecord a line after a table of shared parts (docs/records.md)",
   replies: "model replies, one ReplyRecord a line",
   parsed: "parsed replies, one ParsedRecord a line",
   items: "scored items, one ItemRecord a line",
@@ -112,12 +113,127 @@ interface RecordShapes {
   units: UnitRecord;
 }
 
-/** Reads a JSON-lines output of a known record type. */
-export function readRecords<T extends keyof RecordShapes>(_type: T, text: string): RecordShapes[T][] {
+/** A part stored once in a requests file's shared table, by the sha256 of its sorted-key JSON. */
+export interface SharedRef {
+  $shared: string;
+}
+
+/** A request as a requests file stores it: message contents and schemas repeated across records are
+ *  references into the file's first line, `{"shared": {sha256: value}}` (docs/records.md). */
+export interface StoredRequest extends Omit<RequestRecord, "messages" | "schema"> {
+  messages: { role: Role; content: string | SharedRef }[];
+  schema?: { name: string; schema: Json } | SharedRef;
+}
+
+/** A value stored inline when its JSON is shorter than this: a reference costs about 80 bytes. */
+const SHARE_FROM = 128;
+
+const isRef = (v: unknown): v is SharedRef =>
+  v !== null && typeof v === "object" && typeof (v as SharedRef).$shared === "string";
+
+/** The request whose body is sent (stages/model.ts requestBody starts from it): its references resolved
+ *  from the shared table, each part by the same object for every record (held once in memory). */
+export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string, Json>): RequestRecord {
+  const part = (ref: SharedRef): Json => {
+    const v = shared.get(ref.$shared);
+    if (v === undefined) throw new Error(`request ${stored.id}: no shared part ${ref.$shared} in its file`);
+    return v;
+  };
+  const { messages, schema, ...rest } = stored;
+  const out: RequestRecord = {
+    ...rest,
+    messages: messages.map((m) =>
+      isRef(m.content)
+        ? { ...m, content: part(m.content) as string }
+        : (m as { role: Role; content: string }),
+    ),
+  };
+  if (schema !== undefined)
+    out.schema = isRef(schema) ? (part(schema) as unknown as RequestRecord["schema"]) : schema;
+  return out;
+}
+
+/** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
+ *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
+function storeRequests(rows: RequestRecord[]): string {
+  // Each part's JSON made once per distinct value: strings by value, objects by their members' identity
+  // (a task makes a new { name, schema } per request around the same schema object).
+  const ids = new WeakMap<object, number>();
+  let lastId = 0;
+  const idOf = (o: object) => ids.get(o) ?? (ids.set(o, ++lastId), lastId);
+  const shallow = (v: object) =>
+    Object.entries(v)
+      .map(([k, x]) => `${k}\u0000${x !== null && typeof x === "object" ? `#${idOf(x)}` : JSON.stringify(x)}`)
+      .join("\u0001");
+  const jsonOfString = new Map<string, string>();
+  const jsonOfShape = new Map<string, string>(); // objects by their members' identity
+  const jsonOf = new Map<unknown, string>(); // each part noted, to its JSON
+  const byJson = new Map<string, number>();
+  const note = (v: unknown) => {
+    let json: string | undefined;
+    if (typeof v === "string") {
+      json = jsonOfString.get(v);
+      if (json === undefined) jsonOfString.set(v, (json = JSON.stringify(v)));
+    } else if (v !== null && typeof v === "object") {
+      const key = shallow(v);
+      json = jsonOfShape.get(key);
+      if (json === undefined) jsonOfShape.set(key, (json = sortedJson(v)!));
+    } else json = sortedJson(v) ?? "null";
+    jsonOf.set(v, json);
+    byJson.set(json, (byJson.get(json) ?? 0) + 1);
+  };
+  for (const r of rows) {
+    for (const m of r.messages) note(m.content);
+    if (r.schema !== undefined) note(r.schema);
+  }
+  const shared: Record<string, Json> = {};
+  const refOf = new Map<string, SharedRef>();
+  const ref = (v: unknown): SharedRef | null => {
+    const json = jsonOf.get(v)!;
+    if (json.length < SHARE_FROM || byJson.get(json)! < 2) return null;
+    let r = refOf.get(json);
+    if (!r) {
+      r = { $shared: sha256Hex(json) };
+      refOf.set(json, r);
+      shared[r.$shared] = JSON.parse(json) as Json;
+    }
+    return r;
+  };
+  const stored = rows.map((r): StoredRequest => {
+    const out: StoredRequest = {
+      ...r,
+      messages: r.messages.map((m) => ({ ...m, content: ref(m.content) ?? m.content })),
+    };
+    if (r.schema !== undefined) out.schema = ref(r.schema) ?? r.schema;
+    return out;
+  });
+  return (refOf.size ? jsonLines([{ shared }]) : "") + jsonLines(stored);
+}
+
+/** The stored requests of a requests file and its shared table (empty for a file without one). */
+export function readStoredRequests(text: string): { shared: Map<string, Json>; stored: StoredRequest[] } {
+  const rows = parseJsonLines<StoredRequest | { shared: Record<string, Json> }>(text);
+  const head = rows[0];
+  const shared = new Map<string, Json>();
+  if (head && "shared" in head && !("id" in head)) {
+    rows.shift();
+    for (const [hash, v] of Object.entries(head.shared)) shared.set(hash, v);
+  }
+  return { shared, stored: rows as StoredRequest[] };
+}
+
+/** Reads a JSON-lines output of a known record type (requests: expanded, see expandRequest). */
+export function readRecords<T extends keyof RecordShapes>(type: T, text: string): RecordShapes[T][] {
+  if (type === "requests") {
+    const { shared, stored } = readStoredRequests(text);
+    return stored.map((r) => expandRequest(r, shared)) as RecordShapes[T][];
+  }
   return parseJsonLines<RecordShapes[T]>(text);
 }
 
-/** Writes records as JSON lines (keys sorted, as every earlier result was written). */
-export function writeRecords<T extends keyof RecordShapes>(_type: T, rows: RecordShapes[T][]): string {
+/** Writes records as JSON lines (keys sorted, as every earlier result was written; requests with their
+ *  shared parts once, see storeRequests). */
+export function writeRecords<T extends keyof RecordShapes>(type: T, rows: RecordShapes[T][]): string {
+  if (type === "requests") return storeRequests(rows as RequestRecord[]);
   return jsonLines(rows);
 }

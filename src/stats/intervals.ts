@@ -46,7 +46,13 @@ export function seqSum(xs: ArrayLike<number>): number {
   return t;
 }
 
-/** Calls `each(idx)` once per resample with G cluster indices drawn with replacement. */
+/** The draws of earlier calls by (rng, seed, resamples, G): a run's metrics resample the same clusters with
+ *  the same seed, so they would draw the same indices again. Kept up to DRAWS_KEPT indices in all. */
+const draws = new Map<string, Int32Array>();
+const DRAWS_KEPT = 8_000_000; // 32 MB
+let drawsHeld = 0;
+
+/** Calls `each(idx)` once per resample with G cluster indices drawn with replacement (read-only). */
 export function drawResamples(
   rng: RngName,
   seed: number,
@@ -54,20 +60,40 @@ export function drawResamples(
   g: number,
   each: (idx: Int32Array) => void,
 ): void {
-  const idx = new Int32Array(g);
+  const key = `${rng} ${seed} ${resamples} ${g}`;
+  const kept = draws.get(key);
+  if (kept) {
+    for (let b = 0; b < resamples; b++) each(kept.subarray(b * g, (b + 1) * g));
+    return;
+  }
+  const keep = resamples * g <= DRAWS_KEPT;
+  const all = keep ? new Int32Array(resamples * g) : null;
+  const scratch = keep ? null : new Int32Array(g);
+  const draw = (b: number) => (all ? all.subarray(b * g, (b + 1) * g) : scratch!);
   if (rng === "numpy") {
     const gen = new NumpyGenerator(seed);
     for (let b = 0; b < resamples; b++) {
+      const idx = draw(b);
       gen.integers(0, g, g, idx);
       each(idx);
     }
   } else {
     const gen = new PyRandom(seed);
     for (let b = 0; b < resamples; b++) {
+      const idx = draw(b);
       gen.choicesIndex(g, g, idx);
       each(idx);
     }
   }
+  if (!all) return;
+  // The oldest go first when the new ones would hold more than DRAWS_KEPT.
+  for (const [k, v] of draws) {
+    if (drawsHeld + all.length <= DRAWS_KEPT) break;
+    draws.delete(k);
+    drawsHeld -= v.length;
+  }
+  draws.set(key, all);
+  drawsHeld += all.length;
 }
 
 /** np.percentile(x, q) with method="linear", to the bit. Sorts a copy. */

@@ -7,7 +7,7 @@ const TWO32 = 4294967296;
 const TWO_M53 = 1 / 9007199254740992;
 
 // 0x2360ED051FC65DA44385DF649FCCF645, least significant limb first.
-const MULT = [0xf645, 0x9fcc, 0xdf64, 0x4385, 0x5da4, 0x1fc6, 0xed05, 0x2360];
+const MULT = Float64Array.of(0xf645, 0x9fcc, 0xdf64, 0x4385, 0x5da4, 0x1fc6, 0xed05, 0x2360);
 
 /** numpy SeedSequence(entropy).generate_state(4, uint64), as eight uint32 words (little-endian pairs). */
 export function seedSequenceState(
@@ -87,17 +87,19 @@ export class PCG64 {
     return { state: dec(this.s), inc: dec(this.inc) };
   }
 
+  private readonly out = new Float64Array(8); // the step's result, reused (a step allocates nothing)
+
   private step(): void {
     const s = this.s;
-    const out = [0, 0, 0, 0, 0, 0, 0, 0];
+    const out = this.out;
     let carry = 0;
     for (let k = 0; k < 8; k++) {
       let sum = carry + this.inc[k]!;
       for (let i = 0; i <= k; i++) sum += s[i]! * MULT[k - i]!;
-      out[k] = sum % 65536;
-      carry = Math.floor(sum / 65536);
+      carry = Math.floor(sum / 65536); // sum < 2^53: exact
+      out[k] = sum - carry * 65536;
     }
-    for (let k = 0; k < 8; k++) s[k] = out[k]!;
+    s.set(out);
   }
 
   /** Advances and leaves the output in this.hi / this.lo. */

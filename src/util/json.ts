@@ -2,17 +2,43 @@
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** The value with object keys sorted (undefined members left out), for JSON.stringify. What is already
+ *  so (a plain object whose keys are sorted and defined, an array of such) is returned as it is, not
+ *  copied: records read back from sorted JSON lines are hashed and written again without a copy. */
 export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k] = sortKeys(v);
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const s = sortKeys(v);
+      if (out) out.push(s);
+      else if (s !== v) (out = value.slice(0, i)).push(s);
     }
+    return out ?? value;
+  }
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value);
+    const kids: unknown[] = new Array(keys.length);
+    const proto = Object.getPrototypeOf(value) as unknown;
+    let same = proto === Object.prototype || proto === null; // a Date or a Buffer becomes a plain copy
+    for (let i = 0; i < keys.length; i++) {
+      const v = (value as Record<string, unknown>)[keys[i]!];
+      const s = v === undefined ? undefined : sortKeys(v);
+      kids[i] = s;
+      if (s !== v || v === undefined || (i > 0 && !(keys[i - 1]! < keys[i]!))) same = false;
+    }
+    if (same) return value;
+    const order = keys.map((_, i) => i).sort((x, y) => (keys[x]! < keys[y]! ? -1 : 1));
+    const out: Record<string, unknown> = {};
+    for (const i of order) if (kids[i] !== undefined) out[keys[i]!] = kids[i];
     return out;
   }
   return value;
+}
+
+/** JSON.stringify(sortKeys(value)): the bytes keys hash and JSON lines hold. */
+export function sortedJson(value: unknown): string | undefined {
+  return JSON.stringify(sortKeys(value));
 }
 
 export function stableJson(value: unknown, indent = 2): string {

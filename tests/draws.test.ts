@@ -1,0 +1,44 @@
+// drawResamples keeps the draws of earlier calls (src/stats/intervals.ts): a call served from them must see
+// exactly the indices a fresh generator draws, for both generators, before and after others were kept.
+import { describe, expect, it } from "vitest";
+import { drawResamples } from "../src/stats/intervals.js";
+import { NumpyGenerator } from "../src/stats/pcg64.js";
+import { PyRandom } from "../src/stats/mt19937.js";
+
+const collect = (rng: "numpy" | "python", seed: number, resamples: number, g: number) => {
+  const out: number[][] = [];
+  drawResamples(rng, seed, resamples, g, (idx) => out.push(Array.from(idx)));
+  return out;
+};
+const fresh = (rng: "numpy" | "python", seed: number, resamples: number, g: number) => {
+  const out: number[][] = [];
+  const idx = new Int32Array(g);
+  const np = new NumpyGenerator(seed);
+  const py = new PyRandom(seed);
+  for (let b = 0; b < resamples; b++) {
+    if (rng === "numpy") np.integers(0, g, g, idx);
+    else py.choicesIndex(g, g, idx);
+    out.push(Array.from(idx));
+  }
+  return out;
+};
+
+describe("kept draws are the generator's draws", () => {
+  it.each<["numpy" | "python", number, number, number]>([
+    ["numpy", 0, 50, 7],
+    ["python", 0, 50, 7],
+    ["numpy", 3, 20, 1],
+    ["python", 1, 10, 300],
+  ])("%s seed %i, %i resamples of %i", (rng, seed, resamples, g) => {
+    const want = fresh(rng, seed, resamples, g);
+    expect(collect(rng, seed, resamples, g)).toEqual(want); // drawn, then kept
+    collect(rng, seed + 1, resamples, g); // another kept between
+    expect(collect(rng, seed, resamples, g)).toEqual(want); // from the kept draws
+  });
+  it("draws too large to keep are drawn again, the same", () => {
+    const want = fresh("numpy", 0, 3, 3_000_000);
+    expect(collect("numpy", 0, 3, 3_000_000).map((d) => d.slice(0, 50))).toEqual(
+      want.map((d) => d.slice(0, 50)),
+    );
+  });
+});
