@@ -184,6 +184,15 @@ describe("medbench cache push and pull", () => {
   });
 });
 
+const OTHER_MODEL_BUILD = [
+  "build",
+  "specs/voice-command.yaml",
+  "--model",
+  "fake/other-model",
+  "--registry",
+  "routes.yaml",
+];
+
 describe("medbench cache gc", () => {
   it("keeps what the recorded builds need and removes the rest; a frozen rebuild sends 0 requests", async () => {
     const fake = await startFake();
@@ -195,14 +204,7 @@ describe("medbench cache gc", () => {
 
     // Another model's build, then dropped from the lock (as a `git checkout medbench.lock` would) and its
     // results folder deleted: its objects, manifests and replies are referenced by nothing now.
-    const other = await p.run([
-      "build",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/other-model",
-      "--registry",
-      "routes.yaml",
-    ]);
+    const other = await p.run(OTHER_MODEL_BUILD);
     expect(other.exitCode, other.stderr).toBe(0);
     const otherSent = fake.stats.requests - sent;
     expect(otherSent).toBeGreaterThan(0);
@@ -252,14 +254,7 @@ describe("medbench cache gc", () => {
     expect((await p.buildAgainstFake(["--frozen"])).exitCode).toBe(0);
     expect(fake.stats.requests).toBe(sent + otherSent);
     // The dropped build's replies went: building it again sends its requests again.
-    const rebuilt = await p.run([
-      "build",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/other-model",
-      "--registry",
-      "routes.yaml",
-    ]);
+    const rebuilt = await p.run(OTHER_MODEL_BUILD);
     expect(rebuilt.exitCode, rebuilt.stderr).toBe(0);
     expect(fake.stats.requests).toBe(sent + 2 * otherSent);
   });

@@ -3,6 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, writeFileSync } from "node:fs";
 import { Project } from "./rig.js";
 
+/** `medbench stats paired` with these options, its JSON. */
+async function statsPaired(p: Project, options: string[]) {
+  const r = await p.run(["stats", "paired", ...options]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** A compare row's paired figures, in the order `stats paired` reports them (its b and c counts). */
+const rowFigures = (r: Record<string, number>) => [r.diff_pp, r.lo, r.hi, r.mcnemar_p, r.b_count, r.c_count];
+const statsFigures = (s: Record<string, number>) => [s.diff_pp, s.lo, s.hi, s.mcnemar_p, s.b, s.c];
+
 describe("medbench compare-voice-command", () => {
   let p: Project;
   const prior = "results/kor-surgical-robot-voice-command/medbench_prior";
@@ -38,33 +49,12 @@ describe("medbench compare-voice-command", () => {
         .join("\n") + "\n";
     writeFileSync(p.path("a.jsonl"), items(keyword));
     writeFileSync(p.path("b.jsonl"), items(prior));
-    const s = JSON.parse(
-      (
-        await p.run([
-          "stats",
-          "paired",
-          "--a",
-          "a.jsonl",
-          "--b",
-          "b.jsonl",
-          "--value",
-          "ok",
-          "--id",
-          "id",
-          "--cluster",
-          "group",
-        ])
-      ).stdout,
-    );
-    const clean = out.rows[0];
-    expect([clean.diff_pp, clean.lo, clean.hi, clean.mcnemar_p, clean.b_count, clean.c_count]).toEqual([
-      s.diff_pp,
-      s.lo,
-      s.hi,
-      s.mcnemar_p,
-      s.b,
-      s.c,
+    const s = await statsPaired(p, [
+      ...["--a", "a.jsonl", "--b", "b.jsonl"],
+      ...["--value", "ok", "--id", "id", "--cluster", "group"],
     ]);
+    const clean = out.rows[0];
+    expect(rowFigures(clean)).toEqual(statsFigures(s));
     const text = await p.run(["compare-voice-command", keyword, prior]);
     expect(text.stdout).toMatch(/clean\s+[\d.]+\s+[\d.]+\s+-?[\d.]+/);
   });
@@ -122,25 +112,12 @@ describe("medbench compare (generic)", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ verdict: "bcr", resamples: 2000, seed: 0, rng: "numpy" });
-    const s = JSON.parse(
-      (
-        await p.run([
-          "stats",
-          "paired",
-          ...["--a", `${lr}/units.jsonl`, "--b", `${random}/units.jsonl`],
-          ...["--value", "value", "--id", "id", "--cluster", "cluster", "--rng", "numpy"],
-        ])
-      ).stdout,
-    );
-    const row = out.rows[0];
-    expect([row.diff_pp, row.lo, row.hi, row.mcnemar_p, row.b_count, row.c_count]).toEqual([
-      s.diff_pp,
-      s.lo,
-      s.hi,
-      s.mcnemar_p,
-      s.b,
-      s.c,
+    const s = await statsPaired(p, [
+      ...["--a", `${lr}/units.jsonl`, "--b", `${random}/units.jsonl`],
+      ...["--value", "value", "--id", "id", "--cluster", "cluster", "--rng", "numpy"],
     ]);
+    const row = out.rows[0];
+    expect(rowFigures(row)).toEqual(statsFigures(s));
     const bcr = (dir: string) => JSON.parse(p.read(`${dir}/metrics.json`)).metrics.bcr.value;
     expect([row.a, row.b]).toEqual([bcr(lr), bcr(random)]);
   });

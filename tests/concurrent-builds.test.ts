@@ -2,18 +2,13 @@
 // its replies, so every request is sent once; a waiter whose holder is killed takes the build lock at once.
 // Against the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that the two builds
 // overlap however loaded the machine is. On the fixture task (tests/fixtures/README.md).
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Project, SUMS_SPECS } from "./rig.js";
+import { Project, SUMS_SPECS, cleanedAfterEach } from "./rig.js";
 import { startFake, type Fake } from "./fake.js";
 
-const servers: Fake[] = [];
-const projects: Project[] = [];
-afterEach(async () => {
-  while (servers.length) await servers.pop()!.close();
-  while (projects.length) projects.pop()!.remove();
-});
+const { servers, projects } = cleanedAfterEach();
 
 const SPEC = "specs/sums.yaml";
 const RESULTS = "results/fixture-sums/fake_test-model";

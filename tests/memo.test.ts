@@ -45,22 +45,22 @@ describe("memo log", () => {
   });
 });
 
+/** Appends replies from another process (gone when this returns), as an earlier build would. */
+async function writeElsewhere(dir: string, from: number, to: number, value = "v"): Promise<void> {
+  const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
+  const cache = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
+  await execa("node", [
+    "--input-type=module",
+    "-e",
+    `const { memoStore } = await import(${JSON.stringify(memo)});
+     const { Cache } = await import(${JSON.stringify(cache)});
+     const s = memoStore(new Cache(${JSON.stringify(dir)}));
+     for (let i = ${from}; i < ${to}; i++) s.put("requests", String(i).padStart(64, "0"), "${value}" + i);`,
+  ]);
+}
+
 describe("reply index", () => {
   const runs = (dir: string) => readdirSync(join(dir, "memo/requests")).filter((f) => f.endsWith(".idx"));
-
-  /** Appends replies from another process (gone when this returns), as an earlier build would. */
-  async function writeElsewhere(dir: string, from: number, to: number, value = "v"): Promise<void> {
-    const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
-    const cache = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
-    await execa("node", [
-      "--input-type=module",
-      "-e",
-      `const { memoStore } = await import(${JSON.stringify(memo)});
-       const { Cache } = await import(${JSON.stringify(cache)});
-       const s = memoStore(new Cache(${JSON.stringify(dir)}));
-       for (let i = ${from}; i < ${to}; i++) s.put("requests", String(i).padStart(64, "0"), "${value}" + i);`,
-    ]);
-  }
 
   it("indexes the logs of finished writers once and finds every reply through it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
@@ -123,16 +123,7 @@ describe("reply log compaction (cache gc)", () => {
   it("keeps the accepted replies of finished writers' old logs, leaves live ones, and stays indexed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
     const folder = join(dir, "memo/requests");
-    const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
-    const cacheJs = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
-    await execa("node", [
-      "--input-type=module",
-      "-e",
-      `const { memoStore } = await import(${JSON.stringify(memo)});
-       const { Cache } = await import(${JSON.stringify(cacheJs)});
-       const s = memoStore(new Cache(${JSON.stringify(dir)}));
-       for (let i = 0; i < 40; i++) s.put("requests", String(i).padStart(64, "0"), "v" + i);`,
-    ]);
+    await writeElsewhere(dir, 0, 40);
     const live = memoStore(new Cache(dir)); // this process: a writer that still runs
     live.put("requests", key(100), "live");
     const { ReplyLog } = await import("../src/runner/reply-log.js");

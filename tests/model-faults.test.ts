@@ -2,20 +2,15 @@
 // OpenAI-compatible server over real HTTP: a failed request is never an answer and the next build sends
 // exactly the failed ones; `choices: []` is an API error; a dead server stops the stage; a key echoed by a 401
 // reaches no file and no output.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Project } from "./rig.js";
+import { Project, cleanedAfterEach } from "./rig.js";
 import { filesUnder } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
 
-const servers: Fake[] = [];
-const projects: Project[] = [];
-afterEach(async () => {
-  while (servers.length) await servers.pop()!.close();
-  while (projects.length) projects.pop()!.remove();
-});
+const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 const N = 138; // requests of the voice-command sample

@@ -1,17 +1,12 @@
 // The model stage against a fake OpenAI-compatible server over real HTTP: what is sent, faults survived,
 // format fallback, the thinking audit, secrets kept out of every file, and a killed build resumed.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { rmSync } from "node:fs";
-import { Project, BIN } from "./rig.js";
+import { Project, BIN, cleanedAfterEach } from "./rig.js";
 import { startFake, type Fake } from "./fake.js";
 
-const servers: Fake[] = [];
-const projects: Project[] = [];
-afterEach(async () => {
-  while (servers.length) await servers.pop()!.close();
-  while (projects.length) projects.pop()!.remove();
-});
+const { servers, projects } = cleanedAfterEach();
 
 const THINKING_OFF =
   "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n";

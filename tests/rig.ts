@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import { execa } from "execa";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
+import type { Fake } from "./fake.js";
 import { REPO } from "./helpers.js";
 
 export const BIN = resolve(REPO, "bin/medbench.js");
@@ -209,4 +210,15 @@ export class Install {
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The fake servers and projects a test file starts, closed and removed after each of its tests. */
+export function cleanedAfterEach(): { servers: Fake[]; projects: Project[] } {
+  const servers: Fake[] = [];
+  const projects: Project[] = [];
+  afterEach(async () => {
+    while (servers.length) await servers.pop()!.close();
+    while (projects.length) projects.pop()!.remove();
+  });
+  return { servers, projects };
 }

@@ -1,16 +1,11 @@
 // verify --live under faults (issue 14, item 9): a live request that fails is reported as a failure, never as
 // a verdict that flipped; a live run with failures (or a route that stopped) is incomplete and exits 1; the
 // live run shows its progress. Against the fake OpenAI-compatible server over real HTTP.
-import { afterEach, describe, expect, it } from "vitest";
-import { Project } from "./rig.js";
+import { describe, expect, it } from "vitest";
+import { Project, cleanedAfterEach } from "./rig.js";
 import { startFake, type Fake } from "./fake.js";
 
-const servers: Fake[] = [];
-const projects: Project[] = [];
-afterEach(async () => {
-  while (servers.length) await servers.pop()!.close();
-  while (projects.length) projects.pop()!.remove();
-});
+const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 const QUICK = `    concurrency: 4
