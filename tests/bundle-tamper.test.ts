@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { execa } from "execa";
-import { Project } from "./rig.js";
+import { Project, expectCleanFailure } from "./rig.js";
 
 const RESULT = "results/kor-surgical-robot-voice-command/medbench_prior";
 const sha = (t: string | Buffer) => createHash("sha256").update(t).digest("hex");
@@ -50,7 +50,7 @@ describe("verify checks every member of a bundle", () => {
   };
   const failures = async (dir: string, where: Project = elsewhere) => {
     const r = await where.run(["verify", dir, "--json"]);
-    expect(r.stderr).not.toMatch(/\n\s+at .*:\d+:\d+\)?/);
+    expectCleanFailure(r.stderr);
     const rep = JSON.parse(r.stdout) as {
       ok: boolean;
       checks: { name: string; ok: boolean; lines: string[] }[];

@@ -2,21 +2,11 @@
 // 127.0.0.1: what one machine pushes, a second pulls and builds with 0 model requests; gc keeps exactly what
 // the recorded builds need (a frozen rebuild afterwards sends nothing and writes the same results).
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
-import { execa } from "execa";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, randomBytes } from "node:crypto";
-import { BIN, type Project } from "./rig.js";
-import { filesUnder } from "./helpers.js";
+import type { Project } from "./rig.js";
+import { age, filesUnder } from "./helpers.js";
 import { cleanUp, clone, PREFIX, remoteEnv, results, startFake, startS3, type S3 } from "./remote-rig.js";
 
 afterEach(cleanUp);
@@ -33,10 +23,7 @@ async function status(p: Project, env: Record<string, string> = {}): Promise<Sta
   return JSON.parse(r.stdout) as Status;
 }
 
-function age(dir: string, hours: number): void {
-  const t = new Date(Date.now() - hours * 3_600_000);
-  for (const f of filesUnder(dir)) utimesSync(f, t, t);
-}
+const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
 
 /** A content object nobody refers to, written where the cache keeps objects. */
 function plantObject(p: Project): string {
@@ -137,7 +124,7 @@ describe("medbench cache push and pull", () => {
     expect((await a.buildAgainstFake([], env)).exitCode).toBe(0);
     const sent = fake.stats.requests;
     const b = clone(fake);
-    const pull = execa("node", [BIN, "cache", "pull"], { cwd: b.dir, env, reject: false });
+    const pull = b.start(["cache", "pull"], env);
     // Killed once the replies (copied last) have started to arrive.
     const memo = b.path("cache/memo/requests");
     while (!(existsSync(memo) && readdirSync(memo).some((f) => statSync(join(memo, f)).size > 0)))
@@ -211,7 +198,7 @@ describe("medbench cache gc", () => {
     p.write("medbench.lock", lock);
     rmSync(p.path("results/kor-surgical-robot-voice-command/fake_other-model"), { recursive: true });
     const planted = plantObject(p);
-    age(p.path("cache"), 2); // all written two hours ago
+    age(p.path("cache"), hoursAgo(2)); // all written two hours ago
     const recent = plantObject(p); // written just now: kept by default
 
     const untouched = p.snapshot(["medbench.lock", "results"]);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { chromium } from "playwright-core";
-import { Project, SUMS_SPECS } from "./rig.js";
+import { Project, SUMS_SPECS, expectCleanFailure } from "./rig.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TASK = "results/kor-surgical-robot-voice-command";
@@ -14,11 +14,6 @@ const PRIOR = `${TASK}/medbench_prior`;
 const STOP = `${TASK}/medbench_keyword-stop`;
 const FIXTURE = "specs/sums.yaml";
 const CALCULATOR = "results/fixture-sums/medbench_calculator";
-
-const noStack = (s: string) => {
-  expect(s).not.toMatch(/\n\s+at .*:\d+:\d+/);
-  expect(s).not.toContain("internal error");
-};
 
 describe("damaged results (14.12)", () => {
   let p: Project;
@@ -48,12 +43,12 @@ describe("damaged results (14.12)", () => {
       expect(r.stderr).toMatch(
         /error: results\/kor-surgical-robot-voice-command\/medbench_prior\/metrics\.json is not valid JSON/,
       );
-      noStack(r.stderr);
+      expectCleanFailure(r.stderr);
       expect(p.exists("r.html")).toBe(false);
       const c = await p.run(["compare-voice-command", PRIOR, STOP]);
       expect(c.exitCode).toBe(2);
       expect(c.stderr).toContain(`${PRIOR}/metrics.json is not valid JSON`);
-      noStack(c.stderr);
+      expectCleanFailure(c.stderr);
     });
   });
 
@@ -65,7 +60,7 @@ describe("damaged results (14.12)", () => {
       const c = await p.run(["compare-voice-command", PRIOR, STOP]);
       expect(c.exitCode).toBe(2);
       expect(c.stderr).toContain(`${STOP}/items.jsonl:4 is not valid JSON`);
-      noStack(c.stderr);
+      expectCleanFailure(c.stderr);
     });
   });
 
@@ -74,7 +69,7 @@ describe("damaged results (14.12)", () => {
       const c = await p.run(["compare-voice-command", PRIOR, STOP]);
       expect(c.exitCode).toBe(2);
       expect(c.stderr).toContain(`${STOP}/metrics.json is not a run's result (metrics.json has no slug`);
-      noStack(c.stderr);
+      expectCleanFailure(c.stderr);
     });
   });
 

@@ -10,6 +10,16 @@ import { startFake } from "./fake.js";
 const SPEC = "specs/sums.yaml";
 const OTHER = ["--model", "medbench/constant"];
 
+/** `build --frozen` of each variant passes, and medbench.lock stays as it was. */
+async function expectFrozen(p: Project, variants: string[][]): Promise<void> {
+  const lock = p.read("medbench.lock");
+  for (const args of variants) {
+    const r = await p.run(["build", SPEC, "--frozen", "--quiet", ...args]);
+    expect(r.exitCode, r.stderr).toBe(0);
+  }
+  expect(p.read("medbench.lock")).toBe(lock);
+}
+
 describe("medbench.lock", () => {
   let p: Project;
   beforeEach(() => {
@@ -56,12 +66,24 @@ describe("medbench.lock per variable set", () => {
       "limit=null model=medbench/calculator subset=null",
       "limit=null model=medbench/constant subset=null",
     ]);
-    for (const args of [[], OTHER, [], OTHER]) {
-      const r = await p.run(["build", SPEC, "--frozen", "--quiet", ...args]);
-      expect(r.exitCode, r.stderr).toBe(0);
-    }
+    await expectFrozen(p, [[], OTHER, [], OTHER]);
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
     expect(p.read("medbench.lock")).toBe(lock);
+  });
+
+  // A build from the bundled sample and one from a release the user downloaded are two builds of the
+  // same variables: the lock keeps both (issue 10, "the lock records every built variable set").
+  it("keeps the sample build and the --data-dir build side by side", async () => {
+    cpSync(p.path("specs/sums/sample"), p.path("release"), { recursive: true });
+    await p.buildSpec(SPEC);
+    const released = await p.buildSpec(SPEC, ["--data-dir", "release"]);
+    expect(released.status.download).toBe("ran"); // the release is another source: its own stage keys
+    const builds = Object.keys(JSON.parse(p.read("medbench.lock")).specs[SPEC].builds);
+    expect(builds).toHaveLength(2);
+    expect(builds.filter((b) => b.endsWith(" data=--data-dir"))).toHaveLength(1);
+    await expectFrozen(p, [[], ["--data-dir", "release"]]);
+    const status = await p.run(["status", SPEC, "--data-dir", "release"]);
+    expect(status.stdout).not.toMatch(/stale|never built/);
   });
 
   it("--frozen refuses a variable set the lock does not hold before any model request is sent", async () => {

@@ -2,7 +2,7 @@
 // is fresh, what each kind of edit reruns, --frozen, stale compiled code. A spec names the fixture by its
 // folder path (docs/spec-files.md, `task`), so the runner never knows its name.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Install, Project, SUMS_SPECS } from "./rig.js";
+import { Install, Project, SUMS_SPECS, expectCleanFailure } from "./rig.js";
 
 const SPEC = "specs/sums.yaml";
 const ALL_RAN = {
@@ -137,7 +137,7 @@ describe("the fixture task's code in the key", () => {
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toContain(`${scorer}: this source changed since dist/ was compiled`);
       expect(r.stderr).toContain("npm run build");
-      expect(r.stderr).not.toMatch(/\n\s+at .*:\d+:\d+/);
+      expectCleanFailure(r.stderr);
     }
     expect(p.snapshot()).toBe(before);
   });

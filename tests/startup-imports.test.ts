@@ -1,11 +1,10 @@
 // The CLI's start-up stays close to Node's own (issue 10's no-op goal): src/ and stages/ take fs, crypto,
-// url and util through src/util/builtins.ts, never by an ES import, whose facade costs several times more.
+// url and util through src/util/builtins.ts, never by an ES import (scripts/bench/builtins.mjs).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { filesUnder } from "./helpers.js";
+import { join } from "node:path";
+import { filesUnder, REPO } from "./helpers.js";
 
-const REPO = resolve(import.meta.dirname, "..");
 const VALUE_IMPORT = /^import\s+(?!type\b)[^;]*?from\s+"node:(fs|crypto|url|util)"/gm;
 
 describe("start-up imports", () => {
