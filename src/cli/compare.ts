@@ -93,9 +93,12 @@ function row(a: { id: string; value: number; cluster: string }[], b: typeof a, o
   };
 }
 
+/** The two runs' metrics, once checked comparable (comparable()). */
+type Runs = ReturnType<typeof comparable>;
+
 /** Item by item, as the task declares: one row per verdict and value of `by`. */
-export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: PairedOptions) {
-  const { a: A, b: B } = comparable(dirA, dirB);
+export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: PairedOptions, runs: Runs) {
+  const { a: A, b: B } = runs;
   const itemsA = readLines<ComparedItem>(dirA, "items.jsonl", ""),
     itemsB = readLines<ComparedItem>(dirB, "items.jsonl", "");
   if (!sameIds(itemsA, itemsB)) throw new UsageError("the runs do not hold the same items");
@@ -123,8 +126,8 @@ export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: P
 }
 
 /** Unit by unit on the primary metric (units.jsonl): for a task that declares no item comparison. */
-export function compareUnits(dirA: string, dirB: string, o: PairedOptions) {
-  const { a: A, b: B } = comparable(dirA, dirB);
+export function compareUnits(dirA: string, dirB: string, o: PairedOptions, runs: Runs) {
+  const { a: A, b: B } = runs;
   const why =
     ": rebuild the run (the bootstrap stage writes it; add `units.jsonl: bootstrap/units` to results.files)";
   const ua = readLines<UnitRecord>(dirA, "units.jsonl", why),

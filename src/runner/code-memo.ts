@@ -1,20 +1,16 @@
 // What medbench works out from its own install files (a source's sha256, a compiled module's sha256 and
 // imports, the versions package-lock.json pins), remembered across processes by stat signature (size, mtime,
-// ctime, inode), so that a no-op build neither reads nor hashes the code it keys stages by. As in the stat
-// cache, the ctime is what a writer cannot set back: a file edited in any way is read and hashed again.
+// ctime, inode: src/runner/stat-signature.ts, as the stat cache does), so that a no-op build neither reads
+// nor hashes the code it keys stages by.
 import { readFileSync, statSync } from "../util/builtins.js";
-import type { Stats } from "node:fs";
+import { sameSignature, settled, signatureOf, type StatSignature } from "./stat-signature.js";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./fsutil.js";
 import type { Json } from "../util/json.js";
 
 const VERSION = 1;
 
-interface Entry {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
+interface Entry extends StatSignature {
   /** Which derivation made `facts` (a file is always derived the same way; this guards a change of mind). */
   kind: string;
   facts: Json;
@@ -37,18 +33,14 @@ export function useCodeMemo(path: string): void {
   }
 }
 
-const sameStat = (e: Entry, st: Stats) =>
-  e.size === st.size && e.mtimeMs === st.mtimeMs && e.ctimeMs === st.ctimeMs && e.ino === st.ino;
-
 /** `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged. */
 export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
   const st = statSync(abs);
   const hit = entries[abs];
-  if (hit && hit.kind === kind && sameStat(hit, st)) return hit.facts as T;
+  if (hit && hit.kind === kind && sameSignature(hit, st)) return hit.facts as T;
   const facts = derive(readFileSync(abs));
-  // A file modified within the clock's resolution could change again unseen: do not trust its stat yet.
-  if (Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > 2000) {
-    entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, kind, facts };
+  if (settled(st)) {
+    entries[abs] = { ...signatureOf(st), kind, facts };
     dirty = true;
   }
   return facts;

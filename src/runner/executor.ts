@@ -82,6 +82,8 @@ export interface BuildScope {
   cache: Cache;
   /** Stage name -> its outputs (name -> sha256), for the stages keyed so far. */
   upstream: Map<string, Record<string, string>>;
+  /** Stage name -> the data source a data stage worked out with its key (its readers' `source`). */
+  sources: Map<string, DataSource>;
   /** The spec's record in medbench.lock before this build (its pins). */
   previous: LockSpec | undefined;
   /** Pins recorded by this build's stages (trusted on first use). */
@@ -128,28 +130,20 @@ export async function stageRecord(
     }
   }
   const identity = kind.identify ? await kind.identify(ctx) : null;
-  if (kind.dataSource) dataSources(upstream).set(decl.name, kind.dataSource(ctx));
+  if (kind.dataSource) scope.sources.set(decl.name, kind.dataSource(ctx));
   return {
     record: keyRecord({ kind: decl.kind, code, packages, params: decl.params, inputs, identity }),
     paths,
   };
 }
 
-/** The data sources of the stages keyed so far in one build (or status), kept beside its upstream map. */
-const sourcesByBuild = new WeakMap<Map<string, Record<string, string>>, Map<string, DataSource>>();
-function dataSources(upstream: Map<string, Record<string, string>>): Map<string, DataSource> {
-  let m = sourcesByBuild.get(upstream);
-  if (!m) sourcesByBuild.set(upstream, (m = new Map()));
-  return m;
-}
-
 /**
  * The results folder's suffix: `.release` when the spec bundles a (synthetic) sample and this build read the
  * real release instead, so that neither result overwrites the other; then `.partial` for a partial run.
  */
-export function resultsSuffix(opts: BuildOptions, upstream: Map<string, Record<string, string>>): string {
-  const real = [...dataSources(upstream).values()].some((s) => s.hasSample && !s.sample);
-  return (real ? ".release" : "") + opts.resultsSuffix;
+export function resultsSuffix(scope: BuildScope): string {
+  const real = [...scope.sources.values()].some((s) => s.hasSample && !s.sample);
+  return (real ? ".release" : "") + scope.opts.resultsSuffix;
 }
 
 export interface Runtime {
@@ -203,7 +197,17 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   const reports: StageReport[] = [];
   const lockStages: LockBuild["stages"] = {};
   // The reply store's modules load when a stage runs, not before: a no-op build needs none of them.
-  const scope: BuildScope = { rt, opts, cache, upstream, previous, newPins, emit, memo: null };
+  const scope: BuildScope = {
+    rt,
+    opts,
+    cache,
+    upstream,
+    sources: new Map(),
+    previous,
+    newPins,
+    emit,
+    memo: null,
+  };
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
 
   const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
@@ -309,7 +313,7 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       results = await writeResults({
         spec,
         project,
-        suffix: resultsSuffix(opts, upstream),
+        suffix: resultsSuffix(scope),
         cache,
         upstream,
         stages: lockStages,
@@ -418,7 +422,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
         return upstream.get(ref.stage) ?? {};
       },
       get source() {
-        return dataSources(upstream).get(ref.stage) ?? null;
+        return scope.sources.get(ref.stage) ?? null;
       },
       read: (out) => cache.read(hashOf(out)),
       text: (out) => cache.read(hashOf(out)).toString("utf8"),

@@ -5,14 +5,11 @@ import { statSync, readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { sha256File } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
+import { sameSignature, settled, signatureOf, type StatSignature } from "./stat-signature.js";
 
 const VERSION = 2;
 
-interface Entry {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
+interface Entry extends StatSignature {
   sha256: string;
 }
 
@@ -40,18 +37,10 @@ export class StatCache {
     const abs = resolve(path);
     const st = statSync(abs);
     const hit = this.entries[abs];
-    if (
-      hit &&
-      hit.size === st.size &&
-      hit.mtimeMs === st.mtimeMs &&
-      hit.ctimeMs === st.ctimeMs &&
-      hit.ino === st.ino
-    )
-      return hit.sha256;
+    if (hit && sameSignature(hit, st)) return hit.sha256;
     const sha256 = await sha256File(abs);
-    // A file modified within the clock's resolution could change again unseen: do not trust its stat yet.
-    if (Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > 2000) {
-      this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256 };
+    if (settled(st)) {
+      this.entries[abs] = { ...signatureOf(st), sha256 };
       this.dirty = true;
     }
     return sha256;
@@ -61,7 +50,7 @@ export class StatCache {
   remember(path: string, sha256: string): void {
     const abs = resolve(path);
     const st = statSync(abs);
-    this.entries[abs] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256 };
+    this.entries[abs] = { ...signatureOf(st), sha256 };
     this.dirty = true;
   }
 

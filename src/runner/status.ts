@@ -3,7 +3,6 @@ import { Cache } from "./cache.js";
 import { stageKey } from "./keys.js";
 import { buildId, readLock, type LockBuild } from "./lock.js";
 import { resultsDifferences } from "./results.js";
-import { memoStore } from "./memo.js";
 import { projectPath } from "./project.js";
 import {
   freshManifest,
@@ -38,10 +37,11 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     opts,
     cache,
     upstream,
+    sources: new Map(),
     previous,
     newPins: {},
     emit: () => {},
-    memo: memoStore(cache),
+    memo: null, // keying a stage never reads replies
   };
   const states: StageState[] = [];
   const blocked = new Set<string>();
@@ -111,7 +111,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     const reasons = await resultsDifferences({
       spec: rt.spec,
       project: opts.project,
-      suffix: resultsSuffix(opts, upstream),
+      suffix: resultsSuffix(scope),
       cache,
       upstream,
       stages: built,

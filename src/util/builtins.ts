@@ -1,8 +1,9 @@
 // The Node builtins medbench's start-up needs, required rather than imported. An ES import of a builtin
-// builds its ES module facade, which reads every export: for fs that runs the lazy `promises` and
-// `ReadStream` getters (loading fs/promises and the stream modules), and url, util and crypto cost several
-// times their require too. Required, the four cost about 5 ms less on every command, some 7 % of Node's own
-// start-up (scripts/bench/noop-build.mjs). Import fs, crypto, url and util functions from here.
+// builds its ES module facade, which reads every export (for fs, the lazy `promises` and `ReadStream` getters
+// too). The gain is small: scripts/bench/builtins.mjs, whole processes against `node -e 0`, gave 1.07 ES
+// imported against 1.03 required, then 1.20 against 1.17 (2026-12-03, shared 2-core machine): about 0.03-0.04
+// of Node's start-up on every command. Import fs, crypto, url and util functions from here
+// (tests/startup-imports.test.ts keeps it so).
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);

@@ -45,11 +45,11 @@ export async function runCompare(argv: string[], cmd: Command, slug?: string): P
     throw usageError(cmd, `${cmd.synopsis.split(" ")[0]} takes two result directories`);
   const [dirA, dirB] = positionals as [string, string];
   const { comparable, compareItems, compareUnits, UNITS_PAIRED } = await import("../compare.js");
-  const { a } = comparable(dirA, dirB, slug);
-  const decl = await declOf((values.project as string | undefined) ?? process.cwd(), a.slug);
+  const runs = comparable(dirA, dirB, slug);
+  const decl = await declOf((values.project as string | undefined) ?? process.cwd(), runs.a.slug);
   const result: Comparison = decl
-    ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired })
-    : compareUnits(dirA, dirB, UNITS_PAIRED);
+    ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired }, runs)
+    : compareUnits(dirA, dirB, UNITS_PAIRED, runs);
   if (values.json) process.stdout.write(JSON.stringify(result) + "\n");
   else process.stdout.write(render(result, decl?.by ?? "group"));
   return 0;
