@@ -8,6 +8,8 @@ import { pathToFileURL } from "node:url";
 import { Install, Project, SUMS_SPECS } from "./rig.js";
 import { age, REPO } from "./helpers.js";
 import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { hostname } from "node:os";
+import { sha256Hex } from "../src/hash/sha256.js";
 
 const SPEC = "specs/sums.yaml";
 const RESULTS = "results/fixture-sums/medbench_calculator";
@@ -16,7 +18,7 @@ const HOUR_AGO = new Date(Date.now() - 3600_000);
 const settle = () => new Promise((r) => setTimeout(r, 2200));
 const CASES = [
   ...["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"],
-  ...["registry", "subfolder", "removed"],
+  ...["registry", "subfolder", "removed", "waited"],
 ] as const;
 /** The arguments of a case's builds (the model stage reads its route from a registry file). */
 const ARGS: { [name: string]: string[] } = { registry: ["--registry", "routes.yaml", "--model", "fake/m1"] };
@@ -141,6 +143,26 @@ describe("a no-op build answered from its record", () => {
     expect(after.stderr).not.toContain(REPLAYED);
     expect(after.exitCode).toBe(2);
     expect(after.stderr).toContain("no such file");
+  });
+
+  it("a no-op that waited for another build is replayed without the wait", async () => {
+    const p = projects.waited;
+    // The build lock of this spec and variable set (src/runner/executor.ts), held by this live process.
+    const variables = "limit=null model=medbench/calculator subset=null";
+    const lock = p.path("cache/locks", `${sha256Hex(`${SPEC}\n${variables}\n`)}.lck`);
+    mkdirSync(p.path("cache/locks"), { recursive: true });
+    writeFileSync(lock, `${process.pid} ${hostname()}\n`);
+    const waiting = p.start(["build", SPEC, "--json", "--quiet"], {}, install.bin);
+    await new Promise<void>((done) =>
+      waiting.stderr!.on("data", (chunk: Buffer) => {
+        if (String(chunk).includes("waiting for another build")) done();
+      }),
+    );
+    rmSync(lock);
+    expect((await waiting).exitCode).toBe(0);
+    const replayed = await p.run(["build", SPEC, "--json", "--quiet"], {}, install.bin);
+    expect(replayed.stderr).toContain(REPLAYED);
+    expect(replayed.stderr).not.toContain("waiting for another build");
   });
 
   it("a cache emptied by hand reruns the stages", async () => {
