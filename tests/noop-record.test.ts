@@ -2,13 +2,24 @@
 // would have said, and any change to what a build consults must send the next build through the stages.
 // Each case has its own project; the records are written once what they list has settled (2 s).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Install, Project, SUMS_SPECS } from "./rig.js";
 import { age, REPO } from "./helpers.js";
 import { fakeRoute, startFake, type Fake } from "./fake.js";
-import { hostname } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { sha256Hex } from "../src/hash/sha256.js";
 
 const SPEC = "specs/sums.yaml";
@@ -18,7 +29,7 @@ const HOUR_AGO = new Date(Date.now() - 3600_000);
 const settle = () => new Promise((r) => setTimeout(r, 2200));
 const CASES = [
   ...["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"],
-  ...["registry", "subfolder", "removed", "waited"],
+  ...["registry", "subfolder", "removed", "waited", "linked"],
 ] as const;
 /** The arguments of a case's builds (the model stage reads its route from a registry file). */
 const ARGS: { [name: string]: string[] } = { registry: ["--registry", "routes.yaml", "--model", "fake/m1"] };
@@ -163,6 +174,22 @@ describe("a no-op build answered from its record", () => {
     const replayed = await p.run(["build", SPEC, "--json", "--quiet"], {}, install.bin);
     expect(replayed.stderr).toContain(REPLAYED);
     expect(replayed.stderr).not.toContain("waiting for another build");
+  });
+
+  it("an input's folder moved out of the project and linked back is refused, not replayed", async () => {
+    const p = projects.linked;
+    const outside = mkdtempSync(join(tmpdir(), "medbench-outside-"));
+    try {
+      // A move keeps every file's stat: only the folders on the way tell.
+      renameSync(p.path("specs/sums/prompts"), join(outside, "prompts"));
+      symlinkSync(join(outside, "prompts"), p.path("specs/sums/prompts"));
+      const r = await p.run(["build", SPEC, "--json"], {}, install.bin);
+      expect(r.stderr).not.toContain(REPLAYED);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain("through a link");
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it("a cache emptied by hand reruns the stages", async () => {
