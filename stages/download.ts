@@ -13,6 +13,7 @@ import {
 import { resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
 import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
+import { consult } from "../src/util/consulted.js";
 
 interface Params {
   source: string; // label of the real release, e.g. khdp/kor-surgical-robot-voice-command
@@ -34,7 +35,9 @@ function pinsOf(ctx: StageContext): Record<string, string | null> {
   const p = params(ctx);
   const pins: Record<string, string | null> = { ...(p.files ?? {}) };
   if (p.pins_file) {
-    const text = readFileSync(inside(ctx.options.projectRoot, p.pins_file, "pins_file"), "utf8");
+    const file = inside(ctx.options.projectRoot, p.pins_file, "pins_file");
+    consult(file);
+    const text = readFileSync(file, "utf8");
     for (const line of text.split("\n")) {
       const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line.trimEnd());
       if (m) pins[m[2]!] = m[1]!;
@@ -48,6 +51,7 @@ function where(ctx: StageContext): Where {
   const pins = pinsOf(ctx);
   if (ctx.options.dataDir) {
     const dir = resolve(ctx.options.dataDir);
+    consult(dir);
     try {
       if (!statSync(dir).isDirectory()) throw new Error("not a directory");
       accessSync(dir, constants.R_OK | constants.X_OK);
@@ -118,6 +122,7 @@ function check(ctx: StageContext, w: Where, path: string, actual: string): void 
 
 function localFile(w: Extract<Where, { kind: "dir" }>, path: string): string {
   const abs = inside(w.dir, path, "release file");
+  consult(abs);
   if (!existsSync(abs))
     throw new StageError(
       `${path} is missing from ${w.dir}`,

@@ -4,6 +4,8 @@
 //   1. `node -e 0`                                  (the baseline)
 //   2. a no-op `medbench build specs/voice-command.yaml`
 //   3. the same with a 100 MB release file among the inputs (the stat cache must keep it at figure 2)
+//   4. the no-op build with --rekey: every stage keyed again, not answered from the last no-op's record
+//      (src/cli/noop-record.ts), the cost of the first no-op after any change
 // and, to show where the rest goes, two floors: an empty ES module (Node's module loader starting) and
 // `medbench --version` (the CLI's dispatcher, no spec read).
 // Usage: node scripts/bench/noop-build.mjs [--runs 15]
@@ -37,6 +39,10 @@ async function project(bigMB) {
   }
   await $({ cwd: dir })`node ${bin} build specs/voice-command.yaml --quiet`;
   await $({ cwd: dir })`node ${bin} build specs/voice-command.yaml --quiet`; // a warm-up no-op
+  // A no-op is recorded only once what it consulted has settled (2 s): then the next ones replay it.
+  await new Promise((r) => setTimeout(r, 2200));
+  for (const extra of [[], ["--rekey"]])
+    await $({ cwd: dir })`node ${bin} build specs/voice-command.yaml --quiet ${extra}`;
   return dir;
 }
 
@@ -47,13 +53,14 @@ const big = await project(100);
 const BUILD = [bin, "build", "specs/voice-command.yaml", "--quiet"];
 const empty = path.join(plain, "empty.mjs");
 await fs.writeFile(empty, "");
-const t = { node: [], empty: [], version: [], noop: [], noopBig: [] };
+const t = { node: [], empty: [], version: [], noop: [], noopBig: [], rekey: [] };
 for (let i = 0; i < runs; i++) {
   t.node.push((await timed("node", ["-e", "0"], plain, { rss: false })).ms);
   t.empty.push((await timed("node", [empty], plain, { rss: false })).ms);
   t.version.push((await timed("node", [bin, "--version"], plain, { rss: false })).ms);
   t.noop.push((await timed("node", BUILD, plain, { rss: false })).ms);
   t.noopBig.push((await timed("node", BUILD, big, { rss: false })).ms);
+  t.rekey.push((await timed("node", [...BUILD, "--rekey"], plain, { rss: false })).ms);
 }
 const [base, noop, noopBig] = [median(t.node), median(t.noop), median(t.noopBig)];
 console.log(`median of ${runs} runs each`);
@@ -65,6 +72,9 @@ console.log(`medbench --version                  ${(median(t.version) / base).to
 console.log(`no-op build                         ${(noop / base).toFixed(2)}  (goal <= 1.5, issue 16)`);
 console.log(
   `no-op build, 100 MB input           ${(noopBig / base).toFixed(2)}  (goal: same as the line above)`,
+);
+console.log(
+  `no-op build --rekey                 ${(median(t.rekey) / base).toFixed(2)}  (goal <= 2, issue 10)`,
 );
 await fs.remove(plain);
 await fs.remove(big);

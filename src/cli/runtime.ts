@@ -16,6 +16,7 @@ import { HASH_RECIPE } from "../spec/hash.js";
 import { checkCompiled } from "../runner/compiled.js";
 import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
+import { consult } from "../util/consulted.js";
 
 /** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
 const NO_TASK: TaskModule = {
@@ -48,6 +49,7 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
     return NO_TASK;
   }
   const entry = resolve(installRoot(), "dist", taskFolder(spec.task), "index.js");
+  consult(entry);
   if (!TASK_PATTERN.test(spec.task) || !existsSync(entry)) {
     const known = existsSync(resolve(installRoot(), "tasks"))
       ? readdirSync(resolve(installRoot(), "tasks"), { withFileTypes: true })

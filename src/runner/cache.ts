@@ -17,6 +17,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
+import { consult } from "../util/consulted.js";
 
 export class CorruptObjectError extends Error {
   constructor(
@@ -86,6 +87,7 @@ export class Cache {
    *  it is fetched from the remote (checked there against its hash). */
   async verify(hash: string): Promise<boolean> {
     const path = this.objectPath(hash);
+    consult(path);
     if (existsSync(path)) {
       const actual = await this.stat.hash(path);
       if (actual === hash) return true;
@@ -129,6 +131,7 @@ export class Cache {
   }
 
   readManifest(key: string): StageManifest | null {
+    consult(this.manifestPath(key));
     try {
       return JSON.parse(readFileSync(this.manifestPath(key), "utf8")) as StageManifest;
     } catch {

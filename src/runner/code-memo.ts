@@ -7,6 +7,7 @@ import { sameSignature, settled, signatureOf, type StatSignature } from "./stat-
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./fsutil.js";
 import type { Json } from "../util/json.js";
+import { consult } from "../util/consulted.js";
 
 const VERSION = 1;
 
@@ -35,6 +36,7 @@ export function useCodeMemo(path: string): void {
 
 /** `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged. */
 export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
+  consult(abs);
   const st = statSync(abs);
   const hit = entries[abs];
   if (hit && hit.kind === kind && sameSignature(hit, st)) return hit.facts as T;

@@ -7,6 +7,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { taskFolder } from "../contract/task-folder.js";
 import { factsOf } from "./code-memo.js";
+import { consult } from "../util/consulted.js";
 
 export interface CodeIdentity {
   /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
@@ -16,8 +17,9 @@ export interface CodeIdentity {
 }
 
 // `from "x"`, `import("x")` and a bare `import "x"` in compiled JavaScript (type-only imports are gone).
+// A specifier holds no white space: a message that ends in `from "` is not an import.
 const IMPORT_RE =
-  /\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
+  /\bfrom\s*["']([^"'\s]+)["']|\bimport\s*\(\s*["']([^"'\s]+)["']\s*\)|^\s*import\s*["']([^"'\s]+)["']/gm;
 
 interface Scanned {
   sha256: string;
@@ -43,6 +45,7 @@ function scan(file: string): Scanned {
   for (const spec of imports) {
     if (spec.startsWith(".")) {
       const target = resolve(dirname(file), spec);
+      consult(target);
       if (existsSync(target)) modules.push(target);
     } else if (!spec.startsWith("node:") && !isBuiltin(spec)) {
       packages.push(packageName(spec));
@@ -65,6 +68,7 @@ let lockedVersions: Record<string, string> | null = null;
 function lockVersions(root: string): Record<string, string> {
   if (lockedVersions) return lockedVersions;
   const lockFile = join(root, "package-lock.json");
+  consult(lockFile);
   lockedVersions = !existsSync(lockFile)
     ? {}
     : factsOf(lockFile, "lock-versions", (bytes) => {
@@ -86,6 +90,7 @@ function packageVersion(root: string, name: string): string {
   if (locked) return locked;
   for (let dir = root; ; dir = dirname(dir)) {
     const manifest = join(dir, "node_modules", name, "package.json");
+    consult(manifest);
     if (existsSync(manifest))
       return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
     if (dirname(dir) === dir) return "unknown";
@@ -94,10 +99,11 @@ function packageVersion(root: string, name: string): string {
 
 /** Every file under `dir`, recursively, as absolute paths (none when it does not exist). */
 export function filesUnder(dir: string): string[] {
+  consult(dir);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name));
+  const entries = readdirSync(dir, { recursive: true, withFileTypes: true });
+  for (const e of entries) if (e.isDirectory()) consult(join(e.parentPath, e.name)); // a file added there
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
 // The install's folders do not change while one process runs (each stage of a task lists the same folder).

@@ -6,6 +6,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { filesUnder } from "./code.js";
 import { factsOf } from "./code-memo.js";
+import { consult } from "../util/consulted.js";
 
 // tests/fixtures: task folders for the runner's own tests (absent from an installed package).
 const SOURCE_DIRS = ["src", "stages", "tasks", "tests/fixtures"];
@@ -14,6 +15,7 @@ let checked = false;
 export function checkCompiled(root: string): void {
   if (checked) return;
   const manifestPath = join(root, "dist/sources.json");
+  consult(manifestPath);
   const fix = "run `npm run build` (it compiles and records the sources), then run this command again";
   if (!existsSync(manifestPath))
     throw new DiagnosticError([

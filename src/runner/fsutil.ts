@@ -17,11 +17,12 @@ function ensureDir(dir: string): void {
   mkdirSync(dir, { recursive: true });
   madeDirs.add(dir);
 }
-const prefix = `.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+let prefix: string | undefined; // made on first use, so that a command that writes nothing loads no crypto
 let counter = 0;
 
 export function tempName(dir: string): string {
   ensureDir(dir);
+  prefix ??= `.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   return join(dir, `${prefix}-${counter++}`);
 }
 

@@ -8,6 +8,7 @@ import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import type { Json } from "../util/json.js";
+import { consult } from "../util/consulted.js";
 
 export const LOCK_SCHEMA = 2;
 
@@ -52,6 +53,7 @@ export interface LockFile {
 }
 
 export function readLock(path: string): LockFile {
+  consult(path);
   if (!existsSync(path)) return { schema: LOCK_SCHEMA, hash_recipe: HASH_RECIPE, specs: {} };
   let parsed: LockFile;
   try {

@@ -3,6 +3,7 @@ import { realpathSync, existsSync } from "../util/builtins.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { staysInside } from "../util/paths.js";
+import { consult } from "../util/consulted.js";
 
 export interface Project {
   root: string;
@@ -26,6 +27,7 @@ export function insideDir(base: string, rel: string, what: string, specFile: str
     new DiagnosticError([{ file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` }]);
   if (isAbsolute(rel)) throw fail(`${what} path ${rel} is absolute`);
   const target = resolve(base, rel);
+  consult(target);
   if (!staysInside(base, rel)) throw fail(`${what} path ${rel} escapes ${base}`);
   if (
     existsSync(target) &&

@@ -22,6 +22,7 @@ import { processAlive } from "./fsutil.js";
 import { resultSource, type SpecFile } from "../spec/load.js";
 import { stableJson } from "../util/json.js";
 import { staysInside } from "../util/paths.js";
+import { consult } from "../util/consulted.js";
 
 /** The results folder of this build: `results.dir` with {slug} and variables filled in, plus the suffix. */
 export function resultsDir(spec: SpecFile, project: Project, suffix: string): string {
@@ -92,6 +93,7 @@ function wanted(
 
 /** The files of a folder, relative, with forward slashes (an absent folder has none). */
 function listFiles(dir: string): string[] {
+  consult(dir);
   if (!existsSync(dir)) return [];
   return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
     .filter((d) => !d.isDirectory())
@@ -110,6 +112,7 @@ function listFiles(dir: string): string[] {
  * reads the stage objects nor the results whole; a file edited in any way has a new ctime and is rehashed.
  */
 async function differences(dir: string, want: Wanted, cache: Cache): Promise<string[]> {
+  consult(dir);
   if (!existsSync(dir)) return ["the results folder is missing"];
   const out: string[] = [];
   const present = new Set(listFiles(dir));
@@ -118,6 +121,7 @@ async function differences(dir: string, want: Wanted, cache: Cache): Promise<str
     else if ((await cache.stat.hash(join(dir, name))) !== hash) out.push(`${name} is not this build's`);
     present.delete(name);
   }
+  consult(join(dir, "build.json"));
   if (!present.has("build.json")) out.push("build.json is missing");
   else if (!readFileSync(join(dir, "build.json")).equals(want.buildJson))
     out.push("build.json is not this build's");
@@ -150,6 +154,7 @@ export async function resultsDifferences(r: ResultsOf): Promise<string[]> {
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
 function sweepLeftovers(dir: string): void {
   const parent = dirname(dir);
+  consult(parent); // a leftover appearing there sends the next build through this sweep
   if (!existsSync(parent)) return;
   const re = new RegExp(`^\\.${basename(dir).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(tmp|old)-(\\d+)-`);
   for (const name of readdirSync(parent)) {

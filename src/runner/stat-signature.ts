@@ -20,4 +20,9 @@ export const sameSignature = (e: StatSignature, st: Stats): boolean =>
   e.size === st.size && e.mtimeMs === st.mtimeMs && e.ctimeMs === st.ctimeMs && e.ino === st.ino;
 
 /** A file modified within the clock's resolution could change again unseen: its stat is not trusted yet. */
-export const settled = (st: Stats): boolean => Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > 2000;
+const SETTLE_MS = 2000;
+export const settled = (st: Stats): boolean => Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > SETTLE_MS;
+
+/** Whether a file was last changed at least the settling time before `t` (ms since the epoch). */
+export const settledBefore = (mtimeMs: number, ctimeMs: number, t: number): boolean =>
+  t - Math.max(mtimeMs, ctimeMs) > SETTLE_MS;

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { sha256File } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 import { sameSignature, settled, signatureOf, type StatSignature } from "./stat-signature.js";
+import { consult } from "../util/consulted.js";
 
 const VERSION = 2;
 
@@ -35,6 +36,7 @@ export class StatCache {
 
   async hash(path: string): Promise<string> {
     const abs = resolve(path);
+    consult(abs);
     const st = statSync(abs);
     const hit = this.entries[abs];
     if (hit && sameSignature(hit, st)) return hit.sha256;

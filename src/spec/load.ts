@@ -8,6 +8,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { checkSchema, schemaIdentity, SPEC_SCHEMA } from "./schema.js";
+import { consult } from "../util/consulted.js";
 
 export type InputRef = { stage: string } | { file: string };
 
@@ -82,6 +83,7 @@ export function loadSpec(
   displayName = path,
   parsedCache?: string,
 ): SpecFile {
+  consult(path);
   if (!parsedCache) return loadSpecFromSource(readSourceDoc(path, displayName), variables);
   let bytes: Buffer;
   try {

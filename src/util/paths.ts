@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath, existsSync, readFileSync } from "./builtins.js";
+import { consult } from "./consulted.js";
 
 /** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not. */
 /** Whether `rel`, resolved under `base`, stays inside it (by its text; links are the caller's business). */
@@ -13,16 +14,18 @@ let root: string | null = null;
 
 export function installRoot(): string {
   if (root) return root;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(resolve(dir, "package.json"))) {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; ) {
+    const manifest = resolve(dir, "package.json");
+    consult(manifest);
+    if (existsSync(manifest)) return (root = dir);
     const up = dirname(dir);
     if (up === dir) throw new Error("medbench: cannot find its own package.json");
     dir = up;
   }
-  return (root = dir);
 }
 
 export function medbenchVersion(): string {
+  consult(resolve(installRoot(), "package.json"));
   return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string })
     .version;
 }

@@ -2,8 +2,9 @@
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
-import type { SummaryRow } from "../../runner/events.js";
+import type { BuildEvent, SummaryRow } from "../../runner/events.js";
 import { metricEntries } from "../../util/metrics.js";
+import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
 import type { Command } from "../command.js";
 import { BUILD_OPTIONS, buildOptions, oneSpec } from "../options.js";
@@ -24,6 +25,7 @@ export const command: Command = {
   --refresh STAGE       rerun this stage (name or kind) even if fresh; for model: send again (repeatable)
   --trust-changed       accept release files that changed since they were trusted on first use
   --frozen              fail instead of changing medbench.lock (for CI)
+  --rekey               key every stage even when nothing changed since the last no-op build
   --shard I/N           send only this machine's share of the model requests (no results, no lock);
                         with MEDBENCH_REMOTE, a later plain build anywhere assembles the whole run
   --project DIR         the project root (default: the current directory)
@@ -33,9 +35,38 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, shard: { type: "string" } });
+  const startedMs = Date.now();
+  const { values, positionals } = parse(argv, {
+    ...BUILD_OPTIONS,
+    shard: { type: "string" },
+    rekey: { type: "boolean" },
+  });
   const specPath = oneSpec(positionals, command, "build");
   const { opts, vars } = buildOptions(values);
+  const logger: Logger = values.json
+    ? new JsonLogger()
+    : values.quiet
+      ? new QuietLogger()
+      : new ConsoleLogger();
+  // A plain build whose last run was a no-op, with nothing it consulted changed since, is that no-op again.
+  const recordable =
+    opts.refresh.length === 0 && values.shard === undefined && !process.env.MEDBENCH_REMOTE?.trim();
+  const noop = recordable ? await import("../noop-record.js") : null;
+  const recordKey = noop?.recordKey(argv) ?? "";
+  const replay = noop && !values.rekey ? noop.replayable(opts.project.cacheDir, recordKey) : null;
+  if (replay) {
+    const done = replay.events.length - 1; // the last event is build-done
+    for (const e of replay.events.slice(0, done)) logger.log(e);
+    logger.log({
+      type: "info",
+      message:
+        `nothing changed since the last build (${replay.files} files, by stat): ` +
+        "its stages were not keyed again (--rekey to key them)",
+    });
+    logger.log(replay.events[done]!);
+    process.stdout.write(replay.stdout);
+    return 0;
+  }
   if (values.shard !== undefined) {
     const { parseShard } = await import("../../remote/shard.js");
     const shard = parseShard(values.shard);
@@ -53,15 +84,15 @@ async function run(argv: string[]): Promise<number> {
         `--refresh ${name}: the spec has no stage or stage kind of that name; ` +
           `its stages: ${rt.plan.order.map((d) => d.name).join(", ")}`,
       );
-  const logger: Logger = values.json
-    ? new JsonLogger()
-    : values.quiet
-      ? new QuietLogger()
-      : new ConsoleLogger();
+  const events: BuildEvent[] = [];
+  const emit = (e: BuildEvent) => {
+    events.push(e);
+    logger.log(e);
+  };
   const { settleRemotes } = await import("../../remote/store.js");
   let report;
   try {
-    report = await build(rt, opts, (e) => logger.log(e));
+    report = await build(rt, opts, emit);
   } finally {
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }
@@ -74,28 +105,31 @@ async function run(argv: string[]): Promise<number> {
   const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
   // What the result itself says of its provenance is said after every build, fresh or not.
   for (const message of report.results ? noticesOf(join(report.results, "metrics.json")) : [])
-    logger.log({ type: "notice", message });
-  logger.log({
+    emit({ type: "notice", message });
+  emit({
     type: "build-done",
     specHash: rt.spec.specHash,
     results: report.results,
     summary,
     lockChanged: report.lockChanged,
   });
-  if (values.json) {
-    process.stdout.write(
-      JSON.stringify({
+  const stdout = values.json
+    ? JSON.stringify({
         spec_hash: rt.spec.specHash,
         stages: report.stages.map((s) => ({ name: s.name, kind: s.kind, status: s.status, key: s.key })),
         results: report.results,
-      }) + "\n",
-    );
-  }
+      }) + "\n"
+    : "";
+  process.stdout.write(stdout);
+  const noWarnings = !events.some((e) => e.type === "warning");
+  if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
+    noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, events, stdout);
   return 0;
 }
 
 /** The metrics table's rows, the primary metric first. */
 function summaryOf(metricsFile: string): SummaryRow[] {
+  consult(metricsFile);
   if (!existsSync(metricsFile)) return [];
   const m = JSON.parse(readFileSync(metricsFile, "utf8")) as {
     primary?: string;

@@ -1,0 +1,110 @@
+// A no-op build answered from its record. After a build in which every stage was fresh, the stat signature
+// of every path it consulted (src/util/consulted.ts: spec, code, lock, release files, cache entries,
+// results) is written down with the events it emitted. The next build with the same arguments, folder,
+// environment and Node that finds every signature unchanged replays those events instead of keying the
+// stages again: the trust the stat cache and the code memo already place in a stat signature
+// (src/runner/stat-signature.ts). One path changed, and the build keys every stage as usual.
+import { readdirSync, readFileSync, statSync } from "../util/builtins.js";
+import { join } from "node:path";
+import type { BuildEvent } from "../runner/events.js";
+import { consultedPaths } from "../util/consulted.js";
+import { writeFileAtomic } from "../runner/fsutil.js";
+import { settledBefore } from "../runner/stat-signature.js";
+import { installRoot } from "../util/paths.js";
+
+const VERSION = 1;
+/** What a no-op's outcome depends on besides files: the environment variables a build reads (a build
+ *  with MEDBENCH_REMOTE set is never recorded: a shared cache is not a local file). */
+const ENV = ["MEDBENCH_DATA_DIR", "NO_COLOR", "TERM"];
+
+/** size, mtimeMs, ctimeMs, inode; null for a path that was absent. */
+type Signature = [number, number, number, number] | null;
+
+interface NoopRecord {
+  version: number;
+  key: string;
+  files: Record<string, Signature>;
+  events: BuildEvent[];
+  stdout: string;
+}
+
+export interface Replay {
+  events: BuildEvent[];
+  stdout: string;
+  files: number;
+}
+
+/** What must be the same for a record to answer: arguments, folder, Node and the variables above. */
+export function recordKey(argv: string[]): string {
+  const env = Object.fromEntries(ENV.map((name) => [name, process.env[name] ?? null]));
+  return JSON.stringify({ argv, cwd: process.cwd(), node: process.version, env });
+}
+
+/** The events and stdout of the last no-op build with this key, if nothing it consulted changed since. */
+export function replayable(cacheDir: string, key: string): Replay | null {
+  let record: NoopRecord;
+  try {
+    record = JSON.parse(readFileSync(recordFile(cacheDir, key), "utf8")) as NoopRecord;
+  } catch {
+    return null; // none yet, or damaged: the build keys its stages
+  }
+  if (record.version !== VERSION || record.key !== key) return null;
+  const paths = Object.keys(record.files);
+  for (const path of paths) if (!same(signature(path), record.files[path]!)) return null;
+  return { events: record.events, stdout: record.stdout, files: paths.length };
+}
+
+/** Records a build in which every stage was fresh, if nothing it consulted (nor medbench's compiled code)
+ *  changed in the settling time before it started: a change made while it ran could go unseen. */
+export function recordNoop(
+  cacheDir: string,
+  key: string,
+  startedMs: number,
+  events: BuildEvent[],
+  stdout: string,
+): void {
+  const files: Record<string, Signature> = {};
+  for (const path of [...consultedPaths(), ...compiledFiles()]) {
+    const sig = signature(path);
+    if (sig && !settledBefore(sig[1], sig[2], startedMs)) return;
+    files[path] = sig;
+  }
+  const record: NoopRecord = { version: VERSION, key, files, events, stdout };
+  try {
+    writeFileAtomic(recordFile(cacheDir, key), JSON.stringify(record), join(cacheDir, "tmp"), false);
+  } catch {
+    /* a read-only cache: the next build keys its stages */
+  }
+}
+
+/** medbench's compiled code and its launcher: the runner and the CLI run from there, not only the stages. */
+function compiledFiles(): string[] {
+  const root = installRoot();
+  return ["bin", "dist"].flatMap((dir) => [
+    join(root, dir),
+    ...readdirSync(join(root, dir), { recursive: true, withFileTypes: true }).map((e) =>
+      join(e.parentPath, e.name),
+    ),
+  ]);
+}
+
+function signature(path: string): Signature {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st ? [st.size, st.mtimeMs, st.ctimeMs, st.ino] : null;
+  } catch {
+    return [-1, 0, 0, 0]; // unreadable (a file where a folder was): never the same as a recorded one
+  }
+}
+
+const same = (a: Signature, b: Signature): boolean =>
+  a === null || b === null ? a === b : a.every((v, i) => v === b[i]);
+
+const recordFile = (cacheDir: string, key: string) => join(cacheDir, "noop", `${fnv1a(key)}.json`);
+
+/** A short name for a key (the key itself is stored and compared: a collision only costs a miss). */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}

@@ -1,0 +1,171 @@
+// A no-op build answered from its record (src/cli/noop-record.ts): it must replay only what a full no-op
+// would have said, and any change to what a build consults must send the next build through the stages.
+// Each case has its own project; the records are written once what they list has settled (2 s).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Install, Project, SUMS_SPECS } from "./rig.js";
+import { age, REPO } from "./helpers.js";
+
+const SPEC = "specs/sums.yaml";
+const RESULTS = "results/fixture-sums/medbench_calculator";
+const REPLAYED = "nothing changed since the last build";
+const HOUR_AGO = new Date(Date.now() - 3600_000);
+const settle = () => new Promise((r) => setTimeout(r, 2200));
+const CASES = ["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"] as const;
+
+interface Record {
+  key: string;
+  files: { [path: string]: unknown };
+}
+
+describe("a no-op build answered from its record", () => {
+  let install: Install;
+  const projects = {} as { [name in (typeof CASES)[number]]: Project };
+
+  const noop = async (p: Project, args: string[] = [], env: { [k: string]: string } = {}) => {
+    const built = await p.buildSpec(SPEC, args, env, install.bin);
+    return { ...built, replayed: built.run.stderr.includes(REPLAYED) };
+  };
+  const allFresh = (status: { [stage: string]: string }) =>
+    expect(new Set(Object.values(status))).toEqual(new Set(["fresh"]));
+  const recordsOf = (p: Project): Record[] =>
+    readdirSync(p.path("cache/noop")).map((f) => JSON.parse(p.read(join("cache/noop", f))) as Record);
+
+  beforeAll(async () => {
+    install = new Install();
+    for (const d of ["dist", "src", "stages", "tasks", "tests", "package.json", "package-lock.json"]) {
+      const path = install.path(d);
+      if (statSync(path).isDirectory()) age(path, HOUR_AGO);
+      else utimesSync(path, HOUR_AGO, HOUR_AGO);
+    }
+    for (const name of CASES) {
+      projects[name] = new Project(SUMS_SPECS);
+      await projects[name].buildSpec(SPEC, [], {}, install.bin);
+    }
+    await settle();
+    for (const name of CASES) expect((await noop(projects[name])).replayed).toBe(false); // it records
+  }, 120_000);
+  afterAll(() => {
+    install.remove();
+    for (const p of Object.values(projects)) p.remove();
+  });
+
+  it("replays what the full no-op said: same stdout, every stage fresh, and says so on stderr", async () => {
+    const p = projects.replay;
+    const replayed = await noop(p);
+    expect(replayed.replayed).toBe(true);
+    allFresh(replayed.status);
+    const keyed = await noop(p, ["--rekey"]);
+    expect(keyed.replayed).toBe(false);
+    expect(replayed.run.stdout).toBe(keyed.run.stdout); // the JSON summary, stage keys included
+    const events = (r: typeof keyed) => r.run.stderr.split("\n").filter((l) => !l.includes(REPLAYED));
+    expect(events(replayed)).toEqual(events(keyed));
+    // The console's rendering, recorded by its own first no-op, is replayed the same.
+    const first = await p.run(["build", SPEC], {}, install.bin);
+    const second = await p.run(["build", SPEC], {}, install.bin);
+    expect(first.stderr).not.toContain(REPLAYED);
+    expect(second.stderr).toContain(REPLAYED);
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.stdout).toContain("fresh bootstrap");
+  });
+
+  it("an edited spec is keyed again: the changed stage reruns", async () => {
+    const p = projects.spec;
+    p.edit(SPEC, (s) => s.replace("resamples: 200", "resamples: 300"));
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    expect(built.status.bootstrap).toBe("ran");
+  });
+
+  it("an edited input file reruns the stage that reads it", async () => {
+    const p = projects.input;
+    p.edit("specs/sums/prompts/user.txt", (s) => s + "\n");
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    expect(built.status.prompts).toBe("ran");
+  });
+
+  it("a results file removed is put back, not reported fresh", async () => {
+    const p = projects.results;
+    rmSync(p.path(RESULTS, "items.jsonl"));
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    expect(p.exists(join(RESULTS, "items.jsonl"))).toBe(true);
+  });
+
+  it("a cache emptied by hand reruns the stages", async () => {
+    const p = projects.cache;
+    rmSync(p.path("cache/stages"), { recursive: true });
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    expect(built.status.bootstrap).toBe("ran");
+  });
+
+  it("another MEDBENCH_DATA_DIR is another build", async () => {
+    const p = projects.env;
+    const built = await noop(p, [], { MEDBENCH_DATA_DIR: p.path("specs/sums/sample") });
+    expect(built.replayed).toBe(false);
+  });
+
+  it("a damaged record costs a full no-op, nothing else", async () => {
+    const p = projects.damaged;
+    for (const f of readdirSync(p.path("cache/noop"))) writeFileSync(p.path("cache/noop", f), "{ not json");
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    allFresh(built.status);
+  });
+
+  it("lists every path the full no-op consulted (by an fs trace, not medbench's bookkeeping)", async () => {
+    const p = projects.trace;
+    const traceFile = p.path("fs-trace.json");
+    const preload = pathToFileURL(resolve(REPO, "tests/fs-trace.mjs")).href;
+    const built = await noop(p, ["--rekey"], {
+      NODE_OPTIONS: `--import ${preload}`,
+      FS_TRACE_OUT: traceFile,
+    });
+    expect(built.replayed).toBe(false);
+    const traced = JSON.parse(readFileSync(traceFile, "utf8")) as { [path: string]: string[] };
+    const record = recordsOf(p).find((r) =>
+      (JSON.parse(r.key) as { argv: string[] }).argv.includes("--rekey"),
+    );
+    expect(record, "the --rekey no-op was recorded").toBeDefined();
+    const listed = new Set(Object.keys(record!.files));
+    // Derived caches, the build's own lock files and temp folder, and a realpath (a check for links out of
+    // the project: the files below are listed themselves) are not what a result depends on.
+    const derived = ["code-memo.json", "stat-cache.json", "specs", "locks", "tmp", "noop"].map((n) =>
+      p.path("cache", n),
+    );
+    const unlisted = Object.entries(traced)
+      .filter(([path]) => !derived.some((d) => path === d || path.startsWith(d + "/")))
+      .filter(([path]) => !path.endsWith(".lck") && path !== traceFile)
+      .filter(([, how]) => !(how.length === 1 && how[0] === "realpathSync"))
+      .map(([path]) => path)
+      .filter((path) => !listed.has(path));
+    expect(unlisted).toEqual([]);
+    for (const want of [p.path(SPEC), p.path("medbench.lock"), p.path(RESULTS, "metrics.json")])
+      expect(listed.has(want), want).toBe(true);
+  });
+
+  // Last: it edits the install the other projects share.
+  it("medbench's compiled code edited (size and mtime kept), or a file added to the task, is keyed again", async () => {
+    const p = projects.code;
+    const scorer = install.path("dist/tests/fixtures/sums/task/scorer.js");
+    const before = statSync(scorer);
+    const text = readFileSync(scorer, "utf8");
+    expect(text).toContain('"correct sums"');
+    writeFileSync(scorer, text.replace('"correct sums"', '"CORRECT SUMS"'));
+    utimesSync(scorer, before.atime, before.mtime);
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    expect(built.status.score).toBe("ran");
+    await settle();
+    expect((await noop(p)).replayed).toBe(false); // records again
+    expect((await noop(p)).replayed).toBe(true);
+    writeFileSync(install.path("tests/fixtures/sums/task/table.txt"), "a data file of the task\n");
+    const added = await noop(p);
+    expect(added.replayed).toBe(false);
+    expect(added.status.score).toBe("ran");
+  });
+});
