@@ -1,6 +1,6 @@
 // A stage's records read and written line by line (src/contract/records.ts streamRecords, RecordsWriter):
 // an input read from its file in the store, checked against its hash first as cache reads are.
-import { rmSync } from "node:fs";
+import { rmSync } from "../src/util/builtins.js";
 import type { StageContext } from "../src/runner/stage.js";
 import { CorruptObjectError } from "../src/runner/cache.js";
 import { streamRecords, type RecordShapes } from "../src/contract/records.js";

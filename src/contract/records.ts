@@ -1,7 +1,14 @@
 // The records that flow between stages, and the one place that reads and writes them (JSON lines).
 // Stage kinds and tasks exchange only these shapes; a new field is added here, once.
-import { createHash } from "node:crypto";
-import { appendFileSync, closeSync, fsyncSync, openSync, readSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  createHash,
+  fsyncSync,
+  openSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from "../util/builtins.js";
 import { StringDecoder } from "node:string_decoder";
 import { jsonLines, parseJsonLines, sortedJson, sortKeys, type Json } from "../util/json.js";
 import { sha256Hex } from "../hash/sha256.js";
@@ -281,7 +288,12 @@ class JsonLinesFile {
     this.pending = [];
     this.pendingLength = 0;
     this.hash.update(chunk);
-    appendFileSync(this.file, chunk);
+    const fd = openSync(this.file, "a"); // opened per chunk: a failing stage leaves no descriptor open
+    try {
+      for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** The file made durable (as the store's own writes are), in the form a stage returns a file. */
