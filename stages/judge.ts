@@ -3,7 +3,8 @@
 // input of this stage) reruns this stage and what follows, never the model under test.
 import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
-import { readRecords, writeRecords, type JudgedRecord } from "../src/contract/records.js";
+import { RecordsWriter, type ParsedRecord } from "../src/contract/records.js";
+import { inputRecords } from "./records-io.js";
 import { callModel, GENERATION_PARAMS, routeIdentity, type Params as ModelParams } from "./model.js";
 
 interface Params {
@@ -49,10 +50,9 @@ export const judge: StageKind = {
     if (!ctx.task.judgeRequests)
       throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
     const p = ctx.params as Params;
-    const requests = readRecords("requests", ctx.inputs.requests!.text("requests"));
-    const parsed = new Map(
-      readRecords("parsed", ctx.inputs.parsed!.text("parsed")).map((r) => [r.id, r.parsed]),
-    );
+    const requests = [...(await inputRecords(ctx, "requests", "requests"))];
+    const parsed = new Map<string, ParsedRecord["parsed"]>();
+    for (const r of await inputRecords(ctx, "parsed", "parsed")) parsed.set(r.id, r.parsed);
     const templates: Record<string, string> = {};
     for (const [name, input] of Object.entries(ctx.inputs))
       if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
@@ -62,13 +62,13 @@ export const judge: StageKind = {
       templates,
       params: ctx.params,
     });
-    const rows: JudgedRecord[] = [];
+    const rows = new RecordsWriter<"judged">(ctx.tempPath());
     const audits: Record<string, Json> = {};
     for (const model of judgesOf(ctx.params)) {
       const mp: ModelParams = { model, max_tokens: p.max_tokens, temperature: p.temperature };
       const { replies, audit } = await callModel(ctx, mp, judgeReqs);
       for (const r of replies)
-        rows.push({
+        rows.write({
           id: r.id,
           judge: model,
           text: r.error === null ? r.text : null,
@@ -77,6 +77,6 @@ export const judge: StageKind = {
         });
       audits[model] = audit;
     }
-    return { judged: writeRecords("judged", rows), audit: stableJson(audits) };
+    return { judged: rows.close(), audit: stableJson(audits) };
   },
 };

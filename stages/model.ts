@@ -10,7 +10,8 @@ import { RouteBreaker } from "../src/model/breaker.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
-import { readRecords, writeRecords, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
+import { writeRecordsFile, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
+import { inputRecords } from "./records-io.js";
 import { releaseFiles } from "./release.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
 import { checkValue } from "../src/contract/params.js";
@@ -209,6 +210,9 @@ async function runRoute(
         }
         memo = memoReply(outcome);
         ctx.memo.put(ns, key, JSON.stringify(memo)); // stored the moment it arrives
+        // A later identical body finds it in the memo now: the call's reply need not be held for it
+        // (unless --refresh, which reads no memo: then the call is shared for the whole run).
+        if (!ctx.options.refresh) inflight.delete(key);
       }
       replies[i] = replyOf(req.id, key, format, memo.body);
       break;
@@ -429,8 +433,8 @@ export const modelStage: StageKind = {
         "the model stage needs params.model",
         "set it in the spec, e.g. model: {$var: model}",
       );
-    const requests = readRecords("requests", ctx.inputs.requests!.text("requests"));
+    const requests = [...(await inputRecords(ctx, "requests", "requests"))];
     const { replies, audit } = await callModel(ctx, p, requests);
-    return { replies: writeRecords("replies", replies), audit: stableJson(audit) };
+    return { replies: writeRecordsFile("replies", replies, ctx.tempPath()), audit: stableJson(audit) };
   },
 };

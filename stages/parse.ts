@@ -1,6 +1,7 @@
 // parse: the task's parser on each whole reply; an unparseable reply is a wrong answer, never a failed build.
 import type { StageKind } from "../src/runner/stage.js";
-import { readRecords, writeRecords, type ParsedRecord } from "../src/contract/records.js";
+import { RecordsWriter, type ReplyRecord } from "../src/contract/records.js";
+import { inputRecords } from "./records-io.js";
 
 export const parse: StageKind = {
   kind: "parse",
@@ -9,20 +10,33 @@ export const parse: StageKind = {
   params: {},
   taskPart: "parse",
   async run(ctx) {
-    const requests = readRecords("requests", ctx.inputs.requests!.text("requests"));
-    const replies = new Map(
-      readRecords("replies", ctx.inputs.replies!.text("replies")).map((r) => [r.id, r]),
-    );
-    const rows = requests.map((request): ParsedRecord => {
-      const reply = replies.get(request.id);
+    const requests = await inputRecords(ctx, "requests", "requests");
+    const replies = await inputRecords(ctx, "replies", "replies");
+    // The model stage writes replies in request order: each is read when its request comes; replies read
+    // ahead (out of order, or of no request) wait in `ahead`; in the usual case nothing waits (ids are unique).
+    const ahead = new Map<string, ReplyRecord>();
+    const replyOf = (id: string): ReplyRecord | undefined => {
+      const waiting = ahead.get(id);
+      if (waiting) return (ahead.delete(id), waiting);
+      // next(), not for-of: leaving a for-of would close the generator.
+      for (let n = replies.next(); !n.done; n = replies.next()) {
+        if (n.value.id === id) return n.value;
+        ahead.set(n.value.id, n.value);
+      }
+      return undefined;
+    };
+    const out = new RecordsWriter<"parsed">(ctx.tempPath());
+    for (const request of requests) {
+      const reply = replyOf(request.id);
       if (!reply || reply.error !== null)
-        return { id: request.id, api_error: reply?.error ?? "no reply", parsed: null };
-      return {
-        id: request.id,
-        api_error: null,
-        parsed: ctx.task.parseReply({ reply, request, params: ctx.params }),
-      };
-    });
-    return { parsed: writeRecords("parsed", rows) };
+        out.write({ id: request.id, api_error: reply?.error ?? "no reply", parsed: null });
+      else
+        out.write({
+          id: request.id,
+          api_error: null,
+          parsed: ctx.task.parseReply({ reply, request, params: ctx.params }),
+        });
+    }
+    return { parsed: out.close() };
   },
 };

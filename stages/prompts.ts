@@ -3,7 +3,7 @@ import type { StageKind, StageProblem, StageShape } from "../src/runner/stage.js
 import type { RequestConfiguration, TaskModule, TaskRequest } from "../src/contract/task.js";
 import { StageError } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
-import { writeRecords } from "../src/contract/records.js";
+import { writeRecordsFile } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
 
 interface Params {
@@ -100,7 +100,7 @@ export const prompts: StageKind = {
       ...(notices.size ? { notices: [...notices] } : {}),
       ...(source?.sample ? { sample: source.label } : {}),
     };
-    return { requests: writeRecords("requests", chosen), info: stableJson(info) };
+    return { requests: writeRecordsFile("requests", chosen, ctx.tempPath()), info: stableJson(info) };
   },
 };
 

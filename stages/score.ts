@@ -1,7 +1,15 @@
 // score: the task's scorer over parsed replies; per-item verdicts, metric rows and tables.
-import type { StageKind } from "../src/runner/stage.js";
+import type { StageKind, StageOutput } from "../src/runner/stage.js";
 import { stableJson } from "../src/util/json.js";
-import { readRecords, writeRecords } from "../src/contract/records.js";
+import {
+  readRecords,
+  writeRecords,
+  writeRecordsFile,
+  type ItemRecord,
+  type ParsedRecord,
+  type ReplyRecord,
+} from "../src/contract/records.js";
+import { inputRecords } from "./records-io.js";
 import type { JudgedReplies, ScoreOutput, TaskModule, TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
 
@@ -17,23 +25,29 @@ function byConfiguration<T>(records: T[], configurationOf: (r: T) => unknown): M
   return out;
 }
 
-function judgedReplies(text: string): JudgedReplies {
+function judgedReplies(rows: Iterable<{ id: string; judge: string; text: string | null }>): JudgedReplies {
   const byJudge = new Map<string, Record<string, string | null>>();
-  for (const r of readRecords("judged", text)) {
+  for (const r of rows) {
     if (!byJudge.has(r.judge)) byJudge.set(r.judge, {});
     byJudge.get(r.judge)![r.id] = r.text;
   }
   return [...byJudge].map(([judge, replies]) => ({ judge, replies }));
 }
 
-type Outputs = { items: string; metrics: string; tables: string };
+type Outputs<I = string> = { items: I; metrics: string; tables: string };
 
-/** The score stage's outputs from each configuration's score (one group: a task without configurations). */
-function assemble(outs: Map<string, ScoreOutput>, task: TaskModule, params: Json): Outputs {
+/** The score stage's outputs from each configuration's score (one group: a task without configurations);
+ *  `writeItems` writes the items (in memory for a replay, to a file as they go for a build). */
+function assemble<I>(
+  outs: Map<string, ScoreOutput>,
+  task: TaskModule,
+  params: Json,
+  writeItems: (items: Iterable<ItemRecord>) => I,
+): Outputs<I> {
   if (outs.size <= 1) {
     const out = [...outs.values()][0] ?? { items: [], metrics: [], paired: [], tables: {} };
     return {
-      items: writeRecords("items", out.items),
+      items: writeItems(out.items),
       metrics: stableJson({ metrics: out.metrics, paired: out.paired }),
       // The scoring parameters travel with the tables, so every result records how it was scored.
       tables: stableJson({ ...out.tables, scoring_params: params }),
@@ -42,9 +56,10 @@ function assemble(outs: Map<string, ScoreOutput>, task: TaskModule, params: Json
   const headline = outs.has(task.headline ?? "") ? task.headline! : [...outs.keys()][0]!;
   const head = outs.get(headline)!;
   return {
-    items: writeRecords(
-      "items",
-      [...outs.values()].flatMap((o) => o.items),
+    items: writeItems(
+      (function* () {
+        for (const o of outs.values()) yield* o.items;
+      })(),
     ),
     metrics: stableJson({
       metrics: head.metrics,
@@ -76,7 +91,7 @@ function rescoreOutputs(task: TaskModule, items: string, replies: string, params
       task.rescore!({ items: its, replies: its.map((i) => byId.get(i.id) ?? null), params }),
     ]),
   );
-  return assemble(outs, task, params);
+  return assemble(outs, task, params, (rows) => writeRecords("items", [...rows]));
 }
 
 export const score: StageKind = {
@@ -98,14 +113,16 @@ export const score: StageKind = {
   params: {},
   taskPart: "score",
   async run(ctx) {
-    const requests = readRecords("requests", ctx.inputs.requests!.text("requests"));
-    const parsed = new Map(
-      readRecords("parsed", ctx.inputs.parsed!.text("parsed")).map((r) => [r.id, r.parsed]),
-    );
-    const replies = ctx.inputs.replies
-      ? new Map(readRecords("replies", ctx.inputs.replies.text("replies")).map((r) => [r.id, r]))
-      : null;
-    const judged = ctx.inputs.judged ? judgedReplies(ctx.inputs.judged.text("judged")) : undefined;
+    const requests = [...(await inputRecords(ctx, "requests", "requests"))];
+    // By id, only what the scorer is given of each record (a parse's value, not its row).
+    const parsed = new Map<string, ParsedRecord["parsed"]>();
+    for (const r of await inputRecords(ctx, "parsed", "parsed")) parsed.set(r.id, r.parsed);
+    let replies: Map<string, ReplyRecord> | null = null;
+    if (ctx.inputs.replies) {
+      replies = new Map();
+      for (const r of await inputRecords(ctx, "replies", "replies")) replies.set(r.id, r);
+    }
+    const judged = ctx.inputs.judged ? judgedReplies(await inputRecords(ctx, "judged", "judged")) : undefined;
     const scoreOf = (rs: TaskRequest[]) =>
       ctx.task.score({
         requests: rs,
@@ -116,6 +133,12 @@ export const score: StageKind = {
       });
     // Each request configuration is scored on its own; the headline's metrics are the run's.
     const groups = byConfiguration(requests, (r) => r.configuration);
-    return assemble(new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)])), ctx.task, ctx.params);
+    const scores = new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)]));
+    return assemble(
+      scores,
+      ctx.task,
+      ctx.params,
+      (rows): StageOutput => writeRecordsFile("items", rows, ctx.tempPath()),
+    );
   },
 };

@@ -14,6 +14,7 @@ import { STAGE_KINDS } from "../../stages/index.js";
 import { loadTask } from "../cli/runtime.js";
 import { UsageError } from "../cli/args.js";
 import { Cache, openCache } from "../runner/cache.js";
+import { tempName } from "../runner/fsutil.js";
 import { memoStore } from "../runner/memo.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
@@ -425,6 +426,7 @@ async function runStages(
           : v instanceof Uint8Array
             ? Buffer.from(v)
             : readFileSync(v.file);
+      if (typeof v === "object" && "file" in v) rmSync(v.file, { force: true });
       m.set(k, buf);
       h[k] = sha256Hex(buf);
     }
@@ -490,9 +492,8 @@ function replayContext(
     },
     pins: { recorded: () => undefined, record: () => {} },
     memo: memoStore(cache),
-    tempPath: () => {
-      throw new Error("replayed stages write no temp files");
-    },
+    // A stage that writes its output as it goes (a RecordsWriter) writes it here; it is read back at once.
+    tempPath: () => tempName(cache.tmp),
     hashFile: async () => {
       throw new Error("replayed stages hash no files");
     },
@@ -503,7 +504,12 @@ function replayContext(
 /** The requests of a live model (or judge) stage that got no answer: replies with an error, judge rows
  *  without a text. */
 function failuresOf(stage: string, out: Record<string, unknown>): LiveReport["failures"][number] {
-  const text = (v: unknown) => (typeof v === "string" ? v : Buffer.from(v as Uint8Array).toString("utf8"));
+  const text = (v: unknown) =>
+    typeof v === "string"
+      ? v
+      : v instanceof Uint8Array
+        ? Buffer.from(v).toString("utf8")
+        : readFileSync((v as { file: string }).file, "utf8");
   const rows =
     out.replies !== undefined
       ? readRecords("replies", text(out.replies)).map((r) => ({ id: r.id, failed: r.error !== null }))

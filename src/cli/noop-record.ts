@@ -5,6 +5,7 @@
 // stages again: the trust the stat cache and the code memo already place in a stat signature
 // (src/runner/stat-signature.ts). One path changed, and the build keys every stage as usual.
 import { readdirSync, readFileSync, statSync } from "../util/builtins.js";
+import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import type { BuildEvent } from "../runner/events.js";
 import { consultedPaths } from "../util/consulted.js";
@@ -64,17 +65,27 @@ export function recordNoop(
   stdout: string,
 ): void {
   const files: Record<string, Signature> = {};
-  for (const path of [...consultedPaths(), ...compiledFiles()]) {
-    const sig = signature(path);
+  // A stat its reader trusted is the one recorded: were the file changed after it, the next build's stat
+  // would differ. The others are taken now, after their reading: settled, nothing changed them meanwhile.
+  const consulted = consultedPaths();
+  for (const path of [...consulted.keys(), ...compiledFiles()]) {
+    const trusted = consulted.get(path);
+    const sig = trusted ? signatureOf(trusted) : signature(path);
     // An absent path is judged by the folder it would be in: one removed while the build ran (after the
     // build read it) changed that folder, and must not be recorded as absent all along.
     const seen = sig ?? existingAncestor(path);
     if (!settledBefore(seen[1], seen[2], startedMs)) return;
     files[path] = sig;
   }
-  const record: NoopRecord = { version: VERSION, key, files, events, stdout };
+  const text = JSON.stringify({ version: VERSION, key, files, events, stdout } satisfies NoopRecord);
+  const file = recordFile(cacheDir, key);
   try {
-    writeFileAtomic(recordFile(cacheDir, key), JSON.stringify(record), join(cacheDir, "tmp"), false);
+    if (readFileSync(file, "utf8") === text) return; // a --rekey build that found what was recorded
+  } catch {
+    /* none yet */
+  }
+  try {
+    writeFileAtomic(file, text, join(cacheDir, "tmp"), false);
   } catch {
     /* a read-only cache: the next build keys its stages */
   }
@@ -99,10 +110,12 @@ function existingAncestor(path: string): NonNullable<Signature> {
   }
 }
 
+const signatureOf = (st: Stats): Signature => [st.size, st.mtimeMs, st.ctimeMs, st.ino];
+
 function signature(path: string): Signature {
   try {
     const st = statSync(path, { throwIfNoEntry: false });
-    return st ? [st.size, st.mtimeMs, st.ctimeMs, st.ino] : null;
+    return st ? signatureOf(st) : null;
   } catch {
     return [-1, 0, 0, 0]; // unreadable (a file where a folder was): never the same as a recorded one
   }

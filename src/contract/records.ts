@@ -1,6 +1,16 @@
 // The records that flow between stages, and the one place that reads and writes them (JSON lines).
 // Stage kinds and tasks exchange only these shapes; a new field is added here, once.
-import { jsonLines, parseJsonLines, sortedJson, type Json } from "../util/json.js";
+import {
+  closeSync,
+  createHash,
+  fsyncSync,
+  openSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from "../util/builtins.js";
+import { StringDecoder } from "node:string_decoder";
+import { jsonLines, parseJsonLines, sortedJson, sortKeys, type Json } from "../util/json.js";
 import { sha256Hex } from "../hash/sha256.js";
 
 export type Role = "system" | "user" | "assistant";
@@ -104,7 +114,7 @@ export const RECORD_TYPES = {
 } as const;
 export type RecordType = keyof typeof RECORD_TYPES;
 
-interface RecordShapes {
+export interface RecordShapes {
   requests: RequestRecord;
   replies: ReplyRecord;
   parsed: ParsedRecord;
@@ -155,7 +165,7 @@ export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string,
 
 /** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
  *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
-function storeRequests(rows: RequestRecord[]): string {
+function storeRequests(rows: readonly RequestRecord[], line: (row: unknown) => void): void {
   // Each part's JSON made once per distinct value: strings by value, objects by their members' identity
   // (a task makes a new { name, schema } per request around the same schema object).
   const ids = new WeakMap<object, number>();
@@ -199,15 +209,20 @@ function storeRequests(rows: RequestRecord[]): string {
     }
     return r;
   };
-  const stored = rows.map((r): StoredRequest => {
+  // Every reference is made before the table is written: the table is the file's first line.
+  for (const r of rows) {
+    for (const m of r.messages) ref(m.content);
+    if (r.schema !== undefined) ref(r.schema);
+  }
+  if (refOf.size) line({ shared });
+  for (const r of rows) {
     const out: StoredRequest = {
       ...r,
       messages: r.messages.map((m) => ({ ...m, content: ref(m.content) ?? m.content })),
     };
     if (r.schema !== undefined) out.schema = ref(r.schema) ?? r.schema;
-    return out;
-  });
-  return (refOf.size ? jsonLines([{ shared }]) : "") + jsonLines(stored);
+    line(out);
+  }
 }
 
 /** The stored requests of a requests file and its shared table (empty for a file without one). */
@@ -234,6 +249,148 @@ export function readRecords<T extends keyof RecordShapes>(type: T, text: string)
 /** Writes records as JSON lines (keys sorted, as every earlier result was written; requests with their
  *  shared parts once, see storeRequests). */
 export function writeRecords<T extends keyof RecordShapes>(type: T, rows: RecordShapes[T][]): string {
-  if (type === "requests") return storeRequests(rows as RequestRecord[]);
-  return jsonLines(rows);
+  if (type !== "requests") return jsonLines(rows);
+  const lines: unknown[] = [];
+  storeRequests(rows as RequestRecord[], (row) => lines.push(row));
+  return jsonLines(lines);
+}
+
+/** A stage output written as it is made: the finished temp file and its sha256 (a StageOutput). */
+export interface WrittenFile {
+  file: string;
+  sha256: string;
+}
+
+/** Bytes gathered before they are appended to the file (and hashed): a few chunks for a large output. */
+const FLUSH_AT = 1 << 20;
+
+/** JSON lines (keys sorted) appended to a file while they are hashed, a chunk at a time. */
+class JsonLinesFile {
+  private readonly hash = createHash("sha256");
+  private pending: string[] = [];
+  private pendingLength = 0;
+
+  constructor(readonly file: string) {
+    writeFileSync(file, "");
+  }
+
+  /** `undefined` (a hole in an array of records) is an empty line, as in jsonLines. */
+  line(row: unknown): void {
+    const line = (row === undefined ? "" : JSON.stringify(sortKeys(row))) + "\n";
+    this.pending.push(line);
+    this.pendingLength += line.length;
+    if (this.pendingLength >= FLUSH_AT) this.flush();
+  }
+
+  private flush(): void {
+    if (!this.pending.length) return;
+    const chunk = Buffer.from(this.pending.join(""), "utf8");
+    this.pending = [];
+    this.pendingLength = 0;
+    this.hash.update(chunk);
+    const fd = openSync(this.file, "a"); // opened per chunk: a failing stage leaves no descriptor open
+    try {
+      for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The file made durable (as the store's own writes are), in the form a stage returns a file. */
+  close(): WrittenFile {
+    this.flush();
+    const fd = openSync(this.file, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return { file: this.file, sha256: this.hash.digest("hex") };
+  }
+}
+
+/**
+ * Records appended to a file as they are made: the bytes writeRecords would return, without the whole
+ * output in memory. A stage that fails leaves its temp file to the runner (ctx.tempPath). Requests are
+ * not written this way: their shared table, the first line, needs every record (writeRecordsFile).
+ */
+export class RecordsWriter<T extends Exclude<keyof RecordShapes, "requests">> extends JsonLinesFile {
+  write(row: RecordShapes[T]): void {
+    this.line(row);
+  }
+}
+
+/** Writes records to `file` line by line (requests with their shared table first, see storeRequests). */
+export function writeRecordsFile<T extends keyof RecordShapes>(
+  type: T,
+  rows: Iterable<RecordShapes[T]>,
+  file: string,
+): WrittenFile {
+  const out = new JsonLinesFile(file);
+  if (type === "requests") storeRequests([...rows] as RequestRecord[], (row) => out.line(row));
+  else for (const row of rows) out.line(row);
+  return out.close();
+}
+
+/** The non-blank lines of a file, decoded one chunk at a time (a line may span chunks). */
+function* fileLines(file: string): Generator<string> {
+  const fd = openSync(file, "r");
+  try {
+    const chunk = Buffer.allocUnsafe(FLUSH_AT);
+    const decoder = new StringDecoder("utf8");
+    let rest = "";
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      const text = n > 0 ? rest + decoder.write(chunk.subarray(0, n)) : rest + decoder.end();
+      const lines = text.split("\n");
+      rest = n > 0 ? lines.pop()! : "";
+      for (const l of lines) if (l.trim() !== "") yield l;
+      if (n === 0) return;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The non-blank lines of bytes held in memory (an input without a file: a bundle being verified). */
+function* bufferLines(data: Buffer): Generator<string> {
+  let start = 0;
+  while (start < data.length) {
+    let end = data.indexOf(10, start);
+    if (end < 0) end = data.length;
+    const l = data.toString("utf8", start, end);
+    if (l.trim() !== "") yield l;
+    start = end + 1;
+  }
+}
+
+/** Where a stage reads an input's records from: its file in the store, or its bytes when it has none. */
+export type RecordsSource = { file: string } | { data: Buffer };
+
+/**
+ * The records of a JSON-lines output one line at a time: what readRecords returns, without the whole
+ * text or every record in memory (requests: the shared table of the first line, then each record
+ * expanded, see expandRequest).
+ */
+export function* streamRecords<T extends keyof RecordShapes>(
+  type: T,
+  source: RecordsSource,
+): Generator<RecordShapes[T]> {
+  const lines = "file" in source ? fileLines(source.file) : bufferLines(source.data);
+  if (type !== "requests") {
+    for (const l of lines) yield JSON.parse(l) as RecordShapes[T];
+    return;
+  }
+  const shared = new Map<string, Json>();
+  let first = true;
+  for (const l of lines) {
+    const row = JSON.parse(l) as StoredRequest | { shared: Record<string, Json> };
+    if (first && "shared" in row && !("id" in row)) {
+      for (const [hash, v] of Object.entries(row.shared)) shared.set(hash, v);
+      first = false;
+      continue;
+    }
+    first = false;
+    yield expandRequest(row as StoredRequest, shared) as RecordShapes[T];
+  }
 }

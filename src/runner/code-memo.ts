@@ -36,8 +36,8 @@ export function useCodeMemo(path: string): void {
 
 /** `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged. */
 export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
-  consult(abs);
   const st = statSync(abs);
+  consult(abs, st);
   const hit = entries[abs];
   if (hit && hit.kind === kind && sameSignature(hit, st)) return hit.facts as T;
   const facts = derive(readFileSync(abs));

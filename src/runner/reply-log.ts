@@ -296,7 +296,12 @@ export class ReplyLog {
   }
 
   put(key: string, data: string | Uint8Array): void {
-    const payload = Buffer.from(data);
+    // Copied out of Buffer's shared 8 KB pool: a small Buffer.from is a slice of it that keeps all of it
+    // alive, and with request bodies allocated in between, each reply held here kept a pool of its own
+    // (about 8 KB per reply instead of its length: 150 MiB at 18,000 replies).
+    const pooled = Buffer.from(data);
+    const payload = Buffer.allocUnsafeSlow(pooled.length);
+    pooled.copy(payload);
     if (this.fd === null) {
       mkdirSync(this.dir, { recursive: true });
       this.ownName = `${process.pid}-${randomBytes(6).toString("hex")}.log`;

@@ -36,8 +36,8 @@ export class StatCache {
 
   async hash(path: string): Promise<string> {
     const abs = resolve(path);
-    consult(abs);
     const st = statSync(abs);
+    consult(abs, st);
     const hit = this.entries[abs];
     if (hit && sameSignature(hit, st)) return hit.sha256;
     const sha256 = await sha256File(abs);

@@ -1,12 +1,15 @@
 // Every path a build consulted on disk (read, listed, or found absent), so that the next build can tell by
 // their stat signatures alone that none of them changed (src/cli/noop-record.ts). Caches of derived facts
 // (the stat cache, the code memo, the parsed-spec cache) are not listed: what they were derived from is.
+import type { Stats } from "node:fs";
 import { resolve } from "node:path";
 
-const paths = new Set<string>();
+/** Path -> the stat its reader trusted (taken before reading it), if the reader took one. */
+const paths = new Map<string, Stats | undefined>();
 
-export function consult(path: string): void {
-  paths.add(resolve(path));
+export function consult(path: string, trusted?: Stats): void {
+  const abs = resolve(path);
+  if (trusted || !paths.has(abs)) paths.set(abs, trusted);
 }
 
-export const consultedPaths = (): string[] => [...paths].sort();
+export const consultedPaths = (): ReadonlyMap<string, Stats | undefined> => paths;
