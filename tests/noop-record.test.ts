@@ -2,18 +2,37 @@
 // would have said, and any change to what a build consults must send the next build through the stages.
 // Each case has its own project; the records are written once what they list has settled (2 s).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Install, Project, SUMS_SPECS } from "./rig.js";
 import { age, REPO } from "./helpers.js";
+import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { hostname, tmpdir } from "node:os";
+import { sha256Hex } from "../src/hash/sha256.js";
 
 const SPEC = "specs/sums.yaml";
 const RESULTS = "results/fixture-sums/medbench_calculator";
 const REPLAYED = "nothing changed since the last build";
 const HOUR_AGO = new Date(Date.now() - 3600_000);
 const settle = () => new Promise((r) => setTimeout(r, 2200));
-const CASES = ["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"] as const;
+const CASES = [
+  ...["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"],
+  ...["registry", "subfolder", "removed", "waited", "linked"],
+] as const;
+/** The arguments of a case's builds (the model stage reads its route from a registry file). */
+const ARGS: { [name: string]: string[] } = { registry: ["--registry", "routes.yaml", "--model", "fake/m1"] };
 
 interface Record {
   key: string;
@@ -22,6 +41,7 @@ interface Record {
 
 describe("a no-op build answered from its record", () => {
   let install: Install;
+  let fake: Fake;
   const projects = {} as { [name in (typeof CASES)[number]]: Project };
 
   const noop = async (p: Project, args: string[] = [], env: { [k: string]: string } = {}) => {
@@ -40,14 +60,21 @@ describe("a no-op build answered from its record", () => {
       if (statSync(path).isDirectory()) age(path, HOUR_AGO);
       else utimesSync(path, HOUR_AGO, HOUR_AGO);
     }
+    fake = await startFake();
     for (const name of CASES) {
       projects[name] = new Project(SUMS_SPECS);
-      await projects[name].buildSpec(SPEC, [], {}, install.bin);
+      projects[name].write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
+      await projects[name].buildSpec(SPEC, ARGS[name] ?? [], {}, install.bin);
     }
+    mkdirSync(projects.subfolder.path(RESULTS, "notes")); // an empty folder is no results file
     await settle();
-    for (const name of CASES) expect((await noop(projects[name])).replayed).toBe(false); // it records
+    for (const name of CASES) {
+      const recording = await noop(projects[name], ARGS[name]);
+      expect(recording.replayed, name).toBe(false); // it records
+    }
   }, 120_000);
-  afterAll(() => {
+  afterAll(async () => {
+    await fake.close();
     install.remove();
     for (const p of Object.values(projects)) p.remove();
   });
@@ -93,6 +120,76 @@ describe("a no-op build answered from its record", () => {
     const built = await noop(p);
     expect(built.replayed).toBe(false);
     expect(p.exists(join(RESULTS, "items.jsonl"))).toBe(true);
+  });
+
+  it("an edited route of a --registry file reruns the model stage (its route is in its key)", async () => {
+    const p = projects.registry;
+    expect((await noop(p, ARGS.registry)).replayed).toBe(true);
+    p.edit("routes.yaml", (s) => s + "      extra: { top_k: 5 }\n");
+    const built = await noop(p, ARGS.registry);
+    expect(built.replayed).toBe(false);
+    expect(built.status.model).toBe("ran");
+  });
+
+  it("a file added to a subfolder of the results is removed, not reported fresh", async () => {
+    const p = projects.subfolder;
+    expect((await noop(p)).replayed).toBe(true);
+    p.write(join(RESULTS, "notes/stray.txt"), "not a results file\n");
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    expect(p.exists(join(RESULTS, "notes"))).toBe(false);
+  });
+
+  it("a file removed while the no-op ran is not recorded as absent all along", async () => {
+    const p = projects.removed;
+    // tests/remove-on-read.mjs removes the spec when the build reads the metrics, after it read the spec.
+    const preload = pathToFileURL(resolve(REPO, "tests/remove-on-read.mjs")).href;
+    const env = { NODE_OPTIONS: `--import ${preload}`, REMOVE_ON_READ: "metrics.json", REMOVE: p.path(SPEC) };
+    // Arguments of their own: the first no-op of that key, so a full one (the record made above is not used).
+    const during = await noop(p, ["--quiet"], env);
+    expect(during.replayed).toBe(false);
+    allFresh(during.status);
+    expect(p.exists(SPEC)).toBe(false);
+    const after = await p.run(["build", SPEC, "--json", "--quiet"], {}, install.bin);
+    expect(after.stderr).not.toContain(REPLAYED);
+    expect(after.exitCode).toBe(2);
+    expect(after.stderr).toContain("no such file");
+  });
+
+  it("a no-op that waited for another build is replayed without the wait", async () => {
+    const p = projects.waited;
+    // The build lock of this spec and variable set (src/runner/executor.ts), held by this live process.
+    const variables = "limit=null model=medbench/calculator subset=null";
+    const lock = p.path("cache/locks", `${sha256Hex(`${SPEC}\n${variables}\n`)}.lck`);
+    mkdirSync(p.path("cache/locks"), { recursive: true });
+    writeFileSync(lock, `${process.pid} ${hostname()}\n`);
+    const waiting = p.start(["build", SPEC, "--json", "--quiet"], {}, install.bin);
+    await new Promise<void>((done) =>
+      waiting.stderr!.on("data", (chunk: Buffer) => {
+        if (String(chunk).includes("waiting for another build")) done();
+      }),
+    );
+    rmSync(lock);
+    expect((await waiting).exitCode).toBe(0);
+    const replayed = await p.run(["build", SPEC, "--json", "--quiet"], {}, install.bin);
+    expect(replayed.stderr).toContain(REPLAYED);
+    expect(replayed.stderr).not.toContain("waiting for another build");
+  });
+
+  it("an input's folder moved out of the project and linked back is refused, not replayed", async () => {
+    const p = projects.linked;
+    const outside = mkdtempSync(join(tmpdir(), "medbench-outside-"));
+    try {
+      // A move keeps every file's stat: only the folders on the way tell.
+      renameSync(p.path("specs/sums/prompts"), join(outside, "prompts"));
+      symlinkSync(join(outside, "prompts"), p.path("specs/sums/prompts"));
+      const r = await p.run(["build", SPEC, "--json"], {}, install.bin);
+      expect(r.stderr).not.toContain(REPLAYED);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain("through a link");
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it("a cache emptied by hand reruns the stages", async () => {

@@ -6,7 +6,7 @@
 // (src/runner/stat-signature.ts). One path changed, and the build keys every stage as usual.
 import { readdirSync, readFileSync, statSync } from "../util/builtins.js";
 import type { Stats } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { BuildEvent } from "../runner/events.js";
 import { consultedPaths } from "../util/consulted.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
@@ -71,7 +71,10 @@ export function recordNoop(
   for (const path of [...consulted.keys(), ...compiledFiles()]) {
     const trusted = consulted.get(path);
     const sig = trusted ? signatureOf(trusted) : signature(path);
-    if (sig && !settledBefore(sig[1], sig[2], startedMs)) return;
+    // An absent path is judged by the folder it would be in: one removed while the build ran (after the
+    // build read it) changed that folder, and must not be recorded as absent all along.
+    const seen = sig ?? existingAncestor(path);
+    if (!settledBefore(seen[1], seen[2], startedMs)) return;
     files[path] = sig;
   }
   const text = JSON.stringify({ version: VERSION, key, files, events, stdout } satisfies NoopRecord);
@@ -97,6 +100,14 @@ function compiledFiles(): string[] {
       join(e.parentPath, e.name),
     ),
   ]);
+}
+
+/** The signature of the nearest folder above `path` that exists. */
+function existingAncestor(path: string): NonNullable<Signature> {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const sig = signature(dir);
+    if (sig || dirname(dir) === dir) return sig ?? [-1, 0, 0, 0];
+  }
 }
 
 const signatureOf = (st: Stats): Signature => [st.size, st.mtimeMs, st.ctimeMs, st.ino];

@@ -5,6 +5,7 @@ import { DiagnosticError } from "../spec/diagnostic.js";
 import { parseSourceDoc } from "../spec/document.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
+import { consult } from "../util/consulted.js";
 import type { Json } from "../util/json.js";
 
 export interface Route {
@@ -38,6 +39,7 @@ const DEFAULTS = {
 export function loadRoutes(extraFiles: string[]): Map<string, Route> {
   const routes = new Map<string, Route>();
   for (const file of [resolve(installRoot(), "registry/providers.yaml"), ...extraFiles]) {
+    consult(file); // a route's fields are part of the model and judge stages' keys
     let bytes: Buffer;
     try {
       bytes = readFileSync(file);

@@ -1,6 +1,6 @@
 // Where a build reads and writes: the project root, its cache and lock; paths kept inside the project.
 import { realpathSync, existsSync } from "../util/builtins.js";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { staysInside } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
@@ -29,6 +29,8 @@ export function insideDir(base: string, rel: string, what: string, specFile: str
   const target = resolve(base, rel);
   consult(target);
   if (!staysInside(base, rel)) throw fail(`${what} path ${rel} escapes ${base}`);
+  // The folders on the way, so that one replaced by a link out (the check below) changes what was consulted.
+  for (let dir = dirname(target); dir.startsWith(resolve(base) + sep); dir = dirname(dir)) consult(dir);
   if (
     existsSync(target) &&
     !staysInside(realpathSync(base), relative(realpathSync(base), realpathSync(target)))

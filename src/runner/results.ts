@@ -95,7 +95,10 @@ function wanted(
 function listFiles(dir: string): string[] {
   consult(dir);
   if (!existsSync(dir)) return [];
-  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
+  const entries = readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[];
+  // A file added to a subfolder changes that folder, not `dir`: it is not a results file either.
+  for (const d of entries) if (d.isDirectory()) consult(join(d.parentPath, d.name));
+  return entries
     .filter((d) => !d.isDirectory())
     .map((d) =>
       join(d.parentPath, d.name)

@@ -122,8 +122,11 @@ async function run(argv: string[]): Promise<number> {
     : "";
   process.stdout.write(stdout);
   const noWarnings = !events.some((e) => e.type === "warning");
+  // What came before build-start (waiting for another build of this spec) is this run's, not the build's.
+  const start = events.findIndex((e) => e.type === "build-start");
+  const built = events.slice(Math.max(0, start));
   if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
-    noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, events, stdout);
+    noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
   return 0;
 }
 
