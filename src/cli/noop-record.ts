@@ -71,6 +71,7 @@ export function recordNoop(
   for (const path of [...consulted.keys(), ...compiledFiles()]) {
     const trusted = consulted.get(path);
     const sig = trusted ? signatureOf(trusted) : signature(path);
+    if (sig === UNREADABLE) return; // what cannot be stated cannot be compared next time
     // An absent path is judged by the folder it would be in: one removed while the build ran (after the
     // build read it) changed that folder, and must not be recorded as absent all along.
     const seen = sig ?? existingAncestor(path);
@@ -106,18 +107,20 @@ function compiledFiles(): string[] {
 function existingAncestor(path: string): NonNullable<Signature> {
   for (let dir = dirname(path); ; dir = dirname(dir)) {
     const sig = signature(dir);
-    if (sig || dirname(dir) === dir) return sig ?? [-1, 0, 0, 0];
+    if (sig || dirname(dir) === dir) return sig ?? UNREADABLE;
   }
 }
 
 const signatureOf = (st: Stats): Signature => [st.size, st.mtimeMs, st.ctimeMs, st.ino];
+/** A path that cannot be stated (a file where a folder was): a record never lists one. */
+const UNREADABLE: NonNullable<Signature> = [-1, 0, 0, 0];
 
 function signature(path: string): Signature {
   try {
     const st = statSync(path, { throwIfNoEntry: false });
     return st ? signatureOf(st) : null;
   } catch {
-    return [-1, 0, 0, 0]; // unreadable (a file where a folder was): never the same as a recorded one
+    return UNREADABLE;
   }
 }
 
