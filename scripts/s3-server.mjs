@@ -5,8 +5,45 @@
 // Its credentials are s3rver's fixed test pair (AWS_ACCESS_KEY_ID=S3RVER, AWS_SECRET_ACCESS_KEY=S3RVER).
 // Objects live as plain files under DIR/BUCKET/<key>._S3rver_object (tests damage them there).
 import S3rver from "s3rver";
+import S3Object from "s3rver/lib/models/object.js";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
+
+/** s3rver writes an object and its metadata in place and answers before the bytes are down, so a read
+ *  during a write of the same key (four shards uploading one stage manifest) sees half a file or half a
+ *  JSON and fails. S3 itself never shows a partial object: this store writes each file whole, then renames
+ *  it, the metadata before the object (a reader looks for the object first). */
+function writeWhole(store) {
+  const ALLOWED = new Set(S3Object.ALLOWED_METADATA);
+  const whole = async (path, data) => {
+    const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+    await writeFile(temp, data);
+    await rename(temp, path);
+  };
+  store.putMetadata = async (bucket, key, metadata, md5) => {
+    // s3rver's own selection of what it keeps: the allowed headers and the user metadata.
+    const kept = Object.fromEntries(
+      Object.entries(metadata).filter(([name]) => ALLOWED.has(name) || name.startsWith("x-amz-meta-")),
+    );
+    if (md5) await whole(store.getResourcePath(bucket, key, "object.md5"), md5);
+    await whole(store.getResourcePath(bucket, key, "metadata.json"), JSON.stringify(kept, null, 2));
+  };
+  store.putObject = async (object) => {
+    const path = store.getResourcePath(object.bucket, object.key, "object");
+    const chunks = [];
+    if (Buffer.isBuffer(object.content)) chunks.push(object.content);
+    else for await (const chunk of object.content) chunks.push(chunk);
+    const content = Buffer.concat(chunks);
+    const md5 = createHash("md5").update(content).digest("hex");
+    await mkdir(dirname(path), { recursive: true });
+    await store.putMetadata(object.bucket, object.key, object.metadata, md5);
+    await whole(path, content);
+    return { size: content.length, md5 };
+  };
+}
 
 export async function startS3({ dir, bucket = "medbench", port = 0 }) {
   mkdirSync(dir, { recursive: true });
@@ -17,6 +54,7 @@ export async function startS3({ dir, bucket = "medbench", port = 0 }) {
     directory: dir,
     configureBuckets: [{ name: bucket }],
   });
+  writeWhole(server.store);
   const { port: bound } = await server.run();
   return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, close: () => server.close() };
 }

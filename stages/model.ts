@@ -172,11 +172,13 @@ async function runRoute(
       sample ??= body;
       const key = requestKey(route, body);
       const ns = ctx.options.replyNamespace ?? "requests";
-      let memo: MemoReply | null = ctx.options.refresh ? null : recall(await ctx.memo.get(ns, key));
-      if (!memo && !owned) {
+      if (!owned) {
+        // Another shard's: not looked up either, since a shard's output is never the result (a plain build
+        // assembles it), and each lookup would be a remote read of a reply another machine may be writing.
         replies[i] = { id: req.id, request_sha256: key, format, text: "", error: OTHER_SHARD, ...NO_REPLY };
         break;
       }
+      let memo: MemoReply | null = ctx.options.refresh ? null : recall(await ctx.memo.get(ns, key));
       if (!memo) {
         // Identical bodies in one run (the same utterance in two subsets) share one call.
         let call = inflight.get(key);

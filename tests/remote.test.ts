@@ -116,6 +116,7 @@ describe("a shared remote cache", () => {
       shards.map((p, i) => p.buildAgainstFake(["--shard", `${i + 1}/4`], remoteEnv(s3))),
     );
     for (const r of runs) expect(r.exitCode, r.stderr).toBe(0);
+    for (const r of runs) expect(warnings(r.stderr)).toEqual([]);
     // A shard writes neither results nor lock.
     for (const p of shards) expect(p.exists("medbench.lock") || p.exists("results")).toBe(false);
     const counts = [...fake.stats.bodies.values()];
@@ -132,6 +133,34 @@ describe("a shared remote cache", () => {
     expect((await solo.buildAgainstFake()).exitCode).toBe(0);
     expect(fake.stats.requests).toBe(2 * sent); // the same requests, once each, from one machine
     expect(results(assembler)).toEqual(results(solo));
+  });
+
+  it("fails a shard whose share could not reach the remote; cache push delivers it later", async () => {
+    const [s3, fake] = await Promise.all([startS3(), startFake({ latencyMs: 40 })]);
+    const one = clone(fake);
+    const build = one.buildAgainstFake(["--shard", "1/2"], remoteEnv(s3));
+    while (fake.stats.requests < 6) await new Promise((r) => setTimeout(r, 10));
+    s3.child.kill("SIGKILL");
+    const r = await build;
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/shard 1\/2: the shared cache failed during the build/);
+    expect(r.stderr).toMatch(/medbench cache push/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    const sentByOne = fake.stats.requests;
+
+    // The replies were kept: pushed to a remote that answers, the assembly sends only the other share.
+    const back = await startS3();
+    const push = await one.run(["cache", "push"], remoteEnv(back));
+    expect(push.exitCode, push.stderr).toBe(0);
+    expect(fake.stats.requests).toBe(sentByOne);
+    const two = clone(fake);
+    expect((await two.buildAgainstFake(["--shard", "2/2"], remoteEnv(back))).exitCode).toBe(0);
+    const assembler = clone(fake);
+    const whole = await assembler.buildAgainstFake([], remoteEnv(back));
+    expect(whole.exitCode, whole.stderr).toBe(0);
+    const counts = [...fake.stats.bodies.values()];
+    expect(counts.every((n) => n === 1)).toBe(true); // no request sent twice
+    expect(fake.stats.requests).toBe(counts.length);
   });
 
   it("refuses a malformed --shard or MEDBENCH_REMOTE as a user mistake", async () => {

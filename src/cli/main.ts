@@ -70,7 +70,7 @@ function reportError(e: unknown): number {
     return 2;
   }
   if (e instanceof BuildFailure) {
-    const where = ["lock", "results"].includes(e.stage) ? "" : `stage ${e.stage}: `;
+    const where = ["lock", "results", "shard"].includes(e.stage) ? "" : `stage ${e.stage}: `;
     process.stderr.write(
       `${c.red("error:")} ${where}${e.message}\n${e.fix ? `  fix: ${e.fix}\n` : ""}` +
         "nothing was recorded: medbench.lock and earlier results are as they were\n",

@@ -284,6 +284,17 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   if (opts.shard) {
     // A share of the requests: its replies are in the (shared) cache; results and lock wait for all shares.
     await cache.remote?.settle();
+    // A share that did not reach the shared cache is not done: the plain build would send it all again.
+    if (cache.remote && !cache.remote.available) {
+      const s = opts.shard;
+      throw new BuildFailure(
+        "shard",
+        `shard ${s.index}/${s.count}: the shared cache failed during the build (${cache.remote.failure}), ` +
+          "so this share's replies may not all be there; they are kept in this machine's cache",
+        `run \`medbench cache push\` from this machine once ${cache.remote.config.url} answers, ` +
+          "or build this shard again",
+      );
+    }
     return { stages: reports, results: null, lockChanged: false, outputs: Object.fromEntries(upstream) };
   }
   // A results file naming a missing output fails the build before the lock records it.
