@@ -54,6 +54,12 @@ function unwrap(data: Buffer): Buffer | null {
   return sha256Hex(payload) === head.slice(ENVELOPE.length) ? payload : null;
 }
 
+/** The store's object names (relative to the prefix), the local cache's layout: content objects by hash,
+ *  stage manifests by stage key, replies by namespace folder and request key. */
+export const objectName = (hash: string) => `objects/${hash.slice(0, 2)}/${hash}`;
+export const stageName = (key: string) => `stages/${key}.json`;
+export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
+
 const UPLOADS_AT_ONCE = 8;
 
 export class RemoteStore {
@@ -144,9 +150,9 @@ export class RemoteStore {
 
   /** A content object (named by the sha256 of its bytes), checked; null when absent, damaged or down. */
   async getObject(hash: string): Promise<Buffer | null> {
-    const data = await this.getRaw(`objects/${hash.slice(0, 2)}/${hash}`);
+    const data = await this.getRaw(objectName(hash));
     if (data === null) return null;
-    if (sha256Hex(data) !== hash) return this.refuse(`objects/${hash.slice(0, 2)}/${hash}`);
+    if (sha256Hex(data) !== hash) return this.refuse(objectName(hash));
     this.counts.hits++;
     return data;
   }
@@ -162,7 +168,7 @@ export class RemoteStore {
   }
 
   putObject(hash: string, data: () => Buffer): Promise<void> {
-    return this.enqueue(`objects/${hash.slice(0, 2)}/${hash}`, data);
+    return this.enqueue(objectName(hash), data);
   }
 
   /** `after`: uploads that must be in place first (a manifest goes up after the outputs it names). */

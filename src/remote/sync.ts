@@ -6,13 +6,8 @@ import { readFileSync } from "../util/builtins.js";
 import type { Cache } from "../runner/cache.js";
 import { shareableManifest, type Inventory } from "../runner/inventory.js";
 import { replyLog } from "../runner/memo.js";
-import type { RemoteStore } from "./store.js";
-
-const HEX64 = /^[0-9a-f]{64}$/;
-
-export const objectName = (hash: string) => `objects/${hash.slice(0, 2)}/${hash}`;
-export const stageName = (key: string) => `stages/${key}.json`;
-export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
+import { SHA256_RE } from "../hash/sha256.js";
+import { objectName, replyName, stageName, type RemoteStore } from "./store.js";
 
 /** The remote's holdings by the same names as the local inventory, or null when it cannot be listed. */
 export async function remoteInventory(remote: RemoteStore): Promise<Inventory | null> {
@@ -23,7 +18,7 @@ export async function remoteInventory(remote: RemoteStore): Promise<Inventory | 
   const out: Inventory = { objects: new Map(), stages: new Map(), replies: new Map() };
   for (const [name, size] of objects) {
     const h = name.split("/")[2] ?? "";
-    if (HEX64.test(h) && name === objectName(h)) out.objects.set(h, size);
+    if (SHA256_RE.test(h) && name === objectName(h)) out.objects.set(h, size);
   }
   for (const [name, size] of stages) {
     const m = /^stages\/([0-9a-f]{64})\.json$/.exec(name);

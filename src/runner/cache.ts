@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
-import { openRemote, type RemoteStore } from "../remote/store.js";
+import { openRemote, stageName, type RemoteStore } from "../remote/store.js";
 import { consult } from "../util/consulted.js";
 
 export class CorruptObjectError extends Error {
@@ -143,7 +143,7 @@ export class Cache {
   async fetchManifest(key: string): Promise<StageManifest | null> {
     const local = this.readManifest(key);
     if (local && !local.incomplete) return local;
-    const data = this.remote ? await this.remote.getKeyed(`stages/${key}.json`) : null;
+    const data = this.remote ? await this.remote.getKeyed(stageName(key)) : null;
     if (data === null) return local;
     try {
       const m = JSON.parse(data.toString("utf8")) as StageManifest;
@@ -169,7 +169,7 @@ export class Cache {
     const outputs = [...new Set(Object.values(m.outputs))].map((h) =>
       remote.putObject(h, () => this.read(h)),
     );
-    void remote.putKeyed(`stages/${m.key}.json`, text, outputs);
+    void remote.putKeyed(stageName(m.key), text, outputs);
   }
 
   /** Leftover temp files of builds that were killed; safe to remove when older than a minute. */

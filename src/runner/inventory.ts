@@ -4,6 +4,7 @@ import { existsSync, readdirSync, statSync } from "../util/builtins.js";
 import { join } from "node:path";
 import type { Cache, StageManifest } from "./cache.js";
 import { replyFolders, replyLog } from "./memo.js";
+import { SHA256_RE } from "../hash/sha256.js";
 
 export interface Inventory {
   /** sha256 -> bytes. */
@@ -14,8 +15,6 @@ export interface Inventory {
   replies: Map<string, Map<string, number>>;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-
 function files(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir) : [];
 }
@@ -25,7 +24,7 @@ export function localObjects(cache: Cache): Map<string, number> {
   const root = join(cache.root, "objects");
   for (const fan of files(root))
     for (const name of files(join(root, fan)))
-      if (HEX64.test(name) && name.startsWith(fan)) out.set(name, statSync(join(root, fan, name)).size);
+      if (SHA256_RE.test(name) && name.startsWith(fan)) out.set(name, statSync(join(root, fan, name)).size);
   return out;
 }
 
@@ -34,7 +33,7 @@ export function localStages(cache: Cache): Map<string, number> {
   const root = join(cache.root, "stages");
   for (const name of files(root)) {
     const key = name.slice(0, -".json".length);
-    if (name.endsWith(".json") && HEX64.test(key)) out.set(key, statSync(join(root, name)).size);
+    if (name.endsWith(".json") && SHA256_RE.test(key)) out.set(key, statSync(join(root, name)).size);
   }
   return out;
 }

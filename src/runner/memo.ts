@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { Cache } from "./cache.js";
 import type { MemoStore } from "./stage.js";
 import { ReplyLog } from "./reply-log.js";
+import { replyName } from "../remote/store.js";
 export { ReplyLog, type Compaction } from "./reply-log.js";
 
 /** The memo folder of a namespace (its name made safe for a file name; also the remote's folder). */
@@ -43,14 +44,14 @@ export function memoStore(cache: Cache): MemoStore {
       const local = space(ns).get(key);
       if (local !== null || !remote) return local;
       // Read-through: a reply another machine received, checked against its hash, then kept here too.
-      return remote.getKeyed(`replies/${folder(ns)}/${key}`).then((data) => {
+      return remote.getKeyed(replyName(folder(ns), key)).then((data) => {
         if (data !== null) space(ns).put(key, data);
         return data;
       });
     },
     put: (ns, key, data) => {
       space(ns).put(key, data); // here first: a reply is never lost to a remote that is down
-      void remote?.putKeyed(`replies/${folder(ns)}/${key}`, Buffer.from(data));
+      void remote?.putKeyed(replyName(folder(ns), key), Buffer.from(data));
     },
   };
 }
