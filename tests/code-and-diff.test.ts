@@ -2,9 +2,9 @@
 // spec change invalidates. On the fixture task (tests/fixtures/README.md) and an editable copy of medbench;
 // a task source edited before and after compiling: tests/runner-fixture.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
-import { Install, Project, SUMS_SPECS } from "./rig.js";
+import { expectCleanFailure, Install, Project, SUMS_SPECS } from "./rig.js";
 
 const SPEC = "specs/sums.yaml";
 
@@ -66,6 +66,35 @@ describe("code identity", () => {
     expect(r.stderr).toContain("written with hash recipe 1");
     expect(r.stderr).toContain("mv medbench.lock medbench.lock.old");
     expect(p.read("medbench.lock")).toBe(before);
+  });
+});
+
+describe("an incomplete compile", () => {
+  const install = new Install();
+  const p = new Project(SUMS_SPECS);
+  afterAll(() => {
+    install.remove();
+    p.remove();
+  });
+
+  it("a compiled module missing from dist/ is refused with the command to run; nothing is written", async () => {
+    rmSync(install.path("dist/tests/fixtures/sums/task/parser.js"));
+    const before = p.snapshot();
+    const r = await p.run(["build", SPEC], {}, install.bin);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("dist/tests/fixtures/sums/task/parser.js is missing");
+    expect(r.stderr).toContain("run `npm run build`");
+    expectCleanFailure(r.stderr);
+    expect(p.snapshot()).toBe(before);
+  });
+
+  it("an install never compiled (npm ci --ignore-scripts) says so", async () => {
+    rmSync(install.path("dist"), { recursive: true });
+    const r = await p.run(["build", SPEC], {}, install.bin);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("medbench is not compiled (dist/src/cli/main.js is missing)");
+    expect(r.stderr).toContain(`run \`npm run build\` in ${install.dir}`);
+    expectCleanFailure(r.stderr);
   });
 });
 

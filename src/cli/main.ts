@@ -4,7 +4,8 @@
 import { DiagnosticError, formatDiagnostic } from "../spec/diagnostic.js";
 import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
-import { medbenchVersion } from "../util/paths.js";
+import { installRoot, medbenchVersion } from "../util/paths.js";
+import { join, relative, sep } from "node:path";
 import { UsageError } from "./args.js";
 import { COMMANDS } from "./commands/index.js";
 
@@ -77,8 +78,24 @@ function reportError(e: unknown): number {
     );
     return 1;
   }
+  const missing = missingCompiled(e);
+  if (missing !== null) {
+    process.stderr.write(
+      `${c.red("error:")} medbench's compiled code is incomplete: ${missing} is missing\n` +
+        `  fix: run \`npm run build\` in ${installRoot()} (npm ci runs it unless scripts are ignored)\n`,
+    );
+    return 2;
+  }
   process.stderr.write(
     `internal error (a bug in medbench; please report it):\n${e instanceof Error ? e.stack : String(e)}\n`,
   );
   return 1;
+}
+
+/** The compiled module that a dynamic import found missing from dist/ (removed, or never compiled), if so. */
+function missingCompiled(e: unknown): string | null {
+  if ((e as { code?: unknown } | null)?.code !== "ERR_MODULE_NOT_FOUND") return null;
+  const path = /Cannot find module '([^']+)'/.exec((e as Error).message)?.[1];
+  const dist = join(installRoot(), "dist");
+  return path?.startsWith(dist + sep) ? relative(installRoot(), path) : null;
 }
