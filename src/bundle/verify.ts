@@ -18,7 +18,7 @@ import { tempName } from "../runner/fsutil.js";
 import { memoStore } from "../runner/memo.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
-import { readRecords } from "../contract/records.js";
+import { readRecords, unanswered, type RecordShapes } from "../contract/records.js";
 import { comparisonOf, pairVerdicts } from "../contract/compare.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
@@ -158,7 +158,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     const metricsHash = (
       JSON.parse(
         published
-          .get(b.results["metrics.json"]?.split("/")[0] ?? "bootstrap")
+          .get(resultSource(b.results["metrics.json"] ?? "").stage)
           ?.get("metrics")
           ?.toString("utf8") ?? "{}",
       ) as { spec_hash?: string }
@@ -415,7 +415,7 @@ async function runStages(
         live.stopped = `stage ${decl.name}: ${e.message}${e.fix ? ` (${e.fix})` : ""}`;
         break;
       }
-      live.failures.push(failuresOf(decl.name, out));
+      live.failures.push(failuresOf(decl.name, kind, out));
     } else out = await kind.run(ctx);
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
@@ -503,19 +503,27 @@ function replayContext(
 
 /** The requests of a live model (or judge) stage that got no answer: replies with an error, judge rows
  *  without a text. */
-function failuresOf(stage: string, out: Record<string, unknown>): LiveReport["failures"][number] {
+function failuresOf(
+  stage: string,
+  kind: StageKind | undefined,
+  out: Record<string, unknown>,
+): LiveReport["failures"][number] {
   const text = (v: unknown) =>
     typeof v === "string"
       ? v
       : v instanceof Uint8Array
         ? Buffer.from(v).toString("utf8")
         : readFileSync((v as { file: string }).file, "utf8");
-  const rows =
-    out.replies !== undefined
-      ? readRecords("replies", text(out.replies)).map((r) => ({ id: r.id, failed: r.error !== null }))
-      : out.judged !== undefined
-        ? readRecords("judged", text(out.judged)).map((r) => ({ id: r.id, failed: r.text === null }))
-        : [];
+  // The outputs whose record type carries model answers, as the stage kind declares them.
+  const declared = kind && kind.outputs !== "release" ? Object.entries(kind.outputs) : [];
+  const rows = declared.flatMap(([name, type]) =>
+    out[name] === undefined || unanswered(type, {}) === null
+      ? []
+      : readRecords(type as keyof RecordShapes, text(out[name])).map((r) => ({
+          id: r.id,
+          failed: unanswered(type, r) === true,
+        })),
+  );
   const ids = [...new Set(rows.filter((r) => r.failed).map((r) => r.id))].sort();
   return { stage, failed: rows.filter((r) => r.failed).length, total: rows.length, ids };
 }
@@ -596,10 +604,15 @@ function compareLive(
   const failedIds = new Set(run.failures.flatMap((f) => f.ids));
   for (const [stage, st] of Object.entries(b.stages))
     if (callsModel(st.kind))
-      for (const id of failuresOf(stage, Object.fromEntries(published.get(stage) ?? [])).ids)
+      for (const id of failuresOf(
+        stage,
+        STAGE_KINDS.get(st.kind),
+        Object.fromEntries(published.get(stage) ?? []),
+      ).ids)
         failedIds.add(id);
-  const items = resultSource(b.results["items.jsonl"] ?? "score/items");
-  const metricsAt = resultSource(b.results["metrics.json"] ?? "bootstrap/metrics");
+  // A bundle names its results' stages (the member check refused one that does not).
+  const items = resultSource(b.results["items.jsonl"] ?? "");
+  const metricsAt = resultSource(b.results["metrics.json"] ?? "");
   const pubItems = parseJsonLines<Item>(
     published.get(items.stage)?.get(items.output)?.toString("utf8") ?? "",
   );
@@ -653,7 +666,9 @@ function compareLive(
     if (!callsModel(st.kind)) continue;
     const pa = JSON.parse(published.get(stage)?.get("audit")?.toString("utf8") ?? "null") as Json;
     const la = JSON.parse(live.get(stage)?.get("audit")?.toString("utf8") ?? "null") as Json;
-    const req = (a: Json) => (st.kind === "model" ? ((a as { request?: Json } | null)?.request ?? null) : a);
+    // A model stage's audit keeps what it sent under `request`; a judge's audit is what it sent.
+    const req = (a: Json) =>
+      a !== null && typeof a === "object" && !Array.isArray(a) && "request" in a ? (a.request ?? null) : a;
     for (const d of jsonDiff(req(pa), req(la))) {
       if (!/thinking_audit|api_errors|truncated|response_format|incomplete|\/n$/.test(d.path))
         request_differences.push({ stage, path: d.path, recorded: d.from, sent: d.to });

@@ -114,6 +114,19 @@ export const RECORD_TYPES = {
 } as const;
 export type RecordType = keyof typeof RECORD_TYPES;
 
+/** Whether a record stands for a request that got no answer (an API error): a failure, never a verdict.
+ *  null for a record type that carries no model answers. */
+export function unanswered(type: RecordType, record: unknown): boolean | null {
+  switch (type) {
+    case "replies":
+      return (record as ReplyRecord).error !== null;
+    case "judged":
+      return (record as JudgedRecord).text === null;
+    default:
+      return null;
+  }
+}
+
 export interface RecordShapes {
   requests: RequestRecord;
   replies: ReplyRecord;
