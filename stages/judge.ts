@@ -5,7 +5,13 @@ import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { RecordsWriter, type ParsedRecord } from "../src/contract/records.js";
 import { inputRecords } from "./records-io.js";
-import { callModel, GENERATION_PARAMS, routeIdentity, type Params as ModelParams } from "./model.js";
+import {
+  callModel,
+  GENERATION_PARAMS,
+  routeIdentity,
+  routeProblems,
+  type Params as ModelParams,
+} from "./model.js";
 
 interface Params {
   judges: string[];
@@ -43,6 +49,11 @@ export const judge: StageKind = {
     temperature: GENERATION_PARAMS.temperature,
   },
   taskPart: "judge",
+  check(stage, _task, env) {
+    const j = (stage.params as Params).judges;
+    const list = typeof j === "string" ? [j] : Array.isArray(j) ? j.filter((x) => typeof x === "string") : [];
+    return env ? routeProblems(list, "/params/judges", env) : [];
+  },
   async identify(ctx) {
     return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));
   },

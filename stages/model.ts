@@ -15,7 +15,7 @@ import { inputRecords } from "./records-io.js";
 import { releaseFiles } from "./release.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
 import { checkValue } from "../src/contract/params.js";
-import type { StageProblem, StageShape } from "../src/runner/stage.js";
+import type { CheckEnv, StageProblem, StageShape } from "../src/runner/stage.js";
 import type { Baseline, TaskModule } from "../tasks/task.js";
 
 export type { ReplyRecord } from "../src/contract/records.js";
@@ -389,12 +389,22 @@ const MODEL_PARAMS: ParamDecls = {
   seed: { type: "integer", minimum: 0, description: "a built-in baseline's seed" },
 };
 
-/** A built-in baseline's own parameters, and its fit stage when it learns, checked with the spec. */
-export function checkBaseline(stage: StageShape, task: TaskModule): StageProblem[] {
+/** A model stage's model, checked with the spec: a built-in baseline of the task (with its own parameters,
+ *  and its fit stage when it learns), or a route of the registries. */
+function checkModel(stage: StageShape, task: TaskModule, env: CheckEnv | null): StageProblem[] {
   const p = stage.params as { model?: Json; baseline?: Json };
-  if (typeof p.model !== "string" || !p.model.startsWith("medbench/")) return [];
+  if (typeof p.model !== "string") return [];
+  if (!p.model.startsWith("medbench/")) return env ? routeProblems([p.model], "/params/model", env) : [];
+  if (env?.registryFiles.length) loadRoutes(env.registryFiles); // a --registry given is checked, used or not
   const b = task.baselines[p.model];
-  if (!b) return []; // a variable may name it; the stage says which exist when it runs
+  if (!b)
+    return [
+      {
+        pointer: "/params/model",
+        message: `no built-in model ${p.model} for this task`,
+        fix: `use one of: ${Object.keys(task.baselines).join(", ")}, or ROUTE/MODEL of a registry route`,
+      },
+    ];
   const out: StageProblem[] = [];
   if (p.baseline !== undefined)
     for (const x of checkValue(
@@ -412,6 +422,24 @@ export function checkBaseline(stage: StageShape, task: TaskModule): StageProblem
   return out;
 }
 
+/** Models (ROUTE/MODEL) whose route no registry has: each a problem at `pointer`, with the routes there are.
+ *  The registries themselves are read here, so a mistake in a --registry file is found before anything runs. */
+export function routeProblems(models: string[], pointer: string, env: CheckEnv): StageProblem[] {
+  const routes = loadRoutes(env.registryFiles);
+  const files = ["registry/providers.yaml", ...env.registryFiles].join(", ");
+  return models
+    .filter((m) => /^[^/\s]+\/\S+$/.test(m)) // a malformed one is its parameter's problem, reported as such
+    .map((m) => splitModel(m).route)
+    .filter((route) => route !== "medbench" && !routes.has(route))
+    .map((route) => ({
+      pointer,
+      message: `no route ${route} in the registry (${files})`,
+      fix:
+        `use one of its routes (${[...routes.keys()].join(", ")}), add ${route} to a --registry file, ` +
+        "or a built-in medbench/ model",
+    }));
+}
+
 export const modelStage: StageKind = {
   kind: "model",
   inBundle: "model",
@@ -420,7 +448,7 @@ export const modelStage: StageKind = {
     release: { release: true, optional: true, description: "the release a built-in baseline reads" },
     fit: { outputs: { fit: "fit" }, optional: true, description: "a learning baseline's fitted model" },
   },
-  check: checkBaseline,
+  check: checkModel,
   outputs: { replies: "replies", audit: "audit" },
   params: MODEL_PARAMS,
   required: ["model"],

@@ -139,6 +139,23 @@ describe("hardening: clear refusals", () => {
     );
     expect(err).toMatch(/reg\.yaml:3:15: routes\.x\.base_url: must be string, not a number/);
   });
+
+  it("a --registry file is checked before anything runs, even when the model is a built-in one", async () => {
+    p.write("reg.yaml", "routes:\n  x:\n    base_ur: http://127.0.0.1:9\n");
+    const err = await refused(["build", SPEC, "--registry", "reg.yaml"]);
+    expect(err).toMatch(/reg\.yaml:3:5: routes\.x\.base_ur: unknown key `base_ur`/);
+    const missing = await refused(["build", SPEC, "--registry", "no-such-routes.yaml"]);
+    expect(missing).toMatch(/no-such-routes\.yaml: cannot read the route registry \(ENOENT\)/);
+  });
+
+  it("an unknown route or built-in model is refused at the spec's model, with what there is", async () => {
+    const route = await refused(["build", SPEC, "--model", "nosuch/m"]);
+    expect(route).toMatch(/sums\.yaml:\d+:\d+: .*no route nosuch in the registry .*variable `model`/);
+    expect(route).toMatch(/use one of its routes \(local, /);
+    const builtin = await refused(["build", SPEC, "--model", "medbench/abacus"]);
+    expect(builtin).toMatch(/no built-in model medbench\/abacus for this task/);
+    expect(builtin).toMatch(/use one of: medbench\/calculator, medbench\/constant/);
+  });
 });
 
 describe("hardening: large inputs and closed pipes", () => {

@@ -11,7 +11,7 @@ import type { Runtime } from "../runner/executor.js";
 import type { TaskModule } from "../../tasks/task.js";
 import type { Json } from "../util/json.js";
 import { checkSpec } from "../contract/check.js";
-import type { BuildInfo } from "../runner/stage.js";
+import type { BuildInfo, CheckEnv } from "../runner/stage.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { checkCompiled } from "../runner/compiled.js";
 import { useCodeMemo } from "../runner/code-memo.js";
@@ -70,19 +70,21 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
 
 /**
  * `projectCache`: the project's cache folder, whose parsed specs (specs/) are read, never written, here, and
- * whose code memo spares rereading the install's code (saved by the command, saveCodeMemo()).
+ * whose code memo spares rereading the install's code (saved by the command, saveCodeMemo()). `env`: what
+ * the spec check may consult besides the spec (the build's --registry files; null where nothing is sent).
  */
 export async function loadRuntime(
   specPath: string,
   variables: Record<string, Json>,
   projectCache?: string,
+  env: CheckEnv | null = null,
 ): Promise<Runtime> {
   if (projectCache) useCodeMemo(join(projectCache, "code-memo.json"));
   checkCompiled(installRoot());
   const spec = loadSpec(specPath, variables, specPath, projectCache && join(projectCache, "specs"));
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const module = await loadTask(spec);
-  checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module);
+  checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module, env);
   return {
     build: buildInfo(spec),
     spec,

@@ -5,7 +5,7 @@ import { diagnosticAt } from "../spec/document.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { lookupPointer, resultSource, type SpecFile, type StageDecl } from "../spec/load.js";
 import { escapePointer, type Json } from "../util/json.js";
-import type { StageKind } from "../runner/stage.js";
+import type { CheckEnv, StageKind } from "../runner/stage.js";
 import type { TaskModule } from "./task.js";
 import type { InputDecl, ParamDecl, ParamDecls } from "./declarations.js";
 import { checkValue } from "./params.js";
@@ -20,6 +20,7 @@ export function checkSpec(
   spec: SpecFile,
   kinds: ReadonlyMap<string, StageKind>,
   task: TaskModule | null,
+  env: CheckEnv | null = null,
 ): void {
   const out: Diagnostic[] = [];
   const byName = new Map(spec.stages.map((s) => [s.name, s]));
@@ -29,7 +30,7 @@ export function checkSpec(
     checkInputs(spec, s, kind, byName, kinds, out);
     checkParams(spec, s, kind, task, out);
     if (kind.check && task)
-      for (const p of kind.check(s, task)) {
+      for (const p of kind.check(s, task, env)) {
         const pointer = `/stages/${escapePointer(s.name)}${p.pointer}`;
         out.push(diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix));
       }

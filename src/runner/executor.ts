@@ -209,6 +209,14 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
     memo: null,
   };
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
+  // A variable set the lock has never recorded would add an entry: refused whole, before any stage is keyed.
+  if (opts.frozen && !locked)
+    throw new BuildFailure(
+      "lock",
+      `medbench.lock records no build of ${spec.path} with ${variableSet || "its variables"}, ` +
+        "and --frozen forbids adding one",
+      "run `medbench build` without --frozen and commit medbench.lock",
+    );
 
   const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
   for (const decl of plan.order) {
@@ -227,11 +235,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       // --frozen decides before a stage runs (before any model request) whether the lock would change.
       if (opts.frozen && locked?.stages[decl.name]?.key !== key) {
         throw new StageError(
-          locked
-            ? `medbench.lock would change (stage ${decl.name}: its key differs from the locked one), ` +
-              "and --frozen forbids it"
-            : `medbench.lock records no build of ${spec.path} with ${variableSet || "its variables"}, ` +
-              "and --frozen forbids adding one",
+          `medbench.lock would change (stage ${decl.name}: its key differs from the locked one), ` +
+            "and --frozen forbids it",
           "run `medbench build` without --frozen and commit medbench.lock",
         );
       }

@@ -86,8 +86,9 @@ export interface StageContext {
  *  parameters for the kinds that pass params on to it. The spec is checked against both before running. */
 export interface StageKind extends KindDeclarations {
   kind: string;
-  /** Checks beyond the declarations that need the task (a baseline's own parameters), before running. */
-  check?(stage: StageShape, task: TaskModule): StageProblem[];
+  /** Checks beyond the declarations that need the task or the build's options (a baseline's own parameters,
+   *  a model's route), before anything runs. */
+  check?(stage: StageShape, task: TaskModule, env: CheckEnv | null): StageProblem[];
   /** The task module file this kind calls (its code is part of the stage key). */
   taskPart?: keyof NonNullable<TaskModule["parts"]>;
   /**
@@ -118,6 +119,12 @@ export interface StageShape {
   name: string;
   inputs: Record<string, { stage: string } | { file: string }>;
   params: Json;
+}
+
+/** What a spec check may consult besides the spec and the task: the build's route registries (--registry).
+ *  null for a command that reads results and sends nothing (report, check, compare): no route is needed. */
+export interface CheckEnv {
+  registryFiles: string[];
 }
 
 /** A problem with a stage's declaration: a pointer below the stage (e.g. /params/baseline/C). */
