@@ -189,20 +189,27 @@
       });
       sec.lastChild.style.height = Math.max(200, 22 * rows.length + 60) + "px";
     }
-    // Breakdowns.
+    // Breakdowns: the task's primary metric by each kind of group (a task that declares no primary has no
+    // metric to chart them by, and says so).
     const kinds = new Set();
     for (const r of task.runs)
       for (const k of Object.keys((r.metrics.tables && r.metrics.tables.breakdowns) || {})) kinds.add(k);
-    for (const kind of kinds) {
+    if (kinds.size && !task.primary)
+      sec.append(
+        el(
+          "p",
+          { class: "muted" },
+          "Breakdowns (" + [...kinds].join(", ") + ") not charted: no primary metric.",
+        ),
+      );
+    for (const kind of task.primary ? kinds : []) {
       const labels = [
         ...new Set(
           task.runs.flatMap((r) => Object.keys(((r.metrics.tables || {}).breakdowns || {})[kind] || {})),
         ),
       ];
-      const by = (b) => (b && task.primary && task.primary in b ? b[task.primary] : b && b.exact_match);
-      sec.append(
-        el("h3", {}, (task.primary || "exact_match").replace("_", " ") + " by " + kind.replace("_", " ")),
-      );
+      const by = (b) => (b && task.primary in b ? b[task.primary] : null);
+      sec.append(el("h3", {}, task.primary.replace("_", " ") + " by " + kind.replace("_", " ")));
       chart(sec, {
         type: "bar",
         data: {
