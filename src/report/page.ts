@@ -1,109 +1,18 @@
-// The report page's style and script (plain browser JavaScript; data from the embedded JSON, charts by Chart.js).
+// The report page's style and script, kept in files beside this one (page.css, and page.client.js: plain
+// browser JavaScript, not compiled) and read at report time from the install root, so that the page is
+// the same whether medbench runs from dist/ or not. The script's data is the page's embedded JSON.
+import { resolve } from "node:path";
+import { readFileSync } from "../util/builtins.js";
+import { installRoot } from "../util/paths.js";
 
-export const PAGE_STYLE = `
-body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0 16px 48px; color: #1d232a; }
-h1 { margin: 24px 0 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #d8dee4; padding-bottom: 4px; } h3 { margin: 24px 0 8px; }
-table { border-collapse: collapse; margin: 8px 0; width: 100%; } th, td { border-bottom: 1px solid #e6e9ed; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 12px; }
-.partial { color: #9a6700; } .chart { position: relative; height: 320px; margin: 8px 0 16px; } details { margin: 6px 0; }
-.status-pass, .check-pass { color: #1a7f37; } .status-fail, .check-fail, .broken { color: #cf222e; }
-.status-incomplete, .check-incomplete { color: #9a6700; } .tags { color: #57606a; font-size: 12px; }
-pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font-size: 12px; } .muted { color: #57606a; }
-`;
+/** Text to inline in a `<tag>` element, with any `</tag` in it escaped so that it cannot end the element. */
+export const inlineSafe = (text: string, tag: "script" | "style"): string =>
+  text.replace(new RegExp(`</${tag}`, "gi"), `<\\/${tag}`);
 
-export const PAGE_SCRIPT = String.raw`
-(function () {
-  const tasks = JSON.parse(document.getElementById("data").textContent);
-  const main = document.getElementById("tasks");
-  const el = (tag, attrs, ...kids) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
-    return e;
-  };
-  const isMetric = (v) => v && typeof v === "object" && "ci_method" in v;
-  const fmt = (m, x) => (x === null || x === undefined ? "–" : m.unit === "score" ? x.toFixed(2) : (100 * x).toFixed(1) + "%");
-  const table = (head, rows) => el("table", {}, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))),
-    el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", typeof c === "number" ? { class: "num" } : {}, c)))))));
-  const colours = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#57606a", "#bf3989", "#0a3069"];
-  const chart = (parent, config) => { const box = el("div", { class: "chart" }); const c = el("canvas"); box.append(c); parent.append(box); new Chart(c, config); };
+const pageFile = (name: string): string => readFileSync(resolve(installRoot(), "src/report", name), "utf8");
 
-  for (const task of tasks) {
-    const sec = el("section", { class: "task", "data-slug": task.slug });
-    sec.append(el("h2", {}, task.slug), el("p", { class: "muted" }, "spec " + task.spec + ", spec_hash ", el("code", {}, task.specHash)));
-    main.append(sec);
-    if ((task.broken || []).length) sec.append(el("h3", {}, "Broken runs"), table(["results folder", "why"], task.broken.map((b) => [b.dir, b.why])));
-    // Leaderboard: full runs by the primary metric, with their tags.
-    if (task.leaderboard.length) {
-      sec.append(el("h3", {}, "Leaderboard (" + (task.primary || "primary metric") + ")"));
-      const lb = table(["#", "model", task.primary || "primary", "95% CI", "n", "configuration", "tags", "spec"], task.leaderboard.map((r, i) => [
-        i + 1, r.model, fmt(r, r.value), fmt(r, r.lo) + " – " + fmt(r, r.hi), r.n ?? "", r.configuration || "–",
-        el("span", { class: "tags" }, [...r.tags, ...r.also.map((a) => a.metric + " " + fmt(r, a.value))].join(", ")),
-        r.current ? "current" : el("span", { class: "partial" }, "older spec")]));
-      lb.setAttribute("data-table", "leaderboard");
-      sec.append(lb);
-    }
-    // The task's check over its roster.
-    if (task.check) {
-      const c = task.check;
-      const verdict = c.status === "pass" ? "holds" : c.status === "fail" ? "fails" : "is incomplete";
-      sec.append(el("h3", {}, "Check"));
-      sec.append(el("p", { class: "check-" + c.status }, "The check " + verdict +
-        (c.inputs === "sample" ? ", on the bundled SYNTHETIC sample (not the release)" : c.inputs === "release" ? ", on the release" : ", with no runs yet") + "."));
-      const ct = table(["criterion", "status", "numbers"], c.criteria.map((x) => [x.id, el("span", { class: "status-" + x.status }, x.status), x.summary]));
-      ct.setAttribute("data-table", "check");
-      sec.append(ct);
-      if (c.missing.length) sec.append(el("ul", { class: "missing" }, ...c.missing.map((m) => el("li", {}, m.role + " (" + m.model + "): " + m.reason))));
-    }
-    if (!task.runs.length) { sec.append(el("p", {}, "No runs yet: medbench build " + task.spec)); continue; }
-    // Runs.
-    sec.append(el("h3", {}, "Runs"));
-    sec.append(table(["model", "primary metric", "95% CI", "n", "spec hash", "partial", "thinking off", "API errors"], task.runs.map((r) => {
-      const m = r.metrics, p = m.metrics[m.primary] || {};
-      return [m.synthetic_sample ? el("span", {}, r.model + " ", el("span", { class: "partial" }, "(synthetic sample: says nothing about the model)")) : r.model, m.primary + " " + fmt(p, p.value), fmt(p, p.lo) + " – " + fmt(p, p.hi) + " (" + (p.ci_method || "") + ")", p.n ?? "",
-        el("code", {}, String(m.spec_hash).slice(0, 12)), r.partial ? el("span", { class: "partial" }, "partial") : "no",
-        m.metrics.thinking_audit ? String(m.metrics.thinking_audit.thinking_off) : "–", m.metrics.api_errors ?? 0];
-    })));
-    sec.lastChild.setAttribute("data-table", "runs");
-    // Forest plot: every metric of every run, point and interval, on its own unit.
-    const rows = [];
-    for (const r of task.runs) for (const [name, m] of Object.entries(r.metrics.metrics)) if (isMetric(m) && m.value !== null && m.unit !== "score") rows.push({ label: r.model + (r.partial ? " (partial)" : "") + " · " + name, m });
-    if (rows.length) {
-      sec.append(el("h3", {}, "Intervals (forest plot)"));
-      chart(sec, { type: "bar", data: { labels: rows.map((x) => x.label), datasets: [
-        { type: "bar", label: "95% interval", data: rows.map((x) => [100 * x.m.lo, 100 * x.m.hi]), backgroundColor: "rgba(9,105,218,0.35)", barPercentage: 0.5 },
-        { type: "line", label: "point", data: rows.map((x) => 100 * x.m.value), showLine: false, pointRadius: 4, backgroundColor: "#1d232a", borderColor: "#1d232a" },
-      ] }, options: { indexAxis: "y", responsive: true, maintainAspectRatio: false, animation: false, scales: { x: { min: 0, max: 100, title: { display: true, text: "%" } } } } });
-      sec.lastChild.style.height = Math.max(200, 22 * rows.length + 60) + "px";
-    }
-    // Breakdowns.
-    const kinds = new Set(); for (const r of task.runs) for (const k of Object.keys((r.metrics.tables && r.metrics.tables.breakdowns) || {})) kinds.add(k);
-    for (const kind of kinds) {
-      const labels = [...new Set(task.runs.flatMap((r) => Object.keys(((r.metrics.tables || {}).breakdowns || {})[kind] || {})))];
-      const by = (b) => (b && task.primary && task.primary in b ? b[task.primary] : b && b.exact_match);
-      sec.append(el("h3", {}, (task.primary || "exact_match").replace("_", " ") + " by " + kind.replace("_", " ")));
-      chart(sec, { type: "bar", data: { labels, datasets: task.runs.map((r, i) => ({ label: r.model + (r.partial ? " (partial)" : ""),
-        data: labels.map((l) => { const b = ((r.metrics.tables.breakdowns || {})[kind] || {})[l]; const v = by(b); return v === null || v === undefined ? null : 100 * v; }), backgroundColor: colours[i % colours.length] })) },
-        options: { responsive: true, maintainAspectRatio: false, animation: false, scales: { y: { min: 0, max: 100, title: { display: true, text: "%" } } } } });
-    }
-    // Paired comparisons.
-    const paired = task.runs.flatMap((r) => Object.entries(r.metrics.paired || {}).map(([name, c]) => [r.model, c.label || name, c.diff_pp.toFixed(1), c.lo.toFixed(1) + " – " + c.hi.toFixed(1), c.mcnemar_p.toPrecision(3), c.b + " / " + c.c]));
-    if (paired.length) { sec.append(el("h3", {}, "Paired comparisons (A − B, percentage points)")); sec.append(table(["run", "comparison", "difference", "95% CI", "McNemar p", "b / c"], paired)); }
-    // Audit facts.
-    sec.append(el("h3", {}, "Audit"));
-    for (const r of task.runs) {
-      const m = r.metrics.metrics;
-      sec.append(el("details", {}, el("summary", {}, r.model + " — " + r.dir),
-        table(["fact", "value"], [
-          ["request fields sent", el("pre", {}, JSON.stringify(m.request, null, 1))],
-          ["response formats", el("code", {}, JSON.stringify(m.response_format))],
-          ["thinking audit", el("code", {}, JSON.stringify(m.thinking_audit))],
-          ["API errors / truncated", (m.api_errors ?? 0) + " / " + (m.truncated ?? 0)],
-          ["parse failures", String((r.metrics.tables || {}).parse_failures ?? "–")],
-          ["medbench, hash recipe", r.metrics.medbench_version + ", " + r.metrics.hash_recipe],
-        ])));
-    }
-  }
-  document.body.setAttribute("data-rendered", "true");
-})();
-`;
+/** The page's CSS (src/report/page.css), ready for its `<style>` element. */
+export const pageStyle = (): string => inlineSafe(pageFile("page.css"), "style");
+
+/** The page's script (src/report/page.client.js), ready for its `<script>` element. */
+export const pageScript = (): string => inlineSafe(pageFile("page.client.js"), "script");

@@ -13,7 +13,7 @@ import { declaredCheck, type CheckDecl } from "../check/declare.js";
 import { findRuns, intervalOf, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
-import { PAGE_SCRIPT, PAGE_STYLE } from "./page.js";
+import { inlineSafe, pageScript, pageStyle } from "./page.js";
 
 export interface ReportRun {
   dir: string;
@@ -139,19 +139,23 @@ function leaderboardRow(
 const scriptSafe = (s: string) => s.replace(/</g, "\\u003c");
 
 export function renderPage(tasks: ReportTask[]): string {
-  // The UMD build, inlined so the page works offline (the package exports no path to it; it sits beside the main file).
+  // The UMD build, inlined so the page works offline (the package exports no path to it; it sits beside the
+  // main file).
   const chartJs = readFileSync(
     join(dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js"),
     "utf8",
   );
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>medbench report</title><style>${PAGE_STYLE}</style></head>
-<body><header><h1>medbench report</h1><p>Every run found under <code>results/</code>; intervals are 95 %, with the method each metric records.</p></header>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>medbench report</title><style>${pageStyle()}</style></head>
+<body><header><h1>medbench report</h1>
+<p>Every run found under <code>results/</code>; intervals are 95 %, with the method each metric records.</p>
+</header>
 <main id="tasks"></main>
 <script id="data" type="application/json">${scriptSafe(JSON.stringify(tasks))}</script>
-<script>${chartJs.replace(/<\/script/gi, "<\\/script")}</script>
-<script>${PAGE_SCRIPT}</script>
+<script>${inlineSafe(chartJs, "script")}</script>
+<script>${pageScript()}</script>
 </body></html>
 `;
 }
