@@ -1,6 +1,6 @@
 // Porting a task onto a new contract must not change its results: metrics.json and items.jsonl of five
-// builds equal, byte for byte apart from the version fields, what the pre-v2 code built
-// (tests/data/contract-golden/README.md).
+// builds equal, byte for byte, what the pre-v2 code built, apart from the version fields and two provenance
+// fields added since (tests/data/contract-golden/README.md).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { Project } from "./rig.js";
