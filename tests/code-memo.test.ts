@@ -80,7 +80,7 @@ describe("the code memo", () => {
     expect(new Set(Object.values(again.status))).toEqual(new Set(["fresh"]));
     expect(labelOf(p)).toBe("correct sums");
     const memo = JSON.parse(p.read("cache/code-memo.json"));
-    expect(memo.version).toBe(1);
+    expect(memo.version).toBe(2);
     expect(Object.keys(memo.entries)).toContain(install.path("dist/stages/score.js"));
   });
 });

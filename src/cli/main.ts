@@ -5,7 +5,7 @@ import { DiagnosticError, formatDiagnostic } from "../spec/diagnostic.js";
 import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
 import { installRoot, medbenchVersion } from "../util/paths.js";
-import { join, relative, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { UsageError } from "./args.js";
 import { COMMANDS } from "./commands/index.js";
 
@@ -92,10 +92,15 @@ function reportError(e: unknown): number {
   return 1;
 }
 
-/** The compiled module that a dynamic import found missing from dist/ (removed, or never compiled), if so. */
+/** The compiled module that a require found missing from dist/ (removed, or never compiled), if so. */
 function missingCompiled(e: unknown): string | null {
-  if ((e as { code?: unknown } | null)?.code !== "ERR_MODULE_NOT_FOUND") return null;
-  const path = /Cannot find module '([^']+)'/.exec((e as Error).message)?.[1];
+  const err = e as { code?: unknown; message?: unknown; requireStack?: unknown } | null;
+  if (err?.code !== "MODULE_NOT_FOUND" && err?.code !== "ERR_MODULE_NOT_FOUND") return null;
+  const request = /Cannot find module '([^']+)'/.exec(String(err.message))?.[1];
+  if (!request) return null;
+  // CommonJS names the request as written (./parser.js) and the requiring file first in its stack.
+  const from = Array.isArray(err.requireStack) ? String(err.requireStack[0]) : null;
+  const path = from && request.startsWith(".") ? resolve(dirname(from), request) : request;
   const dist = join(installRoot(), "dist");
-  return path?.startsWith(dist + sep) ? relative(installRoot(), path) : null;
+  return path.startsWith(dist + sep) ? relative(installRoot(), path) : null;
 }

@@ -1,5 +1,5 @@
 // Loading what a command needs: the spec, its stage graph, its task module.
-import { existsSync, readdirSync, pathToFileURL } from "../util/builtins.js";
+import { existsSync, readdirSync } from "../util/builtins.js";
 import { join, resolve } from "node:path";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
@@ -65,7 +65,7 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
       ),
     ]);
   }
-  return ((await import(pathToFileURL(entry).href)) as { task: TaskModule }).task;
+  return ((await import(entry)) as { task: TaskModule }).task;
 }
 
 /**

@@ -142,7 +142,7 @@ export function renderPage(tasks: ReportTask[]): string {
   // The UMD build, inlined so the page works offline (the package exports no path to it; it sits beside the
   // main file).
   const chartJs = readFileSync(
-    join(dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js"),
+    join(dirname(createRequire(__filename).resolve("chart.js")), "chart.umd.min.js"),
     "utf8",
   );
   return `<!doctype html>

@@ -16,10 +16,22 @@ export interface CodeIdentity {
   packages: Record<string, string>;
 }
 
-// `from "x"`, `import("x")` and a bare `import "x"` in compiled JavaScript (type-only imports are gone).
-// A specifier holds no white space: a message that ends in `from "` is not an import.
-const IMPORT_RE =
-  /\bfrom\s*["']([^"'\s]+)["']|\bimport\s*\(\s*["']([^"'\s]+)["']\s*\)|^\s*import\s*["']([^"'\s]+)["']/gm;
+// What compiled JavaScript loads: `require("x")` (CommonJS, static and dynamic imports alike), a
+// `createRequire(…)("x")` call (a package loaded on first use), and, for an ES module, `from "x"`,
+// `import("x")` and a bare `import "x"` (type-only imports are gone). A specifier holds no white space: a
+// message that ends in `from "` is not an import.
+const IMPORT_RE = new RegExp(
+  [
+    /\brequire\s*\(\s*["']([^"'\s]+)["']\s*\)/,
+    /\bcreateRequire\)?\s*\(\s*[\w.]+\s*\)\s*\(\s*["']([^"'\s]+)["']\s*\)/,
+    /\bfrom\s*["']([^"'\s]+)["']/,
+    /\bimport\s*\(\s*["']([^"'\s]+)["']\s*\)/,
+    /^\s*import\s*["']([^"'\s]+)["']/,
+  ]
+    .map((r) => r.source)
+    .join("|"),
+  "gm",
+);
 
 interface Scanned {
   sha256: string;
@@ -37,7 +49,7 @@ function scan(file: string): Scanned {
   const { sha256, imports } = factsOf(file, "scan", (bytes) => ({
     sha256: sha256Hex(bytes),
     imports: file.endsWith(".js")
-      ? [...bytes.toString("utf8").matchAll(IMPORT_RE)].map((m) => (m[1] ?? m[2] ?? m[3])!)
+      ? [...bytes.toString("utf8").matchAll(IMPORT_RE)].map((m) => m.slice(1).find((g) => g !== undefined)!)
       : [],
   }));
   const modules: string[] = [];

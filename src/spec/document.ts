@@ -11,7 +11,7 @@ import { isPyJson, setMember } from "../util/python-json.js";
 type Yaml = typeof import("yaml");
 let yamlModule: Yaml | null = null;
 function yaml(): Yaml {
-  return (yamlModule ??= createRequire(import.meta.url)("yaml") as Yaml);
+  return (yamlModule ??= createRequire(__filename)("yaml") as Yaml);
 }
 const isMap = ((n: unknown) => yaml().isMap(n)) as Yaml["isMap"];
 const isSeq = ((n: unknown) => yaml().isSeq(n)) as Yaml["isSeq"];

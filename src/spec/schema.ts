@@ -27,7 +27,7 @@ const validators = new Map<string, Validator>();
 function validatorOf(schema: Schema): Validator {
   let v = validators.get(schema.validator);
   if (!v) {
-    const mod = createRequire(import.meta.url)(resolve(installRoot(), schema.validator)) as
+    const mod = createRequire(__filename)(resolve(installRoot(), schema.validator)) as
       | Validator
       | { default: Validator };
     v = typeof mod === "function" ? mod : mod.default;

@@ -1,8 +1,7 @@
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import { fileURLToPath, existsSync, readFileSync } from "./builtins.js";
+import { existsSync, readFileSync } from "./builtins.js";
 import { consult } from "./consulted.js";
 
-/** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not. */
 /** Whether `rel`, resolved under `base`, stays inside it (by its text; links are the caller's business). */
 export function staysInside(base: string, rel: string): boolean {
   if (isAbsolute(rel)) return false;
@@ -12,12 +11,15 @@ export function staysInside(base: string, rel: string): boolean {
 
 let root: string | null = null;
 
+/** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not:
+ *  the folder of its package.json (dist/package.json, which only marks dist/ as CommonJS, has no name). */
 export function installRoot(): string {
   if (root) return root;
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; ) {
+  for (let dir = __dirname; ; ) {
     const manifest = resolve(dir, "package.json");
     consult(manifest);
-    if (existsSync(manifest)) return (root = dir);
+    if (existsSync(manifest) && "name" in (JSON.parse(readFileSync(manifest, "utf8")) as object))
+      return (root = dir);
     const up = dirname(dir);
     if (up === dir) throw new Error("medbench: cannot find its own package.json");
     dir = up;

@@ -11,7 +11,7 @@ let ajv: { compile(schema: object): Validate } | null = null;
 const compiled = new Map<string, Validate>();
 function compile(schema: object): Validate {
   if (!ajv) {
-    const Ajv = createRequire(import.meta.url)("ajv") as {
+    const Ajv = createRequire(__filename)("ajv") as {
       default: new (o: object) => { compile(schema: object): Validate };
     };
     ajv = new Ajv.default({ allErrors: false, strict: false });
