@@ -28,7 +28,7 @@ export const prompts: StageKind = {
         "request configurations: `all`, or a comma list of the task's names (default: its headline)",
     },
   },
-  check: checkConfigurations,
+  check: checkNames,
   taskPart: "prompts",
   // Built from a spec's bundled sample: part of the key, since the label below is part of the output.
   async identify(ctx) {
@@ -131,7 +131,30 @@ function withConfiguration(name: string, c: RequestConfiguration, requests: Task
   }));
 }
 
-/** Configuration names are checked with the spec, before anything runs. */
+/** Configuration and subset names are checked with the spec, before anything runs. */
+function checkNames(stage: StageShape, task: TaskModule): StageProblem[] {
+  return [...checkConfigurations(stage, task), ...checkSubsets(stage, task)];
+}
+
+/** A subset the task does not declare (one that declares none is checked when its requests are built). */
+function checkSubsets(stage: StageShape, task: TaskModule): StageProblem[] {
+  const v = (stage.params as { subset?: unknown }).subset;
+  if (typeof v !== "string" || !task.subsets) return [];
+  const unknown = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => !task.subsets!.includes(s));
+  return unknown.length
+    ? [
+        {
+          pointer: "/params/subset",
+          message: `unknown subset ${unknown.map((u) => JSON.stringify(u)).join(", ")}`,
+          fix: `use a comma list of: ${task.subsets.join(", ")}`,
+        },
+      ]
+    : [];
+}
+
 function checkConfigurations(stage: StageShape, task: TaskModule): StageProblem[] {
   const v = (stage.params as { configurations?: unknown }).configurations;
   if (v === undefined || v === null || typeof v !== "string") return [];

@@ -106,6 +106,14 @@ describe("the spec checked against the declarations", () => {
     );
   });
 
+  it("a subset the task does not declare, before anything runs", async () => {
+    const err = await p.refuses(null, { args: ["build", SPEC, "--subset", "clean,overhead"] });
+    expect(err).toMatch(
+      /prompts\.params\.subset: unknown subset "overhead" \(the value of variable `subset`\)/,
+    );
+    expect(err).toMatch(/fix: use a comma list of: clean, asr_generic, asr_kor_or, overheard/);
+  });
+
   it("a required parameter missing", async () => {
     const err = await refused((t) => t.replace("      rng: numpy\n", ""));
     expect(err).toMatch(/stages\.bootstrap\.params: stage bootstrap \(bootstrap\) needs the parameter `rng`/);

@@ -165,6 +165,8 @@ export interface TaskModule {
   params?: Partial<Record<"prompts" | "parse" | "score" | "judge", ParamDecls>>;
   /** Named request configurations; a spec may expand stages over them (`foreach: configurations`). */
   configurations?: Record<string, RequestConfiguration>;
+  /** The subsets its requests belong to (meta.subset), so that `--subset` is checked with the spec. */
+  subsets?: readonly string[];
   /** The configuration built when none is chosen. */
   headline?: string;
   /** Metric statistics by name (MetricRows.statistic). `mean` is built in. */

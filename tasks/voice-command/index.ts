@@ -4,6 +4,7 @@ import { buildRequests } from "./prompts.js";
 import { parseReply } from "./parser.js";
 import { score } from "./scorer.js";
 import { keywordStop, prior } from "./baselines.js";
+import { SUBSETS } from "./release.js";
 
 export const task: TaskModule = {
   contract: 2,
@@ -23,6 +24,7 @@ export const task: TaskModule = {
     },
   },
   baselines: { "medbench/prior": { reply: prior }, "medbench/keyword-stop": { reply: keywordStop } },
+  subsets: Object.keys(SUBSETS),
   // The document's compare.py: per subset, clusters of one command group, Python random seeded 0.
   compare: {
     verdicts: [{ name: "exact", label: "exact match" }],
