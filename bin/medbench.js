@@ -1,17 +1,22 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI is compiled to dist/ by `npm ci` (the prepare script).
+// Thin launcher: the CLI is compiled to dist/ (CommonJS) by `npm ci` (the prepare script).
 const entry = new URL("../dist/src/cli/main.js", import.meta.url);
 let main;
 try {
   ({ main } = await import(entry.href));
 } catch (e) {
-  if (e?.code !== "ERR_MODULE_NOT_FOUND" || !String(e.message).includes(decodeURI(entry.pathname))) throw e;
-  // An install whose build never ran (npm ci --ignore-scripts) or a removed dist/: say so, not a stack trace.
-  process.stderr.write(
-    "error: medbench is not compiled (dist/src/cli/main.js is missing)\n" +
-      `  fix: run \`npm run build\` in ${decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "")}` +
-      " (npm ci runs it unless scripts are ignored)\n",
-  );
+  // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc alone
+  // (without dist/package.json, Node takes the CommonJS files for ES modules): say so, not a stack trace.
+  const missing = e?.code === "ERR_MODULE_NOT_FOUND" && String(e.message).includes(decodeURI(entry.pathname));
+  const unmarked = e instanceof ReferenceError && /\b(exports|require) is not defined/.test(e.message);
+  if (!missing && !unmarked) throw e;
+  const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
+  const { existsSync } = await import("node:fs");
+  const fix = existsSync(`${root}/tsconfig.json`)
+    ? `run \`npm run build\` in ${root} (npm ci runs it unless scripts are ignored)`
+    : "install medbench again (npm install): this installed copy is incomplete";
+  const what = missing ? "dist/src/cli/main.js is missing" : "dist/package.json is missing";
+  process.stderr.write(`error: medbench is not compiled (${what})\n  fix: ${fix}\n`);
   process.exit(2);
 }
 // A reader that stops early (`medbench status | head -c1`) closes the pipe: stop quietly, as cat does.

@@ -77,7 +77,7 @@ describe("an incomplete compile", () => {
     p.remove();
   });
 
-  it("a compiled module missing from dist/ is refused with the command to run; nothing is written", async () => {
+  it("a compiled module missing from dist/ is refused with the fix; nothing is written", async () => {
     rmSync(install.path("dist/tests/fixtures/sums/task/parser.js"));
     const before = p.snapshot();
     const r = await p.run(["build", SPEC], {}, install.bin);
@@ -86,6 +86,21 @@ describe("an incomplete compile", () => {
     expect(r.stderr).toContain("run `npm run build`");
     expectCleanFailure(r.stderr);
     expect(p.snapshot()).toBe(before);
+    // An installed package (no tsconfig.json, no sources to compile) is installed again instead.
+    const tsconfig = readFileSync(install.path("tsconfig.json"));
+    rmSync(install.path("tsconfig.json"));
+    const installed = await p.run(["build", SPEC], {}, install.bin);
+    writeFileSync(install.path("tsconfig.json"), tsconfig);
+    expect(installed.exitCode, installed.stderr).toBe(2);
+    expect(installed.stderr).toContain("fix: install medbench again (npm install)");
+  });
+
+  it("a dist/ compiled without its CommonJS marker (tsc alone) says so", async () => {
+    rmSync(install.path("dist/package.json"));
+    const r = await p.run(["build", SPEC], {}, install.bin);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("medbench is not compiled (dist/package.json is missing)");
+    expectCleanFailure(r.stderr);
   });
 
   it("an install never compiled (npm ci --ignore-scripts) says so", async () => {

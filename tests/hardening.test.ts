@@ -148,6 +148,15 @@ describe("hardening: clear refusals", () => {
     expect(missing).toMatch(/no-such-routes\.yaml: cannot read the route registry \(ENOENT\)/);
   });
 
+  it("status, which sends nothing, needs no route for a spec whose default model names one", async () => {
+    p.write("specs/sums-route.yaml", pristine.replace("  model: medbench/calculator", "  model: acme/gpt-9"));
+    const status = await p.run(["status", "specs/sums-route.yaml"]);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/model/);
+    const build = await refused(["build", "specs/sums-route.yaml"]);
+    expect(build).toMatch(/no route acme in the registry/);
+  });
+
   it("an unknown route or built-in model is refused at the spec's model, with what there is", async () => {
     const route = await refused(["build", SPEC, "--model", "nosuch/m"]);
     expect(route).toMatch(/sums\.yaml:\d+:\d+: .*no route nosuch in the registry .*variable `model`/);

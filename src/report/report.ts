@@ -2,7 +2,6 @@
 // check, a table of runs, a forest plot of the intervals, the breakdowns, the paired comparisons, and each
 // run's audit facts.
 import { existsSync, readFileSync } from "../util/builtins.js";
-import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseSourceDoc } from "../spec/document.js";
 import { projectSpecs } from "../spec/project-specs.js";
@@ -141,10 +140,7 @@ const scriptSafe = (s: string) => s.replace(/</g, "\\u003c");
 export function renderPage(tasks: ReportTask[]): string {
   // The UMD build, inlined so the page works offline (the package exports no path to it; it sits beside the
   // main file).
-  const chartJs = readFileSync(
-    join(dirname(createRequire(__filename).resolve("chart.js")), "chart.umd.min.js"),
-    "utf8",
-  );
+  const chartJs = readFileSync(join(dirname(require.resolve("chart.js")), "chart.umd.min.js"), "utf8");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

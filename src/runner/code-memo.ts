@@ -9,7 +9,7 @@ import { writeFileAtomic } from "./fsutil.js";
 import type { Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
 
-const VERSION = 2; // 2: imports include require() and createRequire()() calls (CommonJS dist/)
+const VERSION = 2; // 2: the imports a scan found include CommonJS requires (dist/ is CommonJS)
 
 interface Entry extends StatSignature {
   /** Which derivation made `facts` (a file is always derived the same way; this guards a change of mind). */

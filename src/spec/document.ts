@@ -1,7 +1,6 @@
 // Reads a YAML or JSON document (YAML 1.2 is a superset of JSON) keeping source positions,
 // so that every later error can point at file:line:column, and integer/float as written.
 import { readFileSync } from "../util/builtins.js";
-import { createRequire } from "node:module";
 import type { Document, LineCounter, Node } from "yaml";
 import { fail, type Diagnostic } from "./diagnostic.js";
 import type { PyValue } from "../hash/pyjson.js";
@@ -11,7 +10,7 @@ import { isPyJson, setMember } from "../util/python-json.js";
 type Yaml = typeof import("yaml");
 let yamlModule: Yaml | null = null;
 function yaml(): Yaml {
-  return (yamlModule ??= createRequire(__filename)("yaml") as Yaml);
+  return (yamlModule ??= require("yaml") as Yaml);
 }
 const isMap = ((n: unknown) => yaml().isMap(n)) as Yaml["isMap"];
 const isSeq = ((n: unknown) => yaml().isSeq(n)) as Yaml["isSeq"];

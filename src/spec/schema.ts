@@ -1,6 +1,5 @@
 // Validates a parsed document against a JSON schema compiled at build time (scripts/compile-spec-schema.mjs);
 // each error becomes a diagnostic at the offending place (file:line:column), unknown keys with the known ones.
-import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import type { ErrorObject } from "ajv";
 import { diagnosticAt, type SourceDoc } from "./document.js";
@@ -27,9 +26,7 @@ const validators = new Map<string, Validator>();
 function validatorOf(schema: Schema): Validator {
   let v = validators.get(schema.validator);
   if (!v) {
-    const mod = createRequire(__filename)(resolve(installRoot(), schema.validator)) as
-      | Validator
-      | { default: Validator };
+    const mod = require(resolve(installRoot(), schema.validator)) as Validator | { default: Validator };
     v = typeof mod === "function" ? mod : mod.default;
     validators.set(schema.validator, v);
   }

@@ -4,14 +4,11 @@
 // getters too): about 0.03 of Node's start-up (scripts/bench/builtins.mjs). dist/ is CommonJS now
 // (scripts/dist-commonjs.mjs), where every import is a require; the rule stays so that the code does not
 // depend on which (tests/startup-imports.test.ts keeps it).
-import { createRequire } from "node:module";
-
-const load = createRequire(__filename);
-const fs = load("node:fs") as typeof import("node:fs");
+const fs = require("node:fs") as typeof import("node:fs");
 let cryptoModule: typeof import("node:crypto") | undefined;
-const crypto = () => (cryptoModule ??= load("node:crypto") as typeof import("node:crypto"));
-const url = load("node:url") as typeof import("node:url");
-const util = load("node:util") as typeof import("node:util");
+const crypto = () => (cryptoModule ??= require("node:crypto") as typeof import("node:crypto"));
+const url = require("node:url") as typeof import("node:url");
+const util = require("node:util") as typeof import("node:util");
 
 export const {
   accessSync,

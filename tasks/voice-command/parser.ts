@@ -1,6 +1,5 @@
 // The reply parser of the task document: drop <think> blocks and code fences, take the first balanced
 // JSON object (braces inside strings and escaped quotes handled), then check it against robot_command.
-import { createRequire } from "node:module";
 import type { ParsedReply, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import { pyJsonLoads, toJs } from "../../src/util/python-json.js";
@@ -11,7 +10,7 @@ let ajv: { compile(schema: object): Validate } | null = null;
 const compiled = new Map<string, Validate>();
 function compile(schema: object): Validate {
   if (!ajv) {
-    const Ajv = createRequire(__filename)("ajv") as {
+    const Ajv = require("ajv") as {
       default: new (o: object) => { compile(schema: object): Validate };
     };
     ajv = new Ajv.default({ allErrors: false, strict: false });

@@ -17,8 +17,8 @@ async function run(argv: string[]): Promise<number> {
   const { loadRuntime } = await import("../runtime.js");
   const { stageStates } = await import("../../runner/status.js");
   const specPath = oneSpec(positionals, command, "status");
-  // Read only: status writes nothing.
-  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir, { registryFiles: opts.registryFiles });
+  // Read only: status writes nothing, and sends nothing (a route it cannot find is keyed as none).
+  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir);
   const states = await stageStates(rt, opts);
   if (values.json) {
     process.stdout.write(JSON.stringify({ spec_hash: rt.spec.specHash, stages: states }) + "\n");
