@@ -7,9 +7,10 @@ try {
 } catch (e) {
   if (e?.code !== "ERR_MODULE_NOT_FOUND" || !String(e.message).includes(decodeURI(entry.pathname))) throw e;
   // An install whose build never ran (npm ci --ignore-scripts) or a removed dist/: say so, not a stack trace.
+  const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
   process.stderr.write(
     "error: medbench is not compiled (dist/src/cli/main.js is missing)\n" +
-      `  fix: run \`npm run build\` in ${decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "")}` +
+      `  fix: run \`npm run build\` in ${root}` +
       " (npm ci runs it unless scripts are ignored)\n",
   );
   process.exit(2);
