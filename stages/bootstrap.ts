@@ -21,7 +21,9 @@ const RNG = {
   description: "numpy default_rng or CPython random",
 } as const;
 
-/** What metrics.json says of one metric's interval, whichever procedure made it (keys are sorted on write). */
+/**
+ * What metrics.json says of one metric's interval, whichever procedure made it (keys are sorted on write).
+ */
 function metricEntry(
   m: MetricRows,
   ci: {
@@ -85,7 +87,8 @@ function intervalsOf(
       if (!statistic)
         throw new StageError(
           `metric ${m.name} names the statistic \`${m.statistic}\`, which the task does not define`,
-          `define it in the task's \`statistics\` (known: ${Object.keys(statistics ?? {}).join(", ") || "none"})`,
+          `define it in the task's \`statistics\` ` +
+            `(known: ${Object.keys(statistics ?? {}).join(", ") || "none"})`,
         );
       const ci = statisticCi(m.rows, statistic, {
         resamples: p.resamples,

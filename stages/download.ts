@@ -1,4 +1,5 @@
-// download: the release files, each identified by its SHA-256 (a moved URL with the same hash changes nothing).
+// download: the release files, each identified by its SHA-256
+// (a moved URL with the same hash changes nothing).
 // Sources, first that applies: --data-dir (a release the user downloaded), `base_url`, the bundled `sample`.
 import {
   createReadStream,
@@ -56,8 +57,9 @@ function where(ctx: StageContext): Where {
       if (!statSync(dir).isDirectory()) throw new Error("not a directory");
       accessSync(dir, constants.R_OK | constants.X_OK);
     } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
       throw new StageError(
-        `--data-dir ${ctx.options.dataDir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+        `--data-dir ${ctx.options.dataDir} cannot be read (${why})`,
         "point --data-dir (or MEDBENCH_DATA_DIR) at the folder that holds the release files",
       );
     }
@@ -92,7 +94,8 @@ function check(ctx: StageContext, w: Where, path: string, actual: string): void 
   if (pin) {
     if (pin !== actual)
       throw new StageError(
-        `${path}: sha256 mismatch\n  expected ${pin}\n  actual   ${actual}\n  (from ${w.kind === "dir" ? w.dir : w.base})`,
+        `${path}: sha256 mismatch\n  expected ${pin}\n  actual   ${actual}\n` +
+          `  (from ${w.kind === "dir" ? w.dir : w.base})`,
         "use the release version the spec pins, or update the pin in the spec if the release really changed",
       );
     ctx.pins.record(w.label, path, actual);
@@ -109,7 +112,9 @@ function check(ctx: StageContext, w: Where, path: string, actual: string): void 
     ctx.emit({
       type: "warning",
       stage: ctx.stage,
-      message: `${path}: no published pin; trusted on first use as ${actual.slice(0, 16)}… (recorded in medbench.lock)`,
+      message:
+        `${path}: no published pin; trusted on first use as ${actual.slice(0, 16)}… ` +
+        "(recorded in medbench.lock)",
     });
   else if (trusted !== actual)
     ctx.emit({

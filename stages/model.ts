@@ -46,7 +46,9 @@ function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<str
 const isObj = (v: unknown): v is Record<string, Json> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides. */
+/**
+ * The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides.
+ */
 export function requestBody(
   req: TaskRequest,
   p: Params,
@@ -62,15 +64,19 @@ export function requestBody(
   // A request's own generation fields (its request configuration) override the stage's.
   for (const [k, v] of Object.entries(req.generation ?? {})) if (v !== undefined) body[k] = v;
   body = deepMerge(body, route.request.extra ?? {});
-  // A per-model override's fields replace the route's thinking-off fields (they were validated for that model).
+  // A per-model override's fields replace the route's thinking-off fields
+  // (they were validated for that model).
   const o = p.overrides?.[`${route.name}/${model}`] ?? p.overrides?.[model];
   if (p.thinking === "off" && !o?.fields) {
     const low = (route.request.reasoning_low_models ?? []).some((m) => model.includes(m));
     const fields = low ? route.request.reasoning_low : route.request.thinking_off;
     if (!fields) {
+      const lowest = low ? ` (or the lowest reasoning effort for ${model})` : "";
       throw new StageError(
-        `route ${route.name} does not declare how to switch thinking off${low ? ` (or the lowest reasoning effort for ${model})` : ""}, and this task runs with thinking off`,
-        `add request.${low ? "reasoning_low" : "thinking_off"} to route ${route.name} (e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file`,
+        `route ${route.name} does not declare how to switch thinking off${lowest}, ` +
+          "and this task runs with thinking off",
+        `add request.${low ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
+          "(e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file",
       );
     }
     body = deepMerge(body, fields);
@@ -234,7 +240,8 @@ async function runRoute(
   report(true);
   if (breaker.tripped)
     throw new StageError(
-      `route ${route.name} (${route.base_url}): ${breaker.why()}; stopped after ${done} of ${requests.length} ` +
+      `route ${route.name} (${route.base_url}): ${breaker.why()}; ` +
+        `stopped after ${done} of ${requests.length} ` +
         "requests (the replies received are kept; requests not sent are not errors)",
       `check that the server answers (and the key, if it refused it), then build again: it sends only the ` +
         `requests without a reply; a slow server may need a larger timeout_s, retry.max_total_s or ` +
@@ -254,7 +261,9 @@ export function builtinBaseline(task: TaskModule, model: string): Baseline {
   return baseline;
 }
 
-/** Calls one model (a route's or a built-in baseline) on every request; shared by the model and judge stages. */
+/**
+ * Calls one model (a route's or a built-in baseline) on every request; shared by the model and judge stages.
+ */
 export async function callModel(
   ctx: StageContext,
   p: Params,
@@ -301,9 +310,10 @@ export async function callModel(
     replies = out.replies;
     retries = out.retries;
     const { messages, ...fields } = out.sample ?? {};
+    const roles = ((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ");
     request = {
       ...fields,
-      messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ")})`,
+      messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${roles})`,
     };
   }
   const formats: Record<string, number> = {};
@@ -316,7 +326,8 @@ export async function callModel(
       type: "warning",
       stage: ctx.stage,
       message:
-        `${p.model}: ${apiErrors} of ${replies.length} requests failed (API errors; no verdict for those items); ` +
+        `${p.model}: ${apiErrors} of ${replies.length} requests failed ` +
+        "(API errors; no verdict for those items); " +
         "the next build sends them again",
     });
     ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
@@ -326,7 +337,9 @@ export async function callModel(
     ctx.emit({
       type: "info",
       stage: ctx.stage,
-      message: `${p.model}: shard ${s.index}/${s.count}: ${otherShards} of ${replies.length} requests left to the other shards`,
+      message:
+        `${p.model}: shard ${s.index}/${s.count}: ${otherShards} of ${replies.length} requests ` +
+        "left to the other shards",
     });
     ctx.incomplete?.(`${otherShards} of ${replies.length} requests are other shards' (--shard)`);
   }
@@ -346,13 +359,17 @@ export async function callModel(
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
-      // Any failed request leaves the run incomplete: it is sent again by the next build (docs/model-requests.md).
+      // Any failed request leaves the run incomplete: it is sent again by the next build
+      // (docs/model-requests.md).
       incomplete: apiErrors + otherShards > 0,
     },
   };
 }
 
-/** The route's fields shape every body sent, so they are part of the key (the key's variable name, never its value). */
+/**
+ * The route's fields shape every body sent, so they are part of the key
+ * (the key's variable name, never its value).
+ */
 export function routeIdentity(ctx: StageContext, model: string): Json {
   const { route: name } = splitModel(model);
   if (name === "medbench") return null;
@@ -423,7 +440,8 @@ function checkModel(stage: StageShape, task: TaskModule, env: CheckEnv | null): 
 }
 
 /** Models (ROUTE/MODEL) whose route no registry has: each a problem at `pointer`, with the routes there are.
- *  The registries themselves are read here, so a mistake in a --registry file is found before anything runs. */
+ *  The registries themselves are read here,
+ *  so a mistake in a --registry file is found before anything runs. */
 export function routeProblems(models: string[], pointer: string, env: CheckEnv): StageProblem[] {
   const routes = loadRoutes(env.registryFiles);
   const files = ["registry/providers.yaml", ...env.registryFiles].join(", ");

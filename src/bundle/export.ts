@@ -41,7 +41,8 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   );
   if (rt.spec.specHash !== built.spec_hash)
     throw new UsageError(
-      `${specPath} has changed since this result was built (spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
+      `${specPath} has changed since this result was built ` +
+        `(spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
     );
   const cache = new Cache(opts.project.cacheDir);
   const stages: BundleManifest["stages"] = {};
@@ -49,7 +50,8 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     const m = cache.readManifest(st.key) as Manifest | null;
     if (!m)
       throw new UsageError(
-        `the cache no longer holds stage ${name} of this result (key ${st.key.slice(0, 12)}…); rebuild it first`,
+        `the cache no longer holds stage ${name} of this result (key ${st.key.slice(0, 12)}…); ` +
+          "rebuild it first",
       );
     for (const [output, hash] of Object.entries(m.outputs)) {
       if (!isData(st.kind) && !(await cache.verify(hash)))
@@ -65,7 +67,8 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       throw new UsageError(
         `${buildFile} does not describe the build it names: ` +
           (st
-            ? `stage ${decl.name} was built with params ${pointerWords(d!.path)} = ${JSON.stringify(d!.from)}, ` +
+            ? `stage ${decl.name} was built with params ` +
+              `${pointerWords(d!.path)} = ${JSON.stringify(d!.from)}, ` +
               `its variables give ${JSON.stringify(d!.to)}`
             : `it has no stage ${decl.name}`) +
           "; rebuild it",

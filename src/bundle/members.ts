@@ -1,6 +1,6 @@
 // Every byte of a bundle accounted for: the set of members is exactly what the spec and the manifest name,
-// the copies of the manifest (stages/*.json, lock.json) are the manifest, and every stage's key record is what
-// the bundled spec, its bundled files and the upstream outputs give (its key the hash of that record).
+// the copies of the manifest (stages/*.json, lock.json) are the manifest, and every stage's key record is
+// what the bundled spec, its bundled files and the upstream outputs give (its key the hash of that record).
 // What no recomputation here can reach (the code hashes of the build, a model route's identity) is covered
 // by the stage key, and the key by the next stage's record and by the published spec_hash in the end.
 import { existsSync, lstatSync, readFileSync, readdirSync } from "../util/builtins.js";

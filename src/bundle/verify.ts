@@ -168,7 +168,8 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     specCheck.lines.push(
       specCheck.ok
         ? `${b.spec} hashes to ${b.spec_hash}, the recorded spec_hash`
-        : `${b.spec} hashes to ${spec.specHash}, but the result records spec_hash ${metricsHash ?? b.spec_hash}: the spec was edited`,
+        : `${b.spec} hashes to ${spec.specHash}, but the result records spec_hash ` +
+            `${metricsHash ?? b.spec_hash}: the spec was edited`,
     );
   } catch (e) {
     const msg =
@@ -214,7 +215,8 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       if (actual !== expected) {
         outCheck.ok = false;
         outCheck.lines.push(
-          `${resultName(stage, output)} (${stage}/${output}) was changed after the build: sha256 ${actual.slice(0, 16)}…, recorded ${expected.slice(0, 16)}…`,
+          `${resultName(stage, output)} (${stage}/${output}) was changed after the build: ` +
+            `sha256 ${actual.slice(0, 16)}…, recorded ${expected.slice(0, 16)}…`,
         );
       }
     }
@@ -227,8 +229,10 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     const actual = sha256Hex(readFileSync(f));
     if (actual !== b.stages[stage]?.outputs[output]) {
       outCheck.ok = false;
+      const recorded = String(b.stages[stage]?.outputs[output]).slice(0, 16);
       outCheck.lines.push(
-        `results/${file} was changed after the build: sha256 ${actual.slice(0, 16)}…, recorded ${String(b.stages[stage]?.outputs[output]).slice(0, 16)}…`,
+        `results/${file} was changed after the build: ` +
+          `sha256 ${actual.slice(0, 16)}…, recorded ${recorded}…`,
       );
     }
   }
@@ -249,9 +253,8 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       const actual = existsSync(p) ? sha256Hex(readFileSync(p)) : null;
       if (actual !== pin) {
         dataCheck.ok = false;
-        dataCheck.lines.push(
-          `${file}: ${actual ? `sha256 ${actual.slice(0, 16)}…, pinned ${pin.slice(0, 16)}…` : "missing"}`,
-        );
+        const found = actual ? `sha256 ${actual.slice(0, 16)}…, pinned ${pin.slice(0, 16)}…` : "missing";
+        dataCheck.lines.push(`${file}: ${found}`);
       }
     }
     if (dataCheck.ok)
@@ -277,10 +280,11 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     const from = withheld.length
       ? "the bundled replies and items (a private release: its requests are not bundled)"
       : "the bundled replies";
+    const names = replayed.map((s) => s.name).join(", ");
     replayCheck.lines.push(
       replayCheck.ok
-        ? `${replayed.map((s) => s.name).join(", ")} recomputed from ${from}: every metric, interval and verdict identical`
-        : `${replayed.map((s) => s.name).join(", ")} recomputed from ${from}: ${differences.length} difference(s)`,
+        ? `${names} recomputed from ${from}: every metric, interval and verdict identical`
+        : `${names} recomputed from ${from}: ${differences.length} difference(s)`,
     );
     for (const [stage, why] of recomputed.notReplayed)
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
@@ -679,7 +683,9 @@ function compareLive(
   return { request_differences, compare, verdicts, failures, incomplete, metrics };
 }
 
-/** When this project has a spec of the same task, whether it differs from the bundled one (the field diff). */
+/**
+ * When this project has a spec of the same task, whether it differs from the bundled one (the field diff).
+ */
 function localSpecDiff(root: string, dir: string, b: BundleManifest): Check | null {
   const specs = join(root, "specs");
   if (!existsSync(specs)) return null;

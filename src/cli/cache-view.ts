@@ -76,11 +76,13 @@ export async function status(project: Project, json: boolean): Promise<number> {
     const r = counts(there);
     const say = (m: NonNullable<typeof up>) =>
       `${m.objects.length} objects, ${m.stages.length} stage manifests, ${m.replies.length} replies`;
+    const push = up!.objects.length + up!.replies.length ? " (cache push)" : "";
+    const pull = down!.objects.length + down!.replies.length ? " (cache pull)" : "";
     lines.push(
       `remote      ${remote.config.url}: reachable, ${r.objects} objects (${bytes(r.object_bytes)}), ` +
         `${r.stages} manifests, ${r.replies} replies`,
-      `  not on the remote: ${say(up!)}${up!.objects.length + up!.replies.length ? " (cache push)" : ""}`,
-      `  not here:          ${say(down!)}${down!.objects.length + down!.replies.length ? " (cache pull)" : ""}`,
+      `  not on the remote: ${say(up!)}${push}`,
+      `  not here:          ${say(down!)}${pull}`,
     );
   }
   process.stdout.write(lines.join("\n") + "\n");
@@ -116,7 +118,8 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
   else {
     const verb = action === "push" ? "uploaded to" : "downloaded from";
     process.stdout.write(
-      `${verb} ${remote.config.url}: ${t.objects} objects, ${t.stages} stage manifests, ${t.replies} replies` +
+      `${verb} ${remote.config.url}: ${t.objects} objects, ${t.stages} stage manifests, ` +
+        `${t.replies} replies` +
         (t.refused ? `; ${t.refused} damaged, refused` : "") +
         (t.skipped ? `; ${t.skipped} manifests not shared (incomplete, or an output is missing)` : "") +
         "\n",
@@ -145,10 +148,11 @@ export async function gc(project: Project, keepRecentMs: number, dryRun: boolean
     for (const k of c.stages) lines.push(`  manifest ${k}`);
     for (const r of c.replies) lines.push(`  reply    ${r.folder}/${r.key}`);
   }
+  const referrers = refs.sources.length ? refs.sources.join(", ") : "nothing";
   lines.push(
     `${verb} ${c.objects.length} objects, ${c.stages.length} stage manifests and ${c.replies.length} ` +
       `replies (${bytes(c.bytes)}); kept ${c.kept.objects} objects, ${c.kept.stages} manifests and ` +
-      `${c.kept.replies} replies, referenced by ${refs.sources.length ? refs.sources.join(", ") : "nothing"}` +
+      `${c.kept.replies} replies, referenced by ${referrers}` +
       (keepRecentMs > 0 ? ` or written in the last ${keepRecentMs / 60_000} minutes` : ""),
   );
   process.stdout.write(lines.join("\n") + "\n");

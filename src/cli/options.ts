@@ -28,7 +28,9 @@ export function oneSpec(positionals: string[], command: Command, name: string): 
   return positionals[0]!;
 }
 
-/** The build options and the build variables (`--model`, `--judge`, `--subset`, `--limit`) of parsed flags. */
+/**
+ * The build options and the build variables (`--model`, `--judge`, `--subset`, `--limit`) of parsed flags.
+ */
 export function buildOptions(values: Record<string, unknown>): {
   opts: BuildOptions;
   vars: Record<string, Json>;

@@ -18,7 +18,9 @@ import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
 
-/** For specs whose stages call no task (a download only): any call is a bug the planner should have caught. */
+/**
+ * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
+ */
 const NO_TASK: TaskModule = {
   contract: 2,
   parts: { prompts: "", parse: "", score: "", baselines: "" },

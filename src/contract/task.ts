@@ -46,7 +46,9 @@ export interface PromptsInput {
 }
 
 export interface ParseInput {
-  /** The whole reply: text, finish_reason, reasoning flags, usage (never an API error: those are no verdict). */
+  /**
+   * The whole reply: text, finish_reason, reasoning flags, usage (never an API error: those are no verdict).
+   */
   reply: ReplyRecord;
   request: TaskRequest;
   params: Json;

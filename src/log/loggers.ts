@@ -70,7 +70,9 @@ export class ConsoleLogger implements Logger {
         const secs = (Date.now() - first.t) / 1000;
         const rate = secs > 0 ? (e.done - first.done) / secs : 0;
         const eta = rate > 0 ? ` ${rate.toFixed(1)}/s, ETA ${Math.ceil((e.total - e.done) / rate)} s` : "";
-        const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${eta}${e.retries ? `, ${e.retries} retries` : ""}${e.errors ? `, ${e.errors} errors` : ""}`;
+        const retries = e.retries ? `, ${e.retries} retries` : "";
+        const errors = e.errors ? `, ${e.errors} errors` : "";
+        const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${eta}${retries}${errors}`;
         if (this.out.isTTY) {
           this.out.write(`\r\x1b[K${line}`);
           this.progressLine = true;

@@ -1,7 +1,7 @@
 // One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and malformed successes are
-// retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals, returned
-// as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between them share.
-// Whatever the server sends back is redacted of secrets before it leaves this module.
+// retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals,
+// returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
+// them share. Whatever the server sends back is redacted of secrets before it leaves this module.
 import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
@@ -10,9 +10,12 @@ import { agentFor, postJson, type HttpError } from "./http.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
-  | { kind: "refused"; status: number; body: string; attempts: number } // non-transient: the request itself is rejected
-  | { kind: "failed"; error: string; attempts: number } // transient errors until the deadline or tries ran out
-  | { kind: "cancelled"; attempts: number }; // the caller stopped it (the route is failing): not sent, not an error
+  // non-transient: the request itself is rejected
+  | { kind: "refused"; status: number; body: string; attempts: number }
+  // transient errors until the deadline or tries ran out
+  | { kind: "failed"; error: string; attempts: number }
+  // the caller stopped it (the route is failing): not sent, not an error
+  | { kind: "cancelled"; attempts: number };
 
 const jitter = seedrandom("medbench-retry-jitter");
 

@@ -28,7 +28,8 @@ export function secretValues(
   return [...out].sort((a, b) => b.length - a.length);
 }
 
-// `Bearer <token>` (any token), and the long prefixed tokens providers issue (sk-…, sk_live_…, gsk_…, hf_…).
+// `Bearer <token>` (any token), and the long prefixed tokens providers issue
+// (sk-…, sk_live_…, gsk_…, hf_…).
 const BEARER = /\b(bearer|basic|token)(\s+|%20)[A-Za-z0-9._~+/=:-]{8,}/gi;
 const KEY_SHAPED = /\b(?:sk|rk|pk|ak|gsk|hf|xai|ghp|glpat|key)[-_][A-Za-z0-9_-]{16,}/gi;
 
@@ -46,7 +47,9 @@ export function redact(text: string, secrets: readonly string[]): string {
     .replace(KEY_SHAPED, REDACTED);
 }
 
-/** Only the exact configured values (for a reply's own text, which may legitimately hold token-like words). */
+/**
+ * Only the exact configured values (for a reply's own text, which may legitimately hold token-like words).
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) out = out.split(s).join(REDACTED);

@@ -34,7 +34,9 @@ export function useCodeMemo(path: string): void {
   }
 }
 
-/** `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged. */
+/**
+ * `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged.
+ */
 export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
   const st = statSync(abs);
   consult(abs, st);

@@ -1,7 +1,8 @@
 // An exclusive lock between processes: a file created with O_EXCL holding its owner's pid and host.
 // A lock whose owner is gone (a killed build on this host) is taken at once; one of unknown owner (another
 // host sharing the folder, or an unreadable file) once it has not changed for `staleMs`; a holder that may
-// hold it long keeps its mtime fresh (`heartbeatMs`) so that such a waiter does not take it from a live build.
+// hold it long keeps its mtime fresh (`heartbeatMs`)
+// so that such a waiter does not take it from a live build.
 import {
   closeSync,
   openSync,

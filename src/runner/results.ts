@@ -63,7 +63,9 @@ export function resultContents(
   return out;
 }
 
-/** build.json: which build made these files (the spec and every stage's key; what `medbench export` packs). */
+/**
+ * build.json: which build made these files (the spec and every stage's key; what `medbench export` packs).
+ */
 export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild["stages"]): string {
   return stableJson({
     spec: projectPath(project, spec.path),

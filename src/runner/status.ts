@@ -146,10 +146,8 @@ export function explain(before: KeyRecord, after: KeyRecord): string[] {
     const a = before.inputs[name] ?? {},
       b = after.inputs[name] ?? {};
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
-    if (changed.length)
-      out.push(
-        `input ${name} changed${changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`}`,
-      );
+    const detail = changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`;
+    if (changed.length) out.push(`input ${name} changed${detail}`);
   }
   for (const d of jsonDiff(before.identity as Json, after.identity as Json))
     out.push(`source changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);

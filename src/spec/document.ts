@@ -6,7 +6,8 @@ import { fail, type Diagnostic } from "./diagnostic.js";
 import type { PyValue } from "../hash/pyjson.js";
 import { isPyJson, setMember } from "../util/python-json.js";
 
-// yaml is loaded when a document is first parsed: a no-op build whose spec is known from the cache never needs it.
+// yaml is loaded when a document is first parsed:
+// a no-op build whose spec is known from the cache never needs it.
 type Yaml = typeof import("yaml");
 let yamlModule: Yaml | null = null;
 function yaml(): Yaml {
@@ -278,8 +279,12 @@ function noLoneSurrogate(s: string, node: unknown, src: SourceDoc): string {
   fail({
     file: src.file,
     ...positionOf(src, node as Node),
-    message: `a lone surrogate (\\u${unit}) in a string: it is not a character, and the spec_hash recipe (UTF-8 of Python's json.dumps) cannot encode it`,
-    fix: "write the character it was meant to be (a surrogate pair encodes one character above U+FFFF), or remove it",
+    message:
+      `a lone surrogate (\\u${unit}) in a string: it is not a character, and the spec_hash recipe ` +
+      "(UTF-8 of Python's json.dumps) cannot encode it",
+    fix:
+      "write the character it was meant to be (a surrogate pair encodes one character above U+FFFF), " +
+      "or remove it",
   });
 }
 

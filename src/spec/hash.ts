@@ -5,7 +5,9 @@ import { setMember } from "../util/python-json.js";
 
 const PRESENTATION_KEYS = new Set(["title", "preview", "visibility"]);
 
-/** The version of every recipe that derives a key or hash; recorded in the lock, changed only by migration. */
+/**
+ * The version of every recipe that derives a key or hash; recorded in the lock, changed only by migration.
+ */
 export const HASH_RECIPE = 2;
 
 export function specHash(spec: PyValue): string {

@@ -62,7 +62,8 @@ export function hashDocument(file: string): { specHash: string; published?: stri
       diagnosticAt(
         src,
         "/spec",
-        `\`spec\` is ${Array.isArray(spec) ? "a list" : spec === null ? "null" : `a ${typeof spec}`}, not an object`,
+        `\`spec\` is ${Array.isArray(spec) ? "a list" : spec === null ? "null" : `a ${typeof spec}`}` +
+          ", not an object",
         "a task document's `spec` is an object (its task, release, prompts, model and metrics)",
       ),
     ]);
@@ -167,7 +168,8 @@ function loadSpecFrom(a: {
         source(),
         "/spec_hash",
         `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
-        "the spec was edited: restore the published spec, or update spec_hash if this is a new version of the task (and bump `version`)",
+        "the spec was edited: restore the published spec, or update spec_hash if this is a new version " +
+          "of the task (and bump `version`)",
       ),
     ]);
   }
@@ -215,7 +217,10 @@ function loadSpecFrom(a: {
   };
 }
 
-/** What `{$spec: …}` and `{$var: …}` resolve against; `out` collects the references that resolve to nothing. */
+/**
+ * What `{$spec: …}` and `{$var: …}` resolve against;
+ * `out` collects the references that resolve to nothing.
+ */
 export interface RefScope {
   src: () => SourceDoc;
   spec: Json;

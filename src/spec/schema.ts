@@ -1,5 +1,6 @@
-// Validates a parsed document against a JSON schema compiled at build time (scripts/compile-spec-schema.mjs);
-// each error becomes a diagnostic at the offending place (file:line:column), unknown keys with the known ones.
+// Validates a parsed document against a JSON schema compiled at build time
+// (scripts/compile-spec-schema.mjs); each error becomes a diagnostic at the offending place
+// (file:line:column), unknown keys with the known ones.
 import { resolve } from "node:path";
 import type { ErrorObject } from "ajv";
 import { diagnosticAt, type SourceDoc } from "./document.js";

@@ -277,7 +277,10 @@ export interface StatisticCiResult {
   lo: number | null;
   hi: number | null;
   method: "bootstrap" | "none";
-  /** Resamples where the statistic is undefined (e.g. F1 with no positives drawn); left out of the percentiles. */
+  /**
+   * Resamples where the statistic is undefined (e.g. F1 with no positives drawn);
+   * left out of the percentiles.
+   */
   undefined_resamples: number;
   rng: RngName;
   seed: number;

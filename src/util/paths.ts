@@ -11,8 +11,9 @@ export function staysInside(base: string, rel: string): boolean {
 
 let root: string | null = null;
 
-/** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json), whether run from dist/ or not:
- *  the folder of its package.json (dist/package.json, which only marks dist/ as CommonJS, has no name). */
+/** Where medbench itself is installed (stages/, tasks/, specs/spec.schema.json),
+ *  whether run from dist/ or not: the folder of its package.json
+ *  (dist/package.json, which only marks dist/ as CommonJS, has no name). */
 export function installRoot(): string {
   if (root) return root;
   for (let dir = __dirname; ; ) {

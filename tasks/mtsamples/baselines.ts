@@ -2,7 +2,9 @@
 import type { BaselineInput } from "../task.js";
 import { CRITERIA } from "./judges.js";
 
-/** Generation: the note's IMPRESSION (or ASSESSMENT) line, else its last line, as the plan. Reads the input. */
+/**
+ * Generation: the note's IMPRESSION (or ASSESSMENT) line, else its last line, as the plan. Reads the input.
+ */
 export function impression({ requests }: BaselineInput): string[] {
   return requests.map((r) => {
     const note = r.messages.find((m) => m.role === "user")?.content ?? "";

@@ -76,7 +76,8 @@ export function medarcParse(text: string): Record<string, Json> | null {
 }
 
 /** MedARC's judge score in [0, 1]: normalize_helm_reward (exact keys; scores coerced as Python's float,
- *  clamped to 1-5 with Python's min/max, mapped to (s - 1) / 4, averaged over the valid ones; 0 when none). */
+ *  clamped to 1-5 with Python's min/max, mapped to (s - 1) / 4, averaged over the valid ones;
+ *  0 when none). */
 export function medarcScore(text: string): { score: number; valid: number; crash?: string } {
   return medarcReading(text);
 }

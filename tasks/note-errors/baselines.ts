@@ -49,7 +49,9 @@ export function documents(pairs: Pair[]): { docs: string[][]; y: number[] } {
   return { docs, y };
 }
 
-/** The conjunction baseline fitted on the train pairs: word 1-2 grams + word × header code, L2 LR, C = 10. */
+/**
+ * The conjunction baseline fitted on the train pairs: word 1-2 grams + word × header code, L2 LR, C = 10.
+ */
 export function fitConjunction(train: Pair[], C = 10): ConjunctionModel {
   const { docs, y } = documents(train);
   const vocabulary = fitVocabulary(docs);

@@ -9,13 +9,16 @@ export const COVERAGE = 0.6;
 
 /** NFKC, lower case, punctuation to spaces, runs of space to one. */
 export function normalise(text: string): string {
-  return text
-    .normalize("NFKC")
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\p{M}.%/]+/gu, " ")
-    .replace(/(?<!\p{N})[./]|[./](?!\p{N})/gu, " ") // a dot or slash is kept only between digits (7.8, 130/80)
-    .replace(/\s+/g, " ")
-    .trim();
+  return (
+    text
+      .normalize("NFKC")
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M}.%/]+/gu, " ")
+      // a dot or slash is kept only between digits (7.8, 130/80)
+      .replace(/(?<!\p{N})[./]|[./](?!\p{N})/gu, " ")
+      .replace(/\s+/g, " ")
+      .trim()
+  );
 }
 
 export const words = (text: string) => normalise(text).split(" ").filter(Boolean);
@@ -72,8 +75,8 @@ export function referenceTexts(pair: Pair, side: Side): string[] {
 }
 
 /**
- * What the evidence analysis compares a reply's Evidence with. It travels on the request (which holds the note
- * anyway) and never into items: the scorer turns it into booleans.
+ * What the evidence analysis compares a reply's Evidence with. It travels on the request (which holds the
+ * note anyway) and never into items: the scorer turns it into booleans.
  */
 export interface EvidenceRef {
   reference: string[]; // this side's reference line(s), label dropped

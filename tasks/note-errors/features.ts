@@ -1,8 +1,8 @@
 // The conjunction baseline's features: scikit-learn's default word analyzer (lower case, token pattern
 // (?u)\b\w\w+\b, n-grams joined by one space) for 1-2 grams, plus each word conjoined with the note's header
 // code. JavaScript's \w and \b are ASCII-only even with the u flag, so Python's \w is spelled with Unicode
-// classes: str.isalnum() (letters L*, numbers Nd/Nl/No) or "_". A match of \b\w\w+\b is then exactly a maximal
-// run of such characters of length two or more.
+// classes: str.isalnum() (letters L*, numbers Nd/Nl/No) or "_". A match of \b\w\w+\b is then exactly a
+// maximal run of such characters of length two or more.
 
 const WORD_RUN = /[\p{L}\p{N}_]{2,}/gu;
 

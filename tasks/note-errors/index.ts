@@ -55,7 +55,8 @@ const baselines: Record<string, Baseline> = {
   "medbench/prior": { reply: ({ requests }) => prior(requests.length) },
   "medbench/constant-yes": { reply: ({ requests }) => constantYes(requests.length) },
   "medbench/random": {
-    // One draw per note of the whole test file (docs/protocols/note-errors.md): a partial run keeps its draws.
+    // One draw per note of the whole test file (docs/protocols/note-errors.md):
+    // a partial run keeps its draws.
     reply: ({ release, requests, seed }) => {
       const draws = randomVerdicts(readPairs(release.text(TEST), TEST), seed);
       return requests.map((r) => {
@@ -146,7 +147,9 @@ export const task: TaskModule = {
   statistics: statistics(),
   baselines,
   privateRelease: {
-    why: "its requests hold the private test notes and the fitted baseline's vocabulary holds train-note words",
+    why:
+      "its requests hold the private test notes and the fitted baseline's vocabulary holds " +
+      "train-note words",
     withhold: ["requests", "fit"],
   },
 };

@@ -1,9 +1,9 @@
 // L2-regularised logistic regression with an unpenalised intercept, scikit-learn's objective
 //   f(w, b) = ½‖w‖² + C Σᵢ log(1 + exp(−yᵢ (xᵢ·w + b))),
 // solved to convergence by Newton's method with conjugate-gradient steps on Hessian-vector products (the
-// matrix stays sparse) and a backtracking line search. The optimum is unique, so any solver run to convergence
-// gives the same coefficients; scikit-learn's lbfgs stops at tol 1e-4 by default, so the fixture that checks
-// this file runs it with a tight tolerance (scripts/reference/note_errors_lr.py).
+// matrix stays sparse) and a backtracking line search. The optimum is unique, so any solver run to
+// convergence gives the same coefficients; scikit-learn's lbfgs stops at tol 1e-4 by default, so the fixture
+// that checks this file runs it with a tight tolerance (scripts/reference/note_errors_lr.py).
 import type { Sparse } from "./features.js";
 
 export interface LogReg {

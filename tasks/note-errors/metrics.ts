@@ -124,7 +124,7 @@ export const categoryAccuracy = (category: string) => (rows: PairRow[]) =>
 export const categoryRecall = (category: string) => (rows: PairRow[]) =>
   sensitivity(rows.filter((r) => r.category === category));
 
-// ---- independence ------------------------------------------------------------------------------------------
+// ---- independence -----------------------------------------------------------------------------------------
 export function expectedBcr(rows: PairRow[]): number | null {
   const s = sensitivity(rows),
     p = specificity(rows);
@@ -136,7 +136,7 @@ export function independenceRatio(rows: PairRow[]): number | null {
   return b === null || e === null || e === 0 ? null : b / e;
 }
 
-// ---- failures ----------------------------------------------------------------------------------------------
+// ---- failures ---------------------------------------------------------------------------------------------
 /** Share of one side's notes whose reply came back but gave no verdict (API errors are counted apart). */
 export const parseFailureRate = (side: "e" | "c") => (rows: PairRow[]) =>
   ratio(rows.filter((r) => r[side].verdict === null && r[side].reason !== "api_error").length, rows.length);
@@ -151,12 +151,12 @@ export const apiErrorRate = (rows: PairRow[]) =>
     2 * rows.length,
   );
 
-// ---- imputation --------------------------------------------------------------------------------------------
+// ---- imputation -------------------------------------------------------------------------------------------
 /**
- * The code's random-assignment imputation, as we read it: every note without a verdict gets Yes with the run's
- * pooled flag rate (one rate fitted on both sides of the run itself), drawn with Python's random seeded 42,
- * error note before twin, pair by pair; BCR is averaged over 100 such draws. The generator is seeded afresh
- * for every evaluation, so the statistic is a function of the rows (a bootstrap resample included).
+ * The code's random-assignment imputation, as we read it: every note without a verdict gets Yes with the
+ * run's pooled flag rate (one rate fitted on both sides of the run itself), drawn with Python's random seeded
+ * 42, error note before twin, pair by pair; BCR is averaged over 100 such draws. The generator is seeded
+ * afresh for every evaluation, so the statistic is a function of the rows (a bootstrap resample included).
  */
 export function bcrImputedCode(rows: PairRow[], draws = 100, seed = 42): number | null {
   if (rows.length === 0) return null;
@@ -194,7 +194,7 @@ export function bcrImputedCorrected(rows: PairRow[]): number | null {
   return sum / rows.length;
 }
 
-// ---- evidence-contrast analysis ------------------------------------------------------------------------------
+// ---- evidence-contrast analysis ---------------------------------------------------------------------------
 export type EcaCategory = "A" | "B" | "C" | "D" | "E" | "X";
 /** Over pairs flagged on both sides: A both hit, B error only, C twin only, D neither, E one side without
  * Evidence (extraction failed), X neither side has Evidence. */

@@ -1,6 +1,7 @@
 // One request per pair and side: system + user, the note formatted into the configuration's prompt
-// (MEDERRBENCH_EN_PROMPTS[prompt]; the files in specs/note-errors/prompts/, a reconstruction until the original
-// is dropped in). The meta carries ids and labels only, never note text (items and bundles are built from it).
+// (MEDERRBENCH_EN_PROMPTS[prompt]; the files in specs/note-errors/prompts/, a reconstruction until the
+// original is dropped in). The meta carries ids and labels only, never note text
+// (items and bundles are built from it).
 import type { TaskRequest } from "../task.js";
 import { itemId, noteOf, type Pair, type Side } from "./pairs.js";
 import { evidenceRef } from "./evidence.js";

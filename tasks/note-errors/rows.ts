@@ -1,6 +1,6 @@
-// Pair rows as the bootstrap's metric rows (contract v2: one row per unit with numeric `fields`, a statistic per
-// metric evaluated on the drawn rows): every field a metric reads is encoded here, and decoded back into the
-// PairRow the metric functions take, so the point estimate and each resample run the same function.
+// Pair rows as the bootstrap's metric rows (contract v2: one row per unit with numeric `fields`, a statistic
+// per metric evaluated on the drawn rows): every field a metric reads is encoded here, and decoded back into
+// the PairRow the metric functions take, so the point estimate and each resample run the same function.
 import { CATEGORIES, reportedMetrics, type PairRow, type SideRow } from "./metrics.js";
 import type { NoVerdictReason, Verdict } from "./verdict.js";
 

@@ -1,7 +1,8 @@
 // The verdict rules of the task document (spec.parser), applied in its order:
 //   1. a final API error is no verdict;
 //   2. drop every <think>…</think> block, keep only the text after the last </think>;
-//   3. a reply cut at max_tokens is no verdict unless it closed a reasoning block and wrote an Error line after it;
+//   3. a reply cut at max_tokens is no verdict unless it closed a reasoning block
+//      and wrote an Error line after it;
 //   4. a last Error line that echoes the template ("No or Yes") is no verdict;
 //   5. otherwise the tolerant verdict parser; the strict parser's verdict is kept beside it.
 // The Evidence text is extracted for the evidence analysis. Our reading of the authors' parsers (whose code
@@ -56,8 +57,9 @@ export function isTemplateEcho(line: string): boolean {
 }
 
 /**
- * The tolerant parser: the last line that names the Error field, with markdown dropped, bullets, "Final Error"
- * and any separator allowed (":", "-", "=", "：", or none), case ignored; its first yes/no word is the verdict.
+ * The tolerant parser: the last line that names the Error field, with markdown dropped, bullets,
+ * "Final Error" and any separator allowed (":", "-", "=", "：", or none), case ignored; its first yes/no
+ * word is the verdict.
  * Without such a line: no verdict (a bare "Yes" elsewhere in the reply is not read as one).
  */
 export function tolerantVerdict(answer: string): Verdict | null {
@@ -81,7 +83,10 @@ export function strictVerdict(answer: string): Verdict | null {
   return null;
 }
 
-/** The Evidence field's text: from "Evidence:" to the next field name (Analysis, Confidence, Error) or the end. */
+/**
+ * The Evidence field's text: from "Evidence:" to the next field name
+ * (Analysis, Confidence, Error) or the end.
+ */
 export function evidenceText(answer: string): string | null {
   const lines = answer.split(/\r?\n/);
   const start = lines.findIndex((l) => /^(?:[-•]\s*)?evidence\s*[:：]/i.test(clean(l)));
@@ -115,7 +120,8 @@ export function parseVerdict(reply: ReplyView): ParsedVerdict {
   const evidence = evidenceText(answer);
   const lines = errorLines(answer);
   if (truncated) {
-    // rule 3: a closed reasoning block (in the content, or a separate reasoning field) and an Error line after it
+    // rule 3: a closed reasoning block (in the content, or a separate reasoning field)
+    // and an Error line after it
     const closedReasoning = closed || reply.reasoning;
     if (!closedReasoning || lines.length === 0) return none("truncated", evidence);
   }

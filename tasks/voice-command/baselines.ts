@@ -30,7 +30,9 @@ export function prior({ release, requests }: BaselineInput): string[] {
 
 const STOP_WORDS = /멈춰|멈추|정지|스톱|\bstop\b/i;
 
-/** A keyword rule: a stop word executes STOP, anything else is rejected. Reads the input, knows nothing else. */
+/**
+ * A keyword rule: a stop word executes STOP, anything else is rejected. Reads the input, knows nothing else.
+ */
 export function keywordStop({ requests }: BaselineInput): string[] {
   return requests.map((r) => {
     const user = r.messages.find((m) => m.role === "user")?.content ?? "";

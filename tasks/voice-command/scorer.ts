@@ -18,7 +18,8 @@ export function slotMatches(
   const value = got === undefined || got === null || got === "" ? null : got;
   if (slot === "instrument" && gold === null) return true; // scored only when the gold names one
   if (gold === null) {
-    if (slot === "magnitude") return value === null || norm(value) === "medium"; // unspecified: null or medium
+    // unspecified: null or medium
+    if (slot === "magnitude") return value === null || norm(value) === "medium";
     return value === null;
   }
   return value !== null && gold.some((g) => norm(g) === norm(value));
@@ -37,7 +38,9 @@ export function sequenceMatches(gold: GoldAction[], got: Action[], mode: SlotCom
   return gold.length === got.length && gold.every((g, i) => actionMatches(g, got[i]!, mode));
 }
 
-/** exact_match for one item: response type, and for execute the action sequence of gold or of an alternative. */
+/**
+ * exact_match for one item: response type, and for execute the action sequence of gold or of an alternative.
+ */
 export function exactMatch(gold: Gold, reply: Command | null, mode: SlotCompare = "casefold"): boolean {
   if (!reply) return false; // not a valid command
   if (reply.response !== gold.response) return false;
