@@ -11,10 +11,12 @@ try {
   const unmarked = e instanceof ReferenceError && /\b(exports|require) is not defined/.test(e.message);
   if (!missing && !unmarked) throw e;
   const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
+  // The fix src/util/paths.ts compileFix() gives, which cannot be loaded here.
   const { existsSync } = await import("node:fs");
   const fix = existsSync(`${root}/tsconfig.json`)
-    ? `run \`npm run build\` in ${root} (npm ci runs it unless scripts are ignored)`
-    : "install medbench again (npm install): this installed copy is incomplete";
+    ? `run \`npm run build\` in ${root} (it compiles and records the sources; npm ci runs it unless scripts ` +
+      "are ignored), then run this command again"
+    : "install medbench again (npm install): this installed copy is incomplete or was edited";
   const what = missing ? "dist/src/cli/main.js is missing" : "dist/package.json is missing";
   process.stderr.write(`error: medbench is not compiled (${what})\n  fix: ${fix}\n`);
   process.exit(2);

@@ -8,6 +8,7 @@ import { inputRecords } from "./records-io.js";
 import {
   callModel,
   GENERATION_PARAMS,
+  MODEL_PATTERN,
   routeIdentity,
   routeProblems,
   type Params as ModelParams,
@@ -20,16 +21,23 @@ interface Params {
   [k: string]: Json | undefined;
 }
 
+/** The judges a stage names (one, or a list), leaving out what is not a name (its parameter check says so). */
+function judgeList(params: Json): string[] {
+  const j = (params as Params).judges as Json;
+  const list = typeof j === "string" ? [j] : Array.isArray(j) ? j : [];
+  return list.filter((x): x is string => typeof x === "string");
+}
+
 function judgesOf(params: Json): string[] {
-  const j = (params as Params).judges;
-  const list = typeof j === "string" ? [j] : j;
-  if (!Array.isArray(list) || list.length === 0 || list.some((x) => typeof x !== "string")) {
+  const j = (params as Params).judges as Json;
+  const list = judgeList(params);
+  if (list.length === 0 || (Array.isArray(j) && list.length !== j.length)) {
     throw new StageError(
       "the judge stage needs params.judges: a list of ROUTE/MODEL",
       "set it in the spec (e.g. judges: {$var: judges}) or pass --judge ROUTE/MODEL",
     );
   }
-  return [...new Set(list as string[])];
+  return [...new Set(list)];
 }
 
 export const judge: StageKind = {
@@ -44,15 +52,13 @@ export const judge: StageKind = {
   outputs: { judged: "judged", audit: "audit" },
   required: ["judges"],
   params: {
-    judges: { type: ["array", "string"], items: { type: "string", pattern: "^[^/\\s]+/\\S+$" } },
+    judges: { type: ["array", "string"], items: { type: "string", pattern: MODEL_PATTERN } },
     max_tokens: GENERATION_PARAMS.max_tokens,
     temperature: GENERATION_PARAMS.temperature,
   },
   taskPart: "judge",
   check(stage, _task, env) {
-    const j = (stage.params as Params).judges;
-    const list = typeof j === "string" ? [j] : Array.isArray(j) ? j.filter((x) => typeof x === "string") : [];
-    return env ? routeProblems(list, "/params/judges", env) : [];
+    return env ? routeProblems(judgeList(stage.params), "/params/judges", env) : [];
   },
   async identify(ctx) {
     return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));

@@ -390,8 +390,11 @@ export const GENERATION_PARAMS = {
   top_p: { type: "number", exclusiveMinimum: 0, maximum: 1 },
 } as const satisfies ParamDecls;
 
+/** ROUTE/MODEL, as the model and judge stages' parameters take it. */
+export const MODEL_PATTERN = "^[^/\\s]+/\\S+$";
+
 const MODEL_PARAMS: ParamDecls = {
-  model: { type: "string", pattern: "^[^/\\s]+/\\S+$", description: "ROUTE/MODEL" },
+  model: { type: "string", pattern: MODEL_PATTERN, description: "ROUTE/MODEL" },
   ...GENERATION_PARAMS,
   thinking: { type: "string", enum: ["off", "on"] },
   overrides: {
@@ -446,7 +449,7 @@ export function routeProblems(models: string[], pointer: string, env: CheckEnv):
   const routes = loadRoutes(env.registryFiles);
   const files = ["registry/providers.yaml", ...env.registryFiles].join(", ");
   return models
-    .filter((m) => /^[^/\s]+\/\S+$/.test(m)) // a malformed one is its parameter's problem, reported as such
+    .filter((m) => new RegExp(MODEL_PATTERN).test(m)) // a malformed one is its parameter's problem
     .map((m) => splitModel(m).route)
     .filter((route) => route !== "medbench" && !routes.has(route))
     .map((route) => ({

@@ -66,11 +66,7 @@ export const prompts: StageKind = {
         )
       : ctx.task.buildRequests({ release, templates, params: ctx.params, notice });
     let chosen = all;
-    const subsets = p.subset
-      ? String(p.subset)
-          .split(",")
-          .map((s) => s.trim())
-      : null;
+    const subsets = p.subset ? commaList(String(p.subset)) : null;
     if (subsets) {
       const known = new Set(all.map((r) => String(r.meta.subset)));
       const unknown = subsets.filter((s) => !known.has(s));
@@ -113,11 +109,7 @@ export function chosenConfigurations(
   if (!declared) return null;
   const names = Object.keys(declared);
   const wanted =
-    value === null
-      ? [task.headline ?? names[0]!]
-      : value.trim() === "all"
-        ? names
-        : value.split(",").map((s) => s.trim());
+    value === null ? [task.headline ?? names[0]!] : value.trim() === "all" ? names : commaList(value);
   return names.filter((n) => wanted.includes(n)).map((n) => [n, declared[n]!]);
 }
 
@@ -131,53 +123,44 @@ function withConfiguration(name: string, c: RequestConfiguration, requests: Task
   }));
 }
 
+/** A comma list parameter (`--subset a,b`, `--configurations a,b`) as its names. */
+const commaList = (value: string): string[] => value.split(",").map((s) => s.trim());
+
 /** Configuration and subset names are checked with the spec, before anything runs. */
 function checkNames(stage: StageShape, task: TaskModule): StageProblem[] {
-  return [...checkConfigurations(stage, task), ...checkSubsets(stage, task)];
-}
-
-/** A subset the task does not declare (one that declares none is checked when its requests are built). */
-function checkSubsets(stage: StageShape, task: TaskModule): StageProblem[] {
-  const v = (stage.params as { subset?: unknown }).subset;
-  if (typeof v !== "string" || !task.subsets) return [];
-  const unknown = v
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => !task.subsets!.includes(s));
-  return unknown.length
-    ? [
-        {
-          pointer: "/params/subset",
-          message: `unknown subset ${unknown.map((u) => JSON.stringify(u)).join(", ")}`,
-          fix: `use a comma list of: ${task.subsets.join(", ")}`,
-        },
-      ]
-    : [];
-}
-
-function checkConfigurations(stage: StageShape, task: TaskModule): StageProblem[] {
-  const v = (stage.params as { configurations?: unknown }).configurations;
-  if (v === undefined || v === null || typeof v !== "string") return [];
-  const names = Object.keys(task.configurations ?? {});
-  if (!names.length)
-    return [
-      {
+  const p = stage.params as { configurations?: unknown; subset?: unknown };
+  const out: StageProblem[] = [];
+  if (typeof p.configurations === "string") {
+    const names = Object.keys(task.configurations ?? {});
+    if (!names.length)
+      out.push({
         pointer: "/params/configurations",
         message: "this task declares no request configurations",
         fix: "drop the `configurations` parameter",
-      },
-    ];
-  if (v.trim() === "all") return [];
-  const unknown = v
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => !names.includes(s));
+      });
+    else if (p.configurations.trim() !== "all")
+      out.push(...unknownNames("configurations", p.configurations, names, "`all` or a comma list"));
+  }
+  // A task that declares no subsets has them from its data: checked when its requests are built.
+  if (typeof p.subset === "string" && task.subsets)
+    out.push(...unknownNames("subset", p.subset, task.subsets, "a comma list"));
+  return out;
+}
+
+/** The names of a comma list parameter that are not among `known`, as one problem at that parameter. */
+function unknownNames(
+  param: "configurations" | "subset",
+  value: string,
+  known: readonly string[],
+  form: string,
+): StageProblem[] {
+  const unknown = commaList(value).filter((s) => !known.includes(s));
   return unknown.length
     ? [
         {
-          pointer: "/params/configurations",
-          message: `unknown configuration ${unknown.map((u) => JSON.stringify(u)).join(", ")}`,
-          fix: `use \`all\` or a comma list of: ${names.join(", ")}`,
+          pointer: `/params/${param}`,
+          message: `unknown ${param.replace(/s$/, "")} ${unknown.map((u) => JSON.stringify(u)).join(", ")}`,
+          fix: `use ${form} of: ${known.join(", ")}`,
         },
       ]
     : [];

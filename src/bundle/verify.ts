@@ -18,7 +18,7 @@ import { tempName } from "../runner/fsutil.js";
 import { memoStore } from "../runner/memo.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
-import { readRecords, unanswered, type RecordShapes } from "../contract/records.js";
+import { carriesAnswers, readRecords, unanswered } from "../contract/records.js";
 import { comparisonOf, pairVerdicts } from "../contract/compare.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
@@ -521,12 +521,9 @@ function failuresOf(
   // The outputs whose record type carries model answers, as the stage kind declares them.
   const declared = kind && kind.outputs !== "release" ? Object.entries(kind.outputs) : [];
   const rows = declared.flatMap(([name, type]) =>
-    out[name] === undefined || unanswered(type, {}) === null
+    out[name] === undefined || !carriesAnswers(type)
       ? []
-      : readRecords(type as keyof RecordShapes, text(out[name])).map((r) => ({
-          id: r.id,
-          failed: unanswered(type, r) === true,
-        })),
+      : readRecords(type, text(out[name])).map((r) => ({ id: r.id, failed: unanswered(type, r) })),
   );
   const ids = [...new Set(rows.filter((r) => r.failed).map((r) => r.id))].sort();
   return { stage, failed: rows.filter((r) => r.failed).length, total: rows.length, ids };

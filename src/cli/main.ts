@@ -4,8 +4,7 @@
 import { DiagnosticError, formatDiagnostic } from "../spec/diagnostic.js";
 import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
-import { installRoot, medbenchVersion } from "../util/paths.js";
-import { existsSync } from "../util/builtins.js";
+import { compileFix, installRoot, medbenchVersion } from "../util/paths.js";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { UsageError } from "./args.js";
 import { COMMANDS } from "./commands/index.js";
@@ -81,12 +80,9 @@ function reportError(e: unknown): number {
   }
   const missing = missingCompiled(e);
   if (missing !== null) {
-    // A checkout compiles itself; an installed package has no sources to compile: it is installed again.
-    const fix = existsSync(join(installRoot(), "tsconfig.json"))
-      ? `run \`npm run build\` in ${installRoot()} (npm ci runs it unless scripts are ignored)`
-      : "install medbench again (npm install): this installed copy is incomplete";
     process.stderr.write(
-      `${c.red("error:")} medbench's compiled code is incomplete: ${missing} is missing\n  fix: ${fix}\n`,
+      `${c.red("error:")} medbench's compiled code is incomplete: ${missing} is missing\n` +
+        `  fix: ${compileFix(installRoot())}\n`,
     );
     return 2;
   }

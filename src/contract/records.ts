@@ -114,17 +114,14 @@ export const RECORD_TYPES = {
 } as const;
 export type RecordType = keyof typeof RECORD_TYPES;
 
-/** Whether a record stands for a request that got no answer (an API error): a failure, never a verdict.
- *  null for a record type that carries no model answers. */
-export function unanswered(type: RecordType, record: unknown): boolean | null {
-  switch (type) {
-    case "replies":
-      return (record as ReplyRecord).error !== null;
-    case "judged":
-      return (record as JudgedRecord).text === null;
-    default:
-      return null;
-  }
+/** The record types that carry model answers. */
+export type AnswerType = "replies" | "judged";
+export const carriesAnswers = (type: RecordType): type is AnswerType =>
+  type === "replies" || type === "judged";
+
+/** Whether a record stands for a request that got no answer (an API error): a failure, never a verdict. */
+export function unanswered(type: AnswerType, record: ReplyRecord | JudgedRecord): boolean {
+  return type === "replies" ? (record as ReplyRecord).error !== null : (record as JudgedRecord).text === null;
 }
 
 export interface RecordShapes {

@@ -7,6 +7,7 @@ import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { filesUnder } from "./code.js";
 import { factsOf } from "./code-memo.js";
 import { consult } from "../util/consulted.js";
+import { compileFix } from "../util/paths.js";
 
 // tests/fixtures: task folders for the runner's own tests (absent from an installed package).
 const SOURCE_DIRS = ["src", "stages", "tasks", "tests/fixtures"];
@@ -16,10 +17,10 @@ export function checkCompiled(root: string): void {
   if (checked) return;
   const manifestPath = join(root, "dist/sources.json");
   consult(manifestPath);
-  const fix = "run `npm run build` (it compiles and records the sources), then run this command again";
+  const fix = () => compileFix(root); // only when refusing: a build that runs stats no more than it reads
   if (!existsSync(manifestPath))
     throw new DiagnosticError([
-      { file: manifestPath, message: "dist/ was not compiled by `npm run build`", fix },
+      { file: manifestPath, message: "dist/ was not compiled by `npm run build`", fix: fix() },
     ]);
   const compiled = JSON.parse(readFileSync(manifestPath, "utf8")) as Record<string, string>;
   const problems: Diagnostic[] = [];
@@ -31,14 +32,14 @@ export function checkCompiled(root: string): void {
       seen.add(rel);
       const was = compiled[rel];
       if (was === undefined)
-        problems.push({ file: rel, message: "this source has never been compiled", fix });
+        problems.push({ file: rel, message: "this source has never been compiled", fix: fix() });
       else if (was !== factsOf(file, "sha256", (bytes) => sha256Hex(bytes)))
-        problems.push({ file: rel, message: "this source changed since dist/ was compiled", fix });
+        problems.push({ file: rel, message: "this source changed since dist/ was compiled", fix: fix() });
     }
   }
   for (const rel of Object.keys(compiled))
     if (!seen.has(rel) && existsSync(join(root, SOURCE_DIRS.find((d) => rel.startsWith(`${d}/`)) ?? "")))
-      problems.push({ file: rel, message: "this source was removed since dist/ was compiled", fix });
+      problems.push({ file: rel, message: "this source was removed since dist/ was compiled", fix: fix() });
   if (problems.length) throw new DiagnosticError(problems);
   checked = true;
 }

@@ -122,7 +122,7 @@ export interface StageShape {
 }
 
 /** What a spec check may consult besides the spec and the task: the build's route registries (--registry).
- *  null for a command that reads results and sends nothing (report, check, compare): no route is needed. */
+ *  null for a command that sends nothing (status, report, check, compare): no route is needed. */
 export interface CheckEnv {
   registryFiles: string[];
 }

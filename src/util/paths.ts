@@ -27,6 +27,16 @@ export function installRoot(): string {
   }
 }
 
+/** What to do when the compiled code does not match its sources, or is missing: a checkout compiles itself;
+ *  an installed package (no tsconfig.json, no compiler) is installed again. bin/medbench.js, which runs
+ *  before any compiled code can, says the same. */
+export function compileFix(root: string): string {
+  return existsSync(resolve(root, "tsconfig.json"))
+    ? `run \`npm run build\` in ${root} (it compiles and records the sources; npm ci runs it unless scripts ` +
+        "are ignored), then run this command again"
+    : "install medbench again (npm install): this installed copy is incomplete or was edited";
+}
+
 export function medbenchVersion(): string {
   consult(resolve(installRoot(), "package.json"));
   return (JSON.parse(readFileSync(resolve(installRoot(), "package.json"), "utf8")) as { version: string })
