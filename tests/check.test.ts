@@ -179,7 +179,7 @@ describe("medbench check over the note-errors roster", () => {
     expect(text.stdout).toMatch(/separation\s+pass\s+strong_reference/);
     expect(text.stdout).toMatch(/SYNTHETIC sample/);
     expect(text.stdout.trim().split("\n").pop()).toBe("check holds");
-  }, 300_000); // eight builds on a shared two-core machine
+  });
 
   it("fails separation when the weak reference is as strong as the strong one", async () => {
     serve[WEAK] = reasoning(reviewer(0.9));

@@ -93,7 +93,7 @@ describe("medbench compare (generic)", () => {
       const r = await p.run(["build", "specs/note-errors.yaml", "--model", m]);
       expect(r.exitCode, r.stderr).toBe(0);
     }
-  }, 240_000);
+  });
   afterAll(() => p.remove());
 
   it("gives what compare-voice-command gives, from the task's declaration", async () => {

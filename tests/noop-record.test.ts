@@ -72,7 +72,7 @@ describe("a no-op build answered from its record", () => {
       const recording = await noop(projects[name], ARGS[name]);
       expect(recording.replayed, name).toBe(false); // it records
     }
-  }, 120_000);
+  });
   afterAll(async () => {
     await fake.close();
     install.remove();
