@@ -1,4 +1,6 @@
 // The options shared by the commands that open a project and build or read a spec's stages.
+import { existsSync, statSync } from "../util/builtins.js";
+import { join } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
 import { openProject } from "../runner/project.js";
 import type { Json } from "../util/json.js";
@@ -35,10 +37,7 @@ export function buildOptions(values: Record<string, unknown>): {
   opts: BuildOptions;
   vars: Record<string, Json>;
 } {
-  const project = openProject(
-    (values.project as string | undefined) ?? process.cwd(),
-    values.cache as string | undefined,
-  );
+  const project = openProject(projectDir(values.project), values.cache as string | undefined);
   const limit = values.limit === undefined ? null : intOption(values.limit as string, "limit", 0);
   if (limit !== null && limit < 1) throw new UsageError("--limit takes a positive whole number");
   const vars: Record<string, Json> = {};
@@ -66,6 +65,24 @@ export function buildOptions(values: Record<string, unknown>): {
       resultsSuffix: vars.subset !== undefined || vars.limit !== undefined ? ".partial" : "",
     },
   };
+}
+
+/**
+ * The project a command works in: the current folder, or `--project DIR`, which must name a medbench project
+ * (an existing folder holding specs/ or medbench.lock): never a missing folder, a file or a system folder, in
+ * which a command would create cache/ before failing (docs/hardening.md, "Issue 25.1").
+ */
+export function projectDir(option: unknown): string {
+  if (option === undefined) return process.cwd();
+  const dir = String(option);
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (!st?.isDirectory()) throw new UsageError(`--project ${dir}: ${st ? "not a folder" : "no such folder"}`);
+  if (!existsSync(join(dir, "specs")) && !existsSync(join(dir, "medbench.lock")))
+    throw new UsageError(
+      `--project ${dir} is not a medbench project (it holds neither specs/ nor medbench.lock): ` +
+        "name the folder with your specs/ (or run medbench there)",
+    );
+  return dir;
 }
 
 /** A comma list option: `--subset=` or `--subset a,,b` is a mistake, not "every subset" or one named "". */

@@ -28,7 +28,7 @@ import type {
 } from "./stage.js";
 import { StageError } from "./stage.js";
 import { tempName } from "./fsutil.js";
-import { resultContents, writeFailure, writeResults } from "./results.js";
+import { checkResultsOwner, resultContents, writeFailure, writeResults } from "./results.js";
 import type { Emit, StageStatus } from "./events.js";
 import type { SpecFile, StageDecl } from "../spec/load.js";
 import type { Plan } from "../graph/plan.js";
@@ -159,6 +159,9 @@ export interface Runtime {
  * waits for the first, then finds its stages fresh or its replies in the memo, so no request is sent twice.
  */
 export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
+  // Before anything is written (even the build lock): the spec's own, and the results folders it may replace.
+  const partial = opts.resultsSuffix;
+  checkResultsOwner(rt.spec, opts.project, opts.shard ? [] : [partial, `.release${partial}`]);
   const specKey = projectPath(opts.project, rt.spec.path);
   const variableSet = buildId(rt.spec.variables);
   const name = sha256Hex(

@@ -23,18 +23,19 @@ import { resultSource, type SpecFile } from "../spec/load.js";
 import { stableJson } from "../util/json.js";
 import { staysInside } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
+import { fillResultsDir } from "../spec/results-dir.js";
+import { MARKER, markerText, ownershipProblem } from "./ownership.js";
+import { diagnosticAt } from "../spec/document.js";
+import { DiagnosticError } from "../spec/diagnostic.js";
 
 /** The results folder of this build: `results.dir` with {slug} and variables filled in, plus the suffix. */
 export function resultsDir(spec: SpecFile, project: Project, suffix: string): string {
-  const r = spec.results!;
-  const fill = (s: string) =>
-    s.replace(/\{(\w+)\}/g, (_, k: string) => {
-      const v = k === "slug" ? spec.slug : spec.variables[k];
-      return String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
-    });
-  const rel = fill(r.dir) + suffix;
-  // The template was checked when the spec was loaded; a variable's value could still be `..`.
-  if (!staysInside(project.root, rel) || resolve(project.root, rel) === project.root)
+  // The template and the variables were checked when the spec was loaded (results-dir.ts); again here, so
+  // that no caller can reach a folder outside results/.
+  const filled = fillResultsDir(spec.results!.dir, spec.slug, spec.variables);
+  if ("message" in filled) throw new BuildFailure("results", filled.message, filled.fix);
+  const rel = filled.dir + suffix;
+  if (!staysInside(project.root, rel))
     throw new BuildFailure(
       "results",
       `the results folder ${rel} is not inside the project`,
@@ -75,10 +76,12 @@ export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild[
   });
 }
 
-/** What the folder must hold: each results file by the hash of its stage's object, and build.json's bytes. */
+/** What the folder must hold: each results file by the hash of its stage's object, build.json's bytes, and
+ *  the marker that says medbench made the folder (ownership.ts). */
 interface Wanted {
   hashes: Map<string, string>;
   buildJson: Buffer;
+  marker: Buffer;
 }
 
 function wanted(
@@ -87,9 +90,11 @@ function wanted(
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
 ): Wanted {
+  const hashes = resultContents(spec, upstream);
   return {
-    hashes: resultContents(spec, upstream),
+    hashes,
     buildJson: Buffer.from(buildRecord(spec, project, stages)),
+    marker: Buffer.from(markerText(projectPath(project, spec.path), [...hashes.keys(), "build.json"])),
   };
 }
 
@@ -131,6 +136,12 @@ async function differences(dir: string, want: Wanted, cache: Cache): Promise<str
   else if (!readFileSync(join(dir, "build.json")).equals(want.buildJson))
     out.push("build.json is not this build's");
   present.delete("build.json");
+  consult(join(dir, MARKER));
+  if (!present.has(MARKER) || !readFileSync(join(dir, MARKER)).equals(want.marker))
+    out.push(
+      `${MARKER} (what medbench wrote there) is ${present.has(MARKER) ? "not this build's" : "missing"}`,
+    );
+  present.delete(MARKER);
   for (const extra of present) out.push(`${extra} is not a results file`);
   return out;
 }
@@ -173,6 +184,9 @@ export async function writeResults(r: ResultsOf): Promise<string> {
   const { spec, project, cache } = r;
   const dir = resultsDir(spec, project, r.suffix);
   const want = wanted(spec, project, r.upstream, r.stages);
+  // Checked before any stage ran (checkResultsOwner); again here, just before the folder is replaced.
+  const problem = ownershipProblem(project, dir, projectPath(project, spec.path), [...want.hashes.keys()]);
+  if (problem) throw new BuildFailure("results", problem.message, problem.fix);
   sweepLeftovers(dir);
   if ((await differences(dir, want, cache)).length === 0) return dir;
   const tag = `${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -185,6 +199,7 @@ export async function writeResults(r: ResultsOf): Promise<string> {
       writeFileSync(join(tmp, name), cache.read(hash)); // read (and verified) one at a time
     }
     writeFileSync(join(tmp, "build.json"), want.buildJson);
+    writeFileSync(join(tmp, MARKER), want.marker);
     if (existsSync(dir)) renameSync(dir, aside);
     renameSync(tmp, dir);
   } catch (e) {
@@ -212,4 +227,32 @@ export function writeFailure(e: unknown, what: string, stage = "results"): Build
       "make the folder writable and build again",
     );
   return e;
+}
+
+/**
+ * Before anything runs: the spec is inside the project (its lock entry and build.json name it by a path
+ * inside), and every results folder this build may write (`suffixes`: with and without `.release`) is one
+ * medbench may replace (ownership.ts). A refusal is the spec's mistake: exit 2, at `results.dir`.
+ */
+export function checkResultsOwner(spec: SpecFile, project: Project, suffixes: string[]): void {
+  const specKey = projectPath(project, spec.path);
+  if (!staysInside(project.root, specKey))
+    throw new DiagnosticError([
+      {
+        file: spec.path,
+        message:
+          `the spec is outside the project ${project.root}: medbench builds only specs inside the project ` +
+          "it writes results, cache and medbench.lock in",
+        fix:
+          "copy the spec (and the files it names) into the project's specs/, or pass --project with the " +
+          "folder that holds it",
+      },
+    ]);
+  if (!spec.results) return;
+  const files = Object.keys(spec.results.files);
+  for (const suffix of new Set(suffixes)) {
+    const problem = ownershipProblem(project, resultsDir(spec, project, suffix), specKey, files);
+    if (problem)
+      throw new DiagnosticError([diagnosticAt(spec.src, "/results/dir", problem.message, problem.fix)]);
+  }
 }

@@ -9,6 +9,7 @@ import { writeFileAtomic } from "../runner/fsutil.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { checkSchema, schemaIdentity, SPEC_SCHEMA } from "./schema.js";
 import { consult } from "../util/consulted.js";
+import { fillResultsDir } from "./results-dir.js";
 
 export type InputRef = { stage: string } | { file: string };
 
@@ -198,7 +199,8 @@ function loadSpecFrom(a: {
       out: diagnostics,
     }),
   }));
-  if (value.results) diagnostics.push(...resultsPathDiagnostics(source, value.results));
+  if (value.results)
+    diagnostics.push(...resultsPathDiagnostics(source, value.results, value.slug, variables));
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
     get src() {
@@ -273,16 +275,18 @@ export function lookupPointer(root: Json, pointer: string): Json | undefined {
   return node;
 }
 
-/** Results are written inside the project, like inputs are read from it: no absolute path, no `..`. */
+/** Results are written inside the project's results/ (results-dir.ts), each file in its results folder. */
 function resultsPathDiagnostics(
   source: () => SourceDoc,
   results: { dir: string; files: Record<string, string> },
+  slug: string,
+  variables: Record<string, Json>,
 ): Diagnostic[] {
   const escapes = (p: string) => isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.split(/[\\/]/).includes("..");
   const out: Diagnostic[] = [];
   const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
-  if (escapes(results.dir))
-    out.push(diagnosticAt(source(), "/results/dir", `results.dir ${results.dir} leaves the project`, fix));
+  const dir = fillResultsDir(results.dir, slug, variables);
+  if ("message" in dir) out.push(diagnosticAt(source(), "/results/dir", dir.message, dir.fix));
   for (const name of Object.keys(results.files))
     if (escapes(name) || name.trim() === "")
       out.push(

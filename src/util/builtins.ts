@@ -26,6 +26,7 @@ export const {
   readFileSync,
   readSync,
   readdirSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   rmSync,

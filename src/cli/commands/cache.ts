@@ -2,6 +2,7 @@
 import { parse, intOption, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import { openProject } from "../../runner/project.js";
+import { projectDir } from "../options.js";
 
 export const command: Command = {
   synopsis: "cache status|push|pull|gc",
@@ -46,7 +47,7 @@ async function run(argv: string[]): Promise<number> {
     );
   const keepRecent = intOption(values["keep-recent"], "keep-recent", 60);
   if (keepRecent < 0) throw new UsageError("--keep-recent takes a number of minutes, 0 or more");
-  const project = openProject(values.project ?? process.cwd(), values.cache);
+  const project = openProject(projectDir(values.project), values.cache);
   const view = await import("../cache-view.js");
   switch (action) {
     case "status":

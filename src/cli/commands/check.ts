@@ -4,6 +4,7 @@ import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import type { CheckReport } from "../../check/check.js";
 import { pct } from "../../check/criteria.js";
+import { projectDir } from "../options.js";
 
 export const command: Command = {
   synopsis: "check SPEC",
@@ -28,12 +29,7 @@ async function run(argv: string[]): Promise<number> {
     throw new UsageError(
       `${rt.spec.path} declares no check: add a \`check:\` block (its roster and criteria, docs/check.md)`,
     );
-  const report = await runCheck(
-    rt.spec,
-    decl,
-    (values.project as string | undefined) ?? process.cwd(),
-    rt.task.module.headline ?? null,
-  );
+  const report = await runCheck(rt.spec, decl, projectDir(values.project), rt.task.module.headline ?? null);
   if (values.json) process.stdout.write(JSON.stringify(report) + "\n");
   else process.stdout.write(renderCheck(report, paint(useColour(process.stdout))));
   return report.status === "pass" ? 0 : 1;

@@ -5,6 +5,7 @@ import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import type { CompareDecl } from "../../contract/task.js";
 import type { Comparison } from "../compare.js";
+import { projectDir } from "../options.js";
 
 export const command: Command = {
   synopsis: "compare RUN_A RUN_B",
@@ -46,7 +47,7 @@ export async function runCompare(argv: string[], cmd: Command, slug?: string): P
   const [dirA, dirB] = positionals as [string, string];
   const { comparable, compareItems, compareUnits, UNITS_PAIRED } = await import("../compare.js");
   const runs = comparable(dirA, dirB, slug);
-  const decl = await declOf((values.project as string | undefined) ?? process.cwd(), runs.a.slug);
+  const decl = await declOf(projectDir(values.project), runs.a.slug);
   const result: Comparison = decl
     ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired }, runs)
     : compareUnits(dirA, dirB, UNITS_PAIRED, runs);

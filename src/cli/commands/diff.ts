@@ -2,6 +2,7 @@
 import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
+import { projectDir } from "../options.js";
 
 export const command: Command = {
   synopsis: "diff A B",
@@ -19,7 +20,7 @@ async function run(argv: string[]): Promise<number> {
   const d = await diffSpecs({
     a: positionals[0]!,
     b: positionals[1]!,
-    root: (values.project as string | undefined) ?? process.cwd(),
+    root: projectDir(values.project),
   });
   if (values.json) {
     process.stdout.write(JSON.stringify(d) + "\n");

@@ -1,7 +1,6 @@
 // medbench export RESULT -o F.tar.gz: pack a result with its spec, records and outputs.
-import { closeSync, existsSync, openSync, readSync, statSync } from "../../util/builtins.js";
-import { dirname, resolve } from "node:path";
-import { parse, UsageError } from "../args.js";
+import { parse } from "../args.js";
+import { BUNDLE_OUTPUT, checkOutput } from "../output.js";
 import { usageError, type Command } from "../command.js";
 import { BUILD_OPTIONS, buildOptions } from "../options.js";
 
@@ -19,31 +18,9 @@ async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1 || !values.output)
     throw usageError(command, "export takes a result directory and -o FILE.tar.gz");
   const { opts } = buildOptions(values);
-  checkOutput(values.output as string);
+  checkOutput(values.output as string, values.output as string, BUNDLE_OUTPUT, opts.project.root);
   const { exportResult } = await import("../../bundle/export.js");
   const out = await exportResult(positionals[0]!, values.output as string, opts);
   process.stdout.write(values.json ? JSON.stringify({ bundle: out }) + "\n" : `${out}\n`);
   return 0;
-}
-
-/** -o names a new file or an earlier bundle (a gzip file): never a folder, a missing folder's file, or any
- *  other existing file (medbench.lock, a spec, a result), which a tarball would destroy. */
-function checkOutput(output: string): void {
-  const path = resolve(output);
-  if (!existsSync(dirname(path)) || !statSync(dirname(path)).isDirectory())
-    throw new UsageError(`-o ${output}: the folder ${dirname(output)} does not exist (create it first)`);
-  if (!existsSync(path)) return;
-  if (statSync(path).isDirectory())
-    throw new UsageError(`-o ${output} is a folder: name the bundle file, e.g. -o ${output}/result.tar.gz`);
-  const head = Buffer.alloc(2);
-  const fd = openSync(path, "r");
-  try {
-    readSync(fd, head, 0, 2, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (head[0] !== 0x1f || head[1] !== 0x8b)
-    throw new UsageError(
-      `-o ${output} exists and is not a bundle: refusing to overwrite it (name a new .tar.gz file)`,
-    );
 }

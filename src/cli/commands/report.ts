@@ -1,6 +1,9 @@
 // medbench report [SPEC...] -o F.html: one offline HTML page with every run's metrics and audit facts.
+import { resolve } from "node:path";
 import { parse } from "../args.js";
+import { checkOutput, REPORT_OUTPUT } from "../output.js";
 import { usageError, type Command } from "../command.js";
+import { projectDir } from "../options.js";
 
 export const command: Command = {
   synopsis: "report [SPEC...] -o F.html",
@@ -18,12 +21,10 @@ async function run(argv: string[]): Promise<number> {
     json: { type: "boolean" },
   });
   if (!values.output) throw usageError(command, "report needs -o FILE.html");
+  const root = projectDir(values.project);
+  checkOutput(values.output, resolve(root, values.output), REPORT_OUTPUT, root);
   const { writeReport } = await import("../../report/report.js");
-  const out = await writeReport({
-    specs: positionals,
-    output: values.output,
-    root: (values.project as string | undefined) ?? process.cwd(),
-  });
+  const out = await writeReport({ specs: positionals, output: values.output, root });
   if (values.json)
     process.stdout.write(
       JSON.stringify({ report: out.file, runs: out.runs, tasks: out.tasks, broken: out.broken }) + "\n",

@@ -1,0 +1,149 @@
+// What medbench owns under results/ (docs/hardening.md, "Issue 25.1"): a results folder is medbench's only
+// if a build made it, which it says by a marker file recording the spec that built it and every file the
+// build wrote. A build replaces only such a folder, of its own spec, holding only those files; anything else
+// (a folder it did not make, another spec's results, a user's file, a link leading out) is refused before any
+// stage runs, and nothing is removed.
+import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "../util/builtins.js";
+import { join, relative, sep } from "node:path";
+import { stableJson } from "../util/json.js";
+import { consult } from "../util/consulted.js";
+import type { Project } from "./project.js";
+
+/** The marker a build writes into each results folder it makes (beside build.json). */
+export const MARKER = ".medbench-results.json";
+
+interface Marker {
+  format: 1;
+  /** The spec file (relative to the project) whose build made the folder. */
+  spec: string;
+  /** Every file the build wrote, relative, with `/`: the marker itself and build.json included. */
+  files: string[];
+}
+
+/** The marker's bytes for a build of `spec` writing `files` (results files and build.json). */
+export function markerText(spec: string, files: string[]): string {
+  const marker: Marker = { format: 1, spec, files: [...new Set([...files, MARKER])].sort() };
+  return stableJson(marker);
+}
+
+/** Whether a folder is a results folder of a build (its marker, or the build.json of an older medbench). */
+export function isResultsFolder(dir: string): boolean {
+  consult(join(dir, MARKER));
+  consult(join(dir, "build.json"));
+  return existsSync(join(dir, MARKER)) || existsSync(join(dir, "build.json"));
+}
+
+/** Every entry below `dir`, relative with `/`, without following links: files, links and folders apart. */
+function entriesOf(dir: string): { files: string[]; folders: string[] } {
+  const files: string[] = [];
+  const folders: string[] = [];
+  const walk = (rel: string) => {
+    for (const d of readdirSync(join(dir, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${d.name}` : d.name;
+      if (d.isDirectory()) {
+        folders.push(r);
+        walk(r);
+      } else files.push(r);
+    }
+  };
+  walk("");
+  return { files: files.sort(), folders: folders.sort() };
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+const show = (project: Project, p: string) => relative(project.root, p).split(sep).join("/") || ".";
+
+/** Why a build may not write a results folder, and what the user can do. */
+export interface OwnershipProblem {
+  message: string;
+  fix: string;
+}
+
+/**
+ * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results files
+ * are `files` (null: it may). The folders on the way from the project root must be real folders (no link),
+ * none of them another build's results folder; `dir` itself is new, or a folder this spec's build made
+ * holding nothing but what it wrote. A folder from before the marker (build.json naming this spec, nothing
+ * but this spec's results files) is this spec's too: the next build adds the marker.
+ */
+export function ownershipProblem(
+  project: Project,
+  dir: string,
+  spec: string,
+  files: string[],
+): OwnershipProblem | null {
+  const name = show(project, dir);
+  const rel = relative(project.root, dir).split(sep);
+  for (let i = 1; i <= rel.length; i++) {
+    const path = join(project.root, ...rel.slice(0, i));
+    const at = show(project, path);
+    consult(path);
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (!st) return null; // from here on, the build makes the folders
+    if (st.isSymbolicLink())
+      return {
+        message: `${at} is a link (to ${readlinkSync(path)}): medbench writes results only into real folders`,
+        fix: `replace the link ${at} by a folder (to keep results on another disk, move the project there)`,
+      };
+    if (!st.isDirectory())
+      return {
+        message: `${at} exists and is not a folder`,
+        fix: `move ${at} away, or choose another results.dir`,
+      };
+    if (i > 1 && i < rel.length && isResultsFolder(path))
+      return {
+        message: `${name} would be inside ${at}, the results folder of another build`,
+        fix: "choose a results.dir that is not inside another build's results folder",
+      };
+  }
+  const marker = readJson(join(dir, MARKER)) as Partial<Marker> | null;
+  let made: string;
+  let wrote: string[];
+  if (existsSync(join(dir, MARKER))) {
+    if (!marker || typeof marker.spec !== "string" || !Array.isArray(marker.files))
+      return {
+        message: `${name}/${MARKER} is not a marker medbench wrote, so it cannot tell what it owns there`,
+        fix: `move ${name} out of results/ (the next build makes it again from the cache)`,
+      };
+    made = marker.spec;
+    wrote = marker.files.map(String);
+  } else {
+    const built = readJson(join(dir, "build.json")) as { spec?: unknown } | null;
+    if (typeof built?.spec !== "string")
+      return {
+        message: `${name} exists, and medbench did not make it (it holds no ${MARKER})`,
+        fix:
+          `move ${name} out of results/ (medbench never replaces a folder it did not make), or choose a ` +
+          "results.dir that names a new folder",
+      };
+    made = built.spec;
+    wrote = ["build.json", ...files];
+  }
+  if (made !== spec)
+    return {
+      message: `${name} holds the results of ${made}, not of ${spec}`,
+      fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
+    };
+  const owned = new Set([...wrote, MARKER]);
+  const present = entriesOf(dir);
+  const theirs = present.files.filter((f) => !owned.has(f));
+  // A folder is the build's when a file it wrote lies in it; any other (an empty one too) is not.
+  theirs.push(...present.folders.filter((f) => ![...owned].some((o) => o.startsWith(`${f}/`))));
+  if (theirs.length)
+    return {
+      message:
+        `${name} holds files medbench did not write: ${theirs.slice(0, 5).join(", ")}` +
+        (theirs.length > 5 ? ` and ${theirs.length - 5} more` : ""),
+      fix:
+        "move them out of the results folder (a build replaces it whole, and never removes what it did " +
+        "not write), then build again",
+    };
+  return null;
+}

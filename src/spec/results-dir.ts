@@ -1,0 +1,77 @@
+// The rule for `results.dir` (docs/spec-files.md): a template whose placeholders are {slug} and declared
+// variables, filled into a path of plain names strictly inside the project's `results/` folder. Checked when
+// the spec is loaded, so that no command ever computes a results folder outside results/ (`.git`, `specs`,
+// the project root, results/ itself), and no placeholder or variable value silently drops a level.
+import { isAbsolute } from "node:path";
+import type { Json } from "../util/json.js";
+
+/** The one folder results folders live in, relative to the project root. */
+export const RESULTS_ROOT = "results";
+
+/** What is wrong with a results.dir, and how to fix it. */
+export interface DirProblem {
+  message: string;
+  fix: string;
+}
+
+const PLACEHOLDER = /\{([^{}]*)\}/g;
+
+/** A placeholder's value as a path component: anything but letters, digits, `.`, `_`, `-` becomes `_`, so a
+ *  value never adds a folder level (`medbench/prior` -> `medbench_prior`). */
+const component = (v: Json | undefined) => String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
+
+/** results.dir filled with the slug and the variables: the folder (relative to the project, `/` separated),
+ *  or why it is refused. */
+export function fillResultsDir(
+  template: string,
+  slug: string,
+  variables: Record<string, Json>,
+): { dir: string } | DirProblem {
+  const leaves =
+    isAbsolute(template) || /^[A-Za-z]:/.test(template) || template.split(/[\\/]/).includes("..");
+  if (leaves)
+    return {
+      message: `results.dir ${template} leaves the project`,
+      fix: "keep results paths relative and inside the project (no absolute path, no `..`)",
+    };
+  const known = ["slug", ...Object.keys(variables)];
+  for (const [, name] of template.matchAll(PLACEHOLDER))
+    if (!known.includes(name!))
+      return {
+        message: `results.dir ${template}: unknown placeholder {${name}}`,
+        fix: `use {slug} or a declared variable: ${known.map((k) => `{${k}}`).join(", ")}`,
+      };
+  if (/[{}]/.test(template.replace(PLACEHOLDER, "")))
+    return {
+      message: `results.dir ${template}: a brace that opens or closes no placeholder`,
+      fix: "write placeholders as {name}, e.g. results/{slug}/{model}",
+    };
+  for (const [, name] of template.matchAll(PLACEHOLDER)) {
+    const value = name === "slug" ? slug : variables[name!];
+    const filled = component(value);
+    if (filled === "" || filled === "." || filled === "..")
+      return {
+        message:
+          `results.dir ${template}: {${name}} would be ${JSON.stringify(filled)} ` +
+          `(the variable ${name} is ${JSON.stringify(value ?? null)}), which names no folder of its own`,
+        fix: `give ${name} a plain name (e.g. --var ${name}=run1): not empty, \`.\` or \`..\``,
+      };
+  }
+  const dir = template.replace(PLACEHOLDER, (_, name: string) =>
+    component(name === "slug" ? slug : variables[name]),
+  );
+  const parts = dir.split("/");
+  if (template.includes("\\") || parts.some((p) => p === "" || p === "." || p === ".."))
+    return {
+      message: `results.dir ${template} is not a plain path (an empty part, \`.\`, or a backslash)`,
+      fix: "write it as names separated by `/`, e.g. results/{slug}/{model}",
+    };
+  if (parts[0] !== RESULTS_ROOT || parts.length < 2)
+    return {
+      message:
+        `results.dir ${template} is not a folder inside the project's ${RESULTS_ROOT}/ ` +
+        "(medbench writes results nowhere else)",
+      fix: `name a folder below ${RESULTS_ROOT}/, e.g. ${RESULTS_ROOT}/{slug}/{model}`,
+    };
+  return { dir };
+}
