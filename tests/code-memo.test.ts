@@ -23,6 +23,8 @@ function editKeepingStat(file: string, from: string, to: string): void {
   expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
 }
 
+/** A sealed cache file's JSON text (its first line is the seal: src/util/sealed.ts). */
+const sealedBody = (text: string) => text.slice(text.indexOf("\n") + 1);
 const labelOf = (p: Project) =>
   JSON.parse(p.read("results/fixture-sums/medbench_calculator/metrics.json")).metrics.accuracy.label;
 
@@ -47,7 +49,9 @@ describe("the code memo", () => {
   });
 
   it("remembers the install's code in the project cache; the next build is fresh", async () => {
-    const memo = JSON.parse(p.read("cache/code-memo.json")) as { entries: Record<string, unknown> };
+    const memo = JSON.parse(sealedBody(p.read("cache/code-memo.json"))) as {
+      entries: Record<string, unknown>;
+    };
     expect(Object.keys(memo.entries)).toContain(install.path(COMPILED_SCORER));
     expect(Object.keys(memo.entries)).toContain(install.path(SOURCE_SCORER));
     const again = await p.buildSpec(SPEC, [], {}, install.bin);
@@ -79,7 +83,7 @@ describe("the code memo", () => {
     const again = await p.buildSpec(SPEC, [], {}, install.bin);
     expect(new Set(Object.values(again.status))).toEqual(new Set(["fresh"]));
     expect(labelOf(p)).toBe("correct sums");
-    const memo = JSON.parse(p.read("cache/code-memo.json"));
+    const memo = JSON.parse(sealedBody(p.read("cache/code-memo.json")));
     expect(memo.version).toBe(2);
     expect(Object.keys(memo.entries)).toContain(install.path("dist/stages/score.js"));
   });

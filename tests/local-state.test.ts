@@ -2,7 +2,7 @@
 // parsed again), a results file that is not what its build wrote is never ranked, compared or counted in a
 // check (named as modified since build), and a lock of the wrong shape is refused before anything runs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readdirSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { Project, expectCleanFailure } from "./rig.js";
 
@@ -151,6 +151,27 @@ describe("local state checked before use (25.2)", () => {
       expect(text.stdout).toContain(`modified since build, not counted ${NE_PRIOR}`);
     });
     expect(await prior()).toEqual(before);
+  });
+
+  it("an edited stat cache is dropped: a results file it was made to vouch for is rewritten", async () => {
+    const file = p.path(`${PRIOR}/metrics.json`);
+    const built = p.read(`${PRIOR}/metrics.json`);
+    // A build after the settling time records the results file in the stat cache.
+    await new Promise((r) => setTimeout(r, 2200));
+    await p.build();
+    p.edit(`${PRIOR}/metrics.json`, (t) => t.replace(/"value": [0-9.]+/, '"value": 0.999'));
+    // Its entry given the edited file's stat and the built file's sha256 (the seal line, if any, kept).
+    const text = p.read("cache/stat-cache.json");
+    const at = text.startsWith("medbench-sealed") ? text.indexOf("\n") + 1 : 0;
+    const stat = JSON.parse(text.slice(at)) as { entries: Record<string, Record<string, unknown>> };
+    const entry = stat.entries[file]!;
+    expect(entry.sha256).toBe(sha256(built));
+    const st = statSync(file);
+    Object.assign(entry, { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino });
+    p.write("cache/stat-cache.json", text.slice(0, at) + JSON.stringify(stat));
+    const b = await p.build();
+    expect(b.run.stderr).toMatch(/warning: .*stat-cache\.json is discarded/);
+    expect(p.read(`${PRIOR}/metrics.json`)).toBe(built);
   });
 });
 
