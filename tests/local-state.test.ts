@@ -48,9 +48,9 @@ describe("local state checked before use (25.2)", () => {
       }
     expect(edited).toBe(1);
     const b = await p.build(["--refresh", "bootstrap"]);
-    expect(b.run.stderr).toMatch(/warning: the parsed-spec cache entry .*cache\/specs\/.* is discarded/);
     // Built from the spec (1000 resamples), so the bootstrap's output is the one it was.
     expect(p.read(`${PRIOR}/metrics.json`)).toBe(metrics);
+    expect(b.run.stderr).toMatch(/warning: the parsed-spec cache entry .*cache\/specs\/.* is discarded/);
     expect(JSON.parse(metrics).metrics.exact_match.resamples).toBe(1000);
     const status = await p.run(["status", "specs/voice-command.yaml"]);
     expect(status.stdout).not.toMatch(/stale/);
@@ -94,15 +94,15 @@ describe("local state checked before use (25.2)", () => {
     await withEdit(`${PRIOR}/metrics.json`, edit, async () => {
       const r = await p.run(["report", "specs/voice-command.yaml", "-o", "r.html", "--json"]);
       expect(r.exitCode, r.stderr).toBe(0);
-      const out = JSON.parse(r.stdout) as { runs: number; modified: string[] };
-      expect(out.modified).toEqual([
-        expect.stringMatching(/^results\/.*medbench_prior: metrics\.json hashes/),
-      ]);
       const data = JSON.parse(
         /<script id="data" type="application\/json">(.*?)<\/script>/s.exec(p.read("r.html"))![1]!,
       ) as { leaderboard: { model: string; value: number }[]; modified: { dir: string }[] }[];
       expect(data[0]!.leaderboard.map((row) => row.model)).toEqual(["medbench/keyword-stop"]);
       expect(data[0]!.leaderboard.some((row) => row.value === 0.999)).toBe(false);
+      const out = JSON.parse(r.stdout) as { runs: number; modified: string[] };
+      expect(out.modified).toEqual([
+        expect.stringMatching(/^results\/.*medbench_prior: metrics\.json hashes/),
+      ]);
       expect(data[0]!.modified.map((m) => m.dir)).toEqual([PRIOR]);
       const text = await p.run(["report", "specs/voice-command.yaml", "-o", "r.html"]);
       expect(text.stderr).toContain(
@@ -127,13 +127,13 @@ describe("local state checked before use (25.2)", () => {
     };
     const before = await prior();
     expect(before.run.status).toBe("ok");
-    expect(before.modified).toEqual([]);
     const metricsFile = `${NE_PRIOR}/metrics.json`;
     await withEdit(metricsFile, bcr, async () => {
       const after = await prior();
       expect(after.exit).toBe(1);
       expect(after.run).toMatchObject({ status: "missing", value: null });
       expect(after.run.reason).toContain(`${NE_PRIOR} is modified since build (metrics.json hashes to`);
+      expect(before.modified).toEqual([]);
       expect(after.modified.map((m) => m.dir)).toEqual([NE_PRIOR]);
       // build.json made to record the edited file's hash: the cache's record of the stage still disagrees.
       const edited = sha256(p.read(metricsFile));
@@ -170,8 +170,8 @@ describe("local state checked before use (25.2)", () => {
     Object.assign(entry, { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino });
     p.write("cache/stat-cache.json", text.slice(0, at) + JSON.stringify(stat));
     const b = await p.build();
-    expect(b.run.stderr).toMatch(/warning: .*stat-cache\.json is discarded/);
     expect(p.read(`${PRIOR}/metrics.json`)).toBe(built);
+    expect(b.run.stderr).toMatch(/warning: .*stat-cache\.json is discarded/);
   });
 });
 

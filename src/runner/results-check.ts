@@ -10,6 +10,10 @@ import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { Cache } from "./cache.js";
 
+/** One Cache per folder for a process (report and check read many results folders of one cache). */
+const caches = new Map<string, Cache>();
+const cacheAt = (dir: string): Cache => caches.get(dir) ?? caches.set(dir, new Cache(dir)).get(dir)!;
+
 /** What the build recorded of a results folder: each results file's sha256, or why nothing can be read. */
 function recorded(dir: string, cacheDir: string | null): Map<string, string> | string {
   const file = join(dir, "build.json");
@@ -25,7 +29,7 @@ function recorded(dir: string, cacheDir: string | null): Map<string, string> | s
   }
   if (!built || typeof built.results !== "object" || built.results === null || !built.stages)
     return "its build.json records no results files (written by an older medbench, or edited)";
-  const cache = cacheDir && existsSync(cacheDir) ? new Cache(cacheDir) : null;
+  const cache = cacheDir && existsSync(cacheDir) ? cacheAt(cacheDir) : null;
   const out = new Map<string, string>();
   for (const [name, from] of Object.entries(built.results)) {
     const i = String(from).indexOf("/");
