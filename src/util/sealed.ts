@@ -41,7 +41,7 @@ export function readSealed(file: string, onEdited: (why: string) => void): strin
   return null;
 }
 
-/** The warning a discarded derived cache gets (on stderr: it is no fault of the build, and costs a rehash). */
+/** The warning a discarded derived cache gets (on stderr: no fault of the build; it costs a rehash). */
 export function warnDiscarded(file: string, why: string, consequence: string): void {
   process.stderr.write(`warning: ${file} is discarded: ${why}; ${consequence}\n`);
 }
