@@ -23,6 +23,10 @@ function editKeepingStat(file: string, from: string, to: string): void {
   expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
 }
 
+/** A sealed cache file's seal line (src/util/sealed.ts; "" for a file of the older format) and JSON text. */
+const sealLine = (text: string) =>
+  text.startsWith("medbench-sealed") ? text.slice(0, text.indexOf("\n") + 1) : "";
+const sealedBody = (text: string) => text.slice(sealLine(text).length);
 const labelOf = (p: Project) =>
   JSON.parse(p.read("results/fixture-sums/medbench_calculator/metrics.json")).metrics.accuracy.label;
 
@@ -47,7 +51,9 @@ describe("the code memo", () => {
   });
 
   it("remembers the install's code in the project cache; the next build is fresh", async () => {
-    const memo = JSON.parse(p.read("cache/code-memo.json")) as { entries: Record<string, unknown> };
+    const memo = JSON.parse(sealedBody(p.read("cache/code-memo.json"))) as {
+      entries: Record<string, unknown>;
+    };
     expect(Object.keys(memo.entries)).toContain(install.path(COMPILED_SCORER));
     expect(Object.keys(memo.entries)).toContain(install.path(SOURCE_SCORER));
     const again = await p.buildSpec(SPEC, [], {}, install.bin);
@@ -79,8 +85,36 @@ describe("the code memo", () => {
     const again = await p.buildSpec(SPEC, [], {}, install.bin);
     expect(new Set(Object.values(again.status))).toEqual(new Set(["fresh"]));
     expect(labelOf(p)).toBe("correct sums");
-    const memo = JSON.parse(p.read("cache/code-memo.json"));
+    const memo = JSON.parse(sealedBody(p.read("cache/code-memo.json")));
     expect(memo.version).toBe(2);
     expect(Object.keys(memo.entries)).toContain(install.path("dist/stages/score.js"));
+  });
+
+  it("an edited memo is dropped whole (issue 25.2): an entry made to vouch for edited code is not believed", async () => {
+    // A build after the settling time remembers the compiled scorer.
+    await new Promise((r) => setTimeout(r, 2200));
+    const before = await p.buildSpec(SPEC, [], {}, install.bin);
+    expect(labelOf(p)).toBe("correct sums");
+    const scorer = install.path(COMPILED_SCORER);
+    editKeepingStat(scorer, '"correct sums"', '"CORRECT SUMS"');
+    // Its entry given the edited file's stat, its facts (the sha256 of the code before) kept.
+    const text = p.read("cache/code-memo.json");
+    const memo = JSON.parse(sealedBody(text)) as { entries: Record<string, Record<string, unknown>> };
+    const st = statSync(scorer);
+    expect(memo.entries[scorer]).toBeDefined();
+    Object.assign(memo.entries[scorer]!, {
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      ctimeMs: st.ctimeMs,
+      ino: st.ino,
+    });
+    p.write("cache/code-memo.json", sealLine(text) + JSON.stringify(memo));
+    const built = await p.buildSpec(SPEC, [], {}, install.bin);
+    // Keyed by the code as it is (an earlier test built this code, so its score may come from the cache).
+    expect(labelOf(p)).toBe("CORRECT SUMS");
+    expect(built.summary.stages.find((s) => s.name === "score")!.key).not.toBe(
+      before.summary.stages.find((s) => s.name === "score")!.key,
+    );
+    expect(built.run.stderr).toMatch(/warning: .*code-memo\.json is discarded/);
   });
 });

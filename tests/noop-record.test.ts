@@ -29,7 +29,7 @@ const HOUR_AGO = new Date(Date.now() - 3600_000);
 const settle = () => new Promise((r) => setTimeout(r, 2200));
 const CASES = [
   ...["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"],
-  ...["registry", "subfolder", "removed", "waited", "linked"],
+  ...["registry", "subfolder", "removed", "waited", "linked", "edited"],
 ] as const;
 /** The arguments of a case's builds (the model stage reads its route from a registry file). */
 const ARGS: { [name: string]: string[] } = { registry: ["--registry", "routes.yaml", "--model", "fake/m1"] };
@@ -209,6 +209,19 @@ describe("a no-op build answered from its record", () => {
   it("a damaged record costs a full no-op, nothing else", async () => {
     const p = projects.damaged;
     for (const f of readdirSync(p.path("cache/noop"))) writeFileSync(p.path("cache/noop", f), "{ not json");
+    const built = await noop(p);
+    expect(built.replayed).toBe(false);
+    allFresh(built.status);
+  });
+
+  it("an edited record is not replayed (issue 25.2): the build keys its stages and says what they are", async () => {
+    const p = projects.edited;
+    for (const f of readdirSync(p.path("cache/noop"))) {
+      const record = JSON.parse(p.read(join("cache/noop", f))) as { stdout: string };
+      const edited = record.stdout.replace('"status":"fresh"', '"status":"ran"');
+      expect(edited, "the edit applies").not.toBe(record.stdout);
+      p.write(join("cache/noop", f), JSON.stringify({ ...record, stdout: edited }));
+    }
     const built = await noop(p);
     expect(built.replayed).toBe(false);
     allFresh(built.status);

@@ -30,6 +30,8 @@ export interface CheckReport {
   missing: { role: string; model: string; reason: string }[];
   /** Results folders of the task whose metrics.json cannot be read. */
   broken: { dir: string; why: string }[];
+  /** Results folders of the task whose files are not what their build wrote: never counted. */
+  modified: { dir: string; why: string }[];
   criteria: CriterionResult[];
   reasons: string[];
 }
@@ -93,6 +95,7 @@ export async function runCheck(
     })),
     missing,
     broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
+    modified: found.filter((f) => f.modified).map((f) => ({ dir: f.dir, why: f.modified! })),
     criteria,
     reasons,
   };

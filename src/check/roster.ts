@@ -107,6 +107,8 @@ function whyMissing(
   cmd: string,
 ): string {
   const mine = found.filter((f) => f.metrics?.model === e.model).map((f) => ({ dir: f.dir, m: f.metrics! }));
+  const edited = found.find((f) => f.modified && f.claimedModel === e.model);
+  if (edited) return `${edited.dir} is modified since build (${edited.modified}), not counted: ${cmd}`;
   if (!mine.length) return `no run: ${cmd}`;
   const current = mine.filter((x) => x.m.spec_hash === spec.specHash);
   if (!current.length)

@@ -1,6 +1,7 @@
 // The results folders of a task (results/<slug>/…/metrics.json) and what a check or a leaderboard needs of
 // each run: its model, interval, failure rates and tags. A folder whose metrics.json cannot be read is
-// listed as broken, never skipped in silence.
+// listed as broken, never skipped in silence; one whose files are not what its build wrote is listed as
+// modified since build, and its numbers are never used.
 import { existsSync, readFileSync } from "../util/builtins.js";
 import { UsageError } from "../cli/args.js";
 import { metricsProblem, readResultJson } from "../util/result-files.js";
@@ -9,6 +10,7 @@ import { glob } from "tinyglobby";
 import { readRecords, type UnitRecord } from "../contract/records.js";
 import type { Json } from "../util/json.js";
 import type { CheckDecl } from "./declare.js";
+import { modifiedSinceBuild } from "../runner/results-check.js";
 
 export interface MetricsJson {
   model?: string | null;
@@ -27,6 +29,10 @@ export interface FoundRun {
   metrics: MetricsJson | null;
   /** Why metrics.json could not be used, when it could not. */
   broken: string | null;
+  /** Why the folder is not what its build wrote (src/runner/results-check.ts); `metrics` is then null. */
+  modified: string | null;
+  /** The model a modified run's metrics.json names: to say which roster run it would be, never more. */
+  claimedModel?: string | null;
 }
 
 /**
@@ -46,12 +52,21 @@ export async function findRuns(
       m = readResultJson(join(root, f), f);
     } catch (e) {
       if (o.refuseInvalid || !(e instanceof UsageError)) throw e;
-      return { dir, metrics: null, broken: e.message };
+      return { dir, metrics: null, broken: e.message, modified: null };
     }
     const problem = metricsProblem(m);
-    return problem
-      ? { dir, metrics: null, broken: problem }
-      : { dir, metrics: m as MetricsJson, broken: null };
+    if (problem) return { dir, metrics: null, broken: problem, modified: null };
+    // A run's numbers count only as its build wrote them: every results file is checked, not only metrics.
+    const modified = modifiedSinceBuild(join(root, dir), join(root, "cache"));
+    if (modified.length)
+      return {
+        dir,
+        metrics: null,
+        broken: null,
+        modified: modified.join("; "),
+        claimedModel: (m as MetricsJson).model ?? null,
+      };
+    return { dir, metrics: m as MetricsJson, broken: null, modified: null };
   });
 }
 

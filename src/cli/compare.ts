@@ -9,6 +9,7 @@ import type { CompareDecl } from "../contract/task.js";
 import { pairVerdicts, type ComparedItem } from "../contract/compare.js";
 import type { UnitRecord } from "../contract/records.js";
 import { UsageError } from "./args.js";
+import { modifiedMessage, modifiedSinceBuild } from "../runner/results-check.js";
 
 interface RunMetrics {
   slug: string;
@@ -29,26 +30,45 @@ export interface PairedOptions {
 /** What a task that declares no `compare` gets: the check's paired bootstrap (numpy default_rng(0)). */
 export const UNITS_PAIRED: PairedOptions = { resamples: 2000, seed: 0, rng: "numpy", level: 0.95 };
 
-function readMetrics(dir: string): RunMetrics {
+/** Refuses a results file that is not what its build wrote (src/runner/results-check.ts), naming it. */
+function checkUnmodified(dir: string, file: string, cacheDir: string | null): void {
+  const problems = modifiedSinceBuild(dir, cacheDir, [file]);
+  if (problems.length)
+    throw new UsageError(
+      `${modifiedMessage(dir, problems)}: a modified run is never compared; ` +
+        `rebuild it (medbench build SPEC writes the folder whole) or pick another run`,
+    );
+}
+
+function readMetrics(dir: string, cacheDir: string | null): RunMetrics {
   const mf = join(dir, "metrics.json");
   if (!existsSync(mf)) throw new UsageError(`${dir} is not a result directory (it has no metrics.json)`);
   const m = readResultJson(mf);
   const problem = metricsProblem(m);
   if (problem)
     throw new UsageError(`${mf} is not a run's result (${problem}): rebuild it or pick another run`);
+  checkUnmodified(dir, "metrics.json", cacheDir);
   return m as RunMetrics;
 }
 
-function readLines<T>(dir: string, file: string, why: string): T[] {
+function readLines<T>(dir: string, file: string, why: string, cacheDir: string | null): T[] {
   const f = join(dir, file);
   if (!existsSync(f)) throw new UsageError(`${dir} is not a result directory (it needs ${file}${why})`);
-  return readResultLines<T>(f);
+  const lines = readResultLines<T>(f);
+  checkUnmodified(dir, file, cacheDir);
+  return lines;
 }
 
-/** The slug both runs are of, after checking they can be compared at all. */
-export function comparable(dirA: string, dirB: string, slug?: string): { a: RunMetrics; b: RunMetrics } {
-  const a = readMetrics(dirA),
-    b = readMetrics(dirB);
+/** The slug both runs are of, after checking they can be compared at all. `cacheDir`: the project's cache,
+ *  whose stage records the results folders' build.json must agree with. */
+export function comparable(
+  dirA: string,
+  dirB: string,
+  cacheDir: string | null,
+  slug?: string,
+): { a: RunMetrics; b: RunMetrics; cacheDir: string | null } {
+  const a = readMetrics(dirA, cacheDir),
+    b = readMetrics(dirB, cacheDir);
   for (const [dir, r] of [
     [dirA, a],
     [dirB, b],
@@ -63,7 +83,7 @@ export function comparable(dirA: string, dirB: string, slug?: string): { a: RunM
       `the runs are of different specs ` +
         `(spec_hash ${a.spec_hash.slice(0, 12)}… and ${b.spec_hash.slice(0, 12)}…)`,
     );
-  return { a, b };
+  return { a, b, cacheDir };
 }
 
 const sameIds = (a: { id: string }[], b: { id: string }[]) =>
@@ -99,8 +119,8 @@ type Runs = ReturnType<typeof comparable>;
 /** Item by item, as the task declares: one row per verdict and value of `by`. */
 export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: PairedOptions, runs: Runs) {
   const { a: A, b: B } = runs;
-  const itemsA = readLines<ComparedItem>(dirA, "items.jsonl", ""),
-    itemsB = readLines<ComparedItem>(dirB, "items.jsonl", "");
+  const itemsA = readLines<ComparedItem>(dirA, "items.jsonl", "", runs.cacheDir),
+    itemsB = readLines<ComparedItem>(dirB, "items.jsonl", "", runs.cacheDir);
   if (!sameIds(itemsA, itemsB)) throw new UsageError("the runs do not hold the same items");
   // Items without a verdict on either side (e.g. an API error) are left out of both.
   const { left, rows: pairs } = pairVerdicts(itemsA, itemsB, decl);
@@ -130,8 +150,8 @@ export function compareUnits(dirA: string, dirB: string, o: PairedOptions, runs:
   const { a: A, b: B } = runs;
   const why =
     ": rebuild the run (the bootstrap stage writes it; add `units.jsonl: bootstrap/units` to results.files)";
-  const ua = readLines<UnitRecord>(dirA, "units.jsonl", why),
-    ub = readLines<UnitRecord>(dirB, "units.jsonl", why);
+  const ua = readLines<UnitRecord>(dirA, "units.jsonl", why, runs.cacheDir),
+    ub = readLines<UnitRecord>(dirB, "units.jsonl", why, runs.cacheDir);
   if (!sameIds(ua, ub)) throw new UsageError("the runs do not hold the same units");
   return {
     spec_hash: A.spec_hash,

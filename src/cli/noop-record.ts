@@ -13,7 +13,7 @@ import { writeFileAtomic } from "../runner/fsutil.js";
 import { settledBefore } from "../runner/stat-signature.js";
 import { installRoot } from "../util/paths.js";
 
-const VERSION = 1;
+const VERSION = 2; // 2: the record carries a checksum of its content
 /** What a no-op's outcome depends on besides files: the environment variables a build reads (a build
  *  with MEDBENCH_REMOTE set is never recorded: a shared cache is not a local file). */
 const ENV = ["MEDBENCH_DATA_DIR", "NO_COLOR", "TERM"];
@@ -23,6 +23,8 @@ type Signature = [number, number, number, number] | null;
 
 interface NoopRecord {
   version: number;
+  /** fnv1a of the rest (checkOf): an edited record (its events, above all) is not replayed. */
+  check: string;
   key: string;
   files: Record<string, Signature>;
   events: BuildEvent[];
@@ -49,7 +51,7 @@ export function replayable(cacheDir: string, key: string): Replay | null {
   } catch {
     return null; // none yet, or damaged: the build keys its stages
   }
-  if (record.version !== VERSION || record.key !== key) return null;
+  if (record.version !== VERSION || record.key !== key || record.check !== checkOf(record)) return null;
   const paths = Object.keys(record.files);
   for (const path of paths) if (!same(signature(path), record.files[path]!)) return null;
   return { events: record.events, stdout: record.stdout, files: paths.length };
@@ -78,7 +80,8 @@ export function recordNoop(
     if (!settledBefore(seen[1], seen[2], startedMs)) return;
     files[path] = sig;
   }
-  const text = JSON.stringify({ version: VERSION, key, files, events, stdout } satisfies NoopRecord);
+  const check = checkOf({ key, files, events, stdout });
+  const text = JSON.stringify({ version: VERSION, check, key, files, events, stdout } satisfies NoopRecord);
   const file = recordFile(cacheDir, key);
   try {
     if (readFileSync(file, "utf8") === text) return; // a --rekey build that found what was recorded
@@ -126,6 +129,15 @@ function signature(path: string): Signature {
 
 const same = (a: Signature, b: Signature): boolean =>
   a === null || b === null ? a === b : a.every((v, i) => v === b[i]);
+
+/**
+ * A checksum of what a record replays. Not sha256: a replayed build loads no crypto (src/util/builtins.ts),
+ * and a checksum only has to catch an edit or damage; whoever recomputes it can as well run medbench (no
+ * seal stops a forger: docs/hardening.md, issue 25.2). JSON.stringify of the parsed record gives back its
+ * bytes.
+ */
+const checkOf = (r: Pick<NoopRecord, "key" | "files" | "events" | "stdout">): string =>
+  fnv1a(JSON.stringify([r.key, r.files, r.events, r.stdout]));
 
 const recordFile = (cacheDir: string, key: string) => join(cacheDir, "noop", `${fnv1a(key)}.json`);
 

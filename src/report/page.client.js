@@ -58,6 +58,15 @@
           task.broken.map((b) => [b.dir, b.why]),
         ),
       );
+    // Files edited since their build wrote them: listed apart, never ranked.
+    if ((task.modified || []).length)
+      sec.append(
+        el("h3", {}, "Modified since build (not ranked)"),
+        table(
+          ["results folder", "what differs"],
+          task.modified.map((b) => [b.dir, b.why]),
+        ),
+      );
     // Leaderboard: full runs by the primary metric, with their tags.
     if (task.leaderboard.length) {
       sec.append(el("h3", {}, "Leaderboard (" + (task.primary || "primary metric") + ")"));

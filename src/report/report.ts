@@ -50,6 +50,8 @@ export interface ReportTask {
   leaderboard: LeaderboardRow[];
   check: CheckReport | null;
   broken: BrokenRun[];
+  /** Results folders whose files are not what their build wrote: listed apart, never ranked. */
+  modified: BrokenRun[];
 }
 
 export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
@@ -99,6 +101,7 @@ async function taskOf(
     leaderboard,
     check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline) : null,
     broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
+    modified: found.filter((f) => f.modified).map((f) => ({ dir: f.dir, why: f.modified! })),
   };
 }
 
@@ -164,7 +167,7 @@ export async function writeReport({
   specs: string[];
   output: string;
   root: string;
-}): Promise<{ file: string; runs: number; tasks: number; broken: string[] }> {
+}): Promise<{ file: string; runs: number; tasks: number; broken: string[]; modified: string[] }> {
   const tasks = await collectRuns(specs, root);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));
@@ -173,5 +176,6 @@ export async function writeReport({
     runs: tasks.reduce((n, t) => n + t.runs.length, 0),
     tasks: tasks.length,
     broken: tasks.flatMap((t) => t.broken.map((b) => `${b.dir}: ${b.why}`)),
+    modified: tasks.flatMap((t) => t.modified.map((b) => `${b.dir}: ${b.why}`)),
   };
 }

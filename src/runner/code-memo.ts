@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { writeFileAtomic } from "./fsutil.js";
 import type { Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
+import { readSealed, sealed, warnDiscarded } from "../util/sealed.js";
 
 const VERSION = 2; // 2: the imports a scan found include CommonJS requires (dist/ is CommonJS)
 
@@ -26,11 +27,14 @@ export function useCodeMemo(path: string): void {
   if (file === path) return;
   file = path;
   dirty = false;
+  // Sealed (src/util/sealed.ts): an edited hash would key stages by code that is not there, so an edited
+  // memo is dropped whole. A missing or damaged one only costs a reread.
+  const body = readSealed(path, (why) => warnDiscarded(path, why, "the install's code is read again"));
   try {
-    const parsed = JSON.parse(readFileSync(path, "utf8")) as { version?: number; entries?: typeof entries };
-    entries = parsed.version === VERSION && parsed.entries ? parsed.entries : {};
+    const parsed = JSON.parse(body ?? "null") as { version?: number; entries?: typeof entries } | null;
+    entries = parsed?.version === VERSION && parsed.entries ? parsed.entries : {};
   } catch {
-    entries = {}; // a missing or damaged memo only costs a reread
+    entries = {};
   }
 }
 
@@ -55,7 +59,12 @@ export function saveCodeMemo(): void {
   if (!file || !dirty) return;
   try {
     const sorted = Object.fromEntries(Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : 1)));
-    writeFileAtomic(file, JSON.stringify({ version: VERSION, entries: sorted }), dirname(file), false);
+    writeFileAtomic(
+      file,
+      sealed(JSON.stringify({ version: VERSION, entries: sorted })),
+      dirname(file),
+      false,
+    );
     dirty = false;
   } catch {
     /* read-only cache folder: remembered for this process only */

@@ -7,7 +7,7 @@ import { acquireFileLock } from "./filelock.js";
 import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
-import type { Json } from "../util/json.js";
+import { escapePointer, type Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
 
 export const LOCK_SCHEMA = 2;
@@ -67,6 +67,7 @@ export function readLock(path: string): LockFile {
       },
     ]);
   }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw wrongShape(path, "");
   if (parsed.schema !== LOCK_SCHEMA && parsed.schema !== 1) {
     throw new DiagnosticError([
       {
@@ -90,7 +91,54 @@ export function readLock(path: string): LockFile {
       },
     ]);
   }
+  const bad = shapeProblem(parsed);
+  if (bad !== null) throw wrongShape(path, bad);
   return parsed.schema === 1 ? fromSchema1(parsed) : parsed;
+}
+
+// The lock is read back by every build, and a build trusts it to name keys and outputs: a member of the wrong
+// shape (a hand edit, a bad merge) is refused before anything runs, never found as a crash after the stages.
+type Shape = "string" | "any" | { fields: Record<string, Shape> } | { each: Shape };
+const STRINGS: Shape = { each: "string" };
+const STAGE: Shape = { fields: { kind: "string", key: "string", outputs: STRINGS } };
+const BUILD: Shape = { fields: { variables: { each: "any" }, stages: { each: STAGE } } };
+const SPEC: Shape = {
+  fields: { slug: "string", spec_hash: "string", pins: { each: STRINGS }, builds: { each: BUILD } },
+};
+const SPEC_1: Shape = { fields: { slug: "string", spec_hash: "string" } }; // schema 1: what fromSchema1 keeps
+
+/** The JSON pointer of the first member of `lock` that is not of its shape, or null. */
+function shapeProblem(lock: LockFile): string | null {
+  return shapeAt(lock.specs, { each: lock.schema === 1 ? SPEC_1 : SPEC }, "/specs");
+}
+
+function shapeAt(v: unknown, shape: Shape, at: string): string | null {
+  if (shape === "any") return null;
+  if (shape === "string") return typeof v === "string" ? null : at;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return at;
+  const o = v as Record<string, unknown>;
+  const members: [string, Shape][] =
+    "each" in shape ? Object.keys(o).map((k) => [k, shape.each]) : Object.entries(shape.fields);
+  for (const [k, s] of members) {
+    const bad = shapeAt(o[k], s, `${at}/${escapePointer(k)}`);
+    if (bad !== null) return bad;
+  }
+  return null;
+}
+
+function wrongShape(path: string, pointer: string): DiagnosticError {
+  return new DiagnosticError([
+    {
+      file: path,
+      message:
+        "medbench.lock is not a lock medbench wrote: " +
+        (pointer === "" ? "it is not a JSON object" : `its member ${pointer} has the wrong shape`) +
+        " (edited by hand, or a bad merge)",
+      fix:
+        "restore it from git (git checkout medbench.lock), or set it aside and rebuild: " +
+        "`mv medbench.lock medbench.lock.old`, then `medbench build` each spec (cached replies are reused)",
+    },
+  ]);
 }
 
 /** Schema 1 held one build per spec, without its variables: keep the pins (what was trusted), drop the

@@ -65,7 +65,8 @@ export function resultContents(
 }
 
 /**
- * build.json: which build made these files (the spec and every stage's key; what `medbench export` packs).
+ * build.json: which build made these files (the spec, every stage's key and outputs, and which output each
+ * results file is; what `medbench export` packs and src/runner/results-check.ts checks the files against).
  */
 export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild["stages"]): string {
   return stableJson({
@@ -73,6 +74,8 @@ export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild[
     spec_hash: spec.specHash,
     variables: spec.variables,
     stages,
+    // Which stage output each results file is: what report, check and compare check it against.
+    results: spec.results?.files ?? {},
   });
 }
 

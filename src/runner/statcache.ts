@@ -1,14 +1,16 @@
 // size + mtime + ctime + inode -> sha256, so a no-op build does not rehash a large release file (DVC's
 // lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p onto
 // it) has a new ctime, so it is hashed again and its damage seen.
-import { statSync, readFileSync } from "../util/builtins.js";
+import { statSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { sha256File } from "../hash/sha256.js";
 import { writeFileAtomic } from "./fsutil.js";
 import { sameSignature, settled, signatureOf, type StatSignature } from "./stat-signature.js";
 import { consult } from "../util/consulted.js";
+import { readSealed, sealed, warnDiscarded } from "../util/sealed.js";
 
 const VERSION = 2;
+const DISCARDED = "every file it named is hashed again";
 
 interface Entry extends StatSignature {
   sha256: string;
@@ -22,15 +24,18 @@ export class StatCache {
     private readonly file: string,
     private readonly tmpDir: string,
   ) {
+    // Sealed (src/util/sealed.ts): an edited hash would be believed for its file, so an edited stat cache
+    // is dropped whole. A missing or damaged one only costs a rehash.
+    const body = readSealed(file, (why) => warnDiscarded(file, why, DISCARDED));
     try {
-      const parsed = JSON.parse(readFileSync(file, "utf8")) as {
+      const parsed = JSON.parse(body ?? "null") as {
         version?: number;
         entries?: Record<string, Entry>;
-      };
+      } | null;
       // Version 1 had no ctime: its entries are dropped (one rehash).
-      if (parsed.version === VERSION && parsed.entries) this.entries = parsed.entries;
+      if (parsed?.version === VERSION && parsed.entries) this.entries = parsed.entries;
     } catch {
-      // a missing or damaged stat cache only costs a rehash
+      // sealed but not JSON: only costs a rehash
     }
   }
 
@@ -59,7 +64,7 @@ export class StatCache {
   save(): void {
     if (!this.dirty) return;
     const sorted = Object.fromEntries(Object.entries(this.entries).sort(([a], [b]) => (a < b ? -1 : 1)));
-    writeFileAtomic(this.file, JSON.stringify({ version: VERSION, entries: sorted }), this.tmpDir);
+    writeFileAtomic(this.file, sealed(JSON.stringify({ version: VERSION, entries: sorted })), this.tmpDir);
     this.dirty = false;
   }
 }

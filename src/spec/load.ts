@@ -1,5 +1,5 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
-import { existsSync, readFileSync } from "../util/builtins.js";
+import { existsSync, readFileSync, rmSync } from "../util/builtins.js";
 import { isAbsolute, join } from "node:path";
 import { diagnosticAt, parseSourceDoc, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
@@ -10,6 +10,8 @@ import { escapePointer, type Json } from "../util/json.js";
 import { checkSchema, schemaIdentity, SPEC_SCHEMA } from "./schema.js";
 import { consult } from "../util/consulted.js";
 import { fillResultsDir } from "./results-dir.js";
+
+import { sealed, unseal } from "../util/sealed.js";
 
 export type InputRef = { stage: string } | { file: string };
 
@@ -72,9 +74,47 @@ export function hashDocument(file: string): { specHash: string; published?: stri
 }
 
 // Named by the spec's bytes, the hash recipe and the schema validator: a spec remembered as valid is valid
-// for that validator only, so a hit needs no schema check (nor the validator loaded).
-const parsedFile = (dir: string, bytes: Buffer) =>
-  join(dir, `${sha256Hex(bytes)}-r${HASH_RECIPE}-${schemaIdentity(SPEC_SCHEMA).slice(0, 16)}.json`);
+// for that validator only, so a hit needs no schema check (nor the validator loaded). `s1`: the entry is
+// sealed (src/util/sealed.ts) and names the sha256 of the spec it was parsed from.
+const parsedFile = (dir: string, source: string) =>
+  join(dir, `${source}-r${HASH_RECIPE}-${schemaIdentity(SPEC_SCHEMA).slice(0, 16)}-s1.json`);
+
+interface ParsedEntry {
+  /** sha256 of the spec file's bytes this was parsed from. */
+  source: string;
+  value: unknown;
+  specHash: string;
+}
+
+/** The remembered parse of a spec whose bytes hash to `source`, if one was written whole for it. An entry
+ *  edited since (or for other bytes) is removed with a warning: the spec is parsed again. */
+function rememberedParse(file: string, source: string, shown: string): ParsedEntry | null {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return null; // not parsed before
+  }
+  const opened = unseal(text);
+  let entry: ParsedEntry | null = null;
+  if ("body" in opened)
+    try {
+      entry = JSON.parse(opened.body) as ParsedEntry;
+    } catch {
+      /* sealed but not JSON: not ours either */
+    }
+  if (entry && entry.source === source && typeof entry.specHash === "string") return entry;
+  const why = "problem" in opened ? opened.problem : `it is not the parse of ${shown}`;
+  process.stderr.write(
+    `warning: the parsed-spec cache entry ${file} is discarded: ${why}; ${shown} is parsed again\n`,
+  );
+  try {
+    rmSync(file, { force: true });
+  } catch {
+    /* removed by another build meanwhile */
+  }
+  return null;
+}
 
 /** Loads a spec file. With `parsedCache` (a folder), a spec whose bytes were parsed before is taken from
  *  there (its plain value and spec_hash), so a no-op build neither loads nor runs the YAML parser; the
@@ -95,15 +135,8 @@ export function loadSpec(
   }
   let parsed: SourceDoc | null = null;
   const source = () => (parsed ??= parseSourceDoc(bytes, displayName));
-  let hit: { value: unknown; specHash: string } | null = null;
-  try {
-    hit = JSON.parse(readFileSync(parsedFile(parsedCache, bytes), "utf8")) as {
-      value: unknown;
-      specHash: string;
-    };
-  } catch {
-    /* not parsed before */
-  }
+  const sourceHash = sha256Hex(bytes);
+  const hit = rememberedParse(parsedFile(parsedCache, sourceHash), sourceHash, displayName);
   return hit
     ? loadSpecFrom({
         source,
@@ -118,15 +151,12 @@ export function loadSpec(
 /** After a build went through: remember the parsed spec for the next load (never for a spec that failed). */
 export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: string): void {
   try {
-    const bytes = readFileSync(path);
-    const file = parsedFile(parsedCache, bytes);
-    if (!existsSync(file))
-      writeFileAtomic(
-        file,
-        JSON.stringify({ value: spec.src.value, specHash: spec.specHash }),
-        parsedCache,
-        false,
-      );
+    const source = sha256Hex(readFileSync(path));
+    const file = parsedFile(parsedCache, source);
+    if (!existsSync(file)) {
+      const entry: ParsedEntry = { source, value: spec.src.value, specHash: spec.specHash };
+      writeFileAtomic(file, sealed(JSON.stringify(entry)), parsedCache, false);
+    }
   } catch {
     /* a cache, nothing more */
   }

@@ -67,6 +67,8 @@ function renderCheck(r: CheckReport, c: ReturnType<typeof paint>): string {
   const wc = Math.max(...r.criteria.map((x) => x.id.length));
   for (const x of r.criteria) out.push(`  ${x.id.padEnd(wc)}  ${status(x.status, 10)}  ${x.summary}`);
   for (const b of r.broken) out.push(`  ${c.yellow("broken")} ${b.dir}: ${b.why}`);
+  for (const m of r.modified)
+    out.push(`  ${c.yellow("modified since build, not counted")} ${m.dir}: ${m.why}`);
   out.push(
     "",
     `check ${status(r.status === "pass" ? "holds" : r.status === "fail" ? "fails" : "incomplete")}`,

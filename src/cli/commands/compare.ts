@@ -46,8 +46,9 @@ export async function runCompare(argv: string[], cmd: Command, slug?: string): P
     throw usageError(cmd, `${cmd.synopsis.split(" ")[0]} takes two result directories`);
   const [dirA, dirB] = positionals as [string, string];
   const { comparable, compareItems, compareUnits, UNITS_PAIRED } = await import("../compare.js");
-  const runs = comparable(dirA, dirB, slug);
-  const decl = await declOf(projectDir(values.project), runs.a.slug);
+  const root = projectDir(values.project);
+  const runs = comparable(dirA, dirB, join(root, "cache"), slug);
+  const decl = await declOf(root, runs.a.slug);
   const result: Comparison = decl
     ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired }, runs)
     : compareUnits(dirA, dirB, UNITS_PAIRED, runs);

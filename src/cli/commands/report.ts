@@ -27,11 +27,19 @@ async function run(argv: string[]): Promise<number> {
   const out = await writeReport({ specs: positionals, output: values.output, root });
   if (values.json)
     process.stdout.write(
-      JSON.stringify({ report: out.file, runs: out.runs, tasks: out.tasks, broken: out.broken }) + "\n",
+      JSON.stringify({
+        report: out.file,
+        runs: out.runs,
+        tasks: out.tasks,
+        broken: out.broken,
+        modified: out.modified,
+      }) + "\n",
     );
   else {
     process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
     for (const b of out.broken) process.stderr.write(`warning: broken run, listed as such: ${b}\n`);
+    for (const m of out.modified)
+      process.stderr.write(`warning: run modified since build, listed apart and not ranked: ${m}\n`);
   }
   return 0;
 }
