@@ -4,7 +4,6 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "../util/builtins.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { extract } from "tar";
 import { parseSourceDoc } from "../spec/document.js";
 import { loadSpecFromSource, resultSource, type SpecFile } from "../spec/load.js";
 import { metricEntries } from "../util/metrics.js";
@@ -23,7 +22,8 @@ import { comparisonOf, pairVerdicts } from "../contract/compare.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { callsModel, isData, readsData, outputPath, type BundleManifest } from "./layout.js";
-import { checkMembers, checkRecords } from "./members.js";
+import { checkMembers, checkRecords, specFiles } from "./members.js";
+import { BundleRefused, checkBundleDir, checkManifest, checkSpecFiles, unpackBundle } from "./limits.js";
 import { withheldOutputs } from "./private.js";
 import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
@@ -91,6 +91,9 @@ export interface VerifyOptions {
   env: Record<string, string | undefined>;
   /** Where the live run's progress and warnings go (the replay itself says nothing). */
   emit?: Emit;
+  /** Set by verifyBundle: the folder a replayed stage writes its temp files in, removed at the end
+   *  whatever happens (never the project's cache/tmp). */
+  scratch?: string;
 }
 
 /** What a live run did beyond its outputs: failed requests per model stage, a stage that stopped. */
@@ -110,24 +113,37 @@ function openBundle(path: string): { dir: string; cleanup: () => void } {
 
 export async function verifyBundle(path: string, o: VerifyOptions): Promise<VerifyReport> {
   const { dir, cleanup } = openBundle(path);
+  const scratch = mkdtempSync(join(tmpdir(), "medbench-verify-scratch-"));
   try {
-    if (dir !== path) {
-      try {
-        await extract({ file: path, cwd: dir, strict: true });
-      } catch (e) {
-        throw new UsageError(`${path} is not a medbench bundle (.tar.gz): ${(e as Error).message}`);
-      }
-    }
+    // Sizes, member count, links and member paths are checked before a byte is written or read.
+    if (dir !== path) await unpackBundle(path, dir);
+    else checkBundleDir(dir);
     if (!existsSync(join(dir, "bundle.json")))
       throw new UsageError(`${path} is not a medbench bundle (no bundle.json)`);
-    return await verifyDir(path, dir, o);
+    return await verifyDir(path, dir, { ...o, scratch });
   } finally {
     cleanup();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
+/** bundle.json, parsed and checked (fields, paths, names) before any of it is used. */
+function readManifest(label: string, dir: string): BundleManifest {
+  const text = readFileSync(join(dir, "bundle.json")); // its size was checked with the members
+  let b: unknown;
+  try {
+    b = JSON.parse(text.toString("utf8"));
+  } catch (e) {
+    throw new UsageError(
+      `${label} is not a medbench bundle: bundle.json is not JSON (${(e as Error).message})`,
+    );
+  }
+  checkManifest(label, b);
+  return b as BundleManifest;
+}
+
 async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<VerifyReport> {
-  const b = JSON.parse(readFileSync(join(dir, "bundle.json"), "utf8")) as BundleManifest;
+  const b = readManifest(label, dir);
   const checks: Check[] = [];
   const differences: Difference[] = [];
   const published = new Map<string, Map<string, Buffer>>();
@@ -155,6 +171,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
         Json
       >,
     );
+    checkSpecFiles(label, specFiles(spec));
     const metricsHash = (
       JSON.parse(
         published
@@ -172,6 +189,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
             `${metricsHash ?? b.spec_hash}: the spec was edited`,
     );
   } catch (e) {
+    if (e instanceof BundleRefused) throw e;
     const msg =
       e instanceof DiagnosticError ? e.diagnostics.map((d) => d.message).join("; ") : (e as Error).message;
     specCheck.lines.push(`the bundled spec does not load: ${msg}`);
@@ -497,7 +515,7 @@ function replayContext(
     pins: { recorded: () => undefined, record: () => {} },
     memo: memoStore(cache),
     // A stage that writes its output as it goes (a RecordsWriter) writes it here; it is read back at once.
-    tempPath: () => tempName(cache.tmp),
+    tempPath: () => tempName(o.scratch ?? cache.tmp),
     hashFile: async () => {
       throw new Error("replayed stages hash no files");
     },

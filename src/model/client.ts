@@ -5,7 +5,7 @@
 import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
-import { redact, redactSecrets } from "./redact.js";
+import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, type HttpError } from "./http.js";
 
 export type CallOutcome =
@@ -72,7 +72,7 @@ export async function chatCompletion(
       const text = res.text;
       if (res.status >= 200 && res.status < 300) {
         try {
-          const parsed = JSON.parse(redactSecrets(text, secrets)) as Json;
+          const parsed = redactJson(JSON.parse(text) as Json, secrets);
           const problem = completionProblem(parsed);
           if (!problem) return { kind: "reply", status: res.status, body: parsed, attempts: attempt };
           lastError = `malformed response body (${problem})`;
