@@ -61,6 +61,24 @@ export const stageName = (key: string) => `stages/${key}.json`;
 export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
 
 const UPLOADS_AT_ONCE = 8;
+/** Each call's deadline (connect, send, wait, read), unless MEDBENCH_REMOTE_TIMEOUT_S says otherwise. */
+const DEFAULT_DEADLINE_S = 30;
+
+/** The per-call deadline in ms: MEDBENCH_REMOTE_TIMEOUT_S (seconds, > 0), else 30 s. */
+export function remoteDeadlineMs(env: Record<string, string | undefined>): number {
+  const raw = env.MEDBENCH_REMOTE_TIMEOUT_S?.trim();
+  if (!raw) return DEFAULT_DEADLINE_S * 1000;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s <= 0 || s > 3600)
+    throw new DiagnosticError([
+      {
+        file: "$MEDBENCH_REMOTE_TIMEOUT_S",
+        message: `${JSON.stringify(raw)} is not a number of seconds between 0 and 3600`,
+        fix: "set it like MEDBENCH_REMOTE_TIMEOUT_S=30, or unset it (30 s)",
+      },
+    ]);
+  return s * 1000;
+}
 
 export class RemoteStore {
   private clientP: Promise<S3Client> | null = null;
@@ -76,7 +94,16 @@ export class RemoteStore {
     readonly config: RemoteConfig,
     private readonly warn: (message: string) => void,
     private readonly secrets: string[] = [],
+    private readonly deadlineMs = DEFAULT_DEADLINE_S * 1000,
   ) {}
+
+  /** One call with its deadline: a store that accepts and never answers fails it (and switches the remote
+   *  off) instead of holding the build forever. */
+  private async send<T = unknown>(command: object): Promise<T> {
+    const client = await this.client();
+    const send = client.send.bind(client) as (c: object, o: { abortSignal: AbortSignal }) => Promise<unknown>;
+    return (await send(command, { abortSignal: AbortSignal.timeout(this.deadlineMs) })) as T;
+  }
 
   private client(): Promise<S3Client> {
     // The SDK's notice about future Node versions is not ours to print on every command.
@@ -87,7 +114,12 @@ export class RemoteStore {
           region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
           ...(this.config.endpoint ? { endpoint: this.config.endpoint, forcePathStyle: true } : {}),
           maxAttempts: 2,
-          requestHandler: { connectionTimeout: 3000, requestTimeout: 30_000 },
+          // The SDK only logs a passed requestTimeout unless told to throw it (issue 25.3).
+          requestHandler: {
+            connectionTimeout: Math.min(3000, this.deadlineMs),
+            requestTimeout: this.deadlineMs,
+            throwOnRequestTimeout: true,
+          },
         }),
     ));
   }
@@ -126,9 +158,10 @@ export class RemoteStore {
     this.counts.gets++;
     try {
       const { GetObjectCommand } = await sdk();
-      const client = await this.client();
-      const r = await client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
-      return Buffer.from(await r.Body!.transformToByteArray());
+      const r = await this.send<{ Body?: { transformToByteArray(): Promise<Uint8Array> } }>(
+        new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }),
+      );
+      return Buffer.from(await withDeadline(r.Body!.transformToByteArray(), this.deadlineMs));
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if ((e as Error).name === "NoSuchKey" || status === 404) return null;
@@ -193,9 +226,9 @@ export class RemoteStore {
         if (this.down === null && body !== null) {
           this.counts.puts++;
           const { PutObjectCommand } = await sdk();
-          await (
-            await this.client()
-          ).send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.name(key), Body: body }));
+          await this.send(
+            new PutObjectCommand({ Bucket: this.config.bucket, Key: this.name(key), Body: body }),
+          );
         }
       } catch (e) {
         this.fail(e);
@@ -251,15 +284,24 @@ export class RemoteStore {
 
   async remove(keys: string[]): Promise<void> {
     const { DeleteObjectsCommand } = await sdk();
-    const client = await this.client();
     for (let i = 0; i < keys.length; i += 1000)
-      await client.send(
+      await this.send(
         new DeleteObjectsCommand({
           Bucket: this.config.bucket,
           Delete: { Objects: keys.slice(i, i + 1000).map((k) => ({ Key: this.name(k) })) },
         }),
       );
   }
+}
+
+/** A body read that stalls after the headers fails at the deadline as well. */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 const open = new Set<RemoteStore>();
@@ -274,7 +316,7 @@ export function openRemote(
   const secrets = [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.AWS_ACCESS_KEY_ID].filter(
     (s): s is string => !!s,
   );
-  const store = new RemoteStore(config, warn, secrets);
+  const store = new RemoteStore(config, warn, secrets, remoteDeadlineMs(env));
   open.add(store);
   return store;
 }

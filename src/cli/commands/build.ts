@@ -116,7 +116,13 @@ async function run(argv: string[]): Promise<number> {
   const stdout = values.json
     ? JSON.stringify({
         spec_hash: rt.spec.specHash,
-        stages: report.stages.map((s) => ({ name: s.name, kind: s.kind, status: s.status, key: s.key })),
+        stages: report.stages.map((s) => ({
+          name: s.name,
+          kind: s.kind,
+          status: s.status,
+          key: s.key,
+          ...(s.incomplete ? { incomplete: s.incomplete } : {}),
+        })),
         results: report.results,
       }) + "\n"
     : "";
@@ -127,7 +133,21 @@ async function run(argv: string[]): Promise<number> {
   const built = events.slice(Math.max(0, start));
   if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
     noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
-  return 0;
+  return incompleteExit(report.stages, opts.shard !== undefined);
+}
+
+/** A build whose model requests did not all get an answer is not a success (exit 1): its results are written
+ *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). A shard
+ *  leaves the other shards' requests by design: that alone is not a failure. */
+function incompleteExit(stages: { name: string; incomplete?: string }[], shard: boolean): number {
+  const unwhole = stages.filter((s) => s.incomplete && !(shard && /other shards/.test(s.incomplete)));
+  if (unwhole.length === 0) return 0;
+  process.stderr.write(
+    `error: the build is incomplete: ${unwhole.map((s) => `stage ${s.name}: ${s.incomplete}`).join("; ")}\n` +
+      "  the results are written and marked incomplete (metrics.json: incomplete: true), never complete\n" +
+      "  fix: rerun the build to retry the failed requests (only those are sent)\n",
+  );
+  return 1;
 }
 
 /** The metrics table's rows, the primary metric first. */
