@@ -207,3 +207,30 @@ describe("verify refuses a hostile bundle before reading it", () => {
     );
   });
 });
+
+describe("a partial run is never verified as the published result", () => {
+  it("exports --limit 2 with a warning, and verify says partial, exit 1", async () => {
+    const p = new Project();
+    try {
+      const built = await p.build(["--limit", "2"]);
+      expect(built.summary.results).toMatch(/\.partial$/);
+      const exported = await p.run(["export", built.summary.results, "-o", "partial.tar.gz"]);
+      expect(exported.exitCode, exported.stderr).toBe(0);
+      expect(exported.stderr).toMatch(/warning: a partial run/);
+      const r = await p.run(["verify", "partial.tar.gz"]);
+      expectCleanFailure(r.stderr);
+      expect(r.exitCode, r.stdout).toBe(1);
+      expect(r.stdout).toMatch(/FAIL partial: a partial run \(--limit 2\)/);
+      expect(r.stdout).toMatch(/NOT verified as a published result: a partial run/);
+      expect(r.stdout).not.toContain("the published result is reproduced");
+      const json = JSON.parse((await p.run(["verify", "partial.tar.gz", "--json"])).stdout) as {
+        ok: boolean;
+        checks: { name: string; ok: boolean | null }[];
+      };
+      expect(json.ok).toBe(false);
+      expect(json.checks.filter((c) => c.ok === false).map((c) => c.name)).toEqual(["partial"]);
+    } finally {
+      p.remove();
+    }
+  });
+});

@@ -308,6 +308,16 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
+  const partial = partialRun(published, b);
+  if (partial)
+    checks.push({
+      name: "partial",
+      ok: false,
+      lines: [
+        `a partial run (${partial}): what it holds may replay exactly, but a partial run is never the ` +
+          "published result; build without --limit and --subset, and export that",
+      ],
+    });
   if (o.live && spec && task && withheld.length)
     throw new UsageError(
       `--live re-sends the recorded requests, and this bundle withholds them ` +
@@ -333,6 +343,24 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     live,
     ok: checks.every((c) => c.ok !== false),
   };
+}
+
+/** How the bundled result is partial (`--limit 2`, `--subset clean`), or null for a whole run: from its
+ *  metrics.json (`partial`, `selection`), which the outputs check ties to the recorded hashes. */
+function partialRun(published: Outputs, b: BundleManifest): string | null {
+  const at = resultSource(b.results["metrics.json"] ?? "");
+  let m: { partial?: unknown; selection?: { subset?: unknown; limit?: unknown } | null };
+  try {
+    m = JSON.parse(published.get(at.stage)?.get(at.output)?.toString("utf8") ?? "{}") as typeof m;
+  } catch {
+    return null; // not JSON: the outputs check names it
+  }
+  if (m?.partial !== true) return null;
+  const how = [
+    m.selection?.limit != null ? `--limit ${String(m.selection.limit)}` : "",
+    m.selection?.subset != null ? `--subset ${JSON.stringify(m.selection.subset)}` : "",
+  ].filter(Boolean);
+  return how.join(" ") || "--limit or --subset";
 }
 
 /** What a replay runs from: the unpacked bundle, its spec and task, its outputs, what it withholds. */
