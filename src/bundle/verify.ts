@@ -14,7 +14,8 @@ import { loadTask } from "../cli/runtime.js";
 import { UsageError } from "../cli/args.js";
 import { Cache, openCache } from "../runner/cache.js";
 import { tempName } from "../runner/fsutil.js";
-import { memoStore } from "../runner/memo.js";
+import { memoStore, replyFolder } from "../runner/memo.js";
+import { repliesByWriter } from "../remote/store.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
 import { carriesAnswers, readRecords, unanswered } from "../contract/records.js";
@@ -64,6 +65,9 @@ export interface LiveReport {
   failures: { stage: string; failed: number; total: number; ids: string[] }[];
   /** Why the live run is not whole (requests that failed, a stage that stopped), or null when it is. */
   incomplete: string | null;
+  /** Live replies taken from the shared remote instead of sent from here, by the machine that wrote them
+   *  (its object metadata): anyone who can write the bucket could have planted one (docs/remote-cache.md). */
+  from_remote: { remote: string; writers: { writer: string; replies: number; items: string[] }[] } | null;
   metrics: {
     metric: string;
     published: number | null;
@@ -100,6 +104,8 @@ export interface VerifyOptions {
 interface LiveRun {
   failures: LiveReport["failures"];
   stopped: string | null;
+  /** Request key -> item id, for every live request of the model stages. */
+  items: Map<string, string>;
 }
 
 type Outputs = Map<string, Map<string, Buffer>>;
@@ -324,7 +330,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
         `(${b.withheld?.why ?? "a private release"}): verify without --live`,
     );
   if (o.live && spec && task) {
-    const run: LiveRun = { failures: [], stopped: null };
+    const run: LiveRun = { failures: [], stopped: null, items: new Map() };
     live = compareLive(
       b,
       task,
@@ -465,7 +471,7 @@ async function runStages(
         live.stopped = `stage ${decl.name}: ${e.message}${e.fix ? ` (${e.fix})` : ""}`;
         break;
       }
-      live.failures.push(failuresOf(decl.name, kind, out));
+      live.failures.push(failuresOf(decl.name, kind, out, live.items));
     } else out = await kind.run(ctx);
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
@@ -557,6 +563,7 @@ function failuresOf(
   stage: string,
   kind: StageKind | undefined,
   out: Record<string, unknown>,
+  items?: Map<string, string>,
 ): LiveReport["failures"][number] {
   const text = (v: unknown) =>
     typeof v === "string"
@@ -569,7 +576,11 @@ function failuresOf(
   const rows = declared.flatMap(([name, type]) =>
     out[name] === undefined || !carriesAnswers(type)
       ? []
-      : readRecords(type, text(out[name])).map((r) => ({ id: r.id, failed: unanswered(type, r) })),
+      : readRecords(type, text(out[name])).map((r) => {
+          const key = (r as { request_sha256?: unknown }).request_sha256;
+          if (items && typeof key === "string") items.set(key, r.id);
+          return { id: r.id, failed: unanswered(type, r) };
+        }),
   );
   const ids = [...new Set(rows.filter((r) => r.failed).map((r) => r.id))].sort();
   return { stage, failed: rows.filter((r) => r.failed).length, total: rows.length, ids };
@@ -722,8 +733,24 @@ function compareLive(
     }
   }
   const failures = run.failures;
-  if (run.stopped) return { request_differences, compare, verdicts: [], failures, incomplete, metrics: [] };
-  return { request_differences, compare, verdicts, failures, incomplete, metrics };
+  const from_remote = remoteReplies(run.items);
+  if (run.stopped)
+    return { request_differences, compare, verdicts: [], failures, incomplete, metrics: [], from_remote };
+  return { request_differences, compare, verdicts, failures, incomplete, metrics, from_remote };
+}
+
+/** The live replies read from the shared remote in this run, by writer, with the items they answer. */
+function remoteReplies(items: Map<string, string>): LiveReport["from_remote"] {
+  const got = repliesByWriter(replyFolder("live"));
+  if (!got) return null;
+  const writers = [...got.writers]
+    .map(([writer, keys]) => ({
+      writer,
+      replies: keys.length,
+      items: [...new Set(keys.map((k) => items.get(k) ?? `request ${k.slice(0, 12)}…`))].sort(),
+    }))
+    .sort((a, b) => (a.writer < b.writer ? -1 : 1));
+  return { remote: got.remote, writers };
 }
 
 /**

@@ -23,24 +23,22 @@ export class RouteBreaker {
 
   /** Counts a request's outcome: a failure or a refused key adds one, any other answer resets the count. */
   record(outcome: CallOutcome): void {
-    if (outcome.kind === "cancelled") return;
+    if (outcome.kind === "cancelled" || this.tripped) return;
     this.finished++;
-    if (outcome.kind === "failed" && outcome.timedOut) {
-      this.timeouts++;
-      if (this.timeouts >= this.limit && this.timeouts * 5 >= this.finished && !this.tripped) {
-        this.stalled = true;
-        this.last = outcome.error;
-        this.controller.abort();
-        return;
-      }
-    }
     const auth = outcome.kind === "refused" && (outcome.status === 401 || outcome.status === 403);
     if (outcome.kind === "failed" || auth) {
       this.inARow++;
       this.last =
         outcome.kind === "failed" ? outcome.error : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;
-      if (this.inARow >= this.limit) this.controller.abort();
+      if (this.inARow >= this.limit) return this.controller.abort();
     } else this.inARow = 0;
+    if (outcome.kind === "failed" && outcome.timedOut) {
+      this.timeouts++;
+      if (this.timeouts >= this.limit && this.timeouts * 5 >= this.finished) {
+        this.stalled = true;
+        this.controller.abort();
+      }
+    }
   }
 
   /** What happened, for the stage's error. */

@@ -89,13 +89,30 @@ async function run(argv: string[]): Promise<number> {
     events.push(e);
     logger.log(e);
   };
-  const { settleRemotes } = await import("../../remote/store.js");
+  const { settleRemotes, readByWriter, repliesByWriter } = await import("../../remote/store.js");
   let report;
   try {
     report = await build(rt, opts, emit);
   } finally {
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }
+  // Stages and replies another machine wrote to the shared remote are trusted: say whose they are.
+  const keyOf = new Map(report.stages.map((st) => [`${st.key}.json`, st.name]));
+  const stages = readByWriter("stages/");
+  for (const [writer, names] of stages?.writers ?? []) {
+    const mine = names.flatMap((n) => keyOf.get(n) ?? []);
+    if (mine.length)
+      emit({
+        type: "info",
+        message: `stages ${mine.join(", ")} came from the shared remote ${stages!.remote}, written by ${writer}`,
+      });
+  }
+  const shared = repliesByWriter("requests");
+  for (const [writer, keys] of shared?.writers ?? [])
+    emit({
+      type: "info",
+      message: `${keys.length} model replies came from the shared remote ${shared!.remote}, written by ${writer}`,
+    });
   (await import("../../spec/load.js")).rememberParsedSpec(
     rt.spec,
     specPath,

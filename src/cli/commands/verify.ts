@@ -38,6 +38,8 @@ async function run(argv: string[]): Promise<number> {
     env: process.env,
     emit: (e) => logger.log(e),
   });
+  // Live replies reach the shared cache before the process ends, as a build's do.
+  await (await import("../../remote/store.js")).settleRemotes();
   if (values.json) {
     process.stdout.write(JSON.stringify(r) + "\n");
     return r.ok ? 0 : 1;
@@ -65,6 +67,12 @@ async function run(argv: string[]): Promise<number> {
       out.push(
         `  ${c.red("incomplete")}: ${r.live.incomplete}; failed requests are left out of what follows, ` +
           "never counted as changed verdicts",
+      );
+    for (const w of r.live.from_remote?.writers ?? [])
+      out.push(
+        `  ${w.replies} replies came from the shared remote ${r.live.from_remote!.remote}, not sent from ` +
+          `here: written by ${w.writer} (items ${w.items.slice(0, 10).join(", ")}` +
+          `${w.items.length > 10 ? `, … ${w.items.length - 10} more` : ""})`,
       );
     if (r.live.verdicts.length) out.push(`  ${comparedAs(r.live.compare)}:`);
     // Every verdict the task declares; without a declaration, the first and those that changed.
