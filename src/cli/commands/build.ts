@@ -89,30 +89,14 @@ async function run(argv: string[]): Promise<number> {
     events.push(e);
     logger.log(e);
   };
-  const { settleRemotes, readByWriter, repliesByWriter } = await import("../../remote/store.js");
+  const { settleRemotes, readByWriter } = await import("../../remote/store.js");
   let report;
   try {
     report = await build(rt, opts, emit);
   } finally {
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }
-  // Stages and replies another machine wrote to the shared remote are trusted: say whose they are.
-  const keyOf = new Map(report.stages.map((st) => [`${st.key}.json`, st.name]));
-  const stages = readByWriter("stages/");
-  for (const [writer, names] of stages?.writers ?? []) {
-    const mine = names.flatMap((n) => keyOf.get(n) ?? []);
-    if (mine.length)
-      emit({
-        type: "info",
-        message: `stages ${mine.join(", ")} came from the shared remote ${stages!.remote}, written by ${writer}`,
-      });
-  }
-  const shared = repliesByWriter("requests");
-  for (const [writer, keys] of shared?.writers ?? [])
-    emit({
-      type: "info",
-      message: `${keys.length} model replies came from the shared remote ${shared!.remote}, written by ${writer}`,
-    });
+  sayWhatCameFromRemote(report.stages, readByWriter, emit);
   (await import("../../spec/load.js")).rememberParsedSpec(
     rt.spec,
     specPath,
@@ -151,6 +135,35 @@ async function run(argv: string[]): Promise<number> {
   if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
     noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
   return incompleteExit(report.stages, opts.shard !== undefined);
+}
+
+/** Stages and replies another machine wrote to the shared remote are trusted as they are (anyone who can
+ *  write the bucket could have planted them): say which, and whose they are (docs/remote-cache.md). */
+function sayWhatCameFromRemote(
+  stages: { name: string; key: string }[],
+  readByWriter: (folder: string) => { remote: string; writers: Map<string, string[]> } | null,
+  emit: (e: BuildEvent) => void,
+): void {
+  const nameOf = new Map(stages.map((st) => [`${st.key}.json`, st.name]));
+  const manifests = readByWriter("stages/");
+  for (const [writer, names] of manifests?.writers ?? []) {
+    const mine = names.flatMap((n) => nameOf.get(n) ?? []);
+    if (mine.length)
+      emit({
+        type: "info",
+        message:
+          `stages ${mine.join(", ")} came from the shared remote ${manifests!.remote}, ` +
+          `written by ${writer}`,
+      });
+  }
+  const replies = readByWriter("replies/requests/");
+  for (const [writer, keys] of replies?.writers ?? [])
+    emit({
+      type: "info",
+      message:
+        `${keys.length} model replies came from the shared remote ${replies!.remote}, ` +
+        `written by ${writer}`,
+    });
 }
 
 /** A build whose model requests did not all get an answer is not a success (exit 1): its results are written
