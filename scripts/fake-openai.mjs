@@ -118,6 +118,7 @@ export function parseArgs(argv) {
     variant: 0,
     faultAttempts: 1,
     deadAfter: null,
+    echoHeader: null, // tests: a header name whose value each reply echoes (in reasoning_content)
     keepReceived: 10_000, // bodies kept in stats.received (a benchmark replays them all)
   };
   for (let i = 0; i < argv.length; i++) {
@@ -288,6 +289,8 @@ export function startFakeOpenAI(options = {}) {
       if (opts.reasoning === "think") message.content = `<think>생각 중…</think>${content}`;
       if (opts.reasoning === "field") message.reasoning_content = "생각 중…";
       if (typeof out === "object" && out.reasoning_content) message.reasoning_content = out.reasoning_content;
+      // Tests: a gateway that echoes a request header back (its value must be redacted by the client).
+      if (opts.echoHeader) message.reasoning_content = `echo ${req.headers[opts.echoHeader] ?? "(none)"}`;
       stats.answered.add(key);
       res.writeHead(200, { "content-type": "application/json" });
       res.end(

@@ -199,7 +199,7 @@ describe("note-errors against the fake server, four configurations", () => {
 
   it("sends one request per configuration, pair and side, and reports each configuration and their mean", async () => {
     const r = await build(["--configurations", "all"]);
-    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: the permanent 500s below (issue 25.3)
     const bodies = fake.stats.received.map((x) => x.body);
     const distinct = new Set(bodies.map((b) => JSON.stringify(b)));
     expect(distinct.size).toBe(4 * 128);
@@ -243,7 +243,7 @@ describe("note-errors against the fake server, four configurations", () => {
   it("builds the headline alone from the replies already received, sending only what failed", async () => {
     const before = fake.stats.requests;
     const r = await build([]);
-    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(1); // still incomplete: those requests fail for good
     // Only the requests that failed for good are sent again.
     const resent = fake.stats.requests - before;
     const m = JSON.parse(p.read(`${RESULTS}/fake_nurse-7b/neutral-greedy/metrics.json`));

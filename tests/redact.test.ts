@@ -23,7 +23,7 @@ describe("redact", () => {
     expect(redactSecrets(`echo ${KEY}; Bearer words stay`, [KEY])).toBe("echo [redacted]; Bearer words stay");
   });
 
-  it("collects every route's key from the environment and its header values, never short ones", () => {
+  it("collects every route's key from the environment and its header values, short ones too", () => {
     const route = (name: string, api_key_env: string | null, headers: Record<string, string>) =>
       ({ name, api_key_env, headers }) as unknown as Route;
     const secrets = secretValues(
@@ -34,6 +34,10 @@ describe("redact", () => {
       ],
       { A_KEY: KEY, B_KEY: "short" },
     );
-    expect(secrets).toEqual([KEY, "Bearer header-secret-1", "header-secret-1"]); // longest first
+    // Longest first; a short value is a secret too (issue 25.3), matched as a whole word only.
+    expect(secrets).toEqual([KEY, "Bearer header-secret-1", "header-secret-1", "short", "1"]);
+    expect(redactSecrets("x-v 1 of 10, 21 and short-lived, shorts", secrets)).toBe(
+      "x-v [redacted] of 10, 21 and [redacted]-lived, shorts",
+    );
   });
 });

@@ -4,7 +4,6 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "../util/builtins.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { extract } from "tar";
 import { parseSourceDoc } from "../spec/document.js";
 import { loadSpecFromSource, resultSource, type SpecFile } from "../spec/load.js";
 import { metricEntries } from "../util/metrics.js";
@@ -15,7 +14,8 @@ import { loadTask } from "../cli/runtime.js";
 import { UsageError } from "../cli/args.js";
 import { Cache, openCache } from "../runner/cache.js";
 import { tempName } from "../runner/fsutil.js";
-import { memoStore } from "../runner/memo.js";
+import { memoStore, replyFolder } from "../runner/memo.js";
+import { repliesByWriter } from "../remote/store.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
 import type { Emit } from "../runner/events.js";
 import { carriesAnswers, readRecords, unanswered } from "../contract/records.js";
@@ -23,7 +23,8 @@ import { comparisonOf, pairVerdicts } from "../contract/compare.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, parseJsonLines, pointerWords, type Json } from "../util/json.js";
 import { callsModel, isData, readsData, outputPath, type BundleManifest } from "./layout.js";
-import { checkMembers, checkRecords } from "./members.js";
+import { checkMembers, checkRecords, specFiles } from "./members.js";
+import { BundleRefused, checkBundleDir, checkManifest, checkSpecFiles, unpackBundle } from "./limits.js";
 import { withheldOutputs } from "./private.js";
 import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
@@ -64,6 +65,9 @@ export interface LiveReport {
   failures: { stage: string; failed: number; total: number; ids: string[] }[];
   /** Why the live run is not whole (requests that failed, a stage that stopped), or null when it is. */
   incomplete: string | null;
+  /** Live replies taken from the shared remote instead of sent from here, by the machine that wrote them
+   *  (its object metadata): anyone who can write the bucket could have planted one (docs/remote-cache.md). */
+  from_remote: { remote: string; writers: { writer: string; replies: number; items: string[] }[] } | null;
   metrics: {
     metric: string;
     published: number | null;
@@ -91,12 +95,17 @@ export interface VerifyOptions {
   env: Record<string, string | undefined>;
   /** Where the live run's progress and warnings go (the replay itself says nothing). */
   emit?: Emit;
+  /** Set by verifyBundle: the folder a replayed stage writes its temp files in, removed at the end
+   *  whatever happens (never the project's cache/tmp). */
+  scratch?: string;
 }
 
 /** What a live run did beyond its outputs: failed requests per model stage, a stage that stopped. */
 interface LiveRun {
   failures: LiveReport["failures"];
   stopped: string | null;
+  /** Request key -> item id, for every live request of the model stages. */
+  items: Map<string, string>;
 }
 
 type Outputs = Map<string, Map<string, Buffer>>;
@@ -110,24 +119,37 @@ function openBundle(path: string): { dir: string; cleanup: () => void } {
 
 export async function verifyBundle(path: string, o: VerifyOptions): Promise<VerifyReport> {
   const { dir, cleanup } = openBundle(path);
+  const scratch = mkdtempSync(join(tmpdir(), "medbench-verify-scratch-"));
   try {
-    if (dir !== path) {
-      try {
-        await extract({ file: path, cwd: dir, strict: true });
-      } catch (e) {
-        throw new UsageError(`${path} is not a medbench bundle (.tar.gz): ${(e as Error).message}`);
-      }
-    }
+    // Sizes, member count, links and member paths are checked before a byte is written or read.
+    if (dir !== path) await unpackBundle(path, dir);
+    else checkBundleDir(dir);
     if (!existsSync(join(dir, "bundle.json")))
       throw new UsageError(`${path} is not a medbench bundle (no bundle.json)`);
-    return await verifyDir(path, dir, o);
+    return await verifyDir(path, dir, { ...o, scratch });
   } finally {
     cleanup();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
+/** bundle.json, parsed and checked (fields, paths, names) before any of it is used. */
+function readManifest(label: string, dir: string): BundleManifest {
+  const text = readFileSync(join(dir, "bundle.json")); // its size was checked with the members
+  let b: unknown;
+  try {
+    b = JSON.parse(text.toString("utf8"));
+  } catch (e) {
+    throw new UsageError(
+      `${label} is not a medbench bundle: bundle.json is not JSON (${(e as Error).message})`,
+    );
+  }
+  checkManifest(label, b);
+  return b as BundleManifest;
+}
+
 async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<VerifyReport> {
-  const b = JSON.parse(readFileSync(join(dir, "bundle.json"), "utf8")) as BundleManifest;
+  const b = readManifest(label, dir);
   const checks: Check[] = [];
   const differences: Difference[] = [];
   const published = new Map<string, Map<string, Buffer>>();
@@ -155,6 +177,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
         Json
       >,
     );
+    checkSpecFiles(label, specFiles(spec));
     const metricsHash = (
       JSON.parse(
         published
@@ -172,6 +195,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
             `${metricsHash ?? b.spec_hash}: the spec was edited`,
     );
   } catch (e) {
+    if (e instanceof BundleRefused) throw e;
     const msg =
       e instanceof DiagnosticError ? e.diagnostics.map((d) => d.message).join("; ") : (e as Error).message;
     specCheck.lines.push(`the bundled spec does not load: ${msg}`);
@@ -290,13 +314,23 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
+  const partial = partialRun(published, b);
+  if (partial)
+    checks.push({
+      name: "partial",
+      ok: false,
+      lines: [
+        `a partial run (${partial}): what it holds may replay exactly, but a partial run is never the ` +
+          "published result; build without --limit and --subset, and export that",
+      ],
+    });
   if (o.live && spec && task && withheld.length)
     throw new UsageError(
       `--live re-sends the recorded requests, and this bundle withholds them ` +
         `(${b.withheld?.why ?? "a private release"}): verify without --live`,
     );
   if (o.live && spec && task) {
-    const run: LiveRun = { failures: [], stopped: null };
+    const run: LiveRun = { failures: [], stopped: null, items: new Map() };
     live = compareLive(
       b,
       task,
@@ -315,6 +349,24 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     live,
     ok: checks.every((c) => c.ok !== false),
   };
+}
+
+/** How the bundled result is partial (`--limit 2`, `--subset clean`), or null for a whole run: from its
+ *  metrics.json (`partial`, `selection`), which the outputs check ties to the recorded hashes. */
+function partialRun(published: Outputs, b: BundleManifest): string | null {
+  const at = resultSource(b.results["metrics.json"] ?? "");
+  let m: { partial?: unknown; selection?: { subset?: unknown; limit?: unknown } | null };
+  try {
+    m = JSON.parse(published.get(at.stage)?.get(at.output)?.toString("utf8") ?? "{}") as typeof m;
+  } catch {
+    return null; // not JSON: the outputs check names it
+  }
+  if (m?.partial !== true) return null;
+  const how = [
+    m.selection?.limit != null ? `--limit ${String(m.selection.limit)}` : "",
+    m.selection?.subset != null ? `--subset ${JSON.stringify(m.selection.subset)}` : "",
+  ].filter(Boolean);
+  return how.join(" ") || "--limit or --subset";
 }
 
 /** What a replay runs from: the unpacked bundle, its spec and task, its outputs, what it withholds. */
@@ -419,7 +471,7 @@ async function runStages(
         live.stopped = `stage ${decl.name}: ${e.message}${e.fix ? ` (${e.fix})` : ""}`;
         break;
       }
-      live.failures.push(failuresOf(decl.name, kind, out));
+      live.failures.push(failuresOf(decl.name, kind, out, live.items));
     } else out = await kind.run(ctx);
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
@@ -497,7 +549,7 @@ function replayContext(
     pins: { recorded: () => undefined, record: () => {} },
     memo: memoStore(cache),
     // A stage that writes its output as it goes (a RecordsWriter) writes it here; it is read back at once.
-    tempPath: () => tempName(cache.tmp),
+    tempPath: () => tempName(o.scratch ?? cache.tmp),
     hashFile: async () => {
       throw new Error("replayed stages hash no files");
     },
@@ -511,6 +563,7 @@ function failuresOf(
   stage: string,
   kind: StageKind | undefined,
   out: Record<string, unknown>,
+  items?: Map<string, string>,
 ): LiveReport["failures"][number] {
   const text = (v: unknown) =>
     typeof v === "string"
@@ -523,7 +576,11 @@ function failuresOf(
   const rows = declared.flatMap(([name, type]) =>
     out[name] === undefined || !carriesAnswers(type)
       ? []
-      : readRecords(type, text(out[name])).map((r) => ({ id: r.id, failed: unanswered(type, r) })),
+      : readRecords(type, text(out[name])).map((r) => {
+          const key = (r as { request_sha256?: unknown }).request_sha256;
+          if (items && typeof key === "string") items.set(key, r.id);
+          return { id: r.id, failed: unanswered(type, r) };
+        }),
   );
   const ids = [...new Set(rows.filter((r) => r.failed).map((r) => r.id))].sort();
   return { stage, failed: rows.filter((r) => r.failed).length, total: rows.length, ids };
@@ -676,8 +733,24 @@ function compareLive(
     }
   }
   const failures = run.failures;
-  if (run.stopped) return { request_differences, compare, verdicts: [], failures, incomplete, metrics: [] };
-  return { request_differences, compare, verdicts, failures, incomplete, metrics };
+  const from_remote = remoteReplies(run.items);
+  if (run.stopped)
+    return { request_differences, compare, verdicts: [], failures, incomplete, metrics: [], from_remote };
+  return { request_differences, compare, verdicts, failures, incomplete, metrics, from_remote };
+}
+
+/** The live replies read from the shared remote in this run, by writer, with the items they answer. */
+function remoteReplies(items: Map<string, string>): LiveReport["from_remote"] {
+  const got = repliesByWriter(replyFolder("live"));
+  if (!got) return null;
+  const writers = [...got.writers]
+    .map(([writer, keys]) => ({
+      writer,
+      replies: keys.length,
+      items: [...new Set(keys.map((k) => items.get(k) ?? `request ${k.slice(0, 12)}…`))].sort(),
+    }))
+    .sort((a, b) => (a.writer < b.writer ? -1 : 1));
+  return { remote: got.remote, writers };
 }
 
 /**

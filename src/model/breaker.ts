@@ -1,10 +1,16 @@
 // Stops a stage whose route keeps failing (a dead server, a refused key) instead of spending every request's
 // deadline on it: after N requests in a row without an answer, the requests in flight are cancelled and no
 // more are sent. Replies already received stay in the memo, so the next build continues from there.
+// A route that stalls on some of its requests (a third hang, the rest answer) never fails N in a row, yet
+// costs a deadline per stalled request: timeouts are counted apart, and when N of them have happened and
+// they are at least a fifth of the requests finished, the route is stalled and stops the same way.
 import type { CallOutcome } from "./client.js";
 
 export class RouteBreaker {
   private inARow = 0;
+  private timeouts = 0;
+  private finished = 0;
+  private stalled = false;
   private last = "";
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
@@ -17,18 +23,31 @@ export class RouteBreaker {
 
   /** Counts a request's outcome: a failure or a refused key adds one, any other answer resets the count. */
   record(outcome: CallOutcome): void {
-    if (outcome.kind === "cancelled") return;
+    if (outcome.kind === "cancelled" || this.tripped) return;
+    this.finished++;
     const auth = outcome.kind === "refused" && (outcome.status === 401 || outcome.status === 403);
     if (outcome.kind === "failed" || auth) {
       this.inARow++;
       this.last =
         outcome.kind === "failed" ? outcome.error : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;
-      if (this.inARow >= this.limit) this.controller.abort();
+      if (this.inARow >= this.limit) return this.controller.abort();
     } else this.inARow = 0;
+    if (outcome.kind === "failed" && outcome.timedOut) {
+      this.timeouts++;
+      if (this.timeouts >= this.limit && this.timeouts * 5 >= this.finished) {
+        this.stalled = true;
+        this.controller.abort();
+      }
+    }
   }
 
   /** What happened, for the stage's error. */
   why(): string {
+    if (this.stalled)
+      return (
+        `the route stalls: ${this.timeouts} of ${this.finished} requests got no answer within their ` +
+        `deadline (the last: ${this.last})`
+      );
     return `${this.limit} requests in a row failed (the last: ${this.last})`;
   }
 }

@@ -5,15 +5,15 @@
 import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
-import { redact, redactSecrets } from "./redact.js";
+import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, type HttpError } from "./http.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
   // non-transient: the request itself is rejected
   | { kind: "refused"; status: number; body: string; attempts: number }
-  // transient errors until the deadline or tries ran out
-  | { kind: "failed"; error: string; attempts: number }
+  // transient errors until the deadline or tries ran out (timedOut: the last try got no answer in time)
+  | { kind: "failed"; error: string; attempts: number; timedOut?: boolean }
   // the caller stopped it (the route is failing): not sent, not an error
   | { kind: "cancelled"; attempts: number };
 
@@ -60,6 +60,7 @@ export async function chatCompletion(
   const started = Date.now();
   const remaining = () => deadlineMs - (Date.now() - started);
   let lastError = "";
+  let timedOut = false;
   let attempt = 0;
   while (attempt < route.retry.max_attempts) {
     if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
@@ -67,12 +68,13 @@ export async function chatCompletion(
     if (budget <= 0) break;
     attempt++;
     let waitMs: number | null = null;
+    timedOut = false;
     try {
       const res = await postJson(url, headers, payload, agent, budget, hooks.signal);
       const text = res.text;
       if (res.status >= 200 && res.status < 300) {
         try {
-          const parsed = JSON.parse(redactSecrets(text, secrets)) as Json;
+          const parsed = redactJson(JSON.parse(text) as Json, secrets);
           const problem = completionProblem(parsed);
           if (!problem) return { kind: "reply", status: res.status, body: parsed, attempts: attempt };
           lastError = `malformed response body (${problem})`;
@@ -100,6 +102,7 @@ export async function chatCompletion(
     } catch (e) {
       if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
       const err = e as HttpError;
+      timedOut = err.why === "timeout";
       lastError =
         err.why === "timeout"
           ? `timeout after ${Math.round(budget) / 1000} s`
@@ -112,7 +115,12 @@ export async function chatCompletion(
     hooks.onRetry?.(lastError);
     if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
   }
-  return { kind: "failed", error: redact(lastError || "no time left for a try", secrets), attempts: attempt };
+  return {
+    kind: "failed",
+    error: redact(lastError || "no time left for a try", secrets),
+    attempts: attempt,
+    ...(timedOut ? { timedOut } : {}),
+  };
 }
 
 /** Waits, unless the signal fires first (then false). */

@@ -12,9 +12,10 @@ export function secretValues(
   extra: (string | undefined)[] = [],
 ): string[] {
   const out = new Set<string>();
+  // Every key and every header value is a secret, whatever its length (docs/model-requests.md, "Secrets"):
+  // a short one is matched as a whole word only (redact), so that it does not garble the text around it.
   const add = (v: string | undefined) => {
-    // Short values ("1", "json") are not secrets, and redacting them would garble ordinary text.
-    if (v && v.length >= 8) out.add(v);
+    if (v) out.add(v);
   };
   for (const r of routes) {
     if (r.api_key_env) add(env[r.api_key_env]);
@@ -33,14 +34,24 @@ export function secretValues(
 const BEARER = /\b(bearer|basic|token)(\s+|%20)[A-Za-z0-9._~+/=:-]{8,}/gi;
 const KEY_SHAPED = /\b(?:sk|rk|pk|ak|gsk|hf|xai|ghp|glpat|key)[-_][A-Za-z0-9_-]{16,}/gi;
 
+/** Values shorter than this are matched as whole words only ("1" is not removed from "10"). */
+const SHORT = 8;
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** `text` with every occurrence of `secret` (a short one: as a whole word) replaced by [redacted]. */
+function removeValue(text: string, secret: string): string {
+  if (secret.length >= SHORT) return text.split(secret).join(REDACTED);
+  return text.replace(new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(secret)}(?![A-Za-z0-9])`, "g"), REDACTED);
+}
+
 /** The text with each secret and each token-shaped string replaced by [redacted]. */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) {
-    out = out.split(s).join(REDACTED);
+    out = removeValue(out, s);
     // The same value as a JSON string would carry it, in case the server escaped it.
     const escaped = JSON.stringify(s).slice(1, -1);
-    if (escaped !== s) out = out.split(escaped).join(REDACTED);
+    if (escaped !== s) out = removeValue(out, escaped);
   }
   return out
     .replace(BEARER, (_m, word: string, gap: string) => `${word}${gap}${REDACTED}`)
@@ -52,6 +63,26 @@ export function redact(text: string, secrets: readonly string[]): string {
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const s of secrets) out = out.split(s).join(REDACTED);
+  for (const s of secrets) out = removeValue(out, s);
   return out;
+}
+
+/** A parsed reply with every string in it (keys too) redacted of the exact configured values: applied after
+ *  parsing, so that a short value never breaks the JSON it would otherwise be cut out of. */
+export function redactJson<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return redactSecrets(v, secrets);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object")
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactSecrets(k, secrets), walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
+}
+
+/** The URL's user name and password, when it carries any (http://user:pass@host/), else null. */
+export function urlUserinfo(url: string): string | null {
+  const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)@/.exec(url);
+  return m ? m[1]! : null;
 }

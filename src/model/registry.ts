@@ -2,7 +2,8 @@
 import { readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
-import { parseSourceDoc } from "../spec/document.js";
+import { diagnosticAt, parseSourceDoc, type SourceDoc } from "../spec/document.js";
+import { REDACTED, urlUserinfo } from "./redact.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
@@ -58,6 +59,7 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     const value = src.value as { routes: Record<string, Partial<Route>> };
     for (const [name, r] of Object.entries(value.routes)) {
       if (!r?.base_url) continue; // the schema requires it
+      refuseUserinfo(src, name, r.base_url);
       routes.set(name, {
         name,
         base_url: r.base_url,
@@ -72,6 +74,28 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     }
   }
   return routes;
+}
+
+/**
+ * A password in base_url (http://user:pass@host/v1) would be part of the request key, the stage record, the
+ * bundle and every message naming the route: refused, without echoing it (docs/model-requests.md).
+ */
+function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
+  const userinfo = urlUserinfo(url);
+  if (userinfo === null) return;
+  const hide = (t: string) => t.split(userinfo).join(REDACTED);
+  const pointer = `/routes/${route.replace(/~/g, "~0").replace(/\//g, "~1")}/base_url`;
+  const d = diagnosticAt(
+    src,
+    pointer,
+    `route ${route}: base_url ${hide(url)} carries a user name or password, which medbench would ` +
+      "keep in stage records, bundles and messages",
+    "remove it from the URL and give the credential as a key from the environment (api_key_env: NAME) " +
+      "or a header (headers: { Authorization: ... }); both are redacted everywhere",
+  );
+  throw new DiagnosticError([
+    { ...d, ...(d.sourceLine === undefined ? {} : { sourceLine: hide(d.sourceLine) }) },
+  ]);
 }
 
 export function splitModel(model: string): { route: string; model: string } {

@@ -7,6 +7,7 @@
 // and everything carries on with the local cache. Credentials come from the AWS SDK's default chain (the
 // standard environment variables and profiles); nothing here writes or prints them.
 import type { S3Client } from "@aws-sdk/client-s3";
+import { hostname, userInfo } from "node:os";
 import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 
@@ -61,6 +62,42 @@ export const stageName = (key: string) => `stages/${key}.json`;
 export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
 
 const UPLOADS_AT_ONCE = 8;
+/** The object metadata naming the machine that wrote an object (x-amz-meta-medbench-writer). */
+const WRITER = "medbench-writer";
+
+/** Who writes from this process, for the objects' metadata: MEDBENCH_MACHINE_ID (a CI job's name), or
+ *  user@host. Never a credential; only letters, digits and . _ @ - (S3 metadata is ASCII). */
+export function writerId(env: Record<string, string | undefined>): string {
+  let id = env.MEDBENCH_MACHINE_ID?.trim();
+  if (!id) {
+    let user = "unknown";
+    try {
+      user = userInfo().username;
+    } catch {
+      /* no passwd entry (a container): the host alone */
+    }
+    id = `${user}@${hostname()}`;
+  }
+  return id.replace(/[^A-Za-z0-9._@-]/g, "_").slice(0, 200);
+}
+/** Each call's deadline (connect, send, wait, read), unless MEDBENCH_REMOTE_TIMEOUT_S says otherwise. */
+const DEFAULT_DEADLINE_S = 30;
+
+/** The per-call deadline in ms: MEDBENCH_REMOTE_TIMEOUT_S (seconds, > 0), else 30 s. */
+export function remoteDeadlineMs(env: Record<string, string | undefined>): number {
+  const raw = env.MEDBENCH_REMOTE_TIMEOUT_S?.trim();
+  if (!raw) return DEFAULT_DEADLINE_S * 1000;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s <= 0 || s > 3600)
+    throw new DiagnosticError([
+      {
+        file: "$MEDBENCH_REMOTE_TIMEOUT_S",
+        message: `${JSON.stringify(raw)} is not a number of seconds between 0 and 3600`,
+        fix: "set it like MEDBENCH_REMOTE_TIMEOUT_S=30, or unset it (30 s)",
+      },
+    ]);
+  return s * 1000;
+}
 
 export class RemoteStore {
   private clientP: Promise<S3Client> | null = null;
@@ -71,12 +108,25 @@ export class RemoteStore {
   private running = 0;
   /** Counters for `cache status` and the tests. */
   readonly counts = { gets: 0, hits: 0, puts: 0 };
+  /** Keyed objects read from the remote in this process (name relative to the prefix) -> the machine that
+   *  wrote each (its metadata; "(unrecorded)" for an object written without it). */
+  readonly writers = new Map<string, string>();
 
   constructor(
     readonly config: RemoteConfig,
     private readonly warn: (message: string) => void,
     private readonly secrets: string[] = [],
+    private readonly deadlineMs = DEFAULT_DEADLINE_S * 1000,
+    private readonly writer = "unknown",
   ) {}
+
+  /** One call with its deadline: a store that accepts and never answers fails it (and switches the remote
+   *  off) instead of holding the build forever. */
+  private async send<T = unknown>(command: object): Promise<T> {
+    const client = await this.client();
+    const send = client.send.bind(client) as (c: object, o: { abortSignal: AbortSignal }) => Promise<unknown>;
+    return (await send(command, { abortSignal: AbortSignal.timeout(this.deadlineMs) })) as T;
+  }
 
   private client(): Promise<S3Client> {
     // The SDK's notice about future Node versions is not ours to print on every command.
@@ -87,7 +137,12 @@ export class RemoteStore {
           region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
           ...(this.config.endpoint ? { endpoint: this.config.endpoint, forcePathStyle: true } : {}),
           maxAttempts: 2,
-          requestHandler: { connectionTimeout: 3000, requestTimeout: 30_000 },
+          // The SDK only logs a passed requestTimeout unless told to throw it (issue 25.3).
+          requestHandler: {
+            connectionTimeout: Math.min(3000, this.deadlineMs),
+            requestTimeout: this.deadlineMs,
+            throwOnRequestTimeout: true,
+          },
         }),
     ));
   }
@@ -121,14 +176,17 @@ export class RemoteStore {
     );
   }
 
-  private async getRaw(key: string): Promise<Buffer | null> {
+  private async getRaw(key: string, writers?: Map<string, string>): Promise<Buffer | null> {
     if (this.down !== null) return null;
     this.counts.gets++;
     try {
       const { GetObjectCommand } = await sdk();
-      const client = await this.client();
-      const r = await client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
-      return Buffer.from(await r.Body!.transformToByteArray());
+      const r = await this.send<{
+        Body?: { transformToByteArray(): Promise<Uint8Array> };
+        Metadata?: Record<string, string>;
+      }>(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
+      writers?.set(key, r.Metadata?.[WRITER] ?? "(unrecorded)");
+      return Buffer.from(await withDeadline(r.Body!.transformToByteArray(), this.deadlineMs));
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if ((e as Error).name === "NoSuchKey" || status === 404) return null;
@@ -159,10 +217,12 @@ export class RemoteStore {
 
   /** A keyed object (a manifest, a reply), checked against the hash it carries. */
   async getKeyed(key: string): Promise<Buffer | null> {
-    const data = await this.getRaw(key);
+    const writers = new Map<string, string>();
+    const data = await this.getRaw(key, writers);
     if (data === null) return null;
     const payload = unwrap(data);
     if (payload === null) return this.refuse(key);
+    this.writers.set(key, writers.get(key) ?? "(unrecorded)");
     this.counts.hits++;
     return payload;
   }
@@ -193,9 +253,15 @@ export class RemoteStore {
         if (this.down === null && body !== null) {
           this.counts.puts++;
           const { PutObjectCommand } = await sdk();
-          await (
-            await this.client()
-          ).send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.name(key), Body: body }));
+          await this.send(
+            new PutObjectCommand({
+              Bucket: this.config.bucket,
+              Key: this.name(key),
+              Body: body,
+              // Provenance, for `verify --live` and a team's audit (docs/remote-cache.md, "Trust").
+              Metadata: { [WRITER]: this.writer },
+            }),
+          );
         }
       } catch (e) {
         this.fail(e);
@@ -251,15 +317,24 @@ export class RemoteStore {
 
   async remove(keys: string[]): Promise<void> {
     const { DeleteObjectsCommand } = await sdk();
-    const client = await this.client();
     for (let i = 0; i < keys.length; i += 1000)
-      await client.send(
+      await this.send(
         new DeleteObjectsCommand({
           Bucket: this.config.bucket,
           Delete: { Objects: keys.slice(i, i + 1000).map((k) => ({ Key: this.name(k) })) },
         }),
       );
   }
+}
+
+/** A body read that stalls after the headers fails at the deadline as well. */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 const open = new Set<RemoteStore>();
@@ -274,10 +349,27 @@ export function openRemote(
   const secrets = [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.AWS_ACCESS_KEY_ID].filter(
     (s): s is string => !!s,
   );
-  const store = new RemoteStore(config, warn, secrets);
+  const store = new RemoteStore(config, warn, secrets, remoteDeadlineMs(env), writerId(env));
   open.add(store);
   return store;
 }
+
+/** The keyed objects under a folder (`stages/`, `replies/<namespace>/`) read from a remote in this process,
+ *  by the machine that wrote them: writer -> names under the folder. */
+export function readByWriter(folder: string): { remote: string; writers: Map<string, string[]> } | null {
+  const writers = new Map<string, string[]>();
+  let remote: string | null = null;
+  for (const r of open)
+    for (const [key, writer] of r.writers) {
+      if (!key.startsWith(folder)) continue;
+      remote = r.config.url;
+      writers.set(writer, [...(writers.get(writer) ?? []), key.slice(folder.length)]);
+    }
+  return remote === null ? null : { remote, writers };
+}
+
+/** The replies of a namespace folder read from a remote in this process, by writer (request keys). */
+export const repliesByWriter = (folder: string) => readByWriter(replyName(folder, ""));
 
 /** Waits for the uploads of every remote opened in this process (before it exits). */
 export async function settleRemotes(): Promise<void> {

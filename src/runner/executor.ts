@@ -58,6 +58,8 @@ export interface StageReport {
   kind: string;
   status: StageStatus;
   key: StageKey;
+  /** Why this run of the stage is not whole (failed requests): the build exits 1 (docs/model-requests.md). */
+  incomplete?: string;
 }
 export interface BuildReport {
   stages: StageReport[];
@@ -235,6 +237,13 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       const key = stageKey(record);
       const forced = opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
       const manifest = forced ? null : await freshManifest(cache, key);
+      // --frozen sends no request: a stage whose last run left requests unanswered would send them.
+      const unfinished = opts.frozen && !manifest ? cache.readManifest(key) : null;
+      if (unfinished?.key === key && unfinished.incomplete)
+        throw new StageError(
+          `its last run was incomplete (${unfinished.incomplete}), and --frozen sends no request`,
+          "build without --frozen to send the failed requests again, then commit medbench.lock",
+        );
       // --frozen decides before a stage runs (before any model request) whether the lock would change.
       if (opts.frozen && locked?.stages[decl.name]?.key !== key) {
         throw new StageError(
@@ -245,6 +254,7 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       }
       let status: StageStatus = "fresh";
       let outputs: Record<string, string>;
+      let unwhole: string | undefined;
       if (manifest) {
         outputs = manifest.outputs;
         emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: 0 });
@@ -266,6 +276,7 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
         };
         cache.writeManifest(m);
         if (incomplete && opts.shard) waiting.add(decl.name);
+        unwhole = incomplete;
         emit({
           type: "stage-done",
           stage: decl.name,
@@ -277,7 +288,13 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       }
       upstream.set(decl.name, outputs);
       lockStages[decl.name] = { kind: decl.kind, key, outputs };
-      reports.push({ name: decl.name, kind: decl.kind, status, key });
+      reports.push({
+        name: decl.name,
+        kind: decl.kind,
+        status,
+        key,
+        ...(unwhole ? { incomplete: unwhole } : {}),
+      });
     } catch (e) {
       if (e instanceof DiagnosticError) throw e;
       const message = e instanceof Error ? e.message : String(e);

@@ -89,13 +89,14 @@ async function run(argv: string[]): Promise<number> {
     events.push(e);
     logger.log(e);
   };
-  const { settleRemotes } = await import("../../remote/store.js");
+  const { settleRemotes, readByWriter } = await import("../../remote/store.js");
   let report;
   try {
     report = await build(rt, opts, emit);
   } finally {
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }
+  sayWhatCameFromRemote(report.stages, readByWriter, emit);
   (await import("../../spec/load.js")).rememberParsedSpec(
     rt.spec,
     specPath,
@@ -116,7 +117,13 @@ async function run(argv: string[]): Promise<number> {
   const stdout = values.json
     ? JSON.stringify({
         spec_hash: rt.spec.specHash,
-        stages: report.stages.map((s) => ({ name: s.name, kind: s.kind, status: s.status, key: s.key })),
+        stages: report.stages.map((s) => ({
+          name: s.name,
+          kind: s.kind,
+          status: s.status,
+          key: s.key,
+          ...(s.incomplete ? { incomplete: s.incomplete } : {}),
+        })),
         results: report.results,
       }) + "\n"
     : "";
@@ -127,7 +134,50 @@ async function run(argv: string[]): Promise<number> {
   const built = events.slice(Math.max(0, start));
   if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
     noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
-  return 0;
+  return incompleteExit(report.stages, opts.shard !== undefined);
+}
+
+/** Stages and replies another machine wrote to the shared remote are trusted as they are (anyone who can
+ *  write the bucket could have planted them): say which, and whose they are (docs/remote-cache.md). */
+function sayWhatCameFromRemote(
+  stages: { name: string; key: string }[],
+  readByWriter: (folder: string) => { remote: string; writers: Map<string, string[]> } | null,
+  emit: (e: BuildEvent) => void,
+): void {
+  const nameOf = new Map(stages.map((st) => [`${st.key}.json`, st.name]));
+  const manifests = readByWriter("stages/");
+  for (const [writer, names] of manifests?.writers ?? []) {
+    const mine = names.flatMap((n) => nameOf.get(n) ?? []);
+    if (mine.length)
+      emit({
+        type: "info",
+        message:
+          `stages ${mine.join(", ")} came from the shared remote ${manifests!.remote}, ` +
+          `written by ${writer}`,
+      });
+  }
+  const replies = readByWriter("replies/requests/");
+  for (const [writer, keys] of replies?.writers ?? [])
+    emit({
+      type: "info",
+      message:
+        `${keys.length} model replies came from the shared remote ${replies!.remote}, ` +
+        `written by ${writer}`,
+    });
+}
+
+/** A build whose model requests did not all get an answer is not a success (exit 1): its results are written
+ *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). A shard
+ *  leaves the other shards' requests by design: that alone is not a failure. */
+function incompleteExit(stages: { name: string; incomplete?: string }[], shard: boolean): number {
+  const unwhole = stages.filter((s) => s.incomplete && !(shard && /other shards/.test(s.incomplete)));
+  if (unwhole.length === 0) return 0;
+  process.stderr.write(
+    `error: the build is incomplete: ${unwhole.map((s) => `stage ${s.name}: ${s.incomplete}`).join("; ")}\n` +
+      "  the results are written and marked incomplete (metrics.json: incomplete: true), never complete\n" +
+      "  fix: rerun the build to retry the failed requests (only those are sent)\n",
+  );
+  return 1;
 }
 
 /** The metrics table's rows, the primary metric first. */

@@ -1,4 +1,6 @@
 // medbench export RESULT -o F.tar.gz: pack a result with its spec, records and outputs.
+import { existsSync, readFileSync } from "../../util/builtins.js";
+import { join } from "node:path";
 import { parse } from "../args.js";
 import { BUNDLE_OUTPUT, checkOutput } from "../output.js";
 import { usageError, type Command } from "../command.js";
@@ -21,6 +23,12 @@ async function run(argv: string[]): Promise<number> {
   checkOutput(values.output as string, values.output as string, BUNDLE_OUTPUT, opts.project.root);
   const { exportResult } = await import("../../bundle/export.js");
   const out = await exportResult(positionals[0]!, values.output as string, opts);
+  const metrics = join(positionals[0]!, "metrics.json");
+  if (existsSync(metrics) && (JSON.parse(readFileSync(metrics, "utf8")) as { partial?: unknown }).partial)
+    process.stderr.write(
+      "warning: a partial run (--limit or --subset): the bundle says so, and verify never accepts it as " +
+        "the published result\n",
+    );
   process.stdout.write(values.json ? JSON.stringify({ bundle: out }) + "\n" : `${out}\n`);
   return 0;
 }

@@ -38,6 +38,8 @@ async function run(argv: string[]): Promise<number> {
     env: process.env,
     emit: (e) => logger.log(e),
   });
+  // Live replies reach the shared cache before the process ends, as a build's do.
+  await (await import("../../remote/store.js")).settleRemotes();
   if (values.json) {
     process.stdout.write(JSON.stringify(r) + "\n");
     return r.ok ? 0 : 1;
@@ -66,6 +68,12 @@ async function run(argv: string[]): Promise<number> {
         `  ${c.red("incomplete")}: ${r.live.incomplete}; failed requests are left out of what follows, ` +
           "never counted as changed verdicts",
       );
+    for (const w of r.live.from_remote?.writers ?? [])
+      out.push(
+        `  ${w.replies} replies came from the shared remote ${r.live.from_remote!.remote}, not sent from ` +
+          `here: written by ${w.writer} (items ${w.items.slice(0, 10).join(", ")}` +
+          `${w.items.length > 10 ? `, … ${w.items.length - 10} more` : ""})`,
+      );
     if (r.live.verdicts.length) out.push(`  ${comparedAs(r.live.compare)}:`);
     // Every verdict the task declares; without a declaration, the first and those that changed.
     const { declared, headline } = r.live.compare;
@@ -87,7 +95,13 @@ async function run(argv: string[]): Promise<number> {
     "",
     r.ok
       ? c.green("verified: the published result is reproduced")
-      : c.red(r.live?.incomplete && notLive(r) ? "NOT verified: the live run is incomplete" : "NOT verified"),
+      : c.red(
+          r.live?.incomplete && notLive(r)
+            ? "NOT verified: the live run is incomplete"
+            : onlyPartial(r)
+              ? "NOT verified as a published result: a partial run (--limit or --subset) never is one"
+              : "NOT verified",
+        ),
   );
   process.stdout.write(out.join("\n") + "\n");
   return r.ok ? 0 : 1;
@@ -96,6 +110,11 @@ async function run(argv: string[]): Promise<number> {
 /** Whether every check but the live one passed (the live run alone is why verification failed). */
 function notLive(r: { checks: { name: string; ok: boolean | null }[] }): boolean {
   return r.checks.every((ch) => ch.name === "live" || ch.ok !== false);
+}
+
+/** Whether the bundle's only failing check is that it holds a partial run. */
+function onlyPartial(r: { checks: { name: string; ok: boolean | null }[] }): boolean {
+  return r.checks.every((ch) => (ch.name === "partial") === (ch.ok === false));
 }
 
 /** What the verdict lines compare, in the task's words. */

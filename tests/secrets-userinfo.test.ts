@@ -1,0 +1,79 @@
+// Secrets in a route (issue 25.3): a password in base_url's userinfo is refused before anything is sent or
+// written, and its value is never echoed; a header value of any length, echoed back by a gateway, reaches no
+// file (cache, results, lock, bundle) and no stream.
+import { afterEach, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import { Project, cleanedAfterEach, expectCleanFailure } from "./rig.js";
+import { startFake } from "./fake.js";
+
+const { servers, projects } = cleanedAfterEach();
+afterEach(() => undefined);
+
+/** The files under `dir` (recursively) whose bytes contain `needle`. */
+function filesHolding(dir: string, needle: string): string[] {
+  const out: string[] = [];
+  const walk = (p: string) => {
+    if (!existsSync(p)) return;
+    if (statSync(p).isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
+    else if (readFileSync(p).includes(needle)) out.push(p);
+  };
+  walk(dir);
+  return out;
+}
+
+describe("secrets in a route never reach a file or a stream", () => {
+  it("refuses a password in base_url before any request, and never prints it", async () => {
+    const fake = await startFake();
+    servers.push(fake);
+    const p = new Project();
+    projects.push(p);
+    const password = "pa55-hunter2-Zr9";
+    p.write(
+      "routes.yaml",
+      `routes:\n  fake:\n    base_url: ${fake.url.replace("http://", `http://medbench:${password}@`)}\n` +
+        "    timeout_s: 5\n",
+    );
+    const r = await p.buildAgainstFake();
+    expectCleanFailure(r.stderr);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /routes\.yaml:3:\d+: routes\.fake\.base_url: route fake: base_url .* carries a user name/,
+    );
+    expect(r.stderr).toMatch(/api_key_env/);
+    expect(r.stdout + r.stderr).not.toContain(password);
+    expect(fake.stats.requests).toBe(0);
+    expect(filesHolding(p.path("cache"), password)).toEqual([]);
+    expect(p.exists("medbench.lock") ? p.read("medbench.lock") : "").not.toContain(password);
+  });
+
+  for (const value of ["Zq7x", "k9-Long-Header-Secret-Value"]) {
+    it(`redacts a header value of ${value.length} characters that the server echoes back`, async () => {
+      const fake = await startFake({ echoHeader: "x-team-token" });
+      servers.push(fake);
+      const p = new Project();
+      projects.push(p);
+      p.write(
+        "routes.yaml",
+        `routes:\n  fake:\n    base_url: ${fake.url}\n    timeout_s: 5\n` +
+          `    headers: { X-Team-Token: "${value}" }\n` +
+          "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
+      );
+      const r = await p.buildAgainstFake();
+      expect(r.exitCode, r.stderr).toBe(0);
+      // The server did receive the header (and echoed it into every reply).
+      expect(fake.stats.requests).toBeGreaterThan(0);
+      const results = "results/kor-surgical-robot-voice-command/fake_test-model";
+      const replies = readdirSync(p.path(results))
+        .map((f) => p.read(`${results}/${f}`))
+        .join("\n");
+      expect(replies).toContain("echo [redacted]");
+      expect((await p.run(["export", results, "-o", "bundle.tar.gz"])).exitCode, "export").toBe(0);
+      await execa("tar", ["xzf", "bundle.tar.gz", "-C", p.path("results")], { cwd: p.dir });
+      expect(r.stdout + r.stderr).not.toContain(value);
+      for (const d of ["cache", "results"]) expect(filesHolding(p.path(d), value)).toEqual([]);
+      expect(p.read("medbench.lock")).not.toContain(value);
+    });
+  }
+});
