@@ -1,6 +1,7 @@
 // Stops a stage whose route keeps failing (a dead server, a refused key) instead of spending every request's
 // deadline on it: after N requests in a row without an answer, the requests in flight are cancelled and no
 // more are sent. Replies already received stay in the memo, so the next build continues from there.
+import { defaultMaxListeners, setMaxListeners } from "node:events";
 import type { CallOutcome } from "./client.js";
 
 export class RouteBreaker {
@@ -9,7 +10,18 @@ export class RouteBreaker {
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
 
-  constructor(private readonly limit: number) {}
+  /**
+   * `concurrency`: the route's requests in flight. Each holds one "abort" listener on `signal` while it is
+   * sent or waits to retry, and removes it when it settles (src/model/http.ts, client.ts), so the signal has
+   * at most `concurrency` listeners by construction, not a leak. Node warns past 10 listeners ("possible
+   * memory leak"); the limit is that bound, so that a real leak past it would still be reported.
+   */
+  constructor(
+    private readonly limit: number,
+    concurrency = 1,
+  ) {
+    setMaxListeners(Math.max(defaultMaxListeners, concurrency), this.signal);
+  }
 
   get tripped(): boolean {
     return this.signal.aborted;
