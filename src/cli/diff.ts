@@ -44,7 +44,7 @@ async function version(arg: string, root: string): Promise<Version> {
       throw new DiagnosticError([
         {
           file: arg,
-          message: `git has no ${path} at revision ${rev}`,
+          message: `git has no ${path} at revision ${revName}`,
           fix: "check the revision (git log) and the path (relative to the project root)",
         },
       ]);
