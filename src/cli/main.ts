@@ -1,7 +1,7 @@
 // medbench: the command line. Commands print results on stdout, progress and errors on stderr.
 // This module only dispatches: each command (src/cli/commands/) owns its help, options and output, and
 // loads what it needs when it runs, so that start-up stays close to Node's own.
-import { DiagnosticError, formatDiagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, formatDiagnostic, type Diagnostic } from "../spec/diagnostic.js";
 import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
 import { compileFix, installRoot, medbenchVersion } from "../util/paths.js";
@@ -73,14 +73,15 @@ export function errorObject(e: unknown, command: string, exit: number) {
   const where = (d: { file: string; line?: number; column?: number }) =>
     d.line ? `${d.file}:${d.line}:${d.column ?? 1}` : d.file;
   if (e instanceof DiagnosticError) {
+    const said = (d: Diagnostic) => (d.key ? `${d.key}: ${d.message}` : d.message);
     const [first, ...more] = e.diagnostics;
     return {
       code: "bad-spec",
-      message: first?.message ?? e.message,
+      message: first ? said(first) : e.message,
       fix: first?.fix ?? null,
       location: first ? where(first) : null,
       exit,
-      more: more.map((d) => ({ message: d.message, fix: d.fix ?? null, location: where(d) })),
+      more: more.map((d) => ({ message: said(d), fix: d.fix ?? null, location: where(d) })),
     };
   }
   if (e instanceof UsageError) {
