@@ -3,8 +3,9 @@
 // trace, no hang, and cache, lock and results as they were (Project.refuses checks all three).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execa, execaSync } from "execa";
+import { readdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { expectCleanFailure, Project } from "./rig.js";
+import { BIN, expectCleanFailure, Project, SUMS_SPECS } from "./rig.js";
 import { REPO } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
 
@@ -248,4 +249,42 @@ describe("a route above 10 requests in flight (issue 25.4)", () => {
     expect(fake.stats.maxOpen).toBeGreaterThan(10); // the listeners really were more than Node's default
     expect(r.stderr).not.toMatch(/MaxListenersExceeded|memory leak/);
   });
+});
+
+function namespacesWork(): boolean {
+  try {
+    return execaSync("unshare", ["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"]).exitCode === 0;
+  } catch {
+    return false;
+  }
+}
+
+// The disk really full (as tests/disk.test.ts does it): a private mount namespace with a small tmpfs on the
+// project's cache/, filled up to `freeKb` of room. Each room size stops the build at another write (the
+// build's lock, a stage's object, the stat cache saved after a failed stage, …).
+describe.runIf(namespacesWork())("a full disk under cache/ (issue 25.4)", () => {
+  let p: Project;
+  beforeAll(() => {
+    p = new Project(SUMS_SPECS);
+  });
+  afterAll(() => p.remove());
+
+  for (const freeKb of [0, 8, 24, 64])
+    it(`with ${freeKb} KiB free: a clear "no space left" (exit 1), no stack, no lock left behind`, async () => {
+      const script = [
+        "mkdir -p cache && mount -t tmpfs -o size=256k tmpfs cache",
+        `(dd if=/dev/zero of=cache/fill bs=1k count=${256 - freeKb} 2>/dev/null || true)`,
+        `node ${BIN} build specs/sums.yaml 2>stderr.txt; echo $? > rc.txt`,
+        "ls -A cache/locks > locks.txt 2>/dev/null || true",
+      ].join(" && ");
+      const r = await execa("unshare", ["-rm", "sh", "-c", script], { cwd: p.dir, reject: false });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const stderr = p.read("stderr.txt");
+      expect(p.read("rc.txt").trim(), stderr).toBe("1");
+      expect(stderr).toMatch(/no space left on (the )?device/i);
+      expectCleanFailure(stderr);
+      expect(p.read("locks.txt").trim(), "a lock without its owner").toBe("");
+      expect(p.exists("medbench.lock")).toBe(false);
+      expect(p.exists("results") ? readdirSync(p.path("results")) : []).toEqual([]);
+    });
 });
