@@ -1,4 +1,5 @@
-// The bounds of the interval procedures (docs/statistics.md, "What `medbench stats` accepts"): work a user can ask for stays finite.
+// The bounds of the interval procedures (docs/statistics.md, "What `medbench stats` accepts"): work a user
+// can ask for stays finite.
 // specs/spec.schema.json states the same maximum for a spec's `resamples`.
 
 /** Resamples of one bootstrap: 50 times the tasks' 2,000. 100,000 resamples of 219 clusters took 4 to 6 s on
