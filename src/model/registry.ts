@@ -46,7 +46,23 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
   for (const file of [resolve(installRoot(), "registry/providers.yaml"), ...extraFiles]) {
     consult(file); // a route's fields are part of the model and judge stages' keys
     // Positions for every mistake: the registry is checked against registry/registry.schema.json.
-    const src = parseSourceDoc(readDocumentBytes(file), file);
+    let bytes: Buffer;
+    try {
+      bytes = readDocumentBytes(file); // a regular file of bounded size: a FIFO would block the build
+    } catch (e) {
+      const d = e instanceof DiagnosticError ? e.diagnostics[0] : undefined;
+      const why =
+        d?.message.match(/^cannot read it \((\w+)\)$/)?.[1] ??
+        (d?.message === "no such file" ? "ENOENT" : null);
+      throw new DiagnosticError([
+        {
+          file,
+          message: `cannot read the route registry (${why ?? d?.message ?? String(e)})`,
+          fix: "check the --registry path",
+        },
+      ]);
+    }
+    const src = parseSourceDoc(bytes, file);
     const nonFinite = nonFiniteNumbers(src);
     if (nonFinite.length) throw new DiagnosticError(nonFinite);
     checkSchema(src.value, () => src, REGISTRY_SCHEMA);
