@@ -139,6 +139,10 @@ export function parseArgs(argv) {
     else if (a === "--dead-after") opts.deadAfter = Number(v());
     else throw new Error(`unknown option ${a}`);
   }
+  for (const k of ["port", "latencyMs", "retryAfter", "hangMs", "variant", "faultAttempts"])
+    if (!Number.isFinite(opts[k]))
+      throw new Error(`--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} takes a number`);
+  if (!(opts.policy in POLICIES)) throw new Error(`unknown policy ${opts.policy}`);
   return opts;
 }
 
@@ -328,7 +332,24 @@ export function startFakeOpenAI(options = {}) {
   });
 }
 
+const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
+    [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema] [--reasoning none|field|think]
+    [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1]
+  KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const s = await startFakeOpenAI(parseArgs(process.argv.slice(2)));
+  const argv = process.argv.slice(2);
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  let opts;
+  try {
+    opts = parseArgs(argv);
+  } catch (e) {
+    console.error(`error: ${e.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const s = await startFakeOpenAI(opts);
   console.log(`fake OpenAI-compatible server on ${s.url}`);
 }

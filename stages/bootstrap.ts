@@ -3,6 +3,7 @@ import { StageError, type StageKind } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";
 import { meanSd } from "../src/stats/mean-sd.js";
+import { MAX_RESAMPLES } from "../src/stats/limits.js";
 import { writeRecords } from "../src/contract/records.js";
 import type { MetricRows, PairedRows, Statistic } from "../tasks/task.js";
 
@@ -156,7 +157,7 @@ export const bootstrap: StageKind = {
   taskPart: "score",
   required: ["resamples", "seed", "rng", "level"],
   params: {
-    resamples: { type: "integer", minimum: 1 },
+    resamples: { type: "integer", minimum: 1, maximum: MAX_RESAMPLES },
     seed: { type: "integer", minimum: 0 },
     rng: RNG,
     level: { type: "number", exclusiveMinimum: 0, exclusiveMaximum: 1, description: "e.g. 0.95" },
@@ -164,7 +165,7 @@ export const bootstrap: StageKind = {
       type: "object",
       required: ["resamples", "seed", "rng"],
       properties: {
-        resamples: { type: "integer", minimum: 1 },
+        resamples: { type: "integer", minimum: 1, maximum: MAX_RESAMPLES },
         seed: { type: "integer", minimum: 0 },
         rng: RNG,
       },

@@ -11,7 +11,7 @@ import {
   readFileSync,
   createHash,
 } from "../src/util/builtins.js";
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
 import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
 import { consult } from "../src/util/consulted.js";
@@ -206,6 +206,10 @@ export const download: StageKind = {
     },
   },
 
+  check(stage) {
+    return pathProblems(stage.params as unknown as Params);
+  },
+
   dataSource(ctx) {
     const w = where(ctx);
     const p = params(ctx);
@@ -256,3 +260,43 @@ export const download: StageKind = {
     return out;
   },
 };
+
+/** Release paths (and the sample's folder) name files below their folder: never absolute, never `..`, so a
+ *  spec cannot make a build hash or read a file elsewhere (`../../etc/hostname`). A sample pin names a
+ *  release file: one that names none would pin nothing. Checked with the spec, before anything runs. */
+function pathProblems(p: Params): { pointer: string; message: string; fix: string }[] {
+  const leaves = (path: string) =>
+    path === "" || isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.split(/[\\/]/).includes("..");
+  const key = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+  const fix = "write the path relative to the release folder, without `..` (e.g. benchmark/items.jsonl)";
+  const out: { pointer: string; message: string; fix: string }[] = [];
+  for (const path of Object.keys(p.files ?? {}))
+    if (leaves(path))
+      out.push({
+        pointer: `/params/files/${key(path)}`,
+        message: `release path ${path} leaves the release`,
+        fix,
+      });
+  if (!p.sample) return out;
+  if (typeof p.sample.dir === "string" && leaves(p.sample.dir))
+    out.push({
+      pointer: "/params/sample/dir",
+      message: `sample dir ${p.sample.dir} leaves the project`,
+      fix: "keep the sample inside the project (e.g. specs/<task>/sample)",
+    });
+  for (const path of Object.keys(p.sample.files ?? {})) {
+    if (leaves(path))
+      out.push({
+        pointer: `/params/sample/files/${key(path)}`,
+        message: `sample path ${path} leaves the sample folder`,
+        fix,
+      });
+    else if (p.files && !p.pins_file && !(path in p.files))
+      out.push({
+        pointer: `/params/sample/files/${key(path)}`,
+        message: `sample path ${path} is not a release file of \`files\``,
+        fix: `pin one of: ${Object.keys(p.files).join(", ")}`,
+      });
+  }
+  return out;
+}

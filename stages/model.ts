@@ -148,7 +148,7 @@ async function runRoute(
       `export ${route.api_key_env}=… (the key is never written to any file)`,
     );
   const secrets = secretValues(loadRoutes(ctx.options.registryFiles).values(), ctx.options.env);
-  const breaker = new RouteBreaker(route.max_failures_in_a_row);
+  const breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
   const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one

@@ -153,6 +153,9 @@ describe("medbench diff", () => {
   it("refuses a revision git does not have", async () => {
     const r = await p.run(["diff", `nope:${SPEC}`, SPEC]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/git has no specs\/sums\.yaml at revision nope/);
+    expect(r.stderr).toMatch(/nope is not a git revision of this project/);
+    const path = await p.run(["diff", `v1:specs/nope.yaml`, SPEC]);
+    expect(path.exitCode).toBe(2);
+    expect(path.stderr).toMatch(/git has no specs\/nope\.yaml at revision v1/);
   });
 });

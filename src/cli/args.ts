@@ -5,12 +5,24 @@ export class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
-/** node:util parseArgs with usage errors as UsageError (exit 2), never a stack trace. */
-export function parse<O extends Options>(argv: string[], options: O) {
+/**
+ * node:util parseArgs with usage errors as UsageError (exit 2), never a stack trace. A flag the command
+ * does not take is refused by name, with the flags it does take (`command` as typed, e.g. "stats ci").
+ */
+export function parse<O extends Options>(argv: string[], options: O, command?: string) {
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    const err = e as Error & { code?: string };
+    const flag = /Unknown option '([^']+)'/.exec(err.message)?.[1];
+    if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && flag && command)
+      throw new UsageError(
+        `${command} does not take ${flag}; its options: ` +
+          Object.entries(options)
+            .map(([k, o]) => (o.short ? `-${o.short}/--${k}` : `--${k}`))
+            .join(", "),
+      );
+    throw new UsageError(err.message);
   }
 }
 

@@ -20,9 +20,18 @@ interface Version {
 async function version(arg: string, root: string): Promise<Version> {
   const m = /^([^:]+):(.+)$/.exec(arg);
   if (m && !existsSync(resolve(root, arg))) {
-    const [, rev, path] = m as unknown as [string, string, string];
+    const [, revName, path] = m as unknown as [string, string, string];
+    const rev = await commitOf(revName, root);
+    if (!rev)
+      throw new DiagnosticError([
+        {
+          file: arg,
+          message: `${revName} is not a git revision of this project (one commit, e.g. HEAD, v1, a hash)`,
+          fix: "name one revision before the colon, e.g. HEAD~1:specs/voice-command.yaml (not a range)",
+        },
+      ]);
     const show = async (p: string): Promise<Buffer | null> => {
-      const r = await execa("git", ["show", `${rev}:./${p}`], {
+      const r = await execa("git", ["cat-file", "blob", `${rev}:./${p}`], {
         cwd: root,
         encoding: "buffer",
         reject: false,
@@ -35,7 +44,7 @@ async function version(arg: string, root: string): Promise<Version> {
       throw new DiagnosticError([
         {
           file: arg,
-          message: `git has no ${path} at revision ${rev}`,
+          message: `git has no ${path} at revision ${revName}`,
           fix: "check the revision (git log) and the path (relative to the project root)",
         },
       ]);
@@ -61,12 +70,26 @@ async function version(arg: string, root: string): Promise<Version> {
   };
 }
 
+/** The commit a revision names (`HEAD`, a tag, a hash), or null: a range (`HEAD..HEAD`) or an option names
+ *  none, and `git show` would print something else than one file. */
+async function commitOf(rev: string, root: string): Promise<string | null> {
+  if (rev.startsWith("-")) return null;
+  const r = await execa("git", ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], {
+    cwd: root,
+    reject: false,
+  });
+  return r.exitCode === 0 && /^[0-9a-f]{40,64}$/.test(r.stdout.trim()) ? r.stdout.trim() : null;
+}
+
+/** The files a spec's stages read (an input `file:`); none when the document is not a spec at all (the
+ *  spec check then says what it is). */
 async function filesOf(src: SourceDoc): Promise<string[]> {
-  const stages =
-    (src.value as { stages?: Record<string, { inputs?: Record<string, { file?: string }> }> }).stages ?? {};
-  return Object.values(stages).flatMap((s) =>
-    Object.values(s.inputs ?? {}).flatMap((i) => (i.file ? [i.file] : [])),
-  );
+  const value = src.value as { stages?: unknown } | null;
+  const stages = value !== null && typeof value === "object" ? value.stages : undefined;
+  if (stages === null || typeof stages !== "object") return [];
+  return Object.values(stages as Record<string, { inputs?: Record<string, { file?: unknown }> } | null>)
+    .flatMap((s) => Object.values(s?.inputs ?? {}))
+    .flatMap((i) => (i && typeof i.file === "string" ? [i.file] : []));
 }
 
 export interface SpecDiff {

@@ -1,7 +1,7 @@
 // medbench: the command line. Commands print results on stdout, progress and errors on stderr.
 // This module only dispatches: each command (src/cli/commands/) owns its help, options and output, and
 // loads what it needs when it runs, so that start-up stays close to Node's own.
-import { DiagnosticError, formatDiagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, formatDiagnostic, type Diagnostic } from "../spec/diagnostic.js";
 import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
 import { compileFix, installRoot, medbenchVersion } from "../util/paths.js";
@@ -54,8 +54,63 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await command.run(rest);
   } catch (e) {
-    return reportError(e);
+    const exit = reportError(e);
+    // `--json`: a CI consumer gets one object to parse on failure too (what, where, how to fix it).
+    if (wantsJson(rest))
+      process.stdout.write(JSON.stringify({ error: errorObject(e, name ?? "", exit) }) + "\n");
+    return exit;
   }
+}
+
+/** Whether `--json` is among the flags (not after `--`, where it would be an argument). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
+}
+
+/** A failure as `--json` prints it: a code, the message, how to fix it, where (file:line:column), exit. */
+export function errorObject(e: unknown, command: string, exit: number) {
+  const where = (d: { file: string; line?: number; column?: number }) =>
+    d.line ? `${d.file}:${d.line}:${d.column ?? 1}` : d.file;
+  if (e instanceof DiagnosticError) {
+    const said = (d: Diagnostic) => (d.key ? `${d.key}: ${d.message}` : d.message);
+    const [first, ...more] = e.diagnostics;
+    return {
+      code: "bad-spec",
+      message: first ? said(first) : e.message,
+      fix: first?.fix ?? null,
+      location: first ? where(first) : null,
+      exit,
+      more: more.map((d) => ({ message: said(d), fix: d.fix ?? null, location: where(d) })),
+    };
+  }
+  if (e instanceof UsageError) {
+    const message = e.message.split("\n\n")[0]!;
+    const fix = `medbench ${command} --help lists its arguments and options`;
+    return { code: "bad-usage", message, fix, location: null, exit };
+  }
+  if (e instanceof BuildFailure)
+    return { code: "build-failed", message: e.message, fix: e.fix ?? null, location: e.stage, exit };
+  const full = diskFull(e);
+  if (full) return { code: "disk-full", message: full.message, fix: full.fix, location: full.path, exit };
+  return {
+    code: "internal",
+    message: e instanceof Error ? e.message : String(e),
+    fix: null,
+    location: null,
+    exit,
+  };
+}
+
+/** A write the disk had no room for (ENOSPC, EDQUOT), wherever it happened: not a bug, a full disk. */
+function diskFull(e: unknown): { message: string; fix: string; path: string | null } | null {
+  const err = e as NodeJS.ErrnoException | null;
+  if (err?.code !== "ENOSPC" && err?.code !== "EDQUOT") return null;
+  return {
+    message: `no space left on the device (${err.code}${err.path ? ` writing ${err.path}` : ""})`,
+    fix: "free some disk space and run again (what was built before is kept)",
+    path: err.path ?? null,
+  };
 }
 
 /** A user mistake is one clear message (exit 2); a failed build says that nothing was recorded (exit 1). */
@@ -76,6 +131,11 @@ function reportError(e: unknown): number {
       `${c.red("error:")} ${where}${e.message}\n${e.fix ? `  fix: ${e.fix}\n` : ""}` +
         "nothing was recorded: medbench.lock and earlier results are as they were\n",
     );
+    return 1;
+  }
+  const full = diskFull(e);
+  if (full) {
+    process.stderr.write(`${c.red("error:")} ${full.message}\n  fix: ${full.fix}\n`);
     return 1;
   }
   const missing = missingCompiled(e);

@@ -2,12 +2,14 @@
 import { existsSync, statSync } from "../util/builtins.js";
 import { join } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
-import { openProject } from "../runner/project.js";
+import { openProject, type Project } from "../runner/project.js";
 import type { Json } from "../util/json.js";
 import { intOption, UsageError } from "./args.js";
 import { usageError, type Command } from "./command.js";
 
-export const BUILD_OPTIONS = {
+/** Every option of the commands that open a project, once: each command takes the ones it uses
+ *  (`optionsOf`), and any other is refused by name (args.ts `parse`), never accepted and ignored. */
+const OPTIONS = {
   model: { type: "string" },
   judge: { type: "string", multiple: true },
   registry: { type: "string", multiple: true },
@@ -19,11 +21,34 @@ export const BUILD_OPTIONS = {
   refresh: { type: "string", multiple: true },
   "trust-changed": { type: "boolean" },
   frozen: { type: "boolean" },
+  rekey: { type: "boolean" },
+  shard: { type: "string" },
+  live: { type: "boolean" },
+  output: { type: "string", short: "o" },
   project: { type: "string" },
   cache: { type: "string" },
   json: { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
 } as const;
+
+type OptionName = keyof typeof OPTIONS;
+
+/** The options of one command, from the one table. */
+export function optionsOf<K extends OptionName>(...names: K[]): Pick<typeof OPTIONS, K> {
+  return Object.fromEntries(names.map((n) => [n, OPTIONS[n]])) as Pick<typeof OPTIONS, K>;
+}
+
+/** What a spec's build variables are chosen with (build and status). */
+export const VARIABLE_OPTIONS = [
+  "model",
+  "judge",
+  "registry",
+  "data-dir",
+  "subset",
+  "limit",
+  "configurations",
+  "var",
+] as const;
 
 export function oneSpec(positionals: string[], command: Command, name: string): string {
   if (positionals.length !== 1) throw usageError(command, `${name} takes one spec file`);
@@ -37,7 +62,7 @@ export function buildOptions(values: Record<string, unknown>): {
   opts: BuildOptions;
   vars: Record<string, Json>;
 } {
-  const project = openProject(projectDir(values.project), values.cache as string | undefined);
+  const project = projectOf(values);
   const limit = values.limit === undefined ? null : intOption(values.limit as string, "limit", 0);
   if (limit !== null && limit < 1) throw new UsageError("--limit takes a positive whole number");
   const vars: Record<string, Json> = {};
@@ -51,6 +76,8 @@ export function buildOptions(values: Record<string, unknown>): {
     vars[m[1]!] = varValue(m[2]!);
   }
   if (values.configurations !== undefined) vars.configurations = listOption(values, "configurations");
+  if (values["data-dir"] === "")
+    throw new UsageError('--data-dir "" names no folder: name the release folder, or leave the option out');
   const dataDir = (values["data-dir"] as string | undefined) ?? process.env.MEDBENCH_DATA_DIR;
   return {
     vars,
@@ -102,4 +129,17 @@ function varValue(raw: string): Json {
   if (raw === "true" || raw === "false") return raw === "true";
   if (raw === "null") return null;
   return raw;
+}
+
+/** `--project` and `--cache`: a cache that exists is a folder (`--cache medbench.lock` would be written
+ *  into). */
+export function projectOf(values: Record<string, unknown>): Project {
+  const project = openProject(projectDir(values.project), values.cache as string | undefined);
+  if (values.cache === "") throw new UsageError('--cache "" names no folder: name the cache folder');
+  if (existsSync(project.cacheDir) && !statSync(project.cacheDir).isDirectory())
+    throw new UsageError(
+      `--cache ${String(values.cache ?? "cache")}: ${project.cacheDir} is a file, not a folder ` +
+        "(name a cache folder, e.g. --cache cache)",
+    );
+  return project;
 }

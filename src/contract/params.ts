@@ -68,6 +68,8 @@ export function checkValue(v: Json, d: ParamDecl, at = ""): ParamProblem[] {
         fix: `use one of: ${d.enum.map((e) => show(e)).join(", ")}`,
       },
     ];
+  if (typeof v === "number" && !Number.isFinite(v))
+    return [{ pointer: at, message: `${v} is not a finite number`, fix: fixFor(d) }];
   if (typeof v === "number") {
     const bad =
       (d.minimum !== undefined && v < d.minimum) ||

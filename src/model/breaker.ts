@@ -4,6 +4,7 @@
 // A route that stalls on some of its requests (a third hang, the rest answer) never fails N in a row, yet
 // costs a deadline per stalled request: timeouts are counted apart, and when N of them have happened and
 // they are at least a fifth of the requests finished, the route is stalled and stops the same way.
+import { defaultMaxListeners, setMaxListeners } from "node:events";
 import type { CallOutcome } from "./client.js";
 
 export class RouteBreaker {
@@ -15,7 +16,18 @@ export class RouteBreaker {
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
 
-  constructor(private readonly limit: number) {}
+  /**
+   * `concurrency`: the route's requests in flight. Each holds one "abort" listener on `signal` while it is
+   * sent or waits to retry, and removes it when it settles (src/model/http.ts, client.ts), so the signal has
+   * at most `concurrency` listeners by construction, not a leak. Node warns past 10 listeners ("possible
+   * memory leak"); the limit is that bound, so that a real leak past it would still be reported.
+   */
+  constructor(
+    private readonly limit: number,
+    concurrency = 1,
+  ) {
+    setMaxListeners(Math.max(defaultMaxListeners, concurrency), this.signal);
+  }
 
   get tripped(): boolean {
     return this.signal.aborted;

@@ -1,8 +1,13 @@
 // Model routes: registry/providers.yaml, plus any --registry files (later files override earlier routes).
-import { readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
-import { DiagnosticError } from "../spec/diagnostic.js";
-import { diagnosticAt, parseSourceDoc, type SourceDoc } from "../spec/document.js";
+import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import {
+  diagnosticAt,
+  nonFiniteNumbers,
+  parseSourceDoc,
+  readDocumentBytes,
+  type SourceDoc,
+} from "../spec/document.js";
 import { REDACTED, urlUserinfo } from "./redact.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
@@ -41,22 +46,30 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
   const routes = new Map<string, Route>();
   for (const file of [resolve(installRoot(), "registry/providers.yaml"), ...extraFiles]) {
     consult(file); // a route's fields are part of the model and judge stages' keys
+    // Positions for every mistake: the registry is checked against registry/registry.schema.json.
     let bytes: Buffer;
     try {
-      bytes = readFileSync(file);
+      bytes = readDocumentBytes(file); // a regular file of bounded size: a FIFO would block the build
     } catch (e) {
+      const d = e instanceof DiagnosticError ? e.diagnostics[0] : undefined;
+      const why =
+        d?.message.match(/^cannot read it \((\w+)\)$/)?.[1] ??
+        (d?.message === "no such file" ? "ENOENT" : null);
       throw new DiagnosticError([
         {
           file,
-          message: `cannot read the route registry (${(e as NodeJS.ErrnoException).code})`,
+          message: `cannot read the route registry (${why ?? d?.message ?? String(e)})`,
           fix: "check the --registry path",
         },
       ]);
     }
-    // Positions for every mistake: the registry is checked against registry/registry.schema.json.
     const src = parseSourceDoc(bytes, file);
+    const nonFinite = nonFiniteNumbers(src);
+    if (nonFinite.length) throw new DiagnosticError(nonFinite);
     checkSchema(src.value, () => src, REGISTRY_SCHEMA);
     const value = src.value as { routes: Record<string, Partial<Route>> };
+    const badUrls = baseUrlDiagnostics(src, value.routes);
+    if (badUrls.length) throw new DiagnosticError(badUrls);
     for (const [name, r] of Object.entries(value.routes)) {
       if (!r?.base_url) continue; // the schema requires it
       refuseUserinfo(src, name, r.base_url);
@@ -109,4 +122,29 @@ export function splitModel(model: string): { route: string; model: string } {
       },
     ]);
   return { route: model.slice(0, i), model: model.slice(i + 1) };
+}
+
+/** Every route's base_url is an http(s) URL with a host, checked where it is written (`http://` or one with
+ *  spaces would otherwise fail at the first request, or in the middle of `verify --live`). */
+function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route>>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [name, r] of Object.entries(routes)) {
+    if (typeof r?.base_url !== "string") continue; // the schema requires it
+    let url: URL | null = null;
+    try {
+      url = new URL(r.base_url);
+    } catch {
+      /* refused below */
+    }
+    if (url && (url.protocol === "http:" || url.protocol === "https:") && url.hostname) continue;
+    out.push(
+      diagnosticAt(
+        src,
+        `/routes/${name.replace(/~/g, "~0").replace(/\//g, "~1")}/base_url`,
+        `route ${name}: base_url ${JSON.stringify(r.base_url)} is not an http(s) URL with a host`,
+        "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
+      ),
+    );
+  }
+  return out;
 }

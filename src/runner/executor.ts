@@ -169,7 +169,8 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
   const name = sha256Hex(
     `${specKey}\n${variableSet}\n${opts.shard ? `${opts.shard.index}/${opts.shard.count}` : ""}`,
   );
-  const release = await acquireFileLock(join(opts.project.cacheDir, "locks", `${name}.lck`), {
+  const lockFile = join(opts.project.cacheDir, "locks", `${name}.lck`);
+  const release = await acquireFileLock(lockFile, {
     staleMs: 120_000,
     heartbeatMs: 10_000,
     onWait: (owner) =>
@@ -179,6 +180,8 @@ export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promis
           `waiting for another build of ${specKey} with the same variables (${owner}) to finish; ` +
           "it will then reuse that build's replies",
       }),
+  }).catch((e: unknown) => {
+    throw writeFailure(e, projectPath(opts.project, lockFile), "lock");
   });
   try {
     return await buildLocked(rt, opts, emit);

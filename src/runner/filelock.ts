@@ -40,9 +40,13 @@ export async function acquireFileLock(lockPath: string, o: FileLockOptions): Pro
       const fd = openSync(lockPath, "wx");
       try {
         writeSync(fd, me);
-      } finally {
+      } catch (e) {
+        // A lock without its owner (the disk filled up) would make the next build wait for nobody.
         closeSync(fd);
+        rmSync(lockPath, { force: true });
+        throw e;
       }
+      closeSync(fd);
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;

@@ -64,7 +64,14 @@ export class StatCache {
   save(): void {
     if (!this.dirty) return;
     const sorted = Object.fromEntries(Object.entries(this.entries).sort(([a], [b]) => (a < b ? -1 : 1)));
-    writeFileAtomic(this.file, sealed(JSON.stringify({ version: VERSION, entries: sorted })), this.tmpDir);
-    this.dirty = false;
+    try {
+      writeFileAtomic(this.file, sealed(JSON.stringify({ version: VERSION, entries: sorted })), this.tmpDir);
+      this.dirty = false;
+    } catch (e) {
+      // Only a shortcut: a full or read-only disk costs the next build a re-read of the files, not this
+      // build.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (!["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM"].includes(code ?? "")) throw e;
+    }
   }
 }

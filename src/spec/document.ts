@@ -1,8 +1,8 @@
 // Reads a YAML or JSON document (YAML 1.2 is a superset of JSON) keeping source positions,
 // so that every later error can point at file:line:column, and integer/float as written.
-import { readFileSync } from "../util/builtins.js";
+import { readFileSync, statSync } from "../util/builtins.js";
 import type { Document, LineCounter, Node } from "yaml";
-import { fail, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, fail, type Diagnostic } from "./diagnostic.js";
 import type { PyValue } from "../hash/pyjson.js";
 import { isPyJson, setMember } from "../util/python-json.js";
 
@@ -27,11 +27,33 @@ export interface SourceDoc {
   json: boolean; // Python's json reads the text: NaN, Infinity and -Infinity are then numbers
 }
 
+/** A spec, registry or task document is a few hundred KB: a larger file is a mistake (or a hostile one). */
+export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
+
 export function readSourceDoc(file: string, displayName = file): SourceDoc {
-  let bytes: Buffer;
+  return parseSourceDoc(readDocumentBytes(file, displayName), displayName);
+}
+
+/** A document's bytes: a regular file of at most MAX_DOCUMENT_BYTES, else a diagnostic naming it. */
+export function readDocumentBytes(file: string, displayName = file): Buffer {
   try {
-    bytes = readFileSync(file);
+    // A FIFO or a device (`hash /dev/zero`) would block or never end: only a regular file is read.
+    const st = statSync(file);
+    if (!st.isFile())
+      fail({
+        file: displayName,
+        message: `not a regular file (${st.isDirectory() ? "a folder" : "a pipe, socket or device"})`,
+        fix: "name a spec or task document file",
+      });
+    if (st.size > MAX_DOCUMENT_BYTES)
+      fail({
+        file: displayName,
+        message: `${st.size} bytes: larger than a spec or task document can be (${MAX_DOCUMENT_BYTES} bytes)`,
+        fix: "name a spec or task document file",
+      });
+    return readFileSync(file);
   } catch (e) {
+    if (e instanceof DiagnosticError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     fail({
       file: displayName,
@@ -39,7 +61,6 @@ export function readSourceDoc(file: string, displayName = file): SourceDoc {
       fix: "check the path",
     });
   }
-  return parseSourceDoc(bytes, displayName);
 }
 
 export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
@@ -93,6 +114,18 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "remove or rename the repeated key",
     });
   }
+  const tagged = firstUnknownTag(doc.contents);
+  if (tagged) {
+    const { line, col } = lines.linePos(tagged.range![0]);
+    fail({
+      file,
+      line,
+      column: col,
+      sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, ""),
+      message: `the YAML tag ${tagged.tag!.replace(/^tag:yaml\.org,2002:/, "!!")} is not one medbench reads`,
+      fix: "remove the tag: write the plain value (only !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
+    });
+  }
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });
@@ -107,6 +140,48 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
   }
   const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
   return { file, text, doc, lines, value, json };
+}
+
+/** YAML 1.2's core tags: a value means what it reads. Any other (`!!js/function`, `!!binary`, `!!set`,
+ *  a local `!foo`) would be read silently as something else (a string, a Buffer, a Set). */
+const CORE_TAGS = new Set(
+  ["str", "int", "float", "bool", "null", "map", "seq"].map((t) => `tag:yaml.org,2002:${t}`),
+);
+
+/** The first node, key or value, with a tag outside YAML 1.2's core schema (depth-first, in order). */
+function firstUnknownTag(root: unknown): Node | null {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop() as Node | null | undefined;
+    if (!node || typeof node !== "object") continue;
+    if (node.tag && !CORE_TAGS.has(node.tag)) return node;
+    if (isMap(node))
+      for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i]!.value, node.items[i]!.key);
+    else if (isSeq(node)) for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i]);
+  }
+  return null;
+}
+
+/**
+ * Every number that is not finite (`.nan`, `.inf`, 1e999), as diagnostics at its place: a level, a
+ * temperature or a count that is NaN compares false with every bound, so no range check would refuse it.
+ */
+export function nonFiniteNumbers(src: SourceDoc): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const stack: unknown[] = [src.doc.contents];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isScalar(node) && typeof node.value === "number" && !Number.isFinite(node.value))
+      out.push({
+        file: src.file,
+        ...positionOf(src, node as Node),
+        message: `${(node.source ?? String(node.value)).trim()} is not a finite number`,
+        fix: "write a finite number (a spec or registry holds no NaN or infinity)",
+      });
+    else if (isMap(node)) for (const pair of node.items) stack.push(pair.value);
+    else if (isSeq(node)) for (const item of node.items) stack.push(item);
+  }
+  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
 
 /** The first key that repeats an earlier key of the same mapping (depth-first, in document order). */

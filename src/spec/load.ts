@@ -1,7 +1,15 @@
 // Loads a spec file: parse with positions, validate against specs/spec.schema.json, resolve references.
 import { existsSync, readFileSync, rmSync } from "../util/builtins.js";
 import { isAbsolute, join } from "node:path";
-import { diagnosticAt, parseSourceDoc, pyValueAt, readSourceDoc, type SourceDoc } from "./document.js";
+import {
+  diagnosticAt,
+  nonFiniteNumbers,
+  parseSourceDoc,
+  pyValueAt,
+  readDocumentBytes,
+  readSourceDoc,
+  type SourceDoc,
+} from "./document.js";
 import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
 import { HASH_RECIPE, specHash } from "./hash.js";
 import { sha256Hex } from "../hash/sha256.js";
@@ -129,7 +137,7 @@ export function loadSpec(
   if (!parsedCache) return loadSpecFromSource(readSourceDoc(path, displayName), variables);
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    bytes = readDocumentBytes(path, displayName);
   } catch {
     return loadSpecFromSource(readSourceDoc(path, displayName), variables);
   }
@@ -163,6 +171,8 @@ export function rememberParsedSpec(spec: SpecFile, path: string, parsedCache: st
 }
 
 export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Json> = {}): SpecFile {
+  const nonFinite = nonFiniteNumbers(src);
+  if (nonFinite.length) throw new DiagnosticError(nonFinite);
   checkSchema(src.value, () => src, SPEC_SCHEMA);
   return loadSpecFrom({
     source: () => src,

@@ -7,7 +7,7 @@ import { metricEntries } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
 import type { Command } from "../command.js";
-import { BUILD_OPTIONS, buildOptions, oneSpec } from "../options.js";
+import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
 
 export const command: Command = {
   synopsis: "build SPEC",
@@ -34,13 +34,22 @@ export const command: Command = {
   run,
 };
 
+const OPTIONS = optionsOf(
+  ...VARIABLE_OPTIONS,
+  "refresh",
+  "trust-changed",
+  "frozen",
+  "rekey",
+  "shard",
+  "project",
+  "cache",
+  "json",
+  "quiet",
+);
+
 async function run(argv: string[]): Promise<number> {
   const startedMs = Date.now();
-  const { values, positionals } = parse(argv, {
-    ...BUILD_OPTIONS,
-    shard: { type: "string" },
-    rekey: { type: "boolean" },
-  });
+  const { values, positionals } = parse(argv, OPTIONS, "build");
   const specPath = oneSpec(positionals, command, "build");
   const { opts, vars } = buildOptions(values);
   const logger: Logger = values.json

@@ -1,8 +1,7 @@
 // medbench cache status|push|pull|gc: the local cache and the shared remote (MEDBENCH_REMOTE) side by side.
 import { parse, intOption, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
-import { openProject } from "../../runner/project.js";
-import { projectDir } from "../options.js";
+import { projectOf } from "../options.js";
 
 export const command: Command = {
   synopsis: "cache status|push|pull|gc",
@@ -37,7 +36,7 @@ const OPTIONS = {
 } as const;
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, OPTIONS);
+  const { values, positionals } = parse(argv, OPTIONS, "cache");
   const [action, ...extra] = positionals;
   if (!action || extra.length > 0 || !["status", "push", "pull", "gc"].includes(action))
     throw usageError(command, action ? `unknown cache action ${JSON.stringify(action)}` : "name an action");
@@ -47,7 +46,7 @@ async function run(argv: string[]): Promise<number> {
     );
   const keepRecent = intOption(values["keep-recent"], "keep-recent", 60);
   if (keepRecent < 0) throw new UsageError("--keep-recent takes a number of minutes, 0 or more");
-  const project = openProject(projectDir(values.project), values.cache);
+  const project = projectOf(values);
   const view = await import("../cache-view.js");
   switch (action) {
     case "status":

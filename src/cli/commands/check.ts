@@ -18,7 +18,11 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" }, project: { type: "string" } });
+  const { values, positionals } = parse(
+    argv,
+    { json: { type: "boolean" }, project: { type: "string" } },
+    "check",
+  );
   if (positionals.length !== 1) throw usageError(command, "check takes one spec file");
   const { loadRuntime } = await import("../runtime.js");
   const { declaredCheck } = await import("../../check/declare.js");

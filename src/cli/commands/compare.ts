@@ -41,7 +41,11 @@ async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
 
 /** compare, and compare-voice-command (the same for one task, named as its document names it). */
 export async function runCompare(argv: string[], cmd: Command, slug?: string): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" }, project: { type: "string" } });
+  const { values, positionals } = parse(
+    argv,
+    { json: { type: "boolean" }, project: { type: "string" } },
+    cmd.synopsis.split(" ")[0],
+  );
   if (positionals.length !== 2)
     throw usageError(cmd, `${cmd.synopsis.split(" ")[0]} takes two result directories`);
   const [dirA, dirB] = positionals as [string, string];

@@ -7,14 +7,18 @@ import { projectDir } from "../options.js";
 export const command: Command = {
   synopsis: "diff A B",
   summary: "two versions of a spec (files or REV:path): hashes, changed fields, invalidated stages",
-  help: `usage: medbench diff A B [--json]
+  help: `usage: medbench diff A B [--project DIR] [--json]
 
   A and B are spec files or git revisions as REV:path (e.g. v1:specs/voice-command.yaml).`,
   run,
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" }, project: { type: "string" } });
+  const { values, positionals } = parse(
+    argv,
+    { json: { type: "boolean" }, project: { type: "string" } },
+    "diff",
+  );
   if (positionals.length !== 2) throw usageError(command, "diff takes two specs");
   const { diffSpecs } = await import("../diff.js");
   const d = await diffSpecs({

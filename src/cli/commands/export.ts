@@ -4,19 +4,19 @@ import { join } from "node:path";
 import { parse } from "../args.js";
 import { BUNDLE_OUTPUT, checkOutput } from "../output.js";
 import { usageError, type Command } from "../command.js";
-import { BUILD_OPTIONS, buildOptions } from "../options.js";
+import { buildOptions, optionsOf } from "../options.js";
 
 export const command: Command = {
   synopsis: "export RESULT -o F.tar.gz",
   summary: "pack a result with its spec, records and outputs (no data, no secret)",
-  help: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR] [--json]
+  help: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR] [--cache DIR] [--json]
 
   RESULT is a results directory of a full build of this project (e.g. results/<slug>/<model>).`,
   run,
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, output: { type: "string", short: "o" } });
+  const { values, positionals } = parse(argv, optionsOf("output", "project", "cache", "json"), "export");
   if (positionals.length !== 1 || !values.output)
     throw usageError(command, "export takes a result directory and -o FILE.tar.gz");
   const { opts } = buildOptions(values);

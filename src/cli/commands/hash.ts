@@ -13,7 +13,7 @@ export const command: Command = {
 
 async function run(argv: string[]): Promise<number> {
   const { hashDocument } = await import("../../spec/load.js");
-  const { values, positionals } = parse(argv, { json: { type: "boolean" } });
+  const { values, positionals } = parse(argv, { json: { type: "boolean" } }, "hash");
   if (positionals.length !== 1) throw usageError(command, "hash takes one file");
   const { specHash, published } = hashDocument(positionals[0]!);
   if (values.json)

@@ -15,11 +15,15 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    output: { type: "string", short: "o" },
-    project: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      output: { type: "string", short: "o" },
+      project: { type: "string" },
+      json: { type: "boolean" },
+    },
+    "report",
+  );
   if (!values.output) throw usageError(command, "report needs -o FILE.html");
   const root = projectDir(values.project);
   checkOutput(values.output, resolve(root, values.output), REPORT_OUTPUT, root);

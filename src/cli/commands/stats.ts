@@ -16,22 +16,28 @@ export const command: Command = {
   run,
 };
 
+const COMMON = {
+  value: { type: "string" },
+  cluster: { type: "string" },
+  resamples: { type: "string" },
+  seed: { type: "string" },
+  rng: { type: "string" },
+  level: { type: "string" },
+  json: { type: "boolean" }, // the output is one JSON object either way
+} as const;
+
+/** Each subcommand's own flags: `stats ci --a` is refused, not ignored. */
+const OPTIONS = {
+  ci: { input: { type: "string" }, ...COMMON },
+  paired: { a: { type: "string" }, b: { type: "string" }, id: { type: "string" }, ...COMMON },
+} as const;
+
 async function run(argv: string[]): Promise<number> {
   const { statsCi, statsPaired } = await import("../stats.js");
+  const { MAX_RESAMPLES } = await import("../../stats/limits.js");
   const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, {
-    input: { type: "string" },
-    a: { type: "string" },
-    b: { type: "string" },
-    value: { type: "string" },
-    id: { type: "string" },
-    cluster: { type: "string" },
-    resamples: { type: "string" },
-    seed: { type: "string" },
-    rng: { type: "string" },
-    level: { type: "string" },
-    json: { type: "boolean" }, // the output is one JSON object either way
-  });
+  if (sub !== "ci" && sub !== "paired") throw usageError(command, "stats takes ci or paired");
+  const { values, positionals } = parse(rest, OPTIONS[sub] as typeof OPTIONS.paired, `stats ${sub}`);
   if (positionals.length) throw usageError(command, `unexpected argument ${positionals[0]}`);
   const need = (k: string) => {
     const v = values[k as keyof typeof values];
@@ -51,12 +57,17 @@ async function run(argv: string[]): Promise<number> {
     value: need("value"),
     cluster: values.cluster,
   };
-  if (args.resamples < 1) throw new UsageError("--resamples must be at least 1");
-  if (args.seed < 0) throw new UsageError("--seed must be 0 or more");
-  let out: object;
-  if (sub === "ci") out = statsCi(need("input"), args);
-  else if (sub === "paired") out = statsPaired({ a: need("a"), b: need("b"), id: need("id") }, args);
-  else throw usageError(command, "stats takes ci or paired");
+  if (args.resamples < 1 || args.resamples > MAX_RESAMPLES)
+    throw new UsageError(
+      `--resamples ${args.resamples}: give 1 to ${MAX_RESAMPLES.toLocaleString("en")} ` +
+        "(the documented maximum, docs/statistics.md)",
+    );
+  if (args.seed < 0 || !Number.isSafeInteger(args.seed))
+    throw new UsageError("--seed must be a whole number from 0 to 2^53 - 1");
+  const out =
+    sub === "ci"
+      ? statsCi(need("input"), args)
+      : statsPaired({ a: need("a"), b: need("b"), id: need("id") }, args);
   process.stdout.write(JSON.stringify(out) + "\n");
   return 0;
 }

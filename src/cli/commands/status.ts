@@ -2,17 +2,24 @@
 import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import type { Command } from "../command.js";
-import { BUILD_OPTIONS, buildOptions, oneSpec } from "../options.js";
+import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
 
 export const command: Command = {
   synopsis: "status SPEC",
   summary: "every stage: fresh, stale (and why) or never built",
-  help: `usage: medbench status SPEC [--model ROUTE/MODEL] [--data-dir DIR] [--project DIR] [--json]`,
+  help: `usage: medbench status SPEC [options]
+
+  Takes the build options that choose what is built (--model, --judge, --registry, --data-dir, --subset,
+  --limit, --configurations, --var) and --project, --cache, --json; it builds and sends nothing.`,
   run,
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, BUILD_OPTIONS);
+  const { values, positionals } = parse(
+    argv,
+    optionsOf(...VARIABLE_OPTIONS, "project", "cache", "json"),
+    "status",
+  );
   const { opts, vars } = buildOptions(values);
   const { loadRuntime } = await import("../runtime.js");
   const { stageStates } = await import("../../runner/status.js");

@@ -2,13 +2,14 @@
 import { ConsoleLogger, JsonLogger, paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
-import { BUILD_OPTIONS, buildOptions } from "../options.js";
+import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport } from "../../bundle/verify.js";
 
 export const command: Command = {
   synopsis: "verify BUNDLE|DIR [--live]",
   summary: "check a published result by replaying it (and, live, by re-sending it)",
-  help: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--json]
+  help: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--project DIR]
+    [--cache DIR] [--json]
 
   Checks, in order: the bundled spec hashes to the recorded spec_hash (and how a local spec of the same
   task differs); every output matches its recorded hash; with --data-dir, the release matches the pins;
@@ -22,7 +23,11 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...BUILD_OPTIONS, live: { type: "boolean" } });
+  const { values, positionals } = parse(
+    argv,
+    optionsOf("data-dir", "live", "registry", "project", "cache", "json"),
+    "verify",
+  );
   if (positionals.length !== 1) throw usageError(command, "verify takes one bundle");
   const { opts } = buildOptions(values);
   const { verifyBundle } = await import("../../bundle/verify.js");
