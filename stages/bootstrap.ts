@@ -153,7 +153,8 @@ export const bootstrap: StageKind = {
   },
   outputs: { metrics: "result", units: "units" },
   // It evaluates the task's metric statistics: the task's code is part of its key, as for score.
-  taskPart: "score",
+  // The task's statistics, when it has any (`mean` is the kind's own).
+  taskParts: (_params, task) => (task.statistics ? ["statistics"] : []),
   required: ["resamples", "seed", "rng", "level"],
   params: {
     resamples: { type: "integer", minimum: 1 },
