@@ -4,8 +4,6 @@ import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
 
 export const command: Command = {
-  synopsis: "diff A B",
-  summary: "two versions of a spec (files or REV:path): hashes, changed fields, invalidated stages",
   help: `usage: medbench diff A B [--json]
 
   A and B are spec files or git revisions as REV:path (e.g. v1:specs/voice-command.yaml).`,

@@ -5,8 +5,6 @@ import type { Command } from "../command.js";
 import { BUILD_OPTIONS, buildOptions, oneSpec } from "../options.js";
 
 export const command: Command = {
-  synopsis: "status SPEC",
-  summary: "every stage: fresh, stale (and why) or never built",
   help: `usage: medbench status SPEC [--model ROUTE/MODEL] [--data-dir DIR] [--project DIR] [--json]`,
   run,
 };
