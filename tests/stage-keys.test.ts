@@ -88,3 +88,47 @@ describe("an infrastructure package bumped", () => {
     );
   });
 });
+
+describe("verify names the code a replay ran that the bundle's records do not", () => {
+  let install: Install;
+  let p: Project;
+  beforeAll(async () => {
+    install = new Install();
+    p = new Project(SUMS_SPECS);
+    await p.buildSpec("specs/sums.yaml", [], {}, install.bin);
+    const r = await p.run(
+      ["export", "results/fixture-sums/medbench_calculator", "-o", "b.tar.gz"],
+      {},
+      install.bin,
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+  });
+  afterAll(() => {
+    install.remove();
+    p.remove();
+  });
+
+  it("the same code: said so", async () => {
+    const r = await p.run(["verify", "b.tar.gz"], {}, install.bin);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /replayed with this medbench's code \(medbench [^)]+\), for every replayed stage the code the bundle's records name/,
+    );
+  });
+
+  it("an edited parser: the parse stage's line names the file", async () => {
+    install.edit("tests/fixtures/sums/task/parser.ts", (t) => `${t}\n// an edit that parses the same\n`);
+    await install.compile();
+    const r = await p.run(["verify", "b.tar.gz", "--json"], {}, install.bin);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.code_differences).toEqual([
+      { stage: "parse", changes: ["code changed: tests/fixtures/sums/task/parser.ts"] },
+    ]);
+    const text = await p.run(["verify", "b.tar.gz"], {}, install.bin);
+    expect(text.stdout).toContain(
+      "which differs from the code the bundle's records name, per replayed stage:",
+    );
+    expect(text.stdout).toContain("parse: code changed: tests/fixtures/sums/task/parser.ts");
+  });
+});
