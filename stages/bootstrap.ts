@@ -152,8 +152,8 @@ export const bootstrap: StageKind = {
     release: { release: true, optional: true },
   },
   outputs: { metrics: "result", units: "units" },
-  // It evaluates the task's metric statistics: the task's code is part of its key, as for score.
-  // The task's statistics, when it has any (`mean` is the kind's own).
+  // It evaluates the task's metric statistics, when it has any (`mean` is the kind's own): their part's
+  // code is in its key.
   taskParts: (_params, task) => (task.statistics ? ["statistics"] : []),
   required: ["resamples", "seed", "rng", "level"],
   params: {

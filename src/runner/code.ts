@@ -1,6 +1,7 @@
-// The code identity of a stage: the compiled modules it runs (following their imports), every file of its
-// task's folder, and the exact version of each package that code imports. The compiled code is what runs,
-// so it is what is hashed; checkCompiled() makes sure it was compiled from the sources beside it.
+// The code identity of a stage: the compiled modules it runs (following their imports, stopping at the
+// runner's infrastructure), and the exact version of each package that code imports; which modules a stage
+// starts from is src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
+// checkCompiled() makes sure it was compiled from the sources beside it.
 import { existsSync, readFileSync, readdirSync } from "../util/builtins.js";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
