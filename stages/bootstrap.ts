@@ -153,8 +153,9 @@ export const bootstrap: StageKind = {
     release: { release: true, optional: true },
   },
   outputs: { metrics: "result", units: "units" },
-  // It evaluates the task's metric statistics: the task's code is part of its key, as for score.
-  taskPart: "score",
+  // It evaluates the task's metric statistics, when it has any (`mean` is the kind's own): their part's
+  // code is in its key.
+  taskParts: (_params, task) => (task.statistics ? ["statistics"] : []),
   required: ["resamples", "seed", "rng", "level"],
   params: {
     resamples: { type: "integer", minimum: 1, maximum: MAX_RESAMPLES },

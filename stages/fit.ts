@@ -2,7 +2,7 @@
 // its release, parameters and seed. For any other model it records that there is nothing to fit, so one spec
 // serves every model: the model stage reads `fitted` only for a baseline that learns.
 import type { StageKind } from "../src/runner/stage.js";
-import { builtinBaseline } from "./model.js";
+import { builtinBaseline, builtinParts } from "./baseline.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { releaseFiles } from "./release.js";
 
@@ -22,7 +22,7 @@ export const fit: StageKind = {
     baseline: { type: "object", description: "the baseline's parameters (as the model stage's)" },
   },
   required: ["model"],
-  taskPart: "baselines",
+  taskParts: (params) => builtinParts(params),
   async run(ctx) {
     const p = ctx.params as unknown as Params;
     const baseline = p.model.startsWith("medbench/") ? builtinBaseline(ctx.task, p.model) : undefined;

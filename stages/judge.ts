@@ -56,7 +56,13 @@ export const judge: StageKind = {
     max_tokens: GENERATION_PARAMS.max_tokens,
     temperature: GENERATION_PARAMS.temperature,
   },
-  taskPart: "judge",
+  // A built-in judge (route medbench) is a task baseline: its code is then in the key too.
+  taskParts: (params) => [
+    "judge",
+    ...judgesOf(params)
+      .filter((j) => j.startsWith("medbench/"))
+      .map((j) => `baseline ${j}` as const),
+  ],
   check(stage, _task, env) {
     return env ? routeProblems(judgeList(stage.params), "/params/judges", env) : [];
   },

@@ -13,10 +13,11 @@ import type { TaskRequest } from "../tasks/task.js";
 import { writeRecordsFile, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
 import { inputRecords } from "./records-io.js";
 import { releaseFiles } from "./release.js";
+import { builtinBaseline, builtinParts } from "./baseline.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
 import { checkValue } from "../src/contract/params.js";
 import type { CheckEnv, StageProblem, StageShape } from "../src/runner/stage.js";
-import type { Baseline, TaskModule } from "../tasks/task.js";
+import type { TaskModule } from "../tasks/task.js";
 
 export type { ReplyRecord } from "../src/contract/records.js";
 
@@ -250,17 +251,6 @@ async function runRoute(
   return { replies, sample, retries };
 }
 
-/** The task's built-in model of this name (route `medbench`), or a refusal that lists them. */
-export function builtinBaseline(task: TaskModule, model: string): Baseline {
-  const baseline = task.baselines[model];
-  if (!baseline)
-    throw new StageError(
-      `no built-in model ${model} for this task`,
-      `use one of: ${Object.keys(task.baselines).join(", ")}, or a route of the registry`,
-    );
-  return baseline;
-}
-
 /**
  * Calls one model (a route's or a built-in baseline) on every request; shared by the model and judge stages.
  */
@@ -473,7 +463,8 @@ export const modelStage: StageKind = {
   outputs: { replies: "replies", audit: "audit" },
   params: MODEL_PARAMS,
   required: ["model"],
-  taskPart: "baselines",
+  // Task code only for a built-in model (route medbench), and then that baseline's alone.
+  taskParts: (params) => builtinParts(params),
   async identify(ctx) {
     return routeIdentity(ctx, String((ctx.params as { model?: unknown }).model));
   },

@@ -8,7 +8,7 @@ export const parse: StageKind = {
   inputs: { requests: { outputs: { requests: "requests" } }, replies: { outputs: { replies: "replies" } } },
   outputs: { parsed: "parsed" },
   params: {},
-  taskPart: "parse",
+  taskParts: () => ["parse"],
   async run(ctx) {
     const requests = await inputRecords(ctx, "requests", "requests");
     const replies = await inputRecords(ctx, "replies", "replies");

@@ -29,7 +29,12 @@ export const prompts: StageKind = {
     },
   },
   check: checkNames,
-  taskPart: "prompts",
+  taskParts: () => ["prompts"],
+  // The configurations built, and the one built when none is chosen.
+  taskData: (task) => ({
+    configurations: (task.configurations ?? null) as Json,
+    headline: task.headline ?? null,
+  }),
   // Built from a spec's bundled sample: part of the key, since the label below is part of the output.
   async identify(ctx) {
     const source = ctx.inputs.release?.source;

@@ -111,7 +111,9 @@ export const score: StageKind = {
   },
   outputs: { items: "items", metrics: "metrics", tables: "tables" },
   params: {},
-  taskPart: "score",
+  taskParts: () => ["score"],
+  // Which configuration's metrics are the run's (several configurations scored).
+  taskData: (task) => ({ headline: task.headline ?? null }),
   async run(ctx) {
     const requests = [...(await inputRecords(ctx, "requests", "requests"))];
     // By id, only what the scorer is given of each record (a parse's value, not its row).

@@ -22,13 +22,49 @@ describe("code identity", () => {
   });
   const build = async () => (await p.buildSpec(SPEC, [], {}, install.bin)).status;
 
-  it("editing the task's wiring module reruns the stages that call the task", async () => {
+  it("a wrapper written in the task's wiring module is refused: no key would hold its code", async () => {
+    // What issue 10 found: index.ts changing what a part computes, with every stage fresh.
+    const index = "tests/fixtures/sums/task/index.ts";
+    const pristine = readFileSync(install.path(index), "utf8");
+    install.edit(index, (t) =>
+      t.replace("score: scoreTask,", "score: (i) => scoreTask({ ...i, params: { tolerance: 5 } }),"),
+    );
+    await install.compile();
+    const before = p.snapshot();
+    const r = await p.run(["build", SPEC], {}, install.bin);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${index}: score (score) is not an export of scorer.ts`);
+    expect(r.stderr).toContain("a wrapper written in the wiring module belongs in the part's module");
+    expectCleanFailure(r.stderr);
+    expect(p.snapshot()).toBe(before);
+    writeFileSync(install.path(index), pristine);
+    await install.compile();
+  });
+
+  it("editing the wiring module alone reruns nothing; swapping a part's export reruns its stage", async () => {
     appendFileSync(install.path("tests/fixtures/sums/task/index.ts"), "\n// a wiring edit\n");
     await install.compile();
+    expect(Object.values(await build())).toEqual(Array(6).fill("fresh"));
+    // The scorer's module exports another function with the same contract; index.ts now uses that one.
+    appendFileSync(
+      install.path("tests/fixtures/sums/task/scorer.ts"),
+      '\nexport const strictScore: TaskModule["score"] = (i) => scoreTask({ ...i, params: {} });\n',
+    );
+    install.edit("tests/fixtures/sums/task/index.ts", (t) =>
+      t
+        .replace("score: scoreTask,", "score: strictScore,")
+        .replace("scoreTask, statistics", "strictScore, statistics"),
+    );
+    await install.compile();
     const status = await p.run(["status", SPEC], {}, install.bin);
-    expect(status.stdout).toMatch(/code changed: tests\/fixtures\/sums\/task\/index\.ts/);
-    expect(status.stdout).toMatch(/fresh\s+download/);
-    expect(await build()).toMatchObject({ download: "fresh", prompts: "ran", parse: "ran", score: "ran" });
+    expect(status.stdout).toMatch(/code changed: tests\/fixtures\/sums\/task\/scorer\.ts/);
+    expect(status.stdout).toMatch(/task parts changed: .*score.*"scoreTask" -> "strictScore"/);
+    expect(await build()).toMatchObject({
+      download: "fresh",
+      prompts: "fresh",
+      parse: "fresh",
+      score: "ran",
+    });
   });
 
   it("editing a shared statistics module reruns bootstrap only", async () => {

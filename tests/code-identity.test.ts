@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { codeIdentity, filesUnder, IMPORT_RE, stageEntries } from "../src/runner/code.js";
+import { codeIdentity, filesUnder, IMPORT_RE } from "../src/runner/code.js";
+import { compiled } from "./stage-code.js";
 import { REPO } from "./helpers.js";
 
 describe("code identity", () => {
@@ -40,9 +41,10 @@ describe("code identity", () => {
   });
 
   it("keys the voice-command parse stage by the ajv it loads on first use", () => {
-    const id = codeIdentity(REPO, stageEntries(REPO, "parse", "voice-command"));
+    const { stageCode, kinds, task } = compiled("voice-command");
+    const id = stageCode(REPO, kinds.get("parse")!, {}, { name: "voice-command", module: task });
     expect(id.packages.ajv).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(Object.keys(id.files)).toContain("dist/tasks/voice-command/parser.js");
+    expect(Object.keys(id.code)).toContain("dist/tasks/voice-command/parser.js");
   });
 
   it("finds in dist/ no load the scanner cannot follow, but the two whose code is keyed otherwise", () => {

@@ -2,8 +2,10 @@
 // url and util through src/util/builtins.ts, never by an ES import (scripts/bench/builtins.mjs).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { execa } from "execa";
 import { filesUnder, REPO } from "./helpers.js";
+import { BIN } from "./rig.js";
 
 const VALUE_IMPORT = /^import\s+(?!type\b)[^;]*?from\s+"node:(fs|crypto|url|util)"/gm;
 
@@ -22,5 +24,38 @@ describe("start-up imports", () => {
   it("the check sees an ES import of node:fs", () => {
     expect('import { readFileSync } from "node:fs";'.match(VALUE_IMPORT)).not.toBeNull();
     expect('import type { Stats } from "node:fs";'.match(VALUE_IMPORT)).toBeNull();
+  });
+});
+
+/** The modules (install-relative) that `medbench ...args` loads, through tests/loaded-modules.cjs. */
+async function loadedBy(args: string[]): Promise<string[]> {
+  const r = await execa("node", ["-r", join(REPO, "tests/loaded-modules.cjs"), BIN, ...args], {
+    reject: false,
+  });
+  const list = String(r.stderr).split("--- loaded modules\n")[1] ?? "";
+  return list
+    .split("\n")
+    .filter(Boolean)
+    .map((f) => relative(REPO, f));
+}
+
+describe("help loads what it prints, and nothing more", () => {
+  it("the main help loads no command module and no package (it was 457 modules, 412 of @stdlib)", async () => {
+    const loaded = await loadedBy(["--help"]);
+    expect(loaded).toContain("dist/src/cli/main.js");
+    expect(loaded.filter((f) => f.includes("node_modules"))).toEqual([]);
+    expect(loaded.filter((f) => /cli\/commands\/(?!index\.js)/.test(f))).toEqual([]);
+    expect(loaded.length).toBeLessThan(20);
+  });
+
+  it("a command's help loads its own module and no package", async () => {
+    for (const command of ["build", "check", "stats", "verify"]) {
+      const loaded = await loadedBy([command, "--help"]);
+      expect(loaded, command).toContain(`dist/src/cli/commands/${command}.js`);
+      expect(
+        loaded.filter((f) => f.includes("node_modules")),
+        command,
+      ).toEqual([]);
+    }
   });
 });

@@ -29,6 +29,9 @@ import { withheldOutputs } from "./private.js";
 import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
+import { stageCode } from "../runner/stage-code.js";
+import { codeChanges } from "../runner/explain.js";
+import { installRoot, medbenchVersion } from "../util/paths.js";
 
 export interface Check {
   name: string;
@@ -83,6 +86,9 @@ export interface VerifyReport {
   spec_hash: string;
   checks: Check[];
   differences: Difference[];
+  /** Per replayed stage whose code differs: how this medbench's (which the replay ran) differs from the
+   *  code its record in the bundle names (files as their sources, packages with both versions). */
+  code_differences: { stage: string; changes: string[] }[];
   live: LiveReport | null;
   ok: boolean;
 }
@@ -288,6 +294,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
 
   // 4. Replay.
   const replayCheck: Check = { name: "replay", ok: false, lines: [] };
+  const code_differences: VerifyReport["code_differences"] = [];
   let live: LiveReport | null = null;
   if (spec && task) {
     const replay: Replay = { dir, spec, task, b, published, o, withheld };
@@ -312,6 +319,14 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     );
     for (const [stage, why] of recomputed.notReplayed)
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
+    code_differences.push(...codeDifferences(replayed, b, { name: spec.task ?? "", module: task }));
+    replayCheck.lines.push(
+      `replayed with this medbench's code (medbench ${medbenchVersion()}), ` +
+        (code_differences.length
+          ? "which differs from the code the bundle's records name, per replayed stage:"
+          : "for every replayed stage the code the bundle's records name"),
+      ...code_differences.map((d) => `  ${d.stage}: ${d.changes.join("; ")}`),
+    );
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
   const partial = partialRun(published, b);
@@ -346,6 +361,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     spec_hash: b.spec_hash,
     checks,
     differences,
+    code_differences,
     live,
     ok: checks.every((c) => c.ok !== false),
   };
@@ -367,6 +383,29 @@ function partialRun(published: Outputs, b: BundleManifest): string | null {
     m.selection?.subset != null ? `--subset ${JSON.stringify(m.selection.subset)}` : "",
   ].filter(Boolean);
   return how.join(" ") || "--limit or --subset";
+}
+
+/** Per replayed stage, what differs between the code the bundle's record names and this medbench's code
+ *  for it (what the replay ran). Stages whose code is the same are left out. */
+function codeDifferences(
+  replayed: StageDecl[],
+  b: BundleManifest,
+  task: { name: string; module: TaskModule },
+): VerifyReport["code_differences"] {
+  const out: VerifyReport["code_differences"] = [];
+  for (const decl of replayed) {
+    const recorded = b.stages[decl.name]?.record;
+    const kind = STAGE_KINDS.get(decl.kind);
+    if (!recorded || !kind) continue;
+    const now = stageCode(installRoot(), kind, decl.params as Json, task);
+    const changes = codeChanges(recorded.code, now.code);
+    const packages = new Set([...Object.keys(recorded.packages ?? {}), ...Object.keys(now.packages)]);
+    for (const p of [...packages].sort())
+      if (recorded.packages?.[p] !== now.packages[p])
+        changes.push(`package ${p} ${recorded.packages?.[p] ?? "(none)"} -> ${now.packages[p] ?? "(none)"}`);
+    if (changes.length) out.push({ stage: decl.name, changes });
+  }
+  return out;
 }
 
 /** What a replay runs from: the unpacked bundle, its spec and task, its outputs, what it withholds. */

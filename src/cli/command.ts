@@ -2,11 +2,8 @@
 import { medbenchVersion } from "../util/paths.js";
 import { UsageError } from "./args.js";
 
+/** A command's main-help line (synopsis, summary) is in commands/index.ts, beside its loader. */
 export interface Command {
-  /** What follows `medbench` in the main help, e.g. "build SPEC". */
-  synopsis: string;
-  /** One line for the main help. */
-  summary: string;
   /** The text `medbench <command> --help` prints. */
   help: string;
   run(argv: string[]): Promise<number>;

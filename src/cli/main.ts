@@ -10,7 +10,7 @@ import { UsageError } from "./args.js";
 import { COMMANDS } from "./commands/index.js";
 
 async function mainHelp(): Promise<string> {
-  const commands = await Promise.all([...COMMANDS.values()].map(async (load) => (await load()).command));
+  const commands = [...COMMANDS.values()];
   // A long synopsis puts its summary on the next line, so that every line stays narrow.
   const width = 20;
   const lines = commands.map((c) =>
@@ -39,7 +39,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(medbenchVersion() + "\n");
       return 0;
     }
-    const load = COMMANDS.get(name);
+    const load = COMMANDS.get(name)?.load;
     if (!load) {
       if (rest.includes("--help") || rest.includes("-h")) {
         process.stdout.write((await mainHelp()) + "\n");

@@ -17,13 +17,13 @@ import { checkCompiled } from "../runner/compiled.js";
 import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
+import { taskBindings } from "../runner/task-parts.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
  */
 const NO_TASK: TaskModule = {
   contract: 2,
-  parts: { prompts: "", parse: "", score: "", baselines: "" },
   buildRequests: () => {
     throw new Error("this spec names no task");
   },
@@ -38,7 +38,7 @@ const NO_TASK: TaskModule = {
 
 export async function loadTask(spec: SpecFile): Promise<TaskModule> {
   if (spec.task === null) {
-    const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskPart);
+    const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskParts);
     if (needs)
       throw new DiagnosticError([
         diagnosticAt(
@@ -67,7 +67,20 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
       ),
     ]);
   }
-  return ((await import(entry)) as { task: TaskModule }).task;
+  const module = ((await import(entry)) as { task: TaskModule }).task;
+  const { problems } = taskBindings(installRoot(), spec.task, module);
+  if (problems.length)
+    throw new DiagnosticError(
+      problems.map((message) => ({
+        file: `${taskFolder(spec.task!)}/index.ts`,
+        message,
+        fix:
+          "export from the part's module the very value the task object holds (a wrapper written in the " +
+          "wiring module belongs in the part's module), or leave the part out of `parts` (its stages are " +
+          "then keyed on the whole task folder); docs/tasks.md, Parts",
+      })),
+    );
+  return module;
 }
 
 /**

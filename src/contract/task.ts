@@ -151,8 +151,11 @@ export interface CompareDecl {
 export interface TaskModule {
   /** The contract version this task is written against. */
   contract: 2;
-  /** Superseded by hashing the whole task folder (issue 10.1); kept while the key recipe still reads it. */
-  parts?: { prompts: string; parse: string; score: string; baselines: string; judge?: string };
+  /**
+   * Which module of the task folder holds each function a stage calls (docs/tasks.md, "Parts"), so that a
+   * stage's key holds only the code that function reaches. Undeclared, a part is keyed on the whole folder.
+   */
+  parts?: TaskParts;
   buildRequests(input: PromptsInput): TaskRequest[];
   parseReply(input: ParseInput): ParsedReply;
   score(input: ScoreInput): ScoreOutput;
@@ -165,7 +168,8 @@ export interface TaskModule {
   }): TaskRequest[];
   /** The parameters the task reads, with their types, per stage kind that passes its params on. */
   params?: Partial<Record<"prompts" | "parse" | "score" | "judge", ParamDecls>>;
-  /** Named request configurations; a spec may expand stages over them (`foreach: configurations`). */
+  /** Named request configurations; the prompts stage builds the ones its `configurations` parameter names
+   *  (default: the headline), each request carrying its configuration's name and generation fields. */
   configurations?: Record<string, RequestConfiguration>;
   /** The subsets its requests belong to (meta.subset), so that `--subset` is checked with the spec. */
   subsets?: readonly string[];
@@ -186,6 +190,26 @@ export interface TaskModule {
    * private release). What cannot be recomputed without the requests is taken from the items.
    */
   rescore?(input: RescoreInput): ScoreOutput;
+}
+
+/**
+ * A task's parts: per part, the module (a source file of the task folder, e.g. `parser.ts`) that exports the
+ * value the task object holds for it, unchanged. The runner checks that it does, and keys each stage on the
+ * modules its parts reach (following their imports), never on the wiring module (index.ts).
+ */
+export interface TaskParts {
+  /** Exports `buildRequests` (the prompts stage). */
+  prompts?: string;
+  /** Exports `parseReply` (the parse stage). */
+  parse?: string;
+  /** Exports `score`, and `rescore` when the task has one (the score stage, verify's replay). */
+  score?: string;
+  /** Exports the `statistics` record (the bootstrap stage). */
+  statistics?: string;
+  /** Exports `judgeRequests` (the judge stage). */
+  judge?: string;
+  /** Per built-in model name, or one for all: exports its `reply` and `fit` (the model and fit stages). */
+  baselines?: string | Record<string, string>;
 }
 
 export interface RescoreInput {

@@ -51,9 +51,15 @@ export class ConsoleLogger implements Logger {
       case "build-start":
         this.say(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`);
         break;
-      case "stage-start":
-        this.say(`  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}`);
+      case "stage-start": {
+        // Why it runs (status's words): a few reasons, the rest counted.
+        const r = e.reasons ?? [];
+        const why = r.length > 3 ? [...r.slice(0, 3), `and ${r.length - 3} more`] : r;
+        this.say(
+          `  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}${why.length ? `: ${why.join("; ")}` : ""}`,
+        );
         break;
+      }
       case "stage-done":
         this.say(
           e.status === "fresh"

@@ -18,15 +18,9 @@ import { writeFileAtomic } from "./fsutil.js";
 import { StatCache } from "./statcache.js";
 import { openRemote, stageName, type RemoteStore } from "../remote/store.js";
 import { consult } from "../util/consulted.js";
+import { CorruptObjectError } from "./corrupt.js";
 
-export class CorruptObjectError extends Error {
-  constructor(
-    readonly hash: string,
-    readonly actual: string,
-  ) {
-    super(`cache object ${hash} is corrupted (its content hashes to ${actual})`);
-  }
-}
+export { CorruptObjectError };
 
 export interface StageManifest {
   key: string;

@@ -1,6 +1,7 @@
-// The code identity of a stage: the compiled modules it runs (following their imports), every file of its
-// task's folder, and the exact version of each package that code imports. The compiled code is what runs,
-// so it is what is hashed; checkCompiled() makes sure it was compiled from the sources beside it.
+// The code identity of a stage: the compiled modules it runs (following their imports, stopping at the
+// runner's infrastructure), and the exact version of each package that code imports; which modules a stage
+// starts from is src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
+// checkCompiled() makes sure it was compiled from the sources beside it.
 import { existsSync, readFileSync, readdirSync } from "../util/builtins.js";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
@@ -128,17 +129,39 @@ function installFilesUnder(dir: string): string[] {
 }
 
 /**
- * The identity of the code reachable from `entries` (install-relative paths of compiled modules or data
- * files), following relative imports, with the packages those modules import.
+ * Infrastructure: modules that store, send or show what stages compute and compute none of it (the cache,
+ * the remote store, the HTTP client and the reply memo it fills, the loggers). A stage's key does not follow
+ * into them (docs/tasks.md, "What a stage's key holds"); only the model and judge stages load any.
  */
-export function codeIdentity(root: string, entries: string[]): CodeIdentity {
+export const INFRASTRUCTURE: readonly string[] = [
+  "dist/src/runner/cache.js",
+  "dist/src/remote/",
+  "dist/src/model/client.js",
+  "dist/src/model/http.js",
+  "dist/src/model/reply-memo.js",
+  "dist/src/log/",
+];
+
+export const isInfrastructure = (rel: string): boolean =>
+  INFRASTRUCTURE.some((m) => (m.endsWith("/") ? rel.startsWith(m) : rel === m));
+
+/**
+ * The identity of the code reachable from `entries` (install-relative paths of compiled modules or data
+ * files), following relative imports, with the packages those modules import; a module for which `stop`
+ * holds is neither hashed nor followed.
+ */
+export function codeIdentity(
+  root: string,
+  entries: string[],
+  stop: (rel: string) => boolean = () => false,
+): CodeIdentity {
   const files: Record<string, string> = {};
   const packages = new Set<string>();
   const queue = entries.map((e) => resolve(root, e));
   while (queue.length) {
     const file = queue.pop()!;
     const rel = relative(root, file).split("\\").join("/");
-    if (rel in files) continue;
+    if (rel in files || stop(rel)) continue;
     const s = scan(file);
     files[rel] = s.sha256;
     queue.push(...s.modules);
@@ -150,16 +173,21 @@ export function codeIdentity(root: string, entries: string[]): CodeIdentity {
   };
 }
 
-/** The entries of a stage: its kind's compiled module and, when it calls a task, the task's whole folder. */
-export function stageEntries(root: string, kind: string, task: string | null): string[] {
-  const entries = [`dist/stages/${kind}.js`];
-  if (task) {
-    for (const f of installFilesUnder(join(root, "dist", taskFolder(task))))
-      if (f.endsWith(".js")) entries.push(f);
-    // The task folder's own files that are not compiled (prompt data, tables) run as they are.
-    for (const f of installFilesUnder(join(root, taskFolder(task)))) if (!f.endsWith(".ts")) entries.push(f);
-  }
-  return entries.map((e) => relative(root, resolve(root, e)));
+/** Every file of a task's folder as key entries: its compiled modules, and its files that are not compiled
+ *  (prompt data, tables), which run as they are. */
+export function taskFolderEntries(root: string, task: string): string[] {
+  return [...taskFolderModules(root, task), ...taskDataFiles(root, task)];
+}
+
+function taskFolderModules(root: string, task: string): string[] {
+  const files = installFilesUnder(join(root, "dist", taskFolder(task))).filter((f) => f.endsWith(".js"));
+  return files.map((f) => relative(root, f));
+}
+
+/** The task folder's files that are not compiled: any part may read them. */
+export function taskDataFiles(root: string, task: string): string[] {
+  const files = installFilesUnder(join(root, taskFolder(task))).filter((f) => !f.endsWith(".ts"));
+  return files.map((f) => relative(root, f));
 }
 
 function sorted<T>(o: Record<string, T>): Record<string, T> {

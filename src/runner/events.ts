@@ -4,7 +4,8 @@ export type StageStatus = "ran" | "fresh";
 
 export type BuildEvent =
   | { type: "build-start"; spec: string; specHash: string; stages: number }
-  | { type: "stage-start"; stage: string; kind: string; key: string }
+  /** `reasons`: why it runs, against the last build of these variables (as status words them). */
+  | { type: "stage-start"; stage: string; kind: string; key: string; reasons?: string[] }
   | { type: "stage-done"; stage: string; kind: string; key: string; status: StageStatus; ms: number }
   | { type: "stage-failed"; stage: string; kind: string; message: string }
   | { type: "progress"; stage: string; done: number; total: number; retries: number; errors: number }

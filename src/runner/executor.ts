@@ -4,7 +4,8 @@ import { join, resolve } from "node:path";
 import { acquireFileLock } from "./filelock.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "./cache.js";
-import { codeIdentity, stageEntries } from "./code.js";
+import { stageCode } from "./stage-code.js";
+import { explain } from "./explain.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import {
   buildId,
@@ -106,11 +107,7 @@ export async function stageRecord(
   const project = scope.opts.project;
   const kind = rt.kinds.get(decl.kind)!;
   const root = installRoot();
-  const callsTask = kind.taskPart !== undefined && task.name !== "";
-  const { files: code, packages } = codeIdentity(
-    root,
-    stageEntries(root, decl.kind, callsTask ? task.name : null),
-  );
+  const { code, packages, task: taskCode } = stageCode(root, kind, decl.params as Json, task);
   const inputs: Record<string, Record<string, string>> = {};
   const paths: Record<string, string> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
@@ -134,7 +131,15 @@ export async function stageRecord(
   const identity = kind.identify ? await kind.identify(ctx) : null;
   if (kind.dataSource) scope.sources.set(decl.name, kind.dataSource(ctx));
   return {
-    record: keyRecord({ kind: decl.kind, code, packages, params: decl.params, inputs, identity }),
+    record: keyRecord({
+      kind: decl.kind,
+      code,
+      packages,
+      task: taskCode,
+      params: decl.params,
+      inputs,
+      identity,
+    }),
     paths,
   };
 }
@@ -199,7 +204,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   const specKey = projectPath(project, spec.path);
   const previous = lock.specs[specKey];
   const variableSet = buildId(spec.variables, opts.dataDir !== undefined);
-  const locked = previous?.spec_hash === spec.specHash ? previous.builds[variableSet] : undefined;
+  const last = previous?.builds[variableSet]; // the last build of these variables, whatever its spec
+  const locked = previous?.spec_hash === spec.specHash ? last : undefined;
   const newPins: Record<string, Record<string, string>> = {};
   const upstream = new Map<string, Record<string, string>>();
   const reports: StageReport[] = [];
@@ -263,7 +269,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
         emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: 0 });
       } else {
         status = "ran";
-        emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key });
+        const reasons = forced ? ["--refresh"] : whyRun(cache, last?.stages[decl.name]?.key, record);
+        emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key, reasons });
         const t0 = performance.now();
         let incomplete: string | undefined;
         const memo = (scope.memo ??= (await import("./memo.js")).memoStore(cache));
@@ -386,6 +393,19 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   }
   await cache.remote?.settle(); // uploads end before the build does (a failed one only warns)
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
+}
+
+/** Why a stage that is not fresh runs: what changed in its key record since the build that recorded
+ *  `lastKey` (none: never built; no record: that build's record is not in this cache). */
+function whyRun(cache: Cache, lastKey: string | undefined, record: KeyRecord): string[] {
+  const same = cache.readManifest(stageKey(record)) as Manifest | null;
+  if (same?.incomplete) return [`its last run was incomplete (${same.incomplete})`];
+  if (!lastKey) return ["never built"];
+  if (lastKey === stageKey(record)) return ["outputs missing from the cache"];
+  const old = cache.readManifest(lastKey) as Manifest | null;
+  if (!old?.record) return [];
+  const reasons = explain(old.record, record);
+  return reasons.length ? reasons : ["outputs missing from the cache"];
 }
 
 /** The memo of a stage context before any stage ran: keying a stage never reads replies. */

@@ -13,6 +13,7 @@ export interface KeyRecord {
   kind: string;
   code: Record<string, string>; // compiled module or task data file -> sha256
   packages: Record<string, string>; // npm package that code imports -> exact version
+  task: Json; // the task parts the stage calls and where each comes from (src/runner/stage-code.ts)
   params: Json;
   inputs: Record<string, Record<string, string>>; // input name -> output name -> sha256
   identity: Json; // what the kind works out itself (download: the content hash of each file)

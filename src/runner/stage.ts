@@ -5,6 +5,7 @@ import type { BuildEvent } from "./events.js";
 import type { TaskModule } from "../../tasks/task.js";
 import type { KindDeclarations } from "../contract/declarations.js";
 import type { Shard } from "../remote/shard.js";
+import type { TaskPart } from "./task-parts.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
 export type StageOutput = string | Uint8Array | { file: string; sha256: string };
@@ -89,8 +90,11 @@ export interface StageKind extends KindDeclarations {
   /** Checks beyond the declarations that need the task or the build's options (a baseline's own parameters,
    *  a model's route), before anything runs. */
   check?(stage: StageShape, task: TaskModule, env: CheckEnv | null): StageProblem[];
-  /** The task module file this kind calls (its code is part of the stage key). */
-  taskPart?: keyof NonNullable<TaskModule["parts"]>;
+  /** The task parts a stage of this kind calls with these parameters (src/runner/task-parts.ts): the code
+   *  each reaches is in its key. Defined for a kind that needs a task, even where it calls none. */
+  taskParts?(params: Json, task: TaskModule): TaskPart[];
+  /** The task's declarations (not code) that shape this kind's outputs, keyed as values. */
+  taskData?(task: TaskModule): Json;
   /**
    * What a result bundle does with this kind's outputs (default: verify recomputes them). `data`: they are
    * the release, never bundled; `reads-data`: taken from the bundle (recomputing needs the data); `model`:

@@ -14,8 +14,12 @@ import {
   type Manifest,
   type Runtime,
 } from "./executor.js";
-import { jsonDiff, pointerWords, type Json } from "../util/json.js";
 import type { KeyRecord } from "./keys.js";
+import { explain } from "./explain.js";
+import { stageCode } from "./stage-code.js";
+import { installRoot } from "../util/paths.js";
+import type { Json } from "../util/json.js";
+import type { StageDecl } from "../spec/load.js";
 
 export interface StageState {
   name: string;
@@ -57,7 +61,10 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
         kind: decl.kind,
         state: locked ? "stale" : "never built",
         key: null,
-        reasons: waiting.map((s) => `its input from stage ${s} will change`),
+        reasons: [
+          ...ownChanges(rt, decl, locked ? (cache.readManifest(locked.key) as Manifest | null) : null),
+          ...waiting.map((s) => `its input from stage ${s} may change (that stage runs first)`),
+        ],
       });
       continue;
     }
@@ -121,35 +128,11 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   return states;
 }
 
-/** The source a compiled module was made from (dist/x/y.js -> x/y.ts), as a user edits it. */
-const sourceOf = (file: string) => (file.startsWith("dist/") ? file.slice(5).replace(/\.js$/, ".ts") : file);
-
-const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
-
-/** The differences between two key records, in words. */
-export function explain(before: KeyRecord, after: KeyRecord): string[] {
-  const out: string[] = [];
-  if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
-  if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
-  for (const d of jsonDiff(before.params, after.params))
-    out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
-  const files = new Set([...Object.keys(before.code), ...Object.keys(after.code)]);
-  for (const f of [...files].sort())
-    if (before.code[f] !== after.code[f]) out.push(`code changed: ${sourceOf(f)}`);
-  const packages = new Set([...Object.keys(before.packages ?? {}), ...Object.keys(after.packages ?? {})]);
-  for (const p of [...packages].sort())
-    if (before.packages?.[p] !== after.packages?.[p])
-      out.push(
-        `package changed: ${p} ${before.packages?.[p] ?? "(none)"} -> ${after.packages?.[p] ?? "(none)"}`,
-      );
-  for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
-    const a = before.inputs[name] ?? {},
-      b = after.inputs[name] ?? {};
-    const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
-    const detail = changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`;
-    if (changed.length) out.push(`input ${name} changed${detail}`);
-  }
-  for (const d of jsonDiff(before.identity as Json, after.identity as Json))
-    out.push(`source changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
-  return out;
+/** What changed in a stage's own code and parameters since the build recorded by `old`, worked out before
+ *  its inputs are known (a stage upstream must run first). */
+function ownChanges(rt: Runtime, decl: StageDecl, old: Manifest | null): string[] {
+  if (!old?.record) return [];
+  const kind = rt.kinds.get(decl.kind)!;
+  const { code, packages, task } = stageCode(installRoot(), kind, decl.params as Json, rt.task);
+  return explain(old.record, { ...old.record, code, packages, task, params: decl.params as Json });
 }

@@ -1,13 +1,14 @@
 // mtsamples-replicate: HELM's MTSamples Replicate as MedARC runs it (docs/protocols/mtsamples.md).
 import type { TaskModule } from "../task.js";
 import { buildRequests } from "./prompts.js";
-import { parsePlan } from "./parser.js";
-import { judgeRequests } from "./judges.js";
-import { score } from "./scorer.js";
+import { parseTaskReply } from "./parser.js";
+import { taskJudgeRequests } from "./judges.js";
+import { scoreTask } from "./scorer.js";
 import { impression, overlapJudge } from "./baselines.js";
 
 export const task: TaskModule = {
   contract: 2,
+  // Each stage is keyed on its part's module and what it imports (docs/tasks.md, Parts).
   parts: {
     prompts: "prompts.ts",
     parse: "parser.ts",
@@ -16,9 +17,9 @@ export const task: TaskModule = {
     judge: "judges.ts",
   },
   buildRequests,
-  parseReply: ({ reply }) => parsePlan(reply.text),
-  score: ({ requests, parsed, judged }) => score(requests, parsed, judged),
-  judgeRequests: ({ requests, parsed, templates }) => judgeRequests(requests, parsed, templates),
+  parseReply: parseTaskReply,
+  score: scoreTask,
+  judgeRequests: taskJudgeRequests,
   params: {
     prompts: {
       variant: {

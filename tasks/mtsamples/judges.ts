@@ -1,6 +1,6 @@
 // The judges: the judge prompt, and each judge reply read as HELM reads it and as MedARC reads it
 // (shared docs: mtsamples.md; the choices where it is silent: docs/protocols/mtsamples.md).
-import type { ParsedReply, TaskRequest } from "../task.js";
+import type { ParsedReply, TaskModule, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import { toJs } from "../../src/util/python-json.js";
 import { helmAnnotation, helmReading, medarcObject, medarcReading } from "./readings.js";
@@ -81,3 +81,10 @@ export function medarcParse(text: string): Record<string, Json> | null {
 export function medarcScore(text: string): { score: number; valid: number; crash?: string } {
   return medarcReading(text);
 }
+
+/** The task's judgeRequests (its `parts.judge`). */
+export const taskJudgeRequests: NonNullable<TaskModule["judgeRequests"]> = ({
+  requests,
+  parsed,
+  templates,
+}) => judgeRequests(requests, parsed, templates);

@@ -1,5 +1,5 @@
 // The generated plan: the reply without any <think> block (MedARC's use_think variant asks for one).
-import type { ParsedReply } from "../task.js";
+import type { ParsedReply, TaskModule } from "../task.js";
 
 export function parsePlan(text: string): ParsedReply {
   const plan = text
@@ -8,3 +8,6 @@ export function parsePlan(text: string): ParsedReply {
     .trim();
   return plan ? { ok: true, value: plan } : { ok: false, value: null, error: "empty reply" };
 }
+
+/** The task's parseReply (its `parts.parse`). */
+export const parseTaskReply: TaskModule["parseReply"] = ({ reply }) => parsePlan(reply.text);

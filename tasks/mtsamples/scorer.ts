@@ -5,6 +5,7 @@ import type {
   MetricRows,
   ParsedReply,
   ScoreOutput,
+  TaskModule,
   TaskRequest,
 } from "../task.js";
 import type { Json } from "../../src/util/json.js";
@@ -161,3 +162,7 @@ export function score(
     },
   };
 }
+
+/** The task's score (its `parts.score`). */
+export const scoreTask: TaskModule["score"] = ({ requests, parsed, judged }) =>
+  score(requests, parsed, judged);

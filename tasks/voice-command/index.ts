@@ -1,18 +1,18 @@
 // kor-surgical-robot-voice-command, ported from its task document (docs/protocols/voice-command.md).
 import type { TaskModule } from "../task.js";
 import { buildRequests } from "./prompts.js";
-import { parseReply } from "./parser.js";
-import { score } from "./scorer.js";
+import { parseTaskReply } from "./parser.js";
+import { scoreTask } from "./scorer.js";
 import { keywordStop, prior } from "./baselines.js";
 import { SUBSETS } from "./release.js";
 
 export const task: TaskModule = {
   contract: 2,
+  // Each stage is keyed on its part's module and what it imports (docs/tasks.md, Parts).
   parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts" },
   buildRequests,
-  parseReply: ({ reply, request }) => parseReply(reply.text, request),
-  score: ({ requests, parsed, params }) =>
-    score(requests, parsed, params as { slot_compare?: "casefold" | "exact" }),
+  parseReply: parseTaskReply,
+  score: scoreTask,
   params: {
     prompts: { prompt: { type: "string", enum: ["voice-command-v0.1"], description: "the prompt version" } },
     score: {

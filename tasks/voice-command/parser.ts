@@ -1,6 +1,6 @@
 // The reply parser of the task document: drop <think> blocks and code fences, take the first balanced
 // JSON object (braces inside strings and escaped quotes handled), then check it against robot_command.
-import type { ParsedReply, TaskRequest } from "../task.js";
+import type { ParsedReply, TaskModule, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import { pyJsonLoads, toJs } from "../../src/util/python-json.js";
 
@@ -73,3 +73,7 @@ export function parseReply(text: string, request: TaskRequest): ParsedReply {
   }
   return { ok: true, value };
 }
+
+/** The task's parseReply (its `parts.parse`): the reply's text, checked against its request's schema. */
+export const parseTaskReply: TaskModule["parseReply"] = ({ reply, request }) =>
+  parseReply(reply.text, request);

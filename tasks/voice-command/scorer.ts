@@ -1,5 +1,13 @@
 // Every rule of the task document's metrics, from per-item verdicts up to metric rows and tables.
-import type { ItemVerdict, MetricRows, PairedRows, ParsedReply, ScoreOutput, TaskRequest } from "../task.js";
+import type {
+  ItemVerdict,
+  MetricRows,
+  PairedRows,
+  ParsedReply,
+  ScoreOutput,
+  TaskModule,
+  TaskRequest,
+} from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import type { Action, Command, Gold, GoldAction, GoldSlot, Subset, VoiceMeta } from "./release.js";
 
@@ -223,3 +231,7 @@ function tables(items: ItemVerdict[]): Record<string, Json> {
     items: items.length,
   };
 }
+
+/** The task's score (its `parts.score`). */
+export const scoreTask: TaskModule["score"] = ({ requests, parsed, params }) =>
+  score(requests, parsed, params as { slot_compare?: SlotCompare });

@@ -10,8 +10,6 @@ import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
 
 export const command: Command = {
-  synopsis: "build SPEC",
-  summary: "run the stages whose inputs changed; write results and medbench.lock",
   help: `usage: medbench build SPEC [options]
 
   --model ROUTE/MODEL   the model under test (default: the spec's, e.g. medbench/prior)

@@ -4,8 +4,6 @@ import { usageError, type Command } from "../command.js";
 import { projectOf } from "../options.js";
 
 export const command: Command = {
-  synopsis: "cache status|push|pull|gc",
-  summary: "the local cache and the shared remote: counts, copy across, collect what no build needs",
   help: `usage: medbench cache status|push|pull|gc [options]
 
   status              local objects, stage manifests and replies (counts and bytes); the remote

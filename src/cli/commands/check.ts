@@ -3,12 +3,9 @@ import { paint, useColour } from "../../log/loggers.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import type { CheckReport } from "../../check/check.js";
-import { pct } from "../../check/criteria.js";
 import { projectDir } from "../options.js";
 
 export const command: Command = {
-  synopsis: "check SPEC",
-  summary: "the task's check over its roster of runs: each criterion, its numbers, pass / fail / incomplete",
   help: `usage: medbench check SPEC [--project DIR] [--json]
 
   Reads the full results of the roster the spec's \`check:\` block names (results/<slug>/…, built for the
@@ -27,6 +24,8 @@ async function run(argv: string[]): Promise<number> {
   const { loadRuntime } = await import("../runtime.js");
   const { declaredCheck } = await import("../../check/declare.js");
   const { runCheck } = await import("../../check/check.js");
+  // The criteria load the interval procedures (@stdlib): only when a check runs, never for --help.
+  const { pct } = await import("../../check/criteria.js");
   const rt = await loadRuntime(positionals[0]!, {});
   const decl = declaredCheck(rt.spec);
   if (!decl)
@@ -35,11 +34,11 @@ async function run(argv: string[]): Promise<number> {
     );
   const report = await runCheck(rt.spec, decl, projectDir(values.project), rt.task.module.headline ?? null);
   if (values.json) process.stdout.write(JSON.stringify(report) + "\n");
-  else process.stdout.write(renderCheck(report, paint(useColour(process.stdout))));
+  else process.stdout.write(renderCheck(report, paint(useColour(process.stdout)), pct));
   return report.status === "pass" ? 0 : 1;
 }
 
-function renderCheck(r: CheckReport, c: ReturnType<typeof paint>): string {
+function renderCheck(r: CheckReport, c: ReturnType<typeof paint>, pct: (x: number | null) => string): string {
   const status = (s: string, width = 0) => {
     const text = s.padEnd(width);
     return s === "pass" || s === "ok" || s === "holds"

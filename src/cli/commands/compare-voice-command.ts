@@ -4,12 +4,10 @@ import type { Command } from "../command.js";
 import { runCompare } from "./compare.js";
 
 export const command: Command = {
-  synopsis: "compare-voice-command RUN_A RUN_B",
-  summary: "paired comparison of two voice-command runs (medbench compare, as the document names it)",
   help: `usage: medbench compare-voice-command RUN_A RUN_B [--project DIR] [--json]
 
   RUN_A and RUN_B are result directories of full voice-command runs (metrics.json and items.jsonl).
   Prints A - B in percentage points per subset with a cluster bootstrap over group (2,000 resamples,
   Python random seed 0) and the exact McNemar p on items. The same as \`medbench compare\`.`,
-  run: (argv) => runCompare(argv, command, "kor-surgical-robot-voice-command"),
+  run: (argv) => runCompare(argv, command, "compare-voice-command", "kor-surgical-robot-voice-command"),
 };

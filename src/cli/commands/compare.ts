@@ -8,15 +8,13 @@ import type { Comparison } from "../compare.js";
 import { projectDir } from "../options.js";
 
 export const command: Command = {
-  synopsis: "compare RUN_A RUN_B",
-  summary: "paired comparison of two full runs of one task (A - B, bootstrap interval, McNemar p)",
   help: `usage: medbench compare RUN_A RUN_B [--project DIR] [--json]
 
   RUN_A and RUN_B are results folders of full runs of one spec (same spec_hash). The task's \`compare\`
   says what is paired (item verdicts, rows by a field, clusters, the bootstrap's generator); a task that
   declares none is compared on its primary metric unit by unit (units.jsonl; 2,000 resamples, numpy
   default_rng(0)). Prints A - B in percentage points with its interval and the exact McNemar p.`,
-  run: (argv) => runCompare(argv, command),
+  run: (argv) => runCompare(argv, command, "compare"),
 };
 
 /** The spec of the project whose slug this is, and its task's comparison (null: none declared). */
@@ -40,14 +38,13 @@ async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
 }
 
 /** compare, and compare-voice-command (the same for one task, named as its document names it). */
-export async function runCompare(argv: string[], cmd: Command, slug?: string): Promise<number> {
+export async function runCompare(argv: string[], cmd: Command, name: string, slug?: string): Promise<number> {
   const { values, positionals } = parse(
     argv,
     { json: { type: "boolean" }, project: { type: "string" } },
-    cmd.synopsis.split(" ")[0],
+    name,
   );
-  if (positionals.length !== 2)
-    throw usageError(cmd, `${cmd.synopsis.split(" ")[0]} takes two result directories`);
+  if (positionals.length !== 2) throw usageError(cmd, `${name} takes two result directories`);
   const [dirA, dirB] = positionals as [string, string];
   const { comparable, compareItems, compareUnits, UNITS_PAIRED } = await import("../compare.js");
   const root = projectDir(values.project);

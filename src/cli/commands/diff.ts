@@ -5,8 +5,6 @@ import { usageError, type Command } from "../command.js";
 import { projectDir } from "../options.js";
 
 export const command: Command = {
-  synopsis: "diff A B",
-  summary: "two versions of a spec (files or REV:path): hashes, changed fields, invalidated stages",
   help: `usage: medbench diff A B [--project DIR] [--json]
 
   A and B are spec files or git revisions as REV:path (e.g. v1:specs/voice-command.yaml).`,

@@ -7,8 +7,6 @@ import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
 
 export const command: Command = {
-  synopsis: "export RESULT -o F.tar.gz",
-  summary: "pack a result with its spec, records and outputs (no data, no secret)",
   help: `usage: medbench export RESULT -o FILE.tar.gz [--project DIR] [--cache DIR] [--json]
 
   RESULT is a results directory of a full build of this project (e.g. results/<slug>/<model>).`,

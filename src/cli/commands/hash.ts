@@ -3,8 +3,6 @@ import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
 
 export const command: Command = {
-  synopsis: "hash FILE",
-  summary: "the spec_hash of a spec file or a medbench.kr task document",
   help: `usage: medbench hash FILE [--json]
 
   FILE is a spec file of specs/ or a task document (JSON or YAML, an object with a \`spec\` member).`,

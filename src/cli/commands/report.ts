@@ -6,8 +6,6 @@ import { usageError, type Command } from "../command.js";
 import { projectDir } from "../options.js";
 
 export const command: Command = {
-  synopsis: "report [SPEC...] -o F.html",
-  summary: "one offline HTML page with every run's metrics, intervals and audit facts",
   help: `usage: medbench report [SPEC...] -o report.html [--project DIR] [--json]
 
   Every run under results/ of the given specs (default: every spec in specs/).`,

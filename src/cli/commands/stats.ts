@@ -4,8 +4,6 @@ import { floatOption, intOption, parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 
 export const command: Command = {
-  synopsis: "stats ci|paired",
-  summary: "the interval procedures on JSONL files (as scripts/reference/stats_ref.py)",
   help: `usage:
   medbench stats ci --input F.jsonl --value KEY [--cluster KEY] [--resamples 1000] [--seed 0] \\
     [--rng numpy|python] [--level 0.95] [--json]

@@ -5,8 +5,6 @@ import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
 
 export const command: Command = {
-  synopsis: "status SPEC",
-  summary: "every stage: fresh, stale (and why) or never built",
   help: `usage: medbench status SPEC [options]
 
   Takes the build options that choose what is built (--model, --judge, --registry, --data-dir, --subset,

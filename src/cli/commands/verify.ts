@@ -6,8 +6,6 @@ import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport } from "../../bundle/verify.js";
 
 export const command: Command = {
-  synopsis: "verify BUNDLE|DIR [--live]",
-  summary: "check a published result by replaying it (and, live, by re-sending it)",
   help: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--project DIR]
     [--cache DIR] [--json]
 
