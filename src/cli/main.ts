@@ -25,7 +25,8 @@ usage: medbench <command> [options]
 commands:
 ${lines.join("\n")}
 
-medbench <command> --help for its options. Exit codes: 0 ok, 1 a build failed, 2 bad usage or a bad spec.`;
+medbench <command> --help for its options.
+Exit codes: 0 ok, 1 a build failed or is incomplete (rerun it to retry), 2 bad usage or a bad spec.`;
 }
 
 export async function main(argv: string[]): Promise<number> {
