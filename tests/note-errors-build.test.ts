@@ -123,7 +123,7 @@ describe("note-errors: offline build and baselines", () => {
     expect(err).toMatch(/conservative-greedy, conservative-sample, neutral-greedy, neutral-sample/);
   });
 
-  it("exports a bundle without the private requests and fit, which verifies from replies and items", async () => {
+  it("exports a bundle without the private requests, fit, replies and parses, which verifies from its items", async () => {
     const dir = `${RESULTS}/medbench_note-errors-conjunction-lr/neutral-greedy`;
     const r = await p.run(["export", dir, "-o", "ne.tar.gz"]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -133,9 +133,15 @@ describe("note-errors: offline build and baselines", () => {
     const members = (await execa("tar", ["tzf", p.path("ne.tar.gz")])).stdout.split("\n");
     expect(members).not.toContain("outputs/prompts/requests");
     expect(members).not.toContain("outputs/fit/fit");
-    expect(members).toContain("outputs/model/replies");
+    expect(members).not.toContain("outputs/model/replies"); // they quote the notes
+    expect(members).toContain("outputs/score/items");
     const manifest = JSON.parse(readFileSync(`${unpacked}/bundle.json`, "utf8"));
-    expect(manifest.withheld.outputs).toEqual(["fit/fit", "prompts/requests"]);
+    expect(manifest.withheld.outputs).toEqual([
+      "fit/fit",
+      "model/replies",
+      "parse/parsed",
+      "prompts/requests",
+    ]);
     // No line of any test note in any member (the baseline's replies quote nothing).
     const text = members.map((m) => readFileSync(`${unpacked}/${m}`, "utf8")).join("\n");
     for (const line of noteLines()) expect(text).not.toContain(line);
@@ -144,31 +150,33 @@ describe("note-errors: offline build and baselines", () => {
     expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
     const report = JSON.parse(ok.stdout) as { ok: boolean; checks: { name: string; lines: string[] }[] };
     const replay = report.checks.find((c) => c.name === "replay")!;
-    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled replies and items/);
+    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled items/);
     // With the data, the pins are checked too (here the sample the result was built from).
     const data = await p.run(["verify", "ne.tar.gz", "--data-dir", "specs/note-errors/sample", "--json"]);
     expect(data.exitCode, data.stdout).toBe(0);
     const dataCheck = (JSON.parse(data.stdout) as typeof report).checks.find((c) => c.name === "data")!;
     expect(dataCheck.lines[0]).toMatch(/^3 files of .* match the pins/);
 
-    // A reply changed after the build: the replay derives other verdicts from it, and says where.
+    // A verdict changed after the build: the items no longer match their recorded hash, and the replayed
+    // metrics differ from the published ones.
     const flip = (f: string) => {
       const path = `${unpacked}/${f}`;
       writeFileSync(
         path,
         readFileSync(path, "utf8").replace(
-          /Error: (Yes|No)/,
-          (_, v) => `Error: ${v === "Yes" ? "No" : "Yes"}`,
+          /"verdict":"(Yes|No)"/,
+          (_, v) => `"verdict":"${v === "Yes" ? "No" : "Yes"}"`,
         ),
       );
     };
-    flip("outputs/model/replies");
-    flip("results/replies.jsonl");
+    flip("outputs/score/items");
+    flip("results/items.jsonl");
     await execa("tar", ["czf", p.path("ne-tampered.tar.gz"), "-C", unpacked, "."]);
     const bad = await p.run(["verify", "ne-tampered.tar.gz", "--json"]);
     expect(bad.exitCode).toBe(1);
-    const tampered = JSON.parse(bad.stdout) as { differences: { what: string }[] };
-    expect(tampered.differences.some((d) => d.what.startsWith("items.jsonl"))).toBe(true);
+    const tampered = JSON.parse(bad.stdout) as { checks: { name: string; lines: string[] }[] };
+    const outputs = tampered.checks.find((c) => c.name === "outputs")!;
+    expect(outputs.lines.join("\n")).toMatch(/items\.jsonl .*was changed after the build/);
   });
 
   it("declares the same configurations as the published spec", async () => {

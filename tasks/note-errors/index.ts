@@ -122,9 +122,12 @@ export const task: TaskModule = {
   },
   // A private bundle has no requests: the verdicts come again from the replies, and the Evidence matches
   // (which need the note's reference lines) from the items.
+  // A public bundle withholds the replies too (they quote the notes): then the items' verdicts are taken as
+  // recorded and only the metrics and tables are computed again from them.
   rescore: ({ items, replies }) =>
     scoreItems(
       items.map((it, i) => {
+        if (replies === null) return it as unknown as NoteItem & { unit: string; parsed: Json };
         const r = replies[i];
         const v = r && r.error === null ? parseVerdict(r) : parseVerdict(noReply(r));
         const kept = it.verdicts as unknown as NoteItem["verdicts"];
@@ -148,9 +151,9 @@ export const task: TaskModule = {
   baselines,
   privateRelease: {
     why:
-      "its requests hold the private test notes and the fitted baseline's vocabulary holds " +
-      "train-note words",
-    withhold: ["requests", "fit"],
+      "its requests hold the private test notes, its replies and parses quote them (Evidence, reasoning) " +
+      "and carry a per-request hash of the note, and the fitted baseline's vocabulary holds train-note words",
+    withhold: ["requests", "fit", "replies", "parsed"],
   },
 };
 
