@@ -112,9 +112,13 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
   };
   const msg = choice.message ?? {};
   const text = typeof msg.content === "string" ? msg.content : "";
-  const reasoning = ["reasoning", "reasoning_content"].some(
-    (f) => typeof msg[f] === "string" && (msg[f] as string).length > 0,
-  );
+  // Every sign of reasoning a parser strips counts: a reasoning field (text, or reasoning_details items) and
+  // a think tag, opening or closing (a chat template may open the block in the prompt: a bare </think>).
+  const reasoning =
+    ["reasoning", "reasoning_content", "thinking"].some(
+      (f) => typeof msg[f] === "string" && (msg[f] as string).length > 0,
+    ) ||
+    (Array.isArray(msg.reasoning_details) && msg.reasoning_details.length > 0);
   return {
     id,
     request_sha256: key,
@@ -123,7 +127,7 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
     error: null,
     finish_reason: choice.finish_reason ?? null,
     reasoning,
-    think: /<think>/i.test(text),
+    think: /<\/?think\b/i.test(text),
     // Kept only when the server sent them, so replies of servers without them stay as they were.
     ...(typeof msg.reasoning === "string" ? { reasoning_content: msg.reasoning } : {}),
     ...(typeof msg.reasoning_content === "string" ? { reasoning_content: msg.reasoning_content } : {}),
