@@ -363,11 +363,28 @@ export async function callModel(
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
+      // Requests of several configurations: the counts of each, so the headline is judged on its own.
+      ...(requests.some((r) => r.configuration)
+        ? { by_configuration: countsByConfiguration(requests, replies) }
+        : {}),
       // Any failed request leaves the run incomplete: it is sent again by the next build
       // (docs/model-requests.md).
       incomplete: apiErrors + otherShards > 0,
     },
   };
+}
+
+/** API errors, truncated replies and requests of each request configuration (replies in request order). */
+function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]): Record<string, Json> {
+  const out: Record<string, { api_errors: number; truncated: number; n: number }> = {};
+  requests.forEach((req, i) => {
+    const c = (out[req.configuration ?? ""] ??= { api_errors: 0, truncated: 0, n: 0 });
+    const r = replies[i];
+    c.n++;
+    if (r && r.error !== null && r.error !== OTHER_SHARD) c.api_errors++;
+    if (r?.finish_reason === "length") c.truncated++;
+  });
+  return out;
 }
 
 /**

@@ -275,6 +275,28 @@ describe("medbench check over the note-errors roster", () => {
     expect((await check(0)).status).toBe("pass");
   });
 
+  it("judges a --configurations all run on its headline: failures elsewhere do not count", async () => {
+    // Every sampled request (temperature 0.7) fails for good; the headline (greedy) is answered.
+    const plain = reviewer(0.6);
+    serve[OTHER] = (b) =>
+      (b as unknown as { temperature: number }).temperature > 0 ? { http_error: 500 } : plain(b);
+    const r = await p.run(
+      ["build", SPEC, "--model", OTHER, "--registry", "routes.yaml", "--configurations", "all"],
+      { OPENAI_API_KEY: "sk-test" },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const all = `${RESULTS}/${OTHER.replace("/", "_")}/all`;
+    const m = JSON.parse(p.read(`${all}/metrics.json`));
+    expect(m.all_configurations.api_errors).toBe(2 * 128);
+    expect(m.metrics.api_errors).toBe(0);
+    // Only the --configurations all run of this model: the check reads its headline.
+    rmSync(p.path(dirOf(OTHER)), { recursive: true });
+    const c = await check(0);
+    const other = c.runs.find((x) => x.role === "other_reference")!;
+    expect(other).toMatchObject({ status: "ok", dir: all });
+    expect(criterion(c, "format").numbers.runs.other_reference.api_errors).toBe(0);
+  });
+
   it("does not count a reference that reasoned behind a bare </think>, and says what run completes it", async () => {
     const plain = reviewer(0.9);
     serve[STRONG] = (b) => `The template opened the block.\n</think>\n${plain(b) as string}`;

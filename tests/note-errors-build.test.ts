@@ -15,7 +15,7 @@ const RESULTS = "results/syn-snuh-note-errors";
 interface Item {
   id: string;
   meta: { pair_id: string; side: "error" | "clean"; configuration?: string };
-  verdicts: { verdict: "Yes" | "No" | null };
+  verdicts: { verdict: "Yes" | "No" | null; reason: string | null; truncated: boolean };
 }
 const itemsOf = (p: Project, dir: string): Item[] =>
   p
@@ -223,10 +223,25 @@ describe("note-errors against the fake server, four configurations", () => {
     ]);
     expect(m.configuration).toBe("neutral-greedy");
     // Permanent 500s on ~3 % of notes: final API errors, no verdict, and a result marked incomplete.
-    expect(m.metrics.api_errors).toBeGreaterThan(0);
+    expect(m.all_configurations.api_errors).toBeGreaterThan(0);
     expect(m.incomplete).toBe(true);
     const items = itemsOf(p, dir);
     expect(items).toHaveLength(4 * 128);
+    // One name, one value: the run's counts are the headline's, the task's rates keep their own names, and
+    // each configuration's counts and the pooled ones are beside them.
+    const failed = (its: Item[]) => its.filter((it) => it.verdicts.reason === "api_error").length;
+    const cut = (its: Item[]) => its.filter((it) => it.verdicts.truncated).length;
+    const head = items.filter((it) => it.meta.configuration === "neutral-greedy");
+    expect(m.requests).toBe(128);
+    expect(m.metrics.api_errors).toBe(failed(head));
+    expect(m.metrics.truncated).toBe(cut(head));
+    expect(m.metrics.api_error_rate.value).toBe(failed(head) / 128);
+    expect(m.metrics.truncated_rate.value).toBe(cut(head) / 128);
+    expect(m.all_configurations).toEqual({ api_errors: failed(items), truncated: cut(items), n: 4 * 128 });
+    for (const c of Object.keys(m.configurations)) {
+      const its = items.filter((it) => it.meta.configuration === c);
+      expect(m.configurations[c].run, c).toEqual({ api_errors: failed(its), truncated: cut(its), n: 128 });
+    }
     const values: number[] = [];
     for (const c of Object.keys(m.configurations)) {
       const v = bcrOf(items.filter((it) => it.meta.configuration === c));
@@ -255,7 +270,7 @@ describe("note-errors against the fake server, four configurations", () => {
     // Only the requests that failed for good are sent again.
     const resent = fake.stats.requests - before;
     const m = JSON.parse(p.read(`${RESULTS}/fake_nurse-7b/neutral-greedy/metrics.json`));
-    expect(resent).toBeLessThanOrEqual(2 * m.metrics.api_errors);
+    expect(resent).toBeLessThanOrEqual(2 * m.metrics.api_errors); // two tries each
     expect(m.configuration).toBe("neutral-greedy");
     expect(m.configurations).toBeUndefined();
   });

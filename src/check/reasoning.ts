@@ -73,7 +73,7 @@ export function reasoningProblem(
   const audit = obj(m.metrics?.thinking_audit) as Audit | null;
   const fix =
     "a run whose thinking audit holds completes the check: switch thinking off with the route's " +
-    "request.thinking_off fields or a per-model override validated on train notes (spec.request.overrides), " +
+    "request.thinking_off fields or a validated per-model override (the spec's request overrides), " +
     `then ${build}`;
   if (asked) return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
   if (!audit) return `it records no thinking audit (metrics.thinking_audit): ${fix}`;

@@ -68,7 +68,13 @@ export function rosterRuns(
       interval: null,
       apiErrorRate: null,
     };
-    const pick = full.get(e.role)!.find((f) => onSample(f.metrics!) === (inputs === "sample"));
+    // The headline judged on the headline: a run of the headline alone before a --configurations run.
+    const pick = [...full.get(e.role)!]
+      .sort(
+        (a, b) =>
+          Number(a.metrics!.configurations !== undefined) - Number(b.metrics!.configurations !== undefined),
+      )
+      .find((f) => onSample(f.metrics!) === (inputs === "sample"));
     if (!pick)
       return { ...base, status: "missing", reason: whyMissing(spec, e, found, o, inputs, buildCmd(e.model)) };
     const m = pick.metrics!;
@@ -94,7 +100,7 @@ export function rosterRuns(
         status: "incomplete",
         reason:
           `API errors ${pct(rate)} of the requests ` +
-          `(${String(m.metrics?.api_errors)} of ${m.selection?.items}), ` +
+          `(${String(m.metrics?.api_errors)} of ${String(m.requests ?? m.selection?.items)}), ` +
           `at or above ${pct(o.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
           "the next build sends only the failed requests",
       };
