@@ -12,6 +12,7 @@ import type {
 import type { Json } from "../../src/util/json.js";
 import { readPairs, type Pair } from "./pairs.js";
 import { noteRequests } from "./prompts.js";
+import { PAGE_COUNTS, PAGE_EXPOSED_TEST_PAIRS, releaseProblems } from "./release-check.js";
 import { parseVerdict, type ParsedVerdict } from "./verdict.js";
 import { noteItem, pairRows, summary, type NoteItem, type ScoredRequest } from "./scorer.js";
 import { reportedMetrics } from "./metrics.js";
@@ -92,6 +93,15 @@ export const task: TaskModule = {
           "text (specs/note-errors/prompts/README.md)",
       );
     const pairs = readPairs(release.text(TEST), TEST);
+    // The real release is checked against the page before any request exists (the sample is not the page's).
+    if (!pairs.some((p) => p.synthetic)) {
+      const problems = [
+        ...releaseProblems(pairs, TEST, PAGE_COUNTS.test, PAGE_EXPOSED_TEST_PAIRS),
+        ...releaseProblems(readPairs(release.text(TRAIN), TRAIN), TRAIN, PAGE_COUNTS.train, null),
+      ];
+      if (problems.length)
+        throw new Error(`the release is not the one the task page describes:\n  ${problems.join("\n  ")}`);
+    }
     if (pairs.some((p) => p.synthetic))
       notice?.("built from the SYNTHETIC sample (specs/note-errors/sample), not SYN-SNUH data");
     const prompt = configuration?.prompt ?? "neutral";
