@@ -14,7 +14,7 @@ const RESULTS = "results/syn-snuh-note-errors";
 
 interface Item {
   id: string;
-  meta: { pair_id: string; side: "error" | "clean"; configuration?: string };
+  meta: { pair_id: string; side: "error" | "clean"; configuration?: string; instance_id: string };
   verdicts: { verdict: "Yes" | "No" | null; reason: string | null; truncated: boolean };
 }
 const itemsOf = (p: Project, dir: string): Item[] =>
@@ -232,6 +232,17 @@ describe("note-errors against the fake server, four configurations", () => {
     const failed = (its: Item[]) => its.filter((it) => it.verdicts.reason === "api_error").length;
     const cut = (its: Item[]) => its.filter((it) => it.verdicts.truncated).length;
     const head = items.filter((it) => it.meta.configuration === "neutral-greedy");
+    // The page's instance id, <pair_id>/<side>, in every item; the item id puts the configuration before it.
+    for (const it of items) {
+      expect(it.meta.instance_id).toBe(`${it.meta.pair_id}/${it.meta.side}`);
+      expect(it.id).toBe(`${it.meta.configuration}/${it.meta.instance_id}`);
+    }
+    const units = p
+      .read(`${dir}/units.jsonl`)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).id as string);
+    expect(new Set(units)).toEqual(new Set(head.map((it) => it.meta.pair_id)));
     expect(m.requests).toBe(128);
     expect(m.metrics.api_errors).toBe(failed(head));
     expect(m.metrics.truncated).toBe(cut(head));
