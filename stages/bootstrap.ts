@@ -126,6 +126,13 @@ function intervalsOf(
   return { metrics, paired };
 }
 
+interface RunCounts {
+  api_errors: number;
+  truncated: number;
+  n: number;
+}
+const num = (v: Json | undefined) => (typeof v === "number" ? v : 0);
+
 /** Each metric's mean and sample SD over the configurations (the paper's primary), with the values. */
 function overConfigurations(per: Record<string, Json>): Record<string, Json> {
   const names = new Set<string>();
@@ -220,7 +227,29 @@ export const bootstrap: StageKind = {
           ]),
         )
       : null;
-    const apiErrors = typeof audit.api_errors === "number" ? audit.api_errors : 0;
+    // With several configurations, the run's counts are the headline's (as its metrics are); each
+    // configuration's are beside its metrics, and the pooled ones in all_configurations.
+    const byConf = audit.by_configuration as Record<string, RunCounts> | undefined;
+    const headline = scored.headline ?? info?.configurations?.[0];
+    const own: RunCounts =
+      perConfiguration && byConf && headline !== undefined && byConf[headline]
+        ? byConf[headline]
+        : { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
+    const runFields = {
+      request: audit.request ?? null,
+      response_format: audit.response_format ?? null,
+      thinking_audit: audit.thinking_audit ?? null,
+      api_errors: own.api_errors,
+      truncated: own.truncated,
+      ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
+    };
+    // One name, one value: a task metric may not share a name with the run's own fields.
+    const clash = Object.keys(metrics).filter((k) => k in runFields);
+    if (clash.length)
+      throw new Error(
+        `task ${ctx.build.slug}: metric ${clash.join(", ")} has the name of a field medbench records ` +
+          "for every run (metrics.json); rename the metric",
+      );
     const out = {
       slug: ctx.build.slug,
       version: ctx.build.version,
@@ -241,20 +270,31 @@ export const bootstrap: StageKind = {
       ...(info?.configurations ? { configuration: scored.headline ?? info.configurations[0] ?? null } : {}),
       ...(perConfiguration
         ? {
-            configurations: perConfiguration,
+            configurations: byConf
+              ? Object.fromEntries(
+                  Object.entries(perConfiguration).map(([name, c]) => [
+                    name,
+                    { ...(c as Record<string, Json>), run: (byConf[name] ?? null) as unknown as Json },
+                  ]),
+                )
+              : perConfiguration,
             over_configurations: overConfigurations(perConfiguration),
+            ...(byConf
+              ? {
+                  all_configurations: {
+                    api_errors: num(audit.api_errors),
+                    truncated: num(audit.truncated),
+                    n: num(audit.n),
+                  },
+                }
+              : {}),
           }
         : {}),
       primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
-      metrics: {
-        ...metrics,
-        request: audit.request ?? null,
-        response_format: audit.response_format ?? null,
-        thinking_audit: audit.thinking_audit ?? null,
-        api_errors: apiErrors,
-        truncated: audit.truncated ?? 0,
-        ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
-      },
+      metrics: { ...metrics, ...runFields },
+      // With several configurations, the requests the run's counts are of (the headline's); otherwise the
+      // selection's items.
+      ...(byConf && perConfiguration ? { requests: own.n } : {}),
       paired,
       tables,
     };

@@ -113,9 +113,13 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
   };
   const msg = choice.message ?? {};
   const text = typeof msg.content === "string" ? msg.content : "";
-  const reasoning = ["reasoning", "reasoning_content"].some(
-    (f) => typeof msg[f] === "string" && (msg[f] as string).length > 0,
-  );
+  // Every sign of reasoning a parser strips counts: a reasoning field (text, or reasoning_details items) and
+  // a think tag, opening or closing (a chat template may open the block in the prompt: a bare </think>).
+  const reasoning =
+    ["reasoning", "reasoning_content", "thinking"].some(
+      (f) => typeof msg[f] === "string" && (msg[f] as string).length > 0,
+    ) ||
+    (Array.isArray(msg.reasoning_details) && msg.reasoning_details.length > 0);
   return {
     id,
     request_sha256: key,
@@ -124,7 +128,7 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
     error: null,
     finish_reason: choice.finish_reason ?? null,
     reasoning,
-    think: /<think>/i.test(text),
+    think: /<\/?think\b/i.test(text),
     // Kept only when the server sent them, so replies of servers without them stay as they were.
     ...(typeof msg.reasoning === "string" ? { reasoning_content: msg.reasoning } : {}),
     ...(typeof msg.reasoning_content === "string" ? { reasoning_content: msg.reasoning_content } : {}),
@@ -349,11 +353,28 @@ export async function callModel(
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
+      // Requests of several configurations: the counts of each, so the headline is judged on its own.
+      ...(requests.some((r) => r.configuration)
+        ? { by_configuration: countsByConfiguration(requests, replies) }
+        : {}),
       // Any failed request leaves the run incomplete: it is sent again by the next build
       // (docs/model-requests.md).
       incomplete: apiErrors + otherShards > 0,
     },
   };
+}
+
+/** API errors, truncated replies and requests of each request configuration (replies in request order). */
+function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]): Record<string, Json> {
+  const out: Record<string, { api_errors: number; truncated: number; n: number }> = {};
+  requests.forEach((req, i) => {
+    const c = (out[req.configuration ?? ""] ??= { api_errors: 0, truncated: 0, n: 0 });
+    const r = replies[i];
+    c.n++;
+    if (r && r.error !== null && r.error !== OTHER_SHARD) c.api_errors++;
+    if (r?.finish_reason === "length") c.truncated++;
+  });
+  return out;
 }
 
 /**

@@ -81,14 +81,19 @@ function assemble<I>(
  * The score stage's outputs again from a run's items and replies alone (the task's `rescore`): what verify
  * replays for a private release, whose requests are not bundled. Null when the task cannot.
  */
-function rescoreOutputs(task: TaskModule, items: string, replies: string, params: Json): Outputs | null {
+function rescoreOutputs(
+  task: TaskModule,
+  items: string,
+  replies: string | undefined,
+  params: Json,
+): Outputs | null {
   if (!task.rescore) return null;
-  const byId = new Map(readRecords("replies", replies).map((r) => [r.id, r]));
+  const byId = replies === undefined ? null : new Map(readRecords("replies", replies).map((r) => [r.id, r]));
   const groups = byConfiguration(readRecords("items", items), (it) => it.meta.configuration);
   const outs = new Map(
     [...groups].map(([name, its]) => [
       name,
-      task.rescore!({ items: its, replies: its.map((i) => byId.get(i.id) ?? null), params }),
+      task.rescore!({ items: its, replies: byId && its.map((i) => byId.get(i.id) ?? null), params }),
     ]),
   );
   return assemble(outs, task, params, (rows) => writeRecords("items", [...rows]));
@@ -99,9 +104,8 @@ export const score: StageKind = {
   // A private release's bundle has no requests: the score comes again from its items and the replies.
   replayWithheld: ({ task, own, input, params }) => {
     const replies = input("replies", "replies");
-    return own.items === undefined || replies === undefined
-      ? null
-      : rescoreOutputs(task, own.items, replies, params);
+    // Without the replies (withheld as well), the items' verdicts stand and the rest is scored again.
+    return own.items === undefined ? null : rescoreOutputs(task, own.items, replies, params);
   },
   inputs: {
     requests: { outputs: { requests: "requests" } },

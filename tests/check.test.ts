@@ -2,8 +2,10 @@
 // (policies of different strength for the four roster models) plus the four built-in baselines. Every number
 // the check reports is recomputed here from the results folders (metrics.json) or by `stats paired`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { Project } from "./rig.js";
+import { REPO } from "./helpers.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { noteErrorsPolicy } from "../scripts/fake-policies/note-errors.mjs";
 import { fakeRoute, startFake } from "./fake.js";
@@ -24,6 +26,13 @@ const BASELINES = [
   "medbench/prior",
   "medbench/constant-yes",
 ];
+/** Quick retries and no stop on failures, as tests/fake.ts's routes have them. */
+const FAST = {
+  concurrency: 8,
+  timeout_s: 5,
+  retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 },
+  max_failures_in_a_row: 1000,
+};
 const dirOf = (model: string) => `${RESULTS}/${model.replace("/", "_")}/neutral-greedy`;
 
 /** The fake's reviewer at a given skill (share of notes judged by its rule, the rest a coin), no quirks. */
@@ -63,7 +72,13 @@ describe("medbench check over the note-errors roster", () => {
     });
     p = new Project();
     const route = (name: string) => fakeRoute(name, fake.url);
-    p.write("routes.yaml", `routes:\n${["deepseek", "openai", "zhipu", "alibaba"].map(route).join("")}`);
+    // The shipped registry's openai route (its request fields as shipped), pointed at the fake.
+    const shipped = parseYaml(readFileSync(`${REPO}/registry/providers.yaml`, "utf8")).routes.openai;
+    const openai = stringifyYaml({ routes: { openai: { ...shipped, base_url: fake.url, ...FAST } } });
+    p.write("routes.yaml", `routes:\n${["deepseek", "zhipu", "alibaba"].map(route).join("")}`);
+    p.write("openai.yaml", openai);
+    // An openai route that sends no reasoning field (the shipped route before issue 27).
+    p.write("openai-plain.yaml", `routes:\n${route("openai")}`);
   });
   afterAll(async () => {
     await fake.close();
@@ -71,9 +86,9 @@ describe("medbench check over the note-errors roster", () => {
   });
 
   /** `code` 1: a run with failed requests, which builds whole but incomplete (issue 25.3). */
-  const build = async (model: string, refresh = false, code = 0) => {
-    const args = ["build", SPEC, "--model", model, "--registry", "routes.yaml"];
-    const r = await p.run(refresh ? [...args, "--refresh", "model"] : args);
+  const build = async (model: string, refresh = false, openai = "openai.yaml", code = 0) => {
+    const args = ["build", SPEC, "--model", model, "--registry", "routes.yaml", "--registry", openai];
+    const r = await p.run(refresh ? [...args, "--refresh", "model"] : args, { OPENAI_API_KEY: "sk-test" });
     expect(r.exitCode, r.stderr).toBe(code);
   };
   const check = async (code: number): Promise<Check> => {
@@ -83,7 +98,11 @@ describe("medbench check over the note-errors roster", () => {
   };
   const metricsOf = (model: string) =>
     JSON.parse(p.read(`${dirOf(model)}/metrics.json`)) as {
-      metrics: { bcr: { value: number; lo: number; hi: number; n: number }; api_errors: number };
+      metrics: {
+        bcr: { value: number; lo: number; hi: number; n: number };
+        api_errors: number;
+        request: object;
+      };
       selection: { items: number };
     };
   const bcr = (model: string) => metricsOf(model).metrics.bcr;
@@ -154,12 +173,18 @@ describe("medbench check over the note-errors roster", () => {
     });
     expect(paired.diff_pp).toBeCloseTo(100 * (bcr(STRONG).value - bcr(WEAK).value), 9);
 
-    // headroom: the best run other than the generator (which answers every note by the rule).
+    // The weak reference ran at reasoning effort low through the shipped openai route.
+    expect(metricsOf(WEAK).metrics.request).toMatchObject({ reasoning_effort: "low" });
+
+    // headroom: the best reference (the generator answers every note by the rule; baselines are not
+    // references), and the best model that is not Qwen.
     const head = criterion(c, "headroom");
-    const candidates = [STRONG, WEAK, OTHER, ...BASELINES];
-    const best = candidates.reduce((b, m) => (bcr(m).value > bcr(b).value ? m : b));
+    const references = [STRONG, WEAK, OTHER];
+    const best = references.reduce((b, m) => (bcr(m).value > bcr(b).value ? m : b));
     expect(bcr(GENERATOR).value).toBeGreaterThan(bcr(best).value);
+    expect(head.numbers.among).toEqual(["strong_reference", "weak_reference", "other_reference"]);
     expect(head.numbers.best).toMatchObject({ model: best, value: bcr(best).value });
+    expect(head.numbers.also_best).toMatchObject({ model: best, value: bcr(best).value });
     for (const C of [1, 0.951]) {
       const row = head.numbers.ceilings.find((x: { ceiling: number }) => x.ceiling === C);
       expect(row.headroom).toBeCloseTo((C - bcr(best).value) / (C - 0.25), 12);
@@ -213,7 +238,7 @@ describe("medbench check over the note-errors roster", () => {
     serve[STRONG] = reviewer(0.9);
     serve[WEAK] = failing(reasoning(reviewer(0.2)));
     await build(STRONG, true);
-    await build(WEAK, true, 1);
+    await build(WEAK, true, "openai.yaml", 1);
     rmSync(p.path(dirOf(OTHER)), { recursive: true });
     const m = metricsOf(WEAK);
     const rate = m.metrics.api_errors / m.selection.items;
@@ -228,6 +253,69 @@ describe("medbench check over the note-errors roster", () => {
     for (const id of ["beats_prior", "separation", "headroom", "format", "thinking"])
       expect(criterion(c, id).status, id).toBe("incomplete");
     expect(criterion(c, "random_covers_prior").status).toBe("pass");
+  });
+
+  it("does not pass with a weak reference that ran without reasoning effort low, and names it", async () => {
+    serve[WEAK] = reasoning(reviewer(0.2));
+    await build(OTHER);
+    await build(WEAK, false, "openai-plain.yaml");
+    expect(metricsOf(WEAK).metrics.request).not.toHaveProperty("reasoning_effort");
+    const c = await check(1);
+    expect(c.status).toBe("incomplete");
+    const weak = c.runs.find((r) => r.role === "weak_reference")!;
+    expect(weak.status).toBe("incomplete");
+    expect(weak.reason).toContain(`${dirOf(WEAK)}: its recorded request sends no reasoning effort`);
+    expect(weak.reason).toMatch(/needs reasoning effort low/);
+    expect(c.missing.map((m) => m.role)).toEqual(["weak_reference"]);
+    for (const id of ["beats_prior", "separation"]) {
+      expect(criterion(c, id).status, id).toBe("incomplete");
+      expect(criterion(c, id).summary).toContain("sends no reasoning effort");
+    }
+    // Built again through the shipped route, it holds.
+    await build(WEAK);
+    expect((await check(0)).status).toBe("pass");
+  });
+
+  it("judges a --configurations all run on its headline: failures elsewhere do not count", async () => {
+    // Every sampled request (temperature 0.7) fails for good; the headline (greedy) is answered.
+    const plain = reviewer(0.6);
+    serve[OTHER] = (b) =>
+      (b as unknown as { temperature: number }).temperature > 0 ? { http_error: 500 } : plain(b);
+    const r = await p.run(
+      ["build", SPEC, "--model", OTHER, "--registry", "routes.yaml", "--configurations", "all"],
+      { OPENAI_API_KEY: "sk-test" },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const all = `${RESULTS}/${OTHER.replace("/", "_")}/all`;
+    const m = JSON.parse(p.read(`${all}/metrics.json`));
+    expect(m.all_configurations.api_errors).toBe(2 * 128);
+    expect(m.metrics.api_errors).toBe(0);
+    // Only the --configurations all run of this model: the check reads its headline.
+    rmSync(p.path(dirOf(OTHER)), { recursive: true });
+    const c = await check(0);
+    const other = c.runs.find((x) => x.role === "other_reference")!;
+    expect(other).toMatchObject({ status: "ok", dir: all });
+    expect(criterion(c, "format").numbers.runs.other_reference.api_errors).toBe(0);
+  });
+
+  it("does not count a reference that reasoned behind a bare </think>, and says what run completes it", async () => {
+    const plain = reviewer(0.9);
+    serve[STRONG] = (b) => `The template opened the block.\n</think>\n${plain(b) as string}`;
+    await build(STRONG, true);
+    const audit = (metricsOf(STRONG).metrics as unknown as { thinking_audit: Record<string, unknown> })
+      .thinking_audit;
+    expect(audit).toMatchObject({ replies_with_think_block: 128, thinking_off: false });
+    const c = await check(1);
+    expect(c.status).toBe("incomplete");
+    const strong = c.runs.find((r) => r.role === "strong_reference")!;
+    expect(strong.status).toBe("incomplete");
+    expect(strong.reason).toContain(
+      "reasoning-on: 0 replies with a reasoning field and 128 with a think tag (metrics.thinking_audit)",
+    );
+    expect(strong.reason).toMatch(/a run whose thinking audit holds completes the check/);
+    expect(strong.tags).toContain("reasoning-on");
+    for (const id of ["separation", "headroom", "thinking"])
+      expect(criterion(c, id).status, id).toBe("incomplete");
   });
 
   it("refuses a spec without a check, and a check naming no roster entry (file:line:column)", async () => {

@@ -14,8 +14,8 @@ const RESULTS = "results/syn-snuh-note-errors";
 
 interface Item {
   id: string;
-  meta: { pair_id: string; side: "error" | "clean"; configuration?: string };
-  verdicts: { verdict: "Yes" | "No" | null };
+  meta: { pair_id: string; side: "error" | "clean"; configuration?: string; instance_id: string };
+  verdicts: { verdict: "Yes" | "No" | null; reason: string | null; truncated: boolean };
 }
 const itemsOf = (p: Project, dir: string): Item[] =>
   p
@@ -123,7 +123,7 @@ describe("note-errors: offline build and baselines", () => {
     expect(err).toMatch(/conservative-greedy, conservative-sample, neutral-greedy, neutral-sample/);
   });
 
-  it("exports a bundle without the private requests and fit, which verifies from replies and items", async () => {
+  it("exports a bundle without the private requests, fit, replies and parses, which verifies from its items", async () => {
     const dir = `${RESULTS}/medbench_note-errors-conjunction-lr/neutral-greedy`;
     const r = await p.run(["export", dir, "-o", "ne.tar.gz"]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -133,9 +133,15 @@ describe("note-errors: offline build and baselines", () => {
     const members = (await execa("tar", ["tzf", p.path("ne.tar.gz")])).stdout.split("\n");
     expect(members).not.toContain("outputs/prompts/requests");
     expect(members).not.toContain("outputs/fit/fit");
-    expect(members).toContain("outputs/model/replies");
+    expect(members).not.toContain("outputs/model/replies"); // they quote the notes
+    expect(members).toContain("outputs/score/items");
     const manifest = JSON.parse(readFileSync(`${unpacked}/bundle.json`, "utf8"));
-    expect(manifest.withheld.outputs).toEqual(["fit/fit", "prompts/requests"]);
+    expect(manifest.withheld.outputs).toEqual([
+      "fit/fit",
+      "model/replies",
+      "parse/parsed",
+      "prompts/requests",
+    ]);
     // No line of any test note in any member (the baseline's replies quote nothing).
     const text = members.map((m) => readFileSync(`${unpacked}/${m}`, "utf8")).join("\n");
     for (const line of noteLines()) expect(text).not.toContain(line);
@@ -144,31 +150,33 @@ describe("note-errors: offline build and baselines", () => {
     expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
     const report = JSON.parse(ok.stdout) as { ok: boolean; checks: { name: string; lines: string[] }[] };
     const replay = report.checks.find((c) => c.name === "replay")!;
-    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled replies and items/);
+    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled items/);
     // With the data, the pins are checked too (here the sample the result was built from).
     const data = await p.run(["verify", "ne.tar.gz", "--data-dir", "specs/note-errors/sample", "--json"]);
     expect(data.exitCode, data.stdout).toBe(0);
     const dataCheck = (JSON.parse(data.stdout) as typeof report).checks.find((c) => c.name === "data")!;
     expect(dataCheck.lines[0]).toMatch(/^3 files of .* match the pins/);
 
-    // A reply changed after the build: the replay derives other verdicts from it, and says where.
+    // A verdict changed after the build: the items no longer match their recorded hash, and the replayed
+    // metrics differ from the published ones.
     const flip = (f: string) => {
       const path = `${unpacked}/${f}`;
       writeFileSync(
         path,
         readFileSync(path, "utf8").replace(
-          /Error: (Yes|No)/,
-          (_, v) => `Error: ${v === "Yes" ? "No" : "Yes"}`,
+          /"verdict":"(Yes|No)"/,
+          (_, v) => `"verdict":"${v === "Yes" ? "No" : "Yes"}"`,
         ),
       );
     };
-    flip("outputs/model/replies");
-    flip("results/replies.jsonl");
+    flip("outputs/score/items");
+    flip("results/items.jsonl");
     await execa("tar", ["czf", p.path("ne-tampered.tar.gz"), "-C", unpacked, "."]);
     const bad = await p.run(["verify", "ne-tampered.tar.gz", "--json"]);
     expect(bad.exitCode).toBe(1);
-    const tampered = JSON.parse(bad.stdout) as { differences: { what: string }[] };
-    expect(tampered.differences.some((d) => d.what.startsWith("items.jsonl"))).toBe(true);
+    const tampered = JSON.parse(bad.stdout) as { checks: { name: string; lines: string[] }[] };
+    const outputs = tampered.checks.find((c) => c.name === "outputs")!;
+    expect(outputs.lines.join("\n")).toMatch(/items\.jsonl .*was changed after the build/);
   });
 
   it("declares the same configurations as the published spec", async () => {
@@ -215,10 +223,36 @@ describe("note-errors against the fake server, four configurations", () => {
     ]);
     expect(m.configuration).toBe("neutral-greedy");
     // Permanent 500s on ~3 % of notes: final API errors, no verdict, and a result marked incomplete.
-    expect(m.metrics.api_errors).toBeGreaterThan(0);
+    expect(m.all_configurations.api_errors).toBeGreaterThan(0);
     expect(m.incomplete).toBe(true);
     const items = itemsOf(p, dir);
     expect(items).toHaveLength(4 * 128);
+    // One name, one value: the run's counts are the headline's, the task's rates keep their own names, and
+    // each configuration's counts and the pooled ones are beside them.
+    const failed = (its: Item[]) => its.filter((it) => it.verdicts.reason === "api_error").length;
+    const cut = (its: Item[]) => its.filter((it) => it.verdicts.truncated).length;
+    const head = items.filter((it) => it.meta.configuration === "neutral-greedy");
+    // The page's instance id, <pair_id>/<side>, in every item; the item id puts the configuration before it.
+    for (const it of items) {
+      expect(it.meta.instance_id).toBe(`${it.meta.pair_id}/${it.meta.side}`);
+      expect(it.id).toBe(`${it.meta.configuration}/${it.meta.instance_id}`);
+    }
+    const units = p
+      .read(`${dir}/units.jsonl`)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).id as string);
+    expect(new Set(units)).toEqual(new Set(head.map((it) => it.meta.pair_id)));
+    expect(m.requests).toBe(128);
+    expect(m.metrics.api_errors).toBe(failed(head));
+    expect(m.metrics.truncated).toBe(cut(head));
+    expect(m.metrics.api_error_rate.value).toBe(failed(head) / 128);
+    expect(m.metrics.truncated_rate.value).toBe(cut(head) / 128);
+    expect(m.all_configurations).toEqual({ api_errors: failed(items), truncated: cut(items), n: 4 * 128 });
+    for (const c of Object.keys(m.configurations)) {
+      const its = items.filter((it) => it.meta.configuration === c);
+      expect(m.configurations[c].run, c).toEqual({ api_errors: failed(its), truncated: cut(its), n: 128 });
+    }
     const values: number[] = [];
     for (const c of Object.keys(m.configurations)) {
       const v = bcrOf(items.filter((it) => it.meta.configuration === c));
@@ -247,7 +281,7 @@ describe("note-errors against the fake server, four configurations", () => {
     // Only the requests that failed for good are sent again.
     const resent = fake.stats.requests - before;
     const m = JSON.parse(p.read(`${RESULTS}/fake_nurse-7b/neutral-greedy/metrics.json`));
-    expect(resent).toBeLessThanOrEqual(2 * m.metrics.api_errors);
+    expect(resent).toBeLessThanOrEqual(2 * m.metrics.api_errors); // two tries each
     expect(m.configuration).toBe("neutral-greedy");
     expect(m.configurations).toBeUndefined();
   });

@@ -308,9 +308,15 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
       }
     }
     replayCheck.ok = differences.length === 0;
-    const from = withheld.length
-      ? "the bundled replies and items (a private release: its requests are not bundled)"
-      : "the bundled replies";
+    const noReplies = withheld.some(
+      (w) => b.stages[w.split("/")[0]!] && callsModel(b.stages[w.split("/")[0]!]!.kind),
+    );
+    const from = !withheld.length
+      ? "the bundled replies"
+      : noReplies
+        ? "the bundled items (a private release: its requests and replies are not bundled; " +
+          "the verdicts stand as the items record them)"
+        : "the bundled replies and items (a private release: its requests are not bundled)";
     const names = replayed.map((s) => s.name).join(", ");
     replayCheck.lines.push(
       replayCheck.ok

@@ -45,7 +45,13 @@ function unusable(c: Criterion, runs: RosterRun[]): CriterionResult | null {
     kind: c.kind,
     description: c.description,
     status: "incomplete",
-    summary: `no usable run of ${bad.map((r) => `${r.role} (${r.status})`).join(", ")}: see the roster`,
+    // A missing run's command is in the roster; why a built run cannot be used is said here too.
+    summary:
+      "no usable run of " +
+      bad
+        .map((r) => `${r.role} (${r.status}${r.status === "incomplete" ? `: ${r.reason}` : ""})`)
+        .join("; ") +
+      (bad.some((r) => r.status === "missing") ? ": see the roster" : ""),
     numbers: { unusable: bad.map((r) => r.role) },
   };
 }
@@ -125,8 +131,18 @@ function apart(c: Extract<Criterion, { kind: "intervals_apart" }>, ctx: Criterio
 }
 
 function headroom(c: Extract<Criterion, { kind: "headroom" }>, ctx: CriterionContext): CriterionResult {
-  const among = ctx.all.filter((r) => !r.runTags.some((t) => c.excludeTags.includes(t)));
-  const missing = unusable(c, among);
+  // "The best reference": the runs with one of among_tags (the roster's own tags), never an excluded one.
+  const notExcluded = ctx.all.filter((r) => !r.runTags.some((t) => c.excludeTags.includes(t)));
+  const among = c.amongTags
+    ? notExcluded.filter((r) => r.tags.some((t) => c.amongTags!.includes(t)))
+    : notExcluded;
+  const alsoAmong = c.alsoBestExcluding
+    ? notExcluded.filter(
+        (r) =>
+          !c.alsoBestExcluding!.test(r.model) && !r.runTags.some((t) => c.alsoBestExcludeTags.includes(t)),
+      )
+    : [];
+  const missing = unusable(c, [...new Set([...among, ...alsoAmong])]);
   if (missing) return missing;
   const best = (runs: RosterRun[]) =>
     runs.reduce<RosterRun | null>(
@@ -141,7 +157,7 @@ function headroom(c: Extract<Criterion, { kind: "headroom" }>, ctx: CriterionCon
     const below = top.interval!.hi !== null && top.interval!.hi < C;
     return { ceiling: C, headroom: H, best_hi_below_ceiling: below, holds: H >= c.min && below };
   });
-  const other = c.alsoBestExcluding ? best(among.filter((r) => !c.alsoBestExcluding!.test(r.model))) : null;
+  const other = c.alsoBestExcluding ? best(alsoAmong) : null;
   const summary =
     `best ${top.role} (${top.model}) ${ci(top)}: ` +
     per
@@ -151,7 +167,9 @@ function headroom(c: Extract<Criterion, { kind: "headroom" }>, ctx: CriterionCon
           `CI ${p.best_hi_below_ceiling ? "below" : "not below"} C`,
       )
       .join("; ") +
-    (other ? `; best excluding /${c.alsoBestExcluding!.source}/: ${other.role} ${ci(other)}` : "");
+    (other
+      ? `; best model not /${c.alsoBestExcluding!.source}/: ${other.role} (${other.model}) ${ci(other)}`
+      : "");
   return result(
     c,
     per.every((p) => p.holds),
@@ -160,6 +178,8 @@ function headroom(c: Extract<Criterion, { kind: "headroom" }>, ctx: CriterionCon
       floor: c.floor,
       min: c.min,
       excluded_tags: c.excludeTags,
+      among_tags: c.amongTags,
+      among: among.map((r) => r.role),
       best: { role: top.role, ...point(top) },
       ceilings: per,
       ...(other

@@ -12,7 +12,12 @@ export interface RosterEntry {
   role: string;
   model: string;
   tags: string[];
+  /** What the run's recorded request and thinking audit must show (src/check/reasoning.ts). */
+  reasoning: ReasoningRequirement | null;
 }
+
+/** off: no reasoning asked for and the thinking audit holds; low: reasoning effort low was sent. */
+export type ReasoningRequirement = "off" | "low";
 
 /** A tag given to every run whose model name matches (e.g. the item-check reviewers' families). */
 export interface TagRule {
@@ -42,7 +47,10 @@ export type Criterion = Base &
         ceilings: number[];
         min: number;
         excludeTags: string[];
+        /** The best is taken over runs with one of these tags (null: every run not excluded). */
+        amongTags: string[] | null;
         alsoBestExcluding: RegExp | null;
+        alsoBestExcludeTags: string[];
       }
     | {
         kind: "failure_rates";
@@ -96,7 +104,12 @@ export function declaredCheck(spec: SpecFile): CheckDecl | null {
     if (models.has(e.model))
       at(`${p}/model`, `roster ${role}: ${e.model} is also ${models.get(e.model)}`, "one role per model");
     models.set(e.model, role);
-    roster.push({ role, model: e.model, tags: (e.tags as string[] | undefined) ?? [] });
+    roster.push({
+      role,
+      model: e.model,
+      tags: (e.tags as string[] | undefined) ?? [],
+      reasoning: e.reasoning === "off" || e.reasoning === "low" ? e.reasoning : null,
+    });
   }
   const roles = new Set(roster.map((r) => r.role));
   const role = (pointer: string, name: Json) => {
@@ -175,6 +188,8 @@ export function declaredCheck(spec: SpecFile): CheckDecl | null {
           ceilings,
           min: share(`${p}/min`, c.min!),
           excludeTags: (c.exclude_tags as string[] | undefined) ?? [],
+          amongTags: (c.among_tags as string[] | undefined) ?? null,
+          alsoBestExcludeTags: (c.also_best_exclude_tags as string[] | undefined) ?? [],
           alsoBestExcluding:
             c.also_best_excluding === undefined
               ? null

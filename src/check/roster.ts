@@ -3,6 +3,7 @@
 // be used says why, and how to get one that can.
 import type { SpecFile } from "../spec/load.js";
 import type { CheckDecl, RosterEntry } from "./declare.js";
+import { reasoningProblem } from "./reasoning.js";
 import {
   apiErrorRate,
   intervalOf,
@@ -16,7 +17,8 @@ import {
 export interface RosterRun extends RosterEntry {
   /** The run's tags: the roster's (`tags`, what exceptions read) and those its results show (tagsOf). */
   runTags: string[];
-  /** ok: used; missing: no usable build; incomplete: built, but with too many API errors to count. */
+  /** ok: used; missing: no usable build; incomplete: built, but with too many API errors to count, or not
+   *  as the roster requires (its reasoning: src/check/reasoning.ts). */
   status: "ok" | "missing" | "incomplete";
   reason: string | null;
   dir: string | null;
@@ -66,7 +68,13 @@ export function rosterRuns(
       interval: null,
       apiErrorRate: null,
     };
-    const pick = full.get(e.role)!.find((f) => onSample(f.metrics!) === (inputs === "sample"));
+    // The headline judged on the headline: a run of the headline alone before a --configurations run.
+    const pick = [...full.get(e.role)!]
+      .sort(
+        (a, b) =>
+          Number(a.metrics!.configurations !== undefined) - Number(b.metrics!.configurations !== undefined),
+      )
+      .find((f) => onSample(f.metrics!) === (inputs === "sample"));
     if (!pick)
       return { ...base, status: "missing", reason: whyMissing(spec, e, found, o, inputs, buildCmd(e.model)) };
     const m = pick.metrics!;
@@ -83,13 +91,16 @@ export function rosterRuns(
     };
     if (!run.interval)
       return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };
+    // The roster's reasoning requirement, against what the run recorded it sent and got back.
+    const unlike = reasoningProblem(e.reasoning, m, buildCmd(e.model));
+    if (unlike) return { ...run, status: "incomplete", reason: `${pick.dir}: ${unlike}` };
     if (o.apiIncompleteAt !== null && rate !== null && rate >= o.apiIncompleteAt)
       return {
         ...run,
         status: "incomplete",
         reason:
           `API errors ${pct(rate)} of the requests ` +
-          `(${String(m.metrics?.api_errors)} of ${m.selection?.items}), ` +
+          `(${String(m.metrics?.api_errors)} of ${String(m.requests ?? m.selection?.items)}), ` +
           `at or above ${pct(o.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
           "the next build sends only the failed requests",
       };

@@ -20,6 +20,8 @@ export interface MetricsJson {
   configuration?: string;
   inputs?: Record<string, string>;
   selection?: { items?: number } | null;
+  /** The requests metrics.api_errors and metrics.truncated are counted over. */
+  requests?: number;
   metrics?: Record<string, Json>;
   [k: string]: Json | undefined;
 }
@@ -83,10 +85,11 @@ export function intervalOf(m: MetricsJson, metric: string): Interval | null {
   return { value: e.value ?? null, lo: e.lo ?? null, hi: e.hi ?? null, n: e.n ?? null };
 }
 
-/** API errors as a share of the requests the run selected. */
+/** API errors as a share of the requests they are counted over (the headline's, with several
+ *  configurations; `requests`), or of the requests selected for a run that records no `requests`. */
 export function apiErrorRate(m: MetricsJson): number | null {
   const errors = m.metrics?.api_errors;
-  const items = m.selection?.items;
+  const items = typeof m.requests === "number" ? m.requests : m.selection?.items;
   if (typeof errors !== "number" || typeof items !== "number" || items === 0) return null;
   return errors / items;
 }

@@ -214,7 +214,8 @@ export interface TaskParts {
 
 export interface RescoreInput {
   items: ItemRecord[];
-  /** Per item (same order): its reply record, or null when none came back. */
-  replies: (ReplyRecord | null)[];
+  /** Per item (same order): its reply record, or null when none came back; null when the bundle withholds
+   *  the replies too (then the items' verdicts stand as recorded). */
+  replies: (ReplyRecord | null)[] | null;
   params: Json;
 }

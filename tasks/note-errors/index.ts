@@ -12,6 +12,7 @@ import type {
 import type { Json } from "../../src/util/json.js";
 import { readPairs, type Pair } from "./pairs.js";
 import { noteRequests } from "./prompts.js";
+import { PAGE_COUNTS, PAGE_EXPOSED_TEST_PAIRS, releaseProblems } from "./release-check.js";
 import { parseVerdict, type ParsedVerdict } from "./verdict.js";
 import { noteItem, pairRows, summary, type NoteItem, type ScoredRequest } from "./scorer.js";
 import { reportedMetrics } from "./metrics.js";
@@ -92,6 +93,15 @@ export const task: TaskModule = {
           "text (specs/note-errors/prompts/README.md)",
       );
     const pairs = readPairs(release.text(TEST), TEST);
+    // The real release is checked against the page before any request exists (the sample is not the page's).
+    if (!pairs.some((p) => p.synthetic)) {
+      const problems = [
+        ...releaseProblems(pairs, TEST, PAGE_COUNTS.test, PAGE_EXPOSED_TEST_PAIRS),
+        ...releaseProblems(readPairs(release.text(TRAIN), TRAIN), TRAIN, PAGE_COUNTS.train, null),
+      ];
+      if (problems.length)
+        throw new Error(`the release is not the one the task page describes:\n  ${problems.join("\n  ")}`);
+    }
     if (pairs.some((p) => p.synthetic))
       notice?.("built from the SYNTHETIC sample (specs/note-errors/sample), not SYN-SNUH data");
     const prompt = configuration?.prompt ?? "neutral";
@@ -122,9 +132,12 @@ export const task: TaskModule = {
   },
   // A private bundle has no requests: the verdicts come again from the replies, and the Evidence matches
   // (which need the note's reference lines) from the items.
+  // A public bundle withholds the replies too (they quote the notes): then the items' verdicts are taken as
+  // recorded and only the metrics and tables are computed again from them.
   rescore: ({ items, replies }) =>
     scoreItems(
       items.map((it, i) => {
+        if (replies === null) return it as unknown as NoteItem & { unit: string; parsed: Json };
         const r = replies[i];
         const v = r && r.error === null ? parseVerdict(r) : parseVerdict(noReply(r));
         const kept = it.verdicts as unknown as NoteItem["verdicts"];
@@ -148,9 +161,9 @@ export const task: TaskModule = {
   baselines,
   privateRelease: {
     why:
-      "its requests hold the private test notes and the fitted baseline's vocabulary holds " +
-      "train-note words",
-    withhold: ["requests", "fit"],
+      "its requests hold the private test notes, its replies and parses quote them (Evidence, reasoning) " +
+      "and carry a per-request hash of the note, and the fitted baseline's vocabulary holds train-note words",
+    withhold: ["requests", "fit", "replies", "parsed"],
   },
 };
 

@@ -288,8 +288,9 @@ export function reportedMetrics(): MetricDef[] {
     m("independence_ratio", "independence ratio (BCR / sens × spec)", independenceRatio, "score"),
     m("parse_failures_error", "parse failures, error notes", parseFailureRate("e")),
     m("parse_failures_clean", "parse failures, twins", parseFailureRate("c")),
-    m("truncated", "truncated replies (finish_reason length)", truncatedRate),
-    m("api_errors", "API errors", apiErrorRate),
+    // Rates, named apart from the run's own counts (metrics.truncated, metrics.api_errors).
+    m("truncated_rate", "truncated replies (finish_reason length), share of notes", truncatedRate),
+    m("api_error_rate", "API errors, share of notes", apiErrorRate),
     m("eca_A", "ECA A: both sides hit (of pairs flagged on both sides)", ecaShare("A")),
     m("eca_B", "ECA B: error side hit only", ecaShare("B")),
     m("eca_C", "ECA C: twin side hit only", ecaShare("C")),

@@ -33,6 +33,8 @@ export interface Pair {
   /** The three-model item check showed this visit to a reviewer (item_check.exposure). */
   item_check_exposed: boolean;
   synthetic: boolean;
+  /** Fields read as their default because no name of FIELDS was present (the real release refuses them). */
+  defaulted: (keyof typeof FIELDS)[];
 }
 
 /** Canonical name -> the names a file may use for it, tried in order (the first present wins). */
@@ -160,6 +162,10 @@ export function pairFromRecord(raw: Raw, file: string, lineNo: number): Pair {
     reference_lines,
     item_check_exposed: pick(raw, "item_check_exposed") === true,
     synthetic: pick(raw, "synthetic") === true,
+    // Defaults the page states (header code, reference lines) are not guesses; these are.
+    defaulted: (["condition", "edits", "item_check_exposed"] as const).filter(
+      (f) => pick(raw, f) === undefined,
+    ),
   };
 }
 

@@ -26,6 +26,8 @@ export interface NoteMeta {
   header_code: string;
   exposed: boolean;
   synthetic: boolean;
+  /** The page's instance id, `<pair_id>/<side>` (item ids carry the configuration in front of it). */
+  instance_id: string;
 }
 
 export function metaOf(p: Pair, side: Side): NoteMeta {
@@ -39,6 +41,7 @@ export function metaOf(p: Pair, side: Side): NoteMeta {
     header_code: p.header_code,
     exposed: p.item_check_exposed,
     synthetic: p.synthetic,
+    instance_id: itemId(p, side),
   };
 }
 

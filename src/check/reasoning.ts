@@ -1,0 +1,86 @@
+// What a roster entry's `reasoning` requires of its run, read from what the run recorded: the fields its
+// requests sent (metrics.request: the route's and any override's) and its thinking audit (the model stage
+// counts every reply with a reasoning field or a think tag). A run that does not hold cannot stand for the
+// entry; the reason names what was recorded and the build that would hold.
+import type { Json } from "../util/json.js";
+import type { ReasoningRequirement } from "./declare.js";
+import type { MetricsJson } from "./runs.js";
+
+/** The reasoning settings a request body carried, where the known route fields put them. */
+export interface ReasoningSent {
+  /** reasoning_effort, or reasoning.effort (OpenRouter), as sent; null when none was. */
+  effort: { value: string; field: string } | null;
+  /** enable_thinking (top level or chat_template_kwargs) or thinking.type, as sent; null when none was. */
+  thinking: { value: boolean; field: string } | null;
+}
+
+const obj = (v: Json | undefined): Record<string, Json> | null =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? v : null;
+
+export function reasoningSent(request: Json | undefined): ReasoningSent {
+  const r = obj(request) ?? {};
+  let effort: ReasoningSent["effort"] = null;
+  if (typeof r.reasoning_effort === "string")
+    effort = { value: r.reasoning_effort, field: "reasoning_effort" };
+  const nested = obj(r.reasoning);
+  if (nested && typeof nested.effort === "string")
+    effort = { value: nested.effort, field: "reasoning.effort" };
+  let thinking: ReasoningSent["thinking"] = null;
+  const kwargs = obj(r.chat_template_kwargs);
+  if (typeof r.enable_thinking === "boolean")
+    thinking = { value: r.enable_thinking, field: "enable_thinking" };
+  if (kwargs && typeof kwargs.enable_thinking === "boolean")
+    thinking = { value: kwargs.enable_thinking, field: "chat_template_kwargs.enable_thinking" };
+  const t = obj(r.thinking);
+  if (t && typeof t.type === "string") thinking = { value: t.type !== "disabled", field: "thinking.type" };
+  return { effort, thinking };
+}
+
+interface Audit {
+  replies_with_reasoning_field?: number;
+  replies_with_think_block?: number;
+  thinking_off?: boolean;
+}
+
+/** Why the run does not hold the requirement (null when it does); `build` is the command that rebuilds it. */
+export function reasoningProblem(
+  need: ReasoningRequirement | null,
+  m: MetricsJson,
+  build: string,
+): string | null {
+  if (need === null) return null;
+  const request = m.metrics?.request;
+  if (obj(request)?.builtin === true) return null; // a built-in baseline sends nothing
+  const { effort, thinking } = reasoningSent(request);
+  if (need === "low") {
+    if (effort?.value === "low") return null;
+    const sent = effort
+      ? `sends reasoning effort ${effort.value} (metrics.request.${effort.field})`
+      : "sends no reasoning effort (metrics.request has no reasoning_effort or reasoning.effort), so the " +
+        "server's default effort ran";
+    return (
+      `its recorded request ${sent}; the roster needs reasoning effort low: give the model's route ` +
+      "request.reasoning_low (e.g. { reasoning_effort: low }) and list the model in its " +
+      `reasoning_low_models (registry/providers.yaml or --registry FILE), then ${build}`
+    );
+  }
+  const asked =
+    effort && effort.value !== "none"
+      ? `metrics.request.${effort.field} is ${effort.value}`
+      : thinking?.value === true
+        ? `metrics.request.${thinking.field} is true`
+        : null;
+  const audit = obj(m.metrics?.thinking_audit) as Audit | null;
+  const fix =
+    "a run whose thinking audit holds completes the check: switch thinking off with the route's " +
+    "request.thinking_off fields or a validated per-model override (the spec's request overrides), " +
+    `then ${build}`;
+  if (asked) return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
+  if (!audit) return `it records no thinking audit (metrics.thinking_audit): ${fix}`;
+  if (audit.thinking_off === true) return null;
+  return (
+    `reasoning-on: ${audit.replies_with_reasoning_field ?? "?"} replies with a reasoning field and ` +
+    `${audit.replies_with_think_block ?? "?"} with a think tag (metrics.thinking_audit), so it is reported ` +
+    `as reasoning-on and not compared as a thinking-off run; ${fix}`
+  );
+}
