@@ -64,9 +64,13 @@ describe("a no-op build answered from its record", () => {
     for (const name of CASES) {
       projects[name] = new Project(SUMS_SPECS);
       projects[name].write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
+      // A results file in a subfolder of the results folder (the subfolder is consulted too).
+      if (name === "subfolder")
+        projects[name].edit(SPEC, (t) =>
+          t.replace("    metrics.json: bootstrap/metrics\n", "$&    notes/metrics.json: bootstrap/metrics\n"),
+        );
       await projects[name].buildSpec(SPEC, ARGS[name] ?? [], {}, install.bin);
     }
-    mkdirSync(projects.subfolder.path(RESULTS, "notes")); // an empty folder is no results file
     await settle();
     for (const name of CASES) {
       const recording = await noop(projects[name], ARGS[name]);
@@ -131,13 +135,15 @@ describe("a no-op build answered from its record", () => {
     expect(built.status.model).toBe("ran");
   });
 
-  it("a file added to a subfolder of the results is removed, not reported fresh", async () => {
+  it("a file added to a subfolder of the results is seen, not replayed (and kept: issue 25.1)", async () => {
     const p = projects.subfolder;
     expect((await noop(p)).replayed).toBe(true);
     p.write(join(RESULTS, "notes/stray.txt"), "not a results file\n");
-    const built = await noop(p);
-    expect(built.replayed).toBe(false);
-    expect(p.exists(join(RESULTS, "notes"))).toBe(false);
+    const r = await p.run(["build", SPEC, "--json"], {}, install.bin);
+    expect(r.stderr).not.toContain(REPLAYED);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("holds files medbench did not write: notes/stray.txt");
+    expect(p.read(join(RESULTS, "notes/stray.txt"))).toBe("not a results file\n");
   });
 
   it("a file removed while the no-op ran is not recorded as absent all along", async () => {
@@ -247,7 +253,9 @@ describe("a no-op build answered from its record", () => {
     const derived = ["code-memo.json", "stat-cache.json", "specs", "locks", "tmp", "noop"].map((n) =>
       p.path("cache", n),
     );
+    // The cache folder itself is only checked to be a folder (a file named by --cache is refused).
     const unlisted = Object.entries(traced)
+      .filter(([path]) => path !== p.path("cache"))
       .filter(([path]) => !derived.some((d) => path === d || path.startsWith(d + "/")))
       .filter(([path]) => !path.endsWith(".lck") && path !== traceFile)
       .filter(([, how]) => !(how.length === 1 && how[0] === "realpathSync"))
