@@ -19,6 +19,7 @@
 // per-item first-run time at 100,000 within 10 % of 2,000's; peak <= 25 KB/item at 2,000, <= 8 at 100,000;
 // verify no slower than a rebuild at 20,000.
 //   node scripts/bench/model.mjs [--items 2000,20000] [--pairs 3] [--concurrency 64] [--verify 20000]
+//        [--medbench DIR]
 import { fs, path, os, argv } from "zx";
 import { spawn } from "node:child_process";
 import { timed } from "./timed.mjs";
@@ -36,7 +37,8 @@ const verifySizes = new Set(
     .map(Number),
 );
 const repo = path.resolve(import.meta.dirname, "../..");
-const bin = path.join(repo, "bin/medbench.js");
+// --medbench DIR: another install's build (e.g. main's checkout, built) measured with this benchmark.
+const bin = path.join(path.resolve(String(argv.medbench ?? repo)), "bin/medbench.js");
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-model-"));
 const load = () =>
   os
@@ -115,7 +117,7 @@ const spread = (xs, d = 2) => {
 };
 
 console.log(
-  `concurrency ${concurrency}, ${pairs} interleaved pairs per size; min / median / max; ` +
+  `${bin}: concurrency ${concurrency}, ${pairs} interleaved pairs per size; min / median / max; ` +
     `node ${process.version}, ${os.cpus().length} cores`,
 );
 const perItemMs = {};
