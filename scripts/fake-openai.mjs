@@ -4,6 +4,7 @@
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
 //        [--fault empty=29 --fault auth=31] [--dead-after N]
 //        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
+//        [--keep-received 10000] [--record FILE]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
@@ -12,6 +13,7 @@
 // (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 import { createServer } from "node:http";
+import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { NOTE_ERRORS_POLICIES } from "./fake-policies/note-errors.mjs";
@@ -119,7 +121,8 @@ export function parseArgs(argv) {
     faultAttempts: 1,
     deadAfter: null,
     echoHeader: null, // tests: a header name whose value each reply echoes (in reasoning_content)
-    keepReceived: 10_000, // bodies kept in stats.received (a benchmark replays them all)
+    keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
+    record: null, // a file each request body is appended to, one line each, as received (benchmarks)
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -137,6 +140,8 @@ export function parseArgs(argv) {
     else if (a === "--variant") opts.variant = Number(v());
     else if (a === "--fault-attempts") opts.faultAttempts = Number(v());
     else if (a === "--dead-after") opts.deadAfter = Number(v());
+    else if (a === "--keep-received") opts.keepReceived = Number(v());
+    else if (a === "--record") opts.record = v();
     else throw new Error(`unknown option ${a}`);
   }
   for (const k of ["port", "latencyMs", "retryAfter", "hangMs", "variant", "faultAttempts"])
@@ -161,6 +166,7 @@ export function startFakeOpenAI(options = {}) {
     connections: 0, // TCP connections accepted (a keep-alive client opens few)
     maxOpen: 0, // the most open at once
   };
+  const record = opts.record ? createWriteStream(opts.record, { flags: "a" }) : null;
   const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
   if (!policy) throw new Error(`unknown policy ${opts.policy}`);
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
@@ -202,6 +208,7 @@ export function startFakeOpenAI(options = {}) {
         return;
       }
       stats.requests++;
+      record?.write(raw.replace(/\n/g, " ") + "\n"); // a newline in JSON is whitespace
       if (stats.received.length < opts.keepReceived)
         stats.received.push({
           body,
@@ -325,7 +332,7 @@ export function startFakeOpenAI(options = {}) {
         close: () =>
           new Promise((r) => {
             server.closeAllConnections?.();
-            server.close(() => r());
+            server.close(() => (record ? record.end(() => r()) : r()));
           }),
       });
     });
@@ -352,4 +359,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   }
   const s = await startFakeOpenAI(opts);
   console.log(`fake OpenAI-compatible server on ${s.url}`);
+  // Stopped by a benchmark: the recorded bodies are flushed first.
+  process.once("SIGTERM", () => s.close().then(() => process.exit(0)));
 }

@@ -3,6 +3,7 @@
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
 import { sortedJson, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
+import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
@@ -99,7 +100,24 @@ export function requestBody(
 
 /** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
 export function requestKey(route: Route, body: Json): string {
-  return sha256Hex(sortedJson({ base_url: route.base_url, model: (body as { model: string }).model, body })!);
+  return serialisedRequest(route, body).key;
+}
+
+/**
+ * The body as sent (sorted-key JSON, serialised once) and its key, hashed from the same bytes: the key is
+ * sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model around them.
+ */
+export function serialisedRequest(route: Route, body: Json): { payload: string; key: string } {
+  const payload = sortedJson(body)!;
+  const model = (body as { model?: unknown }).model;
+  if (typeof model !== "string" || typeof route.base_url !== "string")
+    return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
+  const key = createHash("sha256")
+    .update(`{"base_url":${JSON.stringify(route.base_url)},"body":`)
+    .update(payload)
+    .update(`,"model":${JSON.stringify(model)}}`)
+    .digest("hex");
+  return { payload, key };
 }
 
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
@@ -181,7 +199,7 @@ async function runRoute(
       const format = FORMATS[level]!;
       const body = requestBody(req, p, route, model, format);
       sample ??= body;
-      const key = requestKey(route, body);
+      const { payload, key } = serialisedRequest(route, body);
       const ns = ctx.options.replyNamespace ?? "requests";
       if (!owned) {
         // Another shard's: not looked up either, since a shard's output is never the result (a plain build
@@ -198,6 +216,7 @@ async function runRoute(
             onRetry: () => void retries++,
             secrets,
             signal: breaker.signal,
+            payload,
           });
           void call.then((o) => breaker.record(o));
           inflight.set(key, call);

@@ -46,7 +46,7 @@ describe("memo log", () => {
 });
 
 /** Appends replies from another process (gone when this returns), as an earlier build would. */
-async function writeElsewhere(dir: string, from: number, to: number, value = "v"): Promise<void> {
+async function writeElsewhere(dir: string, from: number, to: number, value = "v", killed = false) {
   const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
   const cache = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
   await execa("node", [
@@ -55,17 +55,51 @@ async function writeElsewhere(dir: string, from: number, to: number, value = "v"
     `const { memoStore } = await import(${JSON.stringify(memo)});
      const { Cache } = await import(${JSON.stringify(cache)});
      const s = memoStore(new Cache(${JSON.stringify(dir)}));
-     for (let i = ${from}; i < ${to}; i++) s.put("requests", String(i).padStart(64, "0"), "${value}" + i);`,
-  ]);
+     for (let i = ${from}; i < ${to}; i++) s.put("requests", String(i).padStart(64, "0"), "${value}" + i);
+     ${killed ? 'process.kill(process.pid, "SIGKILL");' : ""}`,
+  ]).catch((e: { signal?: string }) => {
+    if (!killed || e.signal !== "SIGKILL") throw e;
+  });
 }
 
 describe("reply index", () => {
   const runs = (dir: string) => readdirSync(join(dir, "memo/requests")).filter((f) => f.endsWith(".idx"));
 
-  it("indexes the logs of finished writers once and finds every reply through it", async () => {
+  it("a writer indexes its own log as it ends: the next reader reads no log to find its replies", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
     await writeElsewhere(dir, 0, 300);
-    expect(runs(dir)).toEqual([]); // a writer does not index
+    expect(runs(dir).length).toBe(1);
+    const folder = join(dir, "memo/requests");
+    const [log] = readdirSync(folder).filter((f) => f.endsWith(".log"));
+    const { Run } = await import("../src/runner/reply-index.js");
+    const run = Run.open(folder, runs(dir)[0]!)!;
+    // The whole log, sealed: a reader skips it.
+    expect(run.logs).toEqual([
+      { name: log, from: 0, to: readFileSync(join(folder, log!)).length, sealed: true },
+    ]);
+    expect(run.count).toBe(300);
+    run.close();
+    const reader = memoStore(new Cache(dir));
+    for (const i of [0, 7, 150, 299]) expect(reader.get("requests", key(i))?.toString()).toBe(`v${i}`);
+    expect(runs(dir).length).toBe(1); // nothing left to index
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a writer reads its own replies back from its log", () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    const s = memoStore(new Cache(dir));
+    s.put("requests", key(1), "one");
+    s.put("requests", key(2), "two");
+    s.put("requests", key(1), "one again"); // --refresh: the later wins
+    expect(s.get("requests", key(1))?.toString()).toBe("one again");
+    expect(s.get("requests", key(2))?.toString()).toBe("two");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("indexes the logs of killed writers once and finds every reply through it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    await writeElsewhere(dir, 0, 300, "v", true);
+    expect(runs(dir)).toEqual([]); // killed before it could index its log
     const first = memoStore(new Cache(dir)); // reads the new log whole, and indexes it
     expect(first.get("requests", key(7))?.toString()).toBe("v7");
     expect(runs(dir).length).toBe(1);

@@ -29,7 +29,7 @@ const HOUR_AGO = new Date(Date.now() - 3600_000);
 const settle = () => new Promise((r) => setTimeout(r, 2200));
 const CASES = [
   ...["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"],
-  ...["registry", "subfolder", "removed", "waited", "linked", "edited"],
+  ...["registry", "subfolder", "removed", "waited", "linked", "edited", "status"],
 ] as const;
 /** The arguments of a case's builds (the model stage reads its route from a registry file). */
 const ARGS: { [name: string]: string[] } = { registry: ["--registry", "routes.yaml", "--model", "fake/m1"] };
@@ -264,6 +264,52 @@ describe("a no-op build answered from its record", () => {
     expect(unlisted).toEqual([]);
     for (const want of [p.path(SPEC), p.path("medbench.lock"), p.path(RESULTS, "metrics.json")])
       expect(listed.has(want), want).toBe(true);
+  });
+
+  it("status says every stage fresh from the record, as keying them says, and keys them once one changed", async () => {
+    const p = projects.status;
+    // Which modules a status loaded (dist/ is CommonJS): the stage keying is runner/status.js.
+    const dir = mkdtempSync(join(tmpdir(), "medbench-loaded-"));
+    const hook = join(dir, "loaded.cjs");
+    writeFileSync(
+      hook,
+      'process.on("exit", () => require("fs").writeFileSync(process.env.LOADED_OUT, ' +
+        'Object.keys(require.cache).join("\\n")));\n',
+    );
+    const status = async (...args: string[]) => {
+      const out = join(dir, "loaded.txt");
+      const r = await p.run(
+        ["status", SPEC, ...args],
+        { NODE_OPTIONS: `--require ${hook}`, LOADED_OUT: out },
+        install.bin,
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const keyed = readFileSync(out, "utf8").includes(join("dist", "src", "runner", "status.js"));
+      return { stdout: r.stdout, keyed };
+    };
+    for (const args of [["--json"], []]) {
+      const fromRecord = await status(...args);
+      expect(fromRecord.keyed).toBe(false);
+      renameSync(p.path("cache/noop"), p.path("cache/noop-away"));
+      const keyed = await status(...args);
+      renameSync(p.path("cache/noop-away"), p.path("cache/noop"));
+      expect(keyed.keyed).toBe(true);
+      expect(fromRecord.stdout).toBe(keyed.stdout);
+    }
+    allFresh(
+      Object.fromEntries(
+        JSON.parse((await status("--json")).stdout).stages.map((s: { name: string; state: string }) => [
+          s.name,
+          s.state,
+        ]),
+      ),
+    );
+    p.edit("specs/sums/prompts/user.txt", (s) => s + "\n");
+    const changed = await status("--json");
+    expect(changed.keyed).toBe(true);
+    const states = JSON.parse(changed.stdout).stages as { name: string; state: string }[];
+    expect(states.find((s) => s.name === "prompts")?.state).toBe("stale");
+    rmSync(dir, { recursive: true, force: true });
   });
 
   // Last: it edits the install the other projects share.

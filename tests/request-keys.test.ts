@@ -12,7 +12,10 @@ import {
   writeRecords,
   type RequestRecord,
 } from "../src/contract/records.js";
-import { sortKeys } from "../src/util/json.js";
+import { sortKeys, sortedJson } from "../src/util/json.js";
+import { createHash } from "node:crypto";
+import { serialisedRequest } from "../stages/model.js";
+import type { Route } from "../src/model/registry.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { requestKeysOf } from "../scripts/reference/request-keys-lib.mjs";
 
@@ -74,6 +77,25 @@ describe("request keys are those of the code before requests shared their parts"
     const text = requestsObject(p, "specs/note-errors.yaml", build);
     expect(((await requestKeysOf(text)) as { keys: unknown }).keys).toEqual(golden("note-errors").keys);
     p.remove();
+  });
+});
+
+describe("a request is serialised once: the bytes sent are the bytes its key hashes", () => {
+  const definition = (base_url: unknown, body: Record<string, unknown>) =>
+    createHash("sha256")
+      .update(sortedJson({ base_url, model: body.model, body })!)
+      .digest("hex");
+  it.each([
+    ["http://127.0.0.1:8000/v1", { model: "m", messages: [{ role: "user", content: "a" }], z: 0, a: false }],
+    [
+      'https://x.example/v1?q="é"',
+      { model: 'q/\u2028"x"', top_p: 1, messages: [], extra: { b: [1], a: null } },
+    ],
+    ["http://h/v1", { messages: [], model: 7 }], // a model that is not a string: the definition as it is
+  ])("%s", (base_url, body) => {
+    const { payload, key } = serialisedRequest({ base_url } as Route, body as never);
+    expect(payload).toBe(sortedJson(body));
+    expect(key).toBe(definition(base_url, body));
   });
 });
 

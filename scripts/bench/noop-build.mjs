@@ -6,8 +6,12 @@
 //   3. the same with a 100 MB release file among the inputs (the stat cache must keep it at figure 2)
 //   4. the no-op build with --rekey: every stage keyed again, not answered from the last no-op's record
 //      (src/cli/noop-record.ts), the cost of the first no-op after any change
+//   5. `medbench status` with nothing changed (answered from the no-op record), and 6. the same with the
+//      record moved away (every stage keyed)
 // and, to show where the rest goes, two floors: an empty ES module (Node's module loader starting) and
 // `medbench --version` (the CLI's dispatcher, no spec read).
+// Each ratio is taken within one round (every command once, back to back) and printed as min / median / max
+// over the rounds, with the load average.
 // Usage: node scripts/bench/noop-build.mjs [--runs 15]
 import { $, fs, path, os, argv } from "zx";
 import { createHash } from "node:crypto";
@@ -46,14 +50,17 @@ async function project(bigMB) {
   return dir;
 }
 
-const median = (t) => t.sort((a, b) => a - b)[Math.floor(t.length / 2)];
+const median = (t) => [...t].sort((a, b) => a - b)[Math.floor(t.length / 2)];
 const plain = await project(0);
 const big = await project(100);
 // Interleaved, run by run, so that machine noise hits all three alike.
 const BUILD = [bin, "build", "specs/voice-command.yaml", "--quiet"];
 const empty = path.join(plain, "empty.mjs");
 await fs.writeFile(empty, "");
-const t = { node: [], empty: [], version: [], noop: [], noopBig: [], rekey: [] };
+const STATUS = [bin, "status", "specs/voice-command.yaml"];
+const noRecord = path.join(os.tmpdir(), `medbench-bench-noop-${process.pid}`);
+const t = { node: [], empty: [], version: [], noop: [], noopBig: [], rekey: [], status: [], statusKeyed: [] };
+const loadBefore = os.loadavg();
 for (let i = 0; i < runs; i++) {
   t.node.push((await timed("node", ["-e", "0"], plain, { rss: false })).ms);
   t.empty.push((await timed("node", [empty], plain, { rss: false })).ms);
@@ -61,20 +68,25 @@ for (let i = 0; i < runs; i++) {
   t.noop.push((await timed("node", BUILD, plain, { rss: false })).ms);
   t.noopBig.push((await timed("node", BUILD, big, { rss: false })).ms);
   t.rekey.push((await timed("node", [...BUILD, "--rekey"], plain, { rss: false })).ms);
+  t.status.push((await timed("node", STATUS, plain, { rss: false })).ms);
+  await fs.move(path.join(plain, "cache/noop"), noRecord);
+  t.statusKeyed.push((await timed("node", STATUS, plain, { rss: false })).ms);
+  await fs.move(noRecord, path.join(plain, "cache/noop"));
 }
-const [base, noop, noopBig] = [median(t.node), median(t.noop), median(t.noopBig)];
-console.log(`median of ${runs} runs each`);
-console.log(`node -e 0                           1.00`);
-console.log(
-  `node empty.mjs                      ${(median(t.empty) / base).toFixed(2)}  (floor: the module loader)`,
-);
-console.log(`medbench --version                  ${(median(t.version) / base).toFixed(2)}  (floor: the CLI)`);
-console.log(`no-op build                         ${(noop / base).toFixed(2)}  (goal <= 1.5, issue 16)`);
-console.log(
-  `no-op build, 100 MB input           ${(noopBig / base).toFixed(2)}  (goal: same as the line above)`,
-);
-console.log(
-  `no-op build --rekey                 ${(median(t.rekey) / base).toFixed(2)}  (goal <= 2, issue 10)`,
-);
+const ratio = (name) => {
+  const r = t[name].map((x, i) => x / t.node[i]).sort((a, b) => a - b);
+  return `${r[0].toFixed(2)} / ${median(r).toFixed(2)} / ${r[r.length - 1].toFixed(2)}`;
+};
+const load = (l) => l.map((x) => x.toFixed(2)).join(" ");
+console.log(`${runs} rounds; each ratio to node -e 0 of the same round, min / median / max`);
+console.log(`load average ${load(loadBefore)} -> ${load(os.loadavg())}`);
+console.log(`node -e 0                           1.00  (median ${median(t.node).toFixed(0)} ms)`);
+console.log(`node empty.mjs                      ${ratio("empty")}  (floor: the module loader)`);
+console.log(`medbench --version                  ${ratio("version")}  (floor: the CLI)`);
+console.log(`no-op build                         ${ratio("noop")}  (goal <= 1.5, issue 16)`);
+console.log(`no-op build, 100 MB input           ${ratio("noopBig")}  (goal: same as the line above)`);
+console.log(`no-op build --rekey                 ${ratio("rekey")}  (goal <= 2, issue 10)`);
+console.log(`status, nothing changed             ${ratio("status")}  (goal <= 1.5, issue 29)`);
+console.log(`status, every stage keyed           ${ratio("statusKeyed")}  (no record: the old path)`);
 await fs.remove(plain);
 await fs.remove(big);

@@ -57,6 +57,38 @@ export function replayable(cacheDir: string, key: string): Replay | null {
   return { events: record.events, stdout: record.stdout, files: paths.length };
 }
 
+/** What `status` says of every stage when a no-op build of the same arguments (--json or --quiet added
+ *  after the spec or at the end, as a build is usually run) replays: each fresh, with its recorded key. */
+export function freshFromRecord(
+  cacheDir: string,
+  statusArgv: string[],
+): { spec: string; specHash: string; stages: { name: string; kind: string; key: string }[] } | null {
+  const base = statusArgv.filter((a) => a !== "--json");
+  const [first, ...rest] = base;
+  if (first === undefined) return null;
+  const variants = [
+    base,
+    ...["--json", "--quiet"].flatMap((f) => [
+      [first, f, ...rest],
+      [...base, f],
+    ]),
+  ];
+  for (const argv of variants) {
+    const replay = replayable(cacheDir, recordKey(argv));
+    if (!replay) continue;
+    const start = replay.events.find((e) => e.type === "build-start");
+    const done = replay.events.flatMap((e) => (e.type === "stage-done" ? [e] : []));
+    if (!start || start.type !== "build-start" || done.length !== start.stages) continue;
+    if (done.some((e) => e.status !== "fresh")) continue;
+    return {
+      spec: start.spec,
+      specHash: start.specHash,
+      stages: done.map((e) => ({ name: e.stage, kind: e.kind, key: e.key })),
+    };
+  }
+  return null;
+}
+
 /** Records a build in which every stage was fresh, if nothing it consulted (nor medbench's compiled code)
  *  changed in the settling time before it started: a change made while it ran could go unseen. */
 export function recordNoop(

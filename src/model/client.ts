@@ -25,6 +25,8 @@ export interface CallHooks {
   secrets?: readonly string[];
   /** Aborts the request and its waits (the stage stops). */
   signal?: AbortSignal;
+  /** The body already serialised (the bytes its key was hashed from), sent as it is. */
+  payload?: string;
 }
 
 /** A success whose body is a usable chat completion: at least one choice with a message. */
@@ -55,7 +57,7 @@ export async function chatCompletion(
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const secrets = [...(hooks.secrets ?? []), ...(apiKey ? [apiKey] : [])];
   const agent = agentFor(route);
-  const payload = JSON.stringify(body);
+  const payload = hooks.payload ?? JSON.stringify(body);
   const deadlineMs = route.retry.max_total_s * 1000;
   const started = Date.now();
   const remaining = () => deadlineMs - (Date.now() - started);

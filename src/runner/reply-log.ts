@@ -150,10 +150,13 @@ function unionCoverage(lists: Coverage[][]): Coverage[] {
 export class ReplyLog {
   private runs: Run[] = []; // oldest first
   private tail = new Map<string, Buffer>(); // records of other processes that no run covers
-  private readonly mine = new Map<string, Buffer>(); // this process's own, newest of all
+  // This process's own records, newest of all: where each lies in its log (read back when asked for; its
+  // payload is not held), and so the run this process writes of its log when it ends.
+  private readonly mine = new Map<string, { offset: number; payloadLength: number }>();
   private readers = new Map<string, number>();
   private fd: number | null = null;
   private ownName: string | null = null;
+  private ownSize = 0;
 
   /** `indexing` false: never writes (a dry run, a status), reading what no run covers each time. */
   constructor(
@@ -210,21 +213,26 @@ export class ReplyLog {
 
   /** Writes a run of what `fresh` holds and merges runs; skipped when another process holds the index. */
   private index(fresh: { log: LogFile; from: number; to: number; records: Parsed[] }[]): void {
+    const entries: IndexEntry[] = fresh.flatMap((f) =>
+      f.records.map((r) => ({
+        key: r.key,
+        log: f.log.name,
+        offset: r.offset,
+        payloadLength: r.payload.length,
+      })),
+    );
+    const coverage = fresh.map((f) => ({ name: f.log.name, from: f.from, to: f.to, sealed: !f.log.live }));
+    this.addRun(entries, coverage);
+  }
+
+  /** Writes a run of `entries` covering `coverage` and merges runs; skipped when the index is held. */
+  private addRun(entries: IndexEntry[], coverage: Coverage[]): void {
     mkdirSync(this.dir, { recursive: true });
     if (!tryLock(this.lockPath)) return;
     try {
       sweepTemps(this.dir);
       const seq = () =>
         1 + Math.max(0, ...readdirSync(this.dir).map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
-      const entries: IndexEntry[] = fresh.flatMap((f) =>
-        f.records.map((r) => ({
-          key: r.key,
-          log: f.log.name,
-          offset: r.offset,
-          payloadLength: r.payload.length,
-        })),
-      );
-      const coverage = fresh.map((f) => ({ name: f.log.name, from: f.from, to: f.to, sealed: !f.log.live }));
       const added = Run.open(this.dir, writeRun(this.dir, seq(), latestSorted(entries), coverage));
       if (added) this.runs.push(added);
       // Each run at least twice the size of the next newer one: few runs, each entry rewritten rarely.
@@ -276,7 +284,12 @@ export class ReplyLog {
   }
 
   get(key: string): Buffer | null {
-    const here = this.mine.get(key) ?? this.tail.get(key);
+    const own = this.mine.get(key);
+    if (own) {
+      const data = this.readAt(this.ownName!, own.offset, own.payloadLength, key);
+      if (data) return data;
+    }
+    const here = this.tail.get(key);
     if (here) return here;
     if (!/^[0-9a-f]{64}$/.test(key)) return null;
     const k = Buffer.from(key, "hex");
@@ -296,30 +309,42 @@ export class ReplyLog {
   }
 
   put(key: string, data: string | Uint8Array): void {
-    // Copied out of Buffer's shared 8 KB pool: a small Buffer.from is a slice of it that keeps all of it
-    // alive, and with request bodies allocated in between, each reply held here kept a pool of its own
-    // (about 8 KB per reply instead of its length: 150 MiB at 18,000 replies).
-    const pooled = Buffer.from(data);
-    const payload = Buffer.allocUnsafeSlow(pooled.length);
-    pooled.copy(payload);
+    const payload = Buffer.from(data); // not held: read back from the log when asked for again
     if (this.fd === null) {
       mkdirSync(this.dir, { recursive: true });
       this.ownName = `${process.pid}-${randomBytes(6).toString("hex")}.log`;
       this.fd = openSync(join(this.dir, this.ownName), "a");
-      process.once("exit", () => {
-        if (this.fd !== null) closeSync(this.fd);
-      });
+      process.once("exit", () => this.finish());
     }
     // One write call per record: a kill can cut it short, never interleave it with another.
-    writeSync(this.fd, recordLine(key, payload));
-    this.mine.set(key, payload);
+    const line = recordLine(key, payload);
+    writeSync(this.fd, line);
+    this.mine.set(key, { offset: this.ownSize, payloadLength: payload.length });
+    this.ownSize += line.length; // the line is ASCII
+  }
+
+  /**
+   * The log closed, and indexed as written: a run of this process's records, covering its log whole and
+   * sealed (nothing is written to it after), so the next build reads none of it. A process killed before
+   * leaves no run: the next build indexes its log from the bytes, as any log no run covers.
+   */
+  private finish(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
+    if (!this.indexing || this.mine.size === 0) return;
+    const log = this.ownName!;
+    const entries: IndexEntry[] = [];
+    for (const [key, p] of this.mine) entries.push({ key, log, ...p });
+    this.addRun(entries, [{ name: log, from: 0, to: this.ownSize, sealed: true }]);
   }
 
   /** Every key held, with its payload's size (reads every run; for the maintenance commands). */
   sizes(): Map<string, number> {
     const out = new Map<string, number>();
     for (const r of this.runs) for (const e of r.entries()) out.set(e.key, e.payloadLength);
-    for (const m of [this.tail, this.mine]) for (const [k, v] of m) out.set(k, v.length);
+    for (const [k, v] of this.tail) out.set(k, v.length);
+    for (const [k, v] of this.mine) out.set(k, v.payloadLength);
     return out;
   }
 

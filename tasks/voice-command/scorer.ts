@@ -158,10 +158,11 @@ export function score(
       value: it.verdicts.exact ? 1 : 0,
       cluster: String(it.meta.group),
     }));
+  const cleanIds = new Set(byItem(clean).map((r) => r.id)); // a lookup per ASR row: linear, not quadratic
   const pairedOn = (asr: Subset): PairedRows | null => {
     const a = byItem(bySubset(asr));
     const b = byItem(clean);
-    const common = new Set(a.map((r) => r.id).filter((id) => b.some((x) => x.id === id)));
+    const common = new Set(a.map((r) => r.id).filter((id) => cleanIds.has(id)));
     if (common.size === 0) return null;
     return {
       name: `${asr}_vs_clean`,

@@ -3,6 +3,9 @@ import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
+import type { StageState } from "../../runner/status.js";
+
+type Status = { spec: string; specHash: string; states: StageState[] };
 
 export const command: Command = {
   help: `usage: medbench status SPEC [options]
@@ -19,18 +22,15 @@ async function run(argv: string[]): Promise<number> {
     "status",
   );
   const { opts, vars } = buildOptions(values);
-  const { loadRuntime } = await import("../runtime.js");
-  const { stageStates } = await import("../../runner/status.js");
   const specPath = oneSpec(positionals, command, "status");
-  // Read only: status writes nothing, and sends nothing (a route it cannot find is keyed as none).
-  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir);
-  const states = await stageStates(rt, opts);
+  const { spec, specHash, states } =
+    (await fromNoopRecord(argv, opts)) ?? (await keyed(specPath, vars, opts));
   if (values.json) {
-    process.stdout.write(JSON.stringify({ spec_hash: rt.spec.specHash, stages: states }) + "\n");
+    process.stdout.write(JSON.stringify({ spec_hash: specHash, stages: states }) + "\n");
     return 0;
   }
   const c = paint(useColour(process.stdout));
-  process.stdout.write(`${rt.spec.path}  spec_hash ${rt.spec.specHash}\n`);
+  process.stdout.write(`${spec}  spec_hash ${specHash}\n`);
   for (const s of states) {
     const label =
       s.state === "fresh"
@@ -42,4 +42,34 @@ async function run(argv: string[]): Promise<number> {
     if (s.state !== "fresh") for (const r of s.reasons) process.stdout.write(`      ${r}\n`);
   }
   return 0;
+}
+
+/** Every stage keyed (read only: status writes nothing, and sends nothing; a route it cannot find is keyed
+ *  as none). */
+async function keyed(
+  specPath: string,
+  vars: ReturnType<typeof buildOptions>["vars"],
+  opts: ReturnType<typeof buildOptions>["opts"],
+): Promise<Status> {
+  const { loadRuntime } = await import("../runtime.js");
+  const { stageStates } = await import("../../runner/status.js");
+  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir);
+  return { spec: rt.spec.path, specHash: rt.spec.specHash, states: await stageStates(rt, opts) };
+}
+
+/** When the last build of the same arguments was a no-op and nothing it consulted changed since, every
+ *  stage is still fresh with the key it had: said from that build's record (docs/noop-record.md), as a
+ *  no-op build replays it, without keying the stages. */
+async function fromNoopRecord(
+  argv: string[],
+  opts: ReturnType<typeof buildOptions>["opts"],
+): Promise<Status | null> {
+  if (opts.refresh.length > 0 || process.env.MEDBENCH_REMOTE?.trim()) return null;
+  const { freshFromRecord } = await import("../noop-record.js");
+  const got = freshFromRecord(opts.project.cacheDir, argv);
+  if (!got) return null;
+  const states = got.stages.map(
+    (s): StageState => ({ name: s.name, kind: s.kind, state: "fresh", key: s.key, reasons: [] }),
+  );
+  return { spec: got.spec, specHash: got.specHash, states };
 }
