@@ -179,7 +179,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   checks.push(specCheck);
   const local = localSpecDiff(o.project.root, dir, b);
   if (local) checks.push(local);
-  const task: TaskModule | null = spec ? await loadTask(spec) : null;
+  const task: TaskModule | null = spec ? (await loadTask(spec)).module : null;
   // A private release's bundle leaves out what its task withholds (src/bundle/private.ts).
   const withheld = task ? withheldOutputs(b.stages, task) : (b.withheld?.outputs ?? []);
   checks.push(checkMembers(dir, b, spec, withheld));

@@ -55,8 +55,8 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     // Positions for every mistake: the registry is checked against registry/registry.schema.json.
     const src = parseSourceDoc(bytes, file);
     checkSchema(src.value, () => src, REGISTRY_SCHEMA);
-    const value = src.value as { routes: Record<string, Partial<Route>> };
-    for (const [name, r] of Object.entries(value.routes)) {
+    const value = src.value as { routes: Record<string, Partial<Route>> | null };
+    for (const [name, r] of Object.entries(value.routes ?? {})) {
       if (!r?.base_url) continue; // the schema requires it
       routes.set(name, {
         name,

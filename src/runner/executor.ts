@@ -4,7 +4,8 @@ import { join, resolve } from "node:path";
 import { acquireFileLock } from "./filelock.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "./cache.js";
-import { codeIdentity, stageEntries } from "./code.js";
+import { codeIdentity, stageEntries, userTaskIdentity } from "./code.js";
+import type { UserTask } from "./user-task.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import {
   buildId,
@@ -15,7 +16,7 @@ import {
   type LockSpec,
   type LockFile,
 } from "./lock.js";
-import { insideDir, projectPath, type Project } from "./project.js";
+import { insideDir, projectPath, specFilesRoot, type Project } from "./project.js";
 import type {
   BuildInfo,
   DataSource,
@@ -105,17 +106,17 @@ export async function stageRecord(
   const kind = rt.kinds.get(decl.kind)!;
   const root = installRoot();
   const callsTask = kind.taskPart !== undefined && task.name !== "";
-  const { files: code, packages } = codeIdentity(
-    root,
-    stageEntries(root, decl.kind, callsTask ? task.name : null),
-  );
+  const user = callsTask && task.user ? userTaskIdentity(task.user) : null;
+  const own = codeIdentity(root, stageEntries(root, decl.kind, callsTask && !user ? task.name : null));
+  const code = user ? { ...own.files, ...user.files } : own.files;
+  const packages = user ? { ...own.packages, ...user.packages } : own.packages;
   const inputs: Record<string, Record<string, string>> = {};
   const paths: Record<string, string> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
     if ("stage" in ref) {
       inputs[name] = upstream.get(ref.stage)!;
     } else {
-      const abs = insideDir(project.root, ref.file, "input file", spec.path);
+      const abs = insideDir(specFilesRoot(project, spec.path), ref.file, "input file", spec.path);
       if (!existsSync(abs))
         throw new DiagnosticError([
           {
@@ -151,7 +152,8 @@ export interface Runtime {
   spec: SpecFile;
   plan: Plan;
   kinds: Map<string, StageKind>;
-  task: { name: string; module: TaskModule };
+  /** `user`: a task of the user's repository (src/runner/user-task.ts); null for one of the install. */
+  task: { name: string; module: TaskModule; user?: UserTask | null };
 }
 
 /**
@@ -414,7 +416,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
   const inputs: Record<string, InputView> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
     if ("file" in ref) {
-      const abs = resolve(opts.project.root, ref.file);
+      const abs = resolve(specFilesRoot(opts.project, rt.spec.path), ref.file);
       inputs[name] = {
         hashes: {},
         read: () => readFileSync(abs),
@@ -446,7 +448,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
     };
   }
   const stageOptions: StageOptions = {
-    projectRoot: opts.project.root,
+    projectRoot: specFilesRoot(opts.project, rt.spec.path),
     dataDir: opts.dataDir,
     trustChanged: opts.trustChanged,
     refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind),

@@ -16,4 +16,6 @@ export const COMMANDS: ReadonlyMap<string, Loader> = new Map<string, Loader>([
   ["report", () => import("./report.js")],
   ["check", () => import("./check.js")],
   ["cache", () => import("./cache.js")],
+  ["init", () => import("./init.js")],
+  ["new-task", () => import("./new-task.js")],
 ]);
