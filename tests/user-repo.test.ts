@@ -177,6 +177,16 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     const verified = await medbench("verify", "result.tar.gz");
     expect(verified.exitCode, verified.stdout + verified.stderr).toBe(0);
     expect(verified.stdout).toContain("verified: the published result is reproduced");
+    // Anywhere else too: the bundle carries the task's sources, compiled by the verifier's medbench.
+    const elsewhere = join(dir, "elsewhere");
+    await execa("mkdir", [elsewhere]);
+    const away = await execa(
+      join(project, "node_modules/.bin/medbench"),
+      ["verify", join(project, "result.tar.gz")],
+      { cwd: elsewhere, reject: false, env: { NO_COLOR: "1" }, stdin: "ignore" },
+    );
+    expect(away.exitCode, away.stdout + away.stderr).toBe(0);
+    expect(away.stdout).toContain("verified: the published result is reproduced");
     const exportedBuiltIn = await medbench(
       "export",
       "results/kor-surgical-robot-voice-command/medbench_prior",

@@ -10,7 +10,8 @@ import {
   readdirSync,
 } from "../util/builtins.js";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { filesUnder } from "../runner/code.js";
 import { create } from "tar";
 import { Cache } from "../runner/cache.js";
 import { specFileOf, specFilesRoot } from "../runner/project.js";
@@ -103,6 +104,13 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     put(`spec/${specPath}`, readFileSync(specFile));
     const filesRoot = specFilesRoot(opts.project, specFile);
     for (const f of files) put(`spec/${f}`, readFileSync(resolve(filesRoot, f)));
+    const user = rt.task.user;
+    const taskFiles = user
+      ? filesUnder(user.source)
+          .map((f) => relative(user.root, f).split(sep).join("/"))
+          .sort()
+      : [];
+    for (const f of taskFiles) put(`spec/${f}`, readFileSync(resolve(user!.root, f)));
     for (const [name, st] of Object.entries(stages)) {
       put(`stages/${name}.json`, stableJson(st));
       if (isData(st.kind)) continue;
@@ -116,6 +124,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       spec_hash: rt.spec.specHash,
       spec: specPath,
       files,
+      ...(taskFiles.length ? { task_files: taskFiles } : {}),
       variables: built.variables,
       medbench: rt.build.medbench,
       results: rt.spec.results?.files ?? {},
