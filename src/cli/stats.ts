@@ -31,9 +31,17 @@ function asNumber(v: unknown, where: string): number {
   throw new UsageError(`${where}: value ${JSON.stringify(v)} is neither a boolean nor a number`);
 }
 
+/** A row's field by name, or by a dotted path into nested objects (`verdicts.exact` of a run's
+ *  items.jsonl); a name that holds a dot itself is taken as it is first. */
 function field(row: Row, key: string, where: string): unknown {
-  if (!(key in row)) throw new UsageError(`${where}: no field \`${key}\``);
-  return row[key];
+  if (key in row) return row[key];
+  let v: unknown = row;
+  for (const part of key.split(".")) {
+    if (v === null || typeof v !== "object" || Array.isArray(v) || !(part in v))
+      throw new UsageError(`${where}: no field \`${key}\``);
+    v = (v as Row)[part];
+  }
+  return v;
 }
 
 // Python dict keys: 1, 1.0 and True are one key; "1" is another.
