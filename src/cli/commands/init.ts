@@ -18,7 +18,8 @@ Writes, in the current folder (or --project DIR), what a repository needs to bui
   README.md     how to build, add a task and publish a result here
 It never overwrites a file: when routes.yaml or README.md exists, it names it and writes nothing.
 
-  --task NAME   also copy a built-in task's spec (specs/NAME.yaml and specs/NAME/) here to edit
+  --task NAME   copy a built-in task's spec (specs/NAME.yaml and specs/NAME/) here to edit; in a folder
+                already set up, the files above that exist are kept (only the spec's copy must be new)
   --project DIR the folder to set up (default: the current directory)
 
 examples:
@@ -41,7 +42,11 @@ async function run(argv: string[]): Promise<number> {
     ["README.md", PROJECT_README],
   ];
   const copies = task ? [`specs/${task}.yaml`, `specs/${task}`] : [];
-  const taken = [...writes.map(([f]) => f), ...copies].filter((f) => existsSync(join(root, f)));
+  // Adding a task's spec to a folder already set up keeps its files; a plain init refuses them.
+  const kept = task ? writes.filter(([f]) => existsSync(join(root, f))).map(([f]) => f) : [];
+  const taken = [...writes.map(([f]) => f), ...copies].filter(
+    (f) => existsSync(join(root, f)) && !kept.includes(f),
+  );
   if (taken.length)
     throw new UsageError(
       `init writes nothing over an existing file, and ${taken.join(", ")} ` +
@@ -50,7 +55,8 @@ async function run(argv: string[]): Promise<number> {
     );
   mkdirSync(root, { recursive: true });
   const added = addIgnores(join(root, ".gitignore"));
-  for (const [file, text] of writes) writeFileSync(join(root, file), text, { flag: "wx" });
+  for (const [file, text] of writes)
+    if (!kept.includes(file)) writeFileSync(join(root, file), text, { flag: "wx" });
   for (const rel of copies) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     cpSync(join(installRoot(), rel), join(root, rel), { recursive: true, errorOnExist: true, force: false });
@@ -59,7 +65,7 @@ async function run(argv: string[]): Promise<number> {
     added === null
       ? "wrote .gitignore"
       : `.gitignore: added ${added.join(", ") || "nothing (already there)"}`,
-    ...writes.map(([f]) => `wrote ${f}`),
+    ...writes.map(([f]) => (kept.includes(f) ? `kept ${f}` : `wrote ${f}`)),
     ...copies.map((f) => `copied ${f}`),
     "",
     task
