@@ -29,7 +29,8 @@ export interface UserTask {
 
 /**
  * The user's task `name` of the spec `specFile` (`<root>/specs/<spec>.yaml`), when
- * `<root>/tasks/<name>/index.ts` exists; else null (a task of the install). `cacheDir`: the project's cache (default `<root>/cache`).
+ * `<root>/tasks/<name>/index.ts` exists; else null (a task of the install). `cacheDir`: the project's
+ * cache (default `<root>/cache`).
  */
 export function userTaskOf(specFile: string, name: string, cacheDir?: string): UserTask | null {
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) return null;
