@@ -10,7 +10,7 @@ import { GITIGNORE, PROJECT_README, ROUTES_TEMPLATE } from "../project-template.
 export const command: Command = {
   synopsis: "init",
   summary: "set up this folder for medbench: .gitignore, a routes template, a README",
-  help: `usage: medbench init [--task NAME] [--project DIR]
+  help: `usage: medbench init [--task NAME] [--project DIR] [--json]
 
 Writes, in the current folder (or --project DIR), what a repository needs to build medbench tasks:
   .gitignore    cache/ and results/ (lines added to an existing .gitignore, none removed)
@@ -21,6 +21,7 @@ It never overwrites a file: when routes.yaml or README.md exists, it names it an
   --task NAME   copy a built-in task's spec (specs/NAME.yaml and specs/NAME/) here to edit; in a folder
                 already set up, the files above that exist are kept (only the spec's copy must be new)
   --project DIR the folder to set up (default: the current directory)
+  --json        one JSON line: what was written, kept and copied
 
 examples:
   npx medbench init
@@ -30,7 +31,11 @@ examples:
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { task: { type: "string" }, project: { type: "string" } });
+  const { values, positionals } = parse(argv, {
+    task: { type: "string" },
+    project: { type: "string" },
+    json: { type: "boolean" },
+  });
   if (positionals.length) throw usageError(command, `init takes no arguments (got ${positionals.join(" ")})`);
   const root = resolve((values.project as string | undefined) ?? ".");
   const task = values.task as string | undefined;
@@ -60,6 +65,11 @@ async function run(argv: string[]): Promise<number> {
   for (const rel of copies) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     cpSync(join(installRoot(), rel), join(root, rel), { recursive: true, errorOnExist: true, force: false });
+  }
+  if (values.json) {
+    const written = writes.filter(([f]) => !kept.includes(f)).map(([f]) => f);
+    process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");
+    return 0;
   }
   const lines = [
     added === null

@@ -9,7 +9,7 @@ import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-templa
 export const command: Command = {
   synopsis: "new-task NAME",
   summary: "scaffold a task of this repository: specs/NAME.yaml and tasks/NAME/",
-  help: `usage: medbench new-task NAME [--project DIR]
+  help: `usage: medbench new-task NAME [--project DIR] [--json]
 
 Writes a task that builds offline, on a two-item sample, with its built-in baseline medbench/reference:
   specs/NAME.yaml               the spec (published part and stage graph; the sample pinned by sha256)
@@ -25,7 +25,7 @@ examples:
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { project: { type: "string" } });
+  const { values, positionals } = parse(argv, { project: { type: "string" }, json: { type: "boolean" } });
   if (positionals.length !== 1) throw usageError(command, "new-task takes one NAME");
   const name = positionals[0]!;
   if (!/^[a-z][a-z0-9-]*$/.test(name))
@@ -46,6 +46,10 @@ async function run(argv: string[]): Promise<number> {
   for (const [rel, text] of files) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     writeFileSync(join(root, rel), text, { flag: "wx" });
+  }
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ written: files.map(([f]) => f) }) + "\n");
+    return 0;
   }
   process.stdout.write(
     files.map(([f]) => `wrote ${f}`).join("\n") + `\n\nnext: npx medbench build specs/${name}.yaml\n`,
