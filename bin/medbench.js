@@ -1,6 +1,25 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI is compiled to dist/ (CommonJS) by `npm ci` (the prepare script).
+// Thin launcher: the CLI is compiled to dist/ (CommonJS). A packed medbench ships dist/ (built by `prepack`)
+// and runs no install script; a checkout compiles itself on first use, below.
+import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+
 const entry = new URL("../dist/src/cli/main.js", import.meta.url);
+const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
+// A fresh checkout after `npm ci` (tsconfig.json and its compiler at hand, nothing compiled yet): compile
+// once, as `npm run build` does. Compiled code older than its sources is refused later, never rebuilt here.
+if (
+  !existsSync(decodeURI(entry.pathname)) &&
+  existsSync(`${root}/tsconfig.json`) &&
+  existsSync(`${root}/node_modules/typescript`)
+) {
+  process.stderr.write("medbench: compiling this checkout on first use (npm run build)\n");
+  const r = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
+  if (r.status !== 0) {
+    process.stderr.write(`error: compiling medbench failed\n  fix: run \`npm run build\` in ${root}\n`);
+    process.exit(2);
+  }
+}
 let main;
 try {
   ({ main } = await import(entry.href));
@@ -10,12 +29,10 @@ try {
   const missing = e?.code === "ERR_MODULE_NOT_FOUND" && String(e.message).includes(decodeURI(entry.pathname));
   const unmarked = e instanceof ReferenceError && /\b(exports|require) is not defined/.test(e.message);
   if (!missing && !unmarked) throw e;
-  const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
   // The fix src/util/paths.ts compileFix() gives, which cannot be loaded here.
-  const { existsSync } = await import("node:fs");
   const fix = existsSync(`${root}/tsconfig.json`)
-    ? `run \`npm run build\` in ${root} (it compiles and records the sources; npm ci runs it unless scripts ` +
-      "are ignored), then run this command again"
+    ? `run \`npm run build\` in ${root} (it compiles and records the sources), ` +
+      "then run this command again"
     : "install medbench again (npm install): this installed copy is incomplete or was edited";
   const what = missing ? "dist/src/cli/main.js is missing" : "dist/package.json is missing";
   process.stderr.write(`error: medbench is not compiled (${what})\n  fix: ${fix}\n`);

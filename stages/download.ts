@@ -155,7 +155,9 @@ async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<
   const { Readable } = await import("node:stream");
   const { pipeline } = await import("node:stream/promises");
   const hash = createHash("sha256");
-  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).catch((e: unknown) => {
+    throw unreachable(url, e);
+  });
   if (!res.ok || !res.body)
     throw new StageError(
       `GET ${url}: HTTP ${res.status}`,
@@ -168,6 +170,20 @@ async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<
     createWriteStream(dest),
   );
   return hash.digest("hex");
+}
+
+/** fetch() says only "fetch failed": name the URL, what the network answered, and the offline way. */
+function unreachable(url: string, e: unknown): StageError {
+  const err = e as { name?: string; cause?: { code?: string; message?: string } };
+  const what =
+    err.name === "TimeoutError"
+      ? "no answer in time"
+      : `the network is unreachable (${err.cause?.code ?? err.cause?.message ?? String(e)})`;
+  return new StageError(
+    `GET ${url}: ${what}`,
+    "connect to the network and build again, or download the release yourself and pass --data-dir DIR " +
+      "(or MEDBENCH_DATA_DIR); it is still checked against the spec's pins",
+  );
 }
 
 async function copyHashing(src: string, dest: string): Promise<string> {

@@ -125,7 +125,13 @@ describe("medbench check over the note-errors roster", () => {
     expect(c.status).toBe("incomplete");
     expect(c.inputs).toBeNull();
     expect(c.missing.map((m) => m.model)).toEqual([STRONG, WEAK, OTHER, GENERATOR, ...BASELINES]);
-    expect(c.missing[0]!.reason).toBe(`no run: medbench build ${SPEC} --model ${STRONG}`);
+    // A route medbench ships is built as is; one it does not ship is to be added to a registry first.
+    expect(c.missing[0]!.reason).toBe(
+      `no run: medbench build ${SPEC} --model ${STRONG} --registry routes.yaml, after adding a route ` +
+        `\`${STRONG.split("/")[0]}\` to routes.yaml (medbench ships none of that name; ` +
+        "`medbench init` writes a routes.yaml to start from)",
+    );
+    expect(c.missing[1]!.reason).toBe(`no run: medbench build ${SPEC} --model ${WEAK}`);
     expect(new Set(c.criteria.map((x) => x.status))).toEqual(new Set(["incomplete"]));
   });
 

@@ -64,6 +64,24 @@ ${Object.entries(pins)
       ? readdirSync(p.path("cache/objects"), { recursive: true }).filter((f) => String(f).length > 3).length
       : 0;
 
+  it("a release the network cannot reach names the URL, the cause and --data-dir", async () => {
+    // A port nothing listens on any more: the connection is refused, as offline it cannot be made.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const p = new Project(false);
+    const url = `http://127.0.0.1:${port}/release/`;
+    p.write("spec.yaml", spec(pinned()).replace(base, url));
+    const r = await p.run(["build", "spec.yaml"]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`GET ${url}`);
+    expect(r.stderr).toContain(": the network is unreachable (ECONNREFUSED)");
+    expect(r.stderr).toContain("pass --data-dir DIR");
+    expect(r.stderr).not.toMatch(/^error: .*fetch failed$/m);
+    p.remove();
+  });
+
   it("fetches each file by its URL-encoded name, checks the pins, and never fetches again", async () => {
     const p = new Project(false);
     p.write("spec.yaml", spec(pinned()));

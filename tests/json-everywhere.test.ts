@@ -50,4 +50,20 @@ describe("--json on every command", () => {
     expect(oneObject(ex.stdout)).toEqual({ bundle: expect.stringContaining("r.tar.gz") });
     p.remove();
   });
+
+  it("init and new-task print one JSON object", async () => {
+    const p = new Project(false);
+    const init = await p.run(["init", "--json"]);
+    expect(init.exitCode, init.stderr).toBe(0);
+    expect(oneObject(init.stdout)).toEqual({
+      gitignore_added: null,
+      written: ["routes.yaml", "README.md"],
+      kept: [],
+      copied: [],
+    });
+    const task = await p.run(["new-task", "my-task", "--json"]);
+    expect(task.exitCode, task.stderr).toBe(0);
+    expect(oneObject(task.stdout).written).toContain("tasks/my-task/index.ts");
+    p.remove();
+  });
 });

@@ -10,9 +10,11 @@ import {
   readdirSync,
 } from "../util/builtins.js";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { filesUnder } from "../runner/code.js";
 import { create } from "tar";
 import { Cache } from "../runner/cache.js";
+import { specFileOf, specFilesRoot } from "../runner/project.js";
 import type { Manifest, BuildOptions } from "../runner/executor.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { loadSpec, resultSource } from "../spec/load.js";
@@ -34,9 +36,10 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     stages: Record<string, { kind: string; key: string; outputs: Record<string, string> }>;
   };
   const specPath = built.spec;
-  const declared = loadSpec(resolve(opts.project.root, specPath)).variables;
+  const specFile = specFileOf(opts.project, specPath);
+  const declared = loadSpec(specFile).variables;
   const rt = await loadRuntime(
-    resolve(opts.project.root, specPath),
+    specFile,
     Object.fromEntries(Object.entries(built.variables).filter(([k, v]) => k in declared && v !== null)),
   );
   if (rt.spec.specHash !== built.spec_hash)
@@ -98,8 +101,16 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       writeFileSync(join(staging, rel), data);
     };
     const files = specFiles(rt.spec);
-    put(`spec/${specPath}`, readFileSync(resolve(opts.project.root, specPath)));
-    for (const f of files) put(`spec/${f}`, readFileSync(resolve(opts.project.root, f)));
+    put(`spec/${specPath}`, readFileSync(specFile));
+    const filesRoot = specFilesRoot(opts.project, specFile);
+    for (const f of files) put(`spec/${f}`, readFileSync(resolve(filesRoot, f)));
+    const user = rt.task.user;
+    const taskFiles = user
+      ? filesUnder(user.source)
+          .map((f) => relative(user.root, f).split(sep).join("/"))
+          .sort()
+      : [];
+    for (const f of taskFiles) put(`spec/${f}`, readFileSync(resolve(user!.root, f)));
     for (const [name, st] of Object.entries(stages)) {
       put(`stages/${name}.json`, stableJson(st));
       if (isData(st.kind)) continue;
@@ -113,6 +124,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       spec_hash: rt.spec.specHash,
       spec: specPath,
       files,
+      ...(taskFiles.length ? { task_files: taskFiles } : {}),
       variables: built.variables,
       medbench: rt.build.medbench,
       results: rt.spec.results?.files ?? {},

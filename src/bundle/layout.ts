@@ -22,6 +22,9 @@ export interface BundleManifest {
   spec_hash: string;
   spec: string; // project path of the spec file
   files: string[]; // project paths of the spec's file inputs
+  /** A task of the author's repository (src/runner/user-task.ts): its source files (`tasks/<name>/…`),
+   *  bundled under spec/ so that verify compiles and replays the task anywhere. */
+  task_files?: string[];
   variables: Record<string, unknown>;
   medbench: string;
   results: Record<string, string>; // results file -> stage/output

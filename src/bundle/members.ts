@@ -70,6 +70,7 @@ export function checkMembers(
   const lines: string[] = [];
   const expected = new Set<string>(["bundle.json", "lock.json", `spec/${b.spec}`]);
   for (const f of spec ? specFiles(spec) : b.files) expected.add(`spec/${f}`);
+  for (const f of b.task_files ?? []) expected.add(`spec/${f}`);
   for (const [name, st] of Object.entries(b.stages)) {
     expected.add(`stages/${name}.json`);
     if (!isData(st.kind))

@@ -209,7 +209,13 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   checks.push(specCheck);
   const local = localSpecDiff(o.project.root, dir, b);
   if (local) checks.push(local);
-  const task: TaskModule | null = spec ? await loadTask(spec) : null;
+  // A task of the author's repository is loaded from its bundled sources, compiled in this project's cache.
+  const bundledTask = spec && b.task_files?.length ? { ...spec, path: join(dir, "spec", b.spec) } : null;
+  const task: TaskModule | null = bundledTask
+    ? (await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"))).module
+    : spec
+      ? (await loadTask(spec)).module
+      : null;
   // A private release's bundle leaves out what its task withholds (src/bundle/private.ts).
   const withheld = task ? withheldOutputs(b.stages, task) : (b.withheld?.outputs ?? []);
   checks.push(checkMembers(dir, b, spec, withheld));

@@ -2,6 +2,7 @@
 // headline configuration, all on the same files (the release, or else the bundled sample). A run that cannot
 // be used says why, and how to get one that can.
 import type { SpecFile } from "../spec/load.js";
+import { loadRoutes } from "../model/registry.js";
 import type { CheckDecl, RosterEntry } from "./declare.js";
 import { reasoningProblem } from "./reasoning.js";
 import {
@@ -34,6 +35,17 @@ export interface RosterOptions {
   apiIncompleteAt: number | null;
 }
 
+/** The build to suggest for a roster model: as is when medbench ships its route, else with a registry of
+ *  the user's that must add it (a route the shipped registry lacks would only fail). */
+function suggestBuild(specPath: string, model: string): string {
+  const route = model.split("/")[0]!;
+  const cmd = `medbench build ${specPath} --model ${model}`;
+  return loadRoutes([]).has(route)
+    ? cmd
+    : `${cmd} --registry routes.yaml, after adding a route \`${route}\` to routes.yaml ` +
+        "(medbench ships none of that name; `medbench init` writes a routes.yaml to start from)";
+}
+
 const short = (h: string | undefined) => (h ? `${h.slice(0, 12)}…` : "none");
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
@@ -43,7 +55,7 @@ export function rosterRuns(
   found: FoundRun[],
   o: RosterOptions,
 ): { runs: RosterRun[]; inputs: "release" | "sample" | null } {
-  const buildCmd = (model: string) => `medbench build ${spec.path} --model ${model}`;
+  const buildCmd = (model: string) => suggestBuild(spec.path, model);
   const usable = (m: MetricsJson) =>
     !m.partial &&
     m.spec_hash === spec.specHash &&

@@ -99,6 +99,9 @@ export interface SpecDiff {
   stages: { name: string; reasons: string[] }[];
 }
 
+/** A value of a diff; a field on one side only is `(none)` on the other. */
+const shown = (v: unknown): string => (v === undefined ? "(none)" : JSON.stringify(v));
+
 /** `a` and `b`: spec files or REV:path; `root`: the project root. */
 export async function diffSpecs({ a, b, root }: { a: string; b: string; root: string }): Promise<SpecDiff> {
   const A = await version(a, root);
@@ -115,7 +118,7 @@ export async function diffSpecs({ a, b, root }: { a: string; b: string; root: st
     else {
       if (old.kind !== s.kind) reasons.push(`kind ${old.kind} -> ${s.kind}`);
       for (const d of jsonDiff(old.params, s.params))
-        reasons.push(`params ${pointerWords(d.path)}: ${JSON.stringify(d.from)} -> ${JSON.stringify(d.to)}`);
+        reasons.push(`params ${pointerWords(d.path)}: ${shown(d.from)} -> ${shown(d.to)}`);
       for (const [name, ref] of Object.entries(s.inputs)) {
         const before = old.inputs[name];
         if (JSON.stringify(before) !== JSON.stringify(ref))

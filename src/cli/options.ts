@@ -3,6 +3,9 @@ import { existsSync, statSync } from "../util/builtins.js";
 import { join } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
 import { openProject, type Project } from "../runner/project.js";
+import { readdirSync } from "../util/builtins.js";
+import { installRoot } from "../util/paths.js";
+import { resolve } from "node:path";
 import type { Json } from "../util/json.js";
 import { intOption, UsageError } from "./args.js";
 import { usageError, type Command } from "./command.js";
@@ -23,6 +26,7 @@ const OPTIONS = {
   frozen: { type: "boolean" },
   rekey: { type: "boolean" },
   shard: { type: "string" },
+  roster: { type: "boolean" },
   live: { type: "boolean" },
   output: { type: "string", short: "o" },
   project: { type: "string" },
@@ -50,9 +54,25 @@ export const VARIABLE_OPTIONS = [
   "var",
 ] as const;
 
+/** The one spec a command names: a file, or the name of a spec medbench ships (`voice-command`). */
 export function oneSpec(positionals: string[], command: Command, name: string): string {
   if (positionals.length !== 1) throw usageError(command, `${name} takes one spec file`);
-  return positionals[0]!;
+  return builtInSpec(positionals[0]!) ?? positionals[0]!;
+}
+
+/** The installed spec a bare name (no `/`, no `.yaml`, no such file here) names, if medbench ships one. */
+export function builtInSpec(arg: string): string | null {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(arg) || existsSync(arg)) return null;
+  const file = resolve(installRoot(), "specs", `${arg}.yaml`);
+  return existsSync(file) ? file : null;
+}
+
+/** The names of the specs medbench ships (specs/*.yaml of the install). */
+export function builtInSpecNames(): string[] {
+  return readdirSync(resolve(installRoot(), "specs"))
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f) => f.slice(0, -".yaml".length))
+    .sort();
 }
 
 /**

@@ -18,6 +18,7 @@ import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
 import { taskBindings } from "../runner/task-parts.js";
+import { compileUserTask, userTaskOf, type UserTask } from "../runner/user-task.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
@@ -36,7 +37,33 @@ const NO_TASK: TaskModule = {
   baselines: {},
 };
 
-export async function loadTask(spec: SpecFile): Promise<TaskModule> {
+/** The spec's task: a task of the user's repository (compiled here when its sources changed), or the
+ *  install's compiled task. */
+export async function loadTask(
+  spec: SpecFile,
+  projectCache?: string,
+): Promise<{ module: TaskModule; user: UserTask | null }> {
+  const user = spec.task === null ? null : userTaskOf(spec.path, spec.task, projectCache);
+  if (user) {
+    compileUserTask(user);
+    const entry = join(user.compiled, "index.js");
+    const mod = (await import(entry)) as { task?: TaskModule };
+    if (!mod.task)
+      throw new DiagnosticError([
+        {
+          file: join(user.source, "index.ts"),
+          message: "the task module exports no `task`",
+          fix:
+            "export const task: TaskModule = { … } " +
+            "(npx medbench new-task NAME writes one to start from)",
+        },
+      ]);
+    return { module: mod.task, user };
+  }
+  return { module: await loadInstalledTask(spec), user: null };
+}
+
+async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
   if (spec.task === null) {
     const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskParts);
     if (needs)
@@ -63,7 +90,8 @@ export async function loadTask(spec: SpecFile): Promise<TaskModule> {
         spec.src,
         "/task",
         `unknown task \`${spec.task}\``,
-        `use one of: ${known.join(", ")}, or the path of a compiled task folder of the install`,
+        `use one of: ${known.join(", ")}, a task of this repository (tasks/${spec.task}/index.ts beside ` +
+          "specs/, `npx medbench new-task NAME`), or the path of a compiled task folder of the install",
       ),
     ]);
   }
@@ -98,14 +126,14 @@ export async function loadRuntime(
   checkCompiled(installRoot());
   const spec = loadSpec(specPath, variables, specPath, projectCache && join(projectCache, "specs"));
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
-  const module = await loadTask(spec);
+  const { module, user } = await loadTask(spec, projectCache);
   checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module, env);
   return {
     build: buildInfo(spec),
     spec,
     plan,
     kinds: new Map(STAGE_KINDS),
-    task: { name: spec.task ?? "", module },
+    task: { name: spec.task ?? "", module, user },
   };
 }
 

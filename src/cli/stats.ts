@@ -61,9 +61,17 @@ function asNumber(v: unknown, where: string): number {
   throw new UsageError(`${where}: value ${JSON.stringify(v)} is neither a boolean nor a number`);
 }
 
+/** A row's field by name, or by a dotted path into nested objects (`verdicts.exact` of a run's
+ *  items.jsonl); a name that holds a dot itself is taken as it is first. */
 function field(row: Row, key: string, where: string): unknown {
-  if (!(key in row)) throw new UsageError(`${where}: no field \`${key}\``);
-  return row[key];
+  if (key in row) return row[key];
+  let v: unknown = row;
+  for (const part of key.split(".")) {
+    if (v === null || typeof v !== "object" || Array.isArray(v) || !(part in v))
+      throw new UsageError(`${where}: no field \`${key}\``);
+    v = (v as Row)[part];
+  }
+  return v;
 }
 
 /** An id or a cluster id: a string, a boolean or a whole number that a double holds exactly (a 30-digit

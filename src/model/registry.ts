@@ -67,10 +67,10 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     const nonFinite = nonFiniteNumbers(src);
     if (nonFinite.length) throw new DiagnosticError(nonFinite);
     checkSchema(src.value, () => src, REGISTRY_SCHEMA);
-    const value = src.value as { routes: Record<string, Partial<Route>> };
-    const badUrls = baseUrlDiagnostics(src, value.routes);
+    const value = src.value as { routes: Record<string, Partial<Route>> | null };
+    const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
     if (badUrls.length) throw new DiagnosticError(badUrls);
-    for (const [name, r] of Object.entries(value.routes)) {
+    for (const [name, r] of Object.entries(value.routes ?? {})) {
       if (!r?.base_url) continue; // the schema requires it
       refuseUserinfo(src, name, r.base_url);
       routes.set(name, {

@@ -9,6 +9,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { taskFolder } from "../contract/task-folder.js";
 import { factsOf } from "./code-memo.js";
 import { consult } from "../util/consulted.js";
+import type { UserTask } from "./user-task.js";
 
 export interface CodeIdentity {
   /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
@@ -76,14 +77,16 @@ function packageName(spec: string): string {
   return spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
 }
 
-let lockedVersions: Record<string, string> | null = null;
+// Per root: medbench's own, and a user's repository holding a task of its own.
+const lockedVersions = new Map<string, Record<string, string>>();
 
 /** The versions package-lock.json pins (none without one), read once per process and remembered. */
 function lockVersions(root: string): Record<string, string> {
-  if (lockedVersions) return lockedVersions;
+  const known = lockedVersions.get(root);
+  if (known) return known;
   const lockFile = join(root, "package-lock.json");
   consult(lockFile);
-  lockedVersions = !existsSync(lockFile)
+  const versions = !existsSync(lockFile)
     ? {}
     : factsOf(lockFile, "lock-versions", (bytes) => {
         const lock = JSON.parse(bytes.toString("utf8")) as {
@@ -95,7 +98,8 @@ function lockVersions(root: string): Record<string, string> {
             out[path.slice("node_modules/".length)] = entry.version;
         return out;
       });
-  return lockedVersions;
+  lockedVersions.set(root, versions);
+  return versions;
 }
 
 /** The version package-lock.json pins, else the one installed (medbench installed as a dependency). */
@@ -148,12 +152,14 @@ export const isInfrastructure = (rel: string): boolean =>
 /**
  * The identity of the code reachable from `entries` (install-relative paths of compiled modules or data
  * files), following relative imports, with the packages those modules import; a module for which `stop`
- * holds is neither hashed nor followed.
+ * holds is neither hashed nor followed. Package versions are read from `versionsRoot` (a user's repository,
+ * for its own task's modules).
  */
 export function codeIdentity(
   root: string,
   entries: string[],
   stop: (rel: string) => boolean = () => false,
+  versionsRoot = root,
 ): CodeIdentity {
   const files: Record<string, string> = {};
   const packages = new Set<string>();
@@ -169,7 +175,27 @@ export function codeIdentity(
   }
   return {
     files: sorted(files),
-    packages: sorted(Object.fromEntries([...packages].map((p) => [p, packageVersion(root, p)]))),
+    packages: sorted(Object.fromEntries([...packages].map((p) => [p, packageVersion(versionsRoot, p)]))),
+  };
+}
+
+/**
+ * A task of the user's repository (src/runner/user-task.ts): its compiled modules, scanned as a built-in
+ * task's dist/ folder is, and its folder's other files, named `project:tasks/<name>/…` wherever the
+ * repository is; the packages they import at the versions the repository pins; and the compiler's version.
+ */
+export function userTaskIdentity(task: UserTask): CodeIdentity {
+  const compiled = installFilesUnder(task.compiled).filter((f) => f.endsWith(".js"));
+  const code = codeIdentity(task.compiledRoot, compiled, undefined, task.root);
+  const data = codeIdentity(
+    task.root,
+    installFilesUnder(task.source).filter((f) => !f.endsWith(".ts")),
+  );
+  const files: Record<string, string> = {};
+  for (const [rel, sha] of Object.entries({ ...code.files, ...data.files })) files[`project:${rel}`] = sha;
+  return {
+    files: sorted(files),
+    packages: sorted({ ...code.packages, [task.compiler.name]: task.compiler.version }),
   };
 }
 

@@ -6,6 +6,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "./cache.js";
 import { stageCode } from "./stage-code.js";
 import { explain } from "./explain.js";
+import type { UserTask } from "./user-task.js";
 import { keyRecord, stageKey, type KeyRecord, type StageKey } from "./keys.js";
 import {
   buildId,
@@ -16,7 +17,7 @@ import {
   type LockSpec,
   type LockFile,
 } from "./lock.js";
-import { insideDir, projectPath, type Project } from "./project.js";
+import { insideDir, projectPath, specFilesRoot, type Project } from "./project.js";
 import type {
   BuildInfo,
   DataSource,
@@ -114,7 +115,7 @@ export async function stageRecord(
     if ("stage" in ref) {
       inputs[name] = upstream.get(ref.stage)!;
     } else {
-      const abs = insideDir(project.root, ref.file, "input file", spec.path);
+      const abs = insideDir(specFilesRoot(project, spec.path), ref.file, "input file", spec.path);
       if (!existsSync(abs))
         throw new DiagnosticError([
           {
@@ -158,7 +159,8 @@ export interface Runtime {
   spec: SpecFile;
   plan: Plan;
   kinds: Map<string, StageKind>;
-  task: { name: string; module: TaskModule };
+  /** `user`: a task of the user's repository (src/runner/user-task.ts); null for one of the install. */
+  task: { name: string; module: TaskModule; user?: UserTask | null };
 }
 
 /**
@@ -457,7 +459,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
   const inputs: Record<string, InputView> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
     if ("file" in ref) {
-      const abs = resolve(opts.project.root, ref.file);
+      const abs = resolve(specFilesRoot(opts.project, rt.spec.path), ref.file);
       inputs[name] = {
         hashes: {},
         read: () => readFileSync(abs),
@@ -489,7 +491,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
     };
   }
   const stageOptions: StageOptions = {
-    projectRoot: opts.project.root,
+    projectRoot: specFilesRoot(opts.project, rt.spec.path),
     dataDir: opts.dataDir,
     trustChanged: opts.trustChanged,
     refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind),

@@ -2,7 +2,7 @@
 import { realpathSync, existsSync } from "../util/builtins.js";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
-import { staysInside } from "../util/paths.js";
+import { installRoot, staysInside } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
 
 export interface Project {
@@ -16,9 +16,34 @@ export function openProject(root: string, cacheDir?: string): Project {
   return { root: abs, cacheDir: resolve(abs, cacheDir ?? "cache"), lockPath: resolve(abs, "medbench.lock") };
 }
 
+/**
+ * The folder a spec's file paths (inputs, the sample, pins) are relative to: the project root, or the
+ * medbench install for one of its own specs run by name from another project (`medbench build
+ * voice-command`), which reads its prompts and sample where they were installed instead of copies.
+ */
+export function specFilesRoot(project: Project, specFile: string): string {
+  const builtIn = resolve(installRoot(), "specs");
+  return dirname(resolve(specFile)) === builtIn ? installRoot() : project.root;
+}
+
 /** The spec's path as the lock names it: relative to the project, with forward slashes. */
 export function projectPath(project: Project, file: string): string {
-  return relative(project.root, resolve(file)).split(sep).join("/");
+  const rel = relative(project.root, resolve(file)).split(sep).join("/");
+  // A spec of an install outside the project (a global or linked medbench) is named as in medbench's own
+  // repository, specs/<name>.yaml, not by a path that only this machine has; specFileOf() reads it back.
+  const base = specFilesRoot(project, file);
+  return rel.startsWith("../") && base !== project.root
+    ? relative(base, resolve(file)).split(sep).join("/")
+    : rel;
+}
+
+/** The spec file a lock or result names (projectPath()): in the project, else a spec of the install. */
+export function specFileOf(project: Project, specPath: string): string {
+  const here = resolve(project.root, specPath);
+  consult(here);
+  if (existsSync(here)) return here;
+  const installed = resolve(installRoot(), specPath);
+  return dirname(installed) === resolve(installRoot(), "specs") && existsSync(installed) ? installed : here;
 }
 
 /** Resolves `rel` under `base` and refuses anything that leaves it (.. or a symlink out). */

@@ -44,7 +44,7 @@ export interface MemoStore {
 }
 
 export interface StageOptions {
-  projectRoot: string;
+  projectRoot: string; // what the spec's file paths are relative to (src/runner/project.ts specFilesRoot)
   dataDir?: string;
   trustChanged: boolean;
   refresh: boolean; // this stage was named by --refresh

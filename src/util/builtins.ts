@@ -13,6 +13,7 @@ const util = require("node:util") as typeof import("node:util");
 export const {
   accessSync,
   closeSync,
+  cpSync,
   constants,
   createReadStream,
   createWriteStream,

@@ -32,8 +32,8 @@ export function installRoot(): string {
  *  before any compiled code can, says the same. */
 export function compileFix(root: string): string {
   return existsSync(resolve(root, "tsconfig.json"))
-    ? `run \`npm run build\` in ${root} (it compiles and records the sources; npm ci runs it unless scripts ` +
-        "are ignored), then run this command again"
+    ? `run \`npm run build\` in ${root} (it compiles and records the sources), ` +
+        "then run this command again"
     : "install medbench again (npm install): this installed copy is incomplete or was edited";
 }
 

@@ -26,6 +26,8 @@ export const command: Command = {
   --rekey               key every stage even when nothing changed since the last no-op build
   --shard I/N           send only this machine's share of the model requests (no results, no lock);
                         with MEDBENCH_REMOTE, a later plain build anywhere assembles the whole run
+  --roster              build every run the spec's \`check:\` roster names (each its model, in turn), then
+                        print the check (exit 0 when it holds, 1 otherwise)
   --project DIR         the project root (default: the current directory)
   --json                events as JSON lines on stderr; one JSON summary as the last stdout line
   --quiet               warnings and errors only`,
@@ -39,6 +41,7 @@ const OPTIONS = optionsOf(
   "frozen",
   "rekey",
   "shard",
+  "roster",
   "project",
   "cache",
   "json",
@@ -49,6 +52,7 @@ async function run(argv: string[]): Promise<number> {
   const startedMs = Date.now();
   const { values, positionals } = parse(argv, OPTIONS, "build");
   const specPath = oneSpec(positionals, command, "build");
+  if (values.roster) return buildRoster(specPath, argv, values);
   const { opts, vars } = buildOptions(values);
   const logger: Logger = values.json
     ? new JsonLogger()
@@ -185,6 +189,38 @@ function incompleteExit(stages: { name: string; incomplete?: string }[], shard: 
       "  fix: rerun the build to retry the failed requests (only those are sent)\n",
   );
   return 1;
+}
+
+/**
+ * `build SPEC --roster`: one build per run of the spec's check roster, in turn (so no route ever has more
+ * requests in flight than its concurrency), each with its model and the other options given; then the
+ * check. A build that fails stops here (exit 1); the runs built before it are kept.
+ */
+async function buildRoster(
+  specPath: string,
+  argv: string[],
+  values: Record<string, unknown>,
+): Promise<number> {
+  if (values.model !== undefined || values.shard !== undefined)
+    throw new UsageError("--roster builds each model of the roster: drop --model and --shard");
+  const { loadRuntime } = await import("../runtime.js");
+  const { declaredCheck } = await import("../../check/declare.js");
+  const spec = (await loadRuntime(specPath, {})).spec;
+  const decl = declaredCheck(spec);
+  if (!decl)
+    throw new UsageError(
+      `${specPath} declares no check, so no roster: add a \`check:\` block (docs/check.md)`,
+    );
+  const rest = argv.filter((a) => a !== "--roster");
+  const quiet = Boolean(values.json || values.quiet);
+  for (const [i, entry] of decl.roster.entries()) {
+    if (!quiet) process.stderr.write(`roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}\n`);
+    const code = await run([...rest, "--model", entry.model]);
+    if (code !== 0) return code;
+  }
+  const check = (await import("./check.js")).command;
+  const project = values.project === undefined ? [] : ["--project", values.project as string];
+  return check.run([specPath, ...project, ...(values.json ? ["--json"] : [])]);
 }
 
 /** The metrics table's rows, the primary metric first. */

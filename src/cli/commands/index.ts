@@ -110,4 +110,20 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map<string, Comma
       load: () => import("./cache.js"),
     },
   ],
+  [
+    "init",
+    {
+      synopsis: "init",
+      summary: "set up this folder for medbench: .gitignore, a routes template, a README",
+      load: () => import("./init.js"),
+    },
+  ],
+  [
+    "new-task",
+    {
+      synopsis: "new-task NAME",
+      summary: "scaffold a task of this repository: specs/NAME.yaml and tasks/NAME/",
+      load: () => import("./new-task.js"),
+    },
+  ],
 ]);

@@ -10,8 +10,21 @@ type Status = { spec: string; specHash: string; states: StageState[] };
 export const command: Command = {
   help: `usage: medbench status SPEC [options]
 
-  Takes the build options that choose what is built (--model, --judge, --registry, --data-dir, --subset,
-  --limit, --configurations, --var) and --project, --cache, --json; it builds and sends nothing.`,
+Says, for every stage of SPEC (a spec file, or the name of a built-in spec), whether it is fresh (its key's
+outputs are in the cache), stale (and why: which input, parameter or code changed) or never built, for the
+build the same options would run. It reads only: it writes nothing and sends no request.
+
+  --model ROUTE/MODEL   the model whose build to look at (default: the spec's)
+  --judge ROUTE/MODEL   a judge model (repeatable), as for build
+  --registry FILE       more model routes (repeatable), as for build
+  --data-dir DIR        a release you downloaded (or MEDBENCH_DATA_DIR), as for build
+  --subset A,B, --limit N, --configurations A,B, --var NAME=VALUE   the build's variables, as for build
+  --project DIR         the project root (default: the current directory)
+  --json                one JSON line: spec_hash and every stage's state and reasons
+
+examples:
+  npx medbench status specs/voice-command.yaml
+  npx medbench status specs/voice-command.yaml --model medbench/keyword-stop --json`,
   run,
 };
 

@@ -1,0 +1,100 @@
+// medbench init: what a benchmark author's own repository needs to build medbench tasks, written once.
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "../../util/builtins.js";
+import { dirname, join, resolve } from "node:path";
+import { installRoot } from "../../util/paths.js";
+import { parse, UsageError } from "../args.js";
+import { usageError, type Command } from "../command.js";
+import { builtInSpecNames } from "../options.js";
+import { GITIGNORE, PROJECT_README, ROUTES_TEMPLATE } from "../project-template.js";
+
+export const command: Command = {
+  help: `usage: medbench init [--task NAME] [--project DIR] [--json]
+
+Writes, in the current folder (or --project DIR), what a repository needs to build medbench tasks:
+  .gitignore    cache/ and results/ (lines added to an existing .gitignore, none removed)
+  routes.yaml   a route registry with commented routes for vLLM, SGLang, Ollama, OpenRouter and OpenAI
+  README.md     how to build, add a task and publish a result here
+It never overwrites a file: when routes.yaml or README.md exists, it names it and writes nothing.
+
+  --task NAME   copy a built-in task's spec (specs/NAME.yaml and specs/NAME/) here to edit; in a folder
+                already set up, the files above that exist are kept (only the spec's copy must be new)
+  --project DIR the folder to set up (default: the current directory)
+  --json        one JSON line: what was written, kept and copied
+
+examples:
+  npx medbench init
+  npx medbench build voice-command          # a built-in task, by name, nothing copied
+  npx medbench init --task voice-command    # or its spec copied to specs/ to edit`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    task: { type: "string" },
+    project: { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length) throw usageError(command, `init takes no arguments (got ${positionals.join(" ")})`);
+  const root = resolve((values.project as string | undefined) ?? ".");
+  const task = values.task as string | undefined;
+  const names = builtInSpecNames();
+  if (task !== undefined && !names.includes(task))
+    throw new UsageError(`--task ${task}: medbench ships no such task; its tasks: ${names.join(", ")}`);
+  const writes: [string, string][] = [
+    ["routes.yaml", ROUTES_TEMPLATE],
+    ["README.md", PROJECT_README],
+  ];
+  const copies = task ? [`specs/${task}.yaml`, `specs/${task}`] : [];
+  // Adding a task's spec to a folder already set up keeps its files; a plain init refuses them.
+  const kept = task ? writes.filter(([f]) => existsSync(join(root, f))).map(([f]) => f) : [];
+  const taken = [...writes.map(([f]) => f), ...copies].filter(
+    (f) => existsSync(join(root, f)) && !kept.includes(f),
+  );
+  if (taken.length)
+    throw new UsageError(
+      `init writes nothing over an existing file, and ${taken.join(", ")} ` +
+        `${taken.length === 1 ? "exists" : "exist"} in ${root}\n` +
+        "  fix: move them aside (or run init in a new folder), then run init again",
+    );
+  mkdirSync(root, { recursive: true });
+  const added = addIgnores(join(root, ".gitignore"));
+  for (const [file, text] of writes)
+    if (!kept.includes(file)) writeFileSync(join(root, file), text, { flag: "wx" });
+  for (const rel of copies) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    cpSync(join(installRoot(), rel), join(root, rel), { recursive: true, errorOnExist: true, force: false });
+  }
+  if (values.json) {
+    const written = writes.filter(([f]) => !kept.includes(f)).map(([f]) => f);
+    process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");
+    return 0;
+  }
+  const lines = [
+    added === null
+      ? "wrote .gitignore"
+      : `.gitignore: added ${added.join(", ") || "nothing (already there)"}`,
+    ...writes.map(([f]) => (kept.includes(f) ? `kept ${f}` : `wrote ${f}`)),
+    ...copies.map((f) => `copied ${f}`),
+    "",
+    task
+      ? `next: npx medbench build specs/${task}.yaml   (README.md says more)`
+      : `next: npx medbench build NAME (a built-in task: ${names.join(", ")}), ` +
+        "or npx medbench new-task NAME (README.md says more)",
+  ];
+  process.stdout.write(lines.join("\n") + "\n");
+  return 0;
+}
+
+/** Writes .gitignore, or adds to it the lines it lacks; returns those added (null when it was new). */
+function addIgnores(file: string): string[] | null {
+  if (!existsSync(file)) {
+    writeFileSync(file, GITIGNORE.join("\n") + "\n", { flag: "wx" });
+    return null;
+  }
+  const text = readFileSync(file, "utf8");
+  const have = new Set(text.split("\n").map((l) => l.trim()));
+  const missing = GITIGNORE.filter((l) => !have.has(l) && !l.startsWith("#"));
+  if (missing.length)
+    writeFileSync(file, `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${missing.join("\n")}\n`);
+  return missing;
+}

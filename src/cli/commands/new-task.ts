@@ -1,0 +1,56 @@
+// medbench new-task NAME: a task of the user's own repository to start from (src/cli/task-template.ts).
+import { existsSync, mkdirSync, writeFileSync } from "../../util/builtins.js";
+import { dirname, join, resolve } from "node:path";
+import { sha256Hex } from "../../hash/sha256.js";
+import { parse, UsageError } from "../args.js";
+import { usageError, type Command } from "../command.js";
+import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
+
+export const command: Command = {
+  help: `usage: medbench new-task NAME [--project DIR] [--json]
+
+Writes a task that builds offline, on a two-item sample, with its built-in baseline medbench/reference:
+  specs/NAME.yaml               the spec (published part and stage graph; the sample pinned by sha256)
+  specs/NAME/sample/items.jsonl the sample release
+  specs/NAME/prompts/user.txt   the prompt template
+  tasks/NAME/*.ts               prompts, parser, scorer, baselines (compiled by medbench when built)
+It never overwrites a file. NAME: lower-case letters, digits and dashes.
+
+examples:
+  npx medbench new-task my-task
+  npx medbench build specs/my-task.yaml`,
+  run,
+};
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { project: { type: "string" }, json: { type: "boolean" } });
+  if (positionals.length !== 1) throw usageError(command, "new-task takes one NAME");
+  const name = positionals[0]!;
+  if (!/^[a-z][a-z0-9-]*$/.test(name))
+    throw new UsageError(`task name ${JSON.stringify(name)}: use lower-case letters, digits and dashes`);
+  const root = resolve((values.project as string | undefined) ?? ".");
+  const files: [string, string][] = [
+    [`specs/${name}.yaml`, taskSpec(name, sha256Hex(Buffer.from(SAMPLE_ITEMS)))],
+    [`specs/${name}/sample/items.jsonl`, SAMPLE_ITEMS],
+    [`specs/${name}/prompts/user.txt`, USER_PROMPT],
+    ...Object.entries(taskSources(name)).map(([f, text]): [string, string] => [`tasks/${name}/${f}`, text]),
+  ];
+  const taken = files.map(([f]) => f).filter((f) => existsSync(join(root, f)));
+  if (taken.length)
+    throw new UsageError(
+      `new-task writes nothing over an existing file, and ${taken.join(", ")} ` +
+        `${taken.length === 1 ? "exists" : "exist"}\n  fix: choose another name, or move them aside`,
+    );
+  for (const [rel, text] of files) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text, { flag: "wx" });
+  }
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ written: files.map(([f]) => f) }) + "\n");
+    return 0;
+  }
+  process.stdout.write(
+    files.map(([f]) => `wrote ${f}`).join("\n") + `\n\nnext: npx medbench build specs/${name}.yaml\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,128 @@
+// A task in the user's own repository: `tasks/<name>/index.ts` beside the user's `specs/<name>.yaml`,
+// compiled by medbench, module by module, to CommonJS files under the project's cache
+// (`cache/compiled/tasks/<name>/`), so that its code identity is scanned exactly as a built-in task's dist/
+// folder is (src/runner/code.ts). The compiler is TypeScript's single-file transpiler, pinned exactly as a
+// dependency of medbench: no type check (a task's author runs tsc for that), one output per source, the
+// same output for the same source and compiler version. A source whose sha256 is unchanged since the last
+// compile (compiled.json) is not compiled again, so a no-op build does not load the compiler.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "../util/builtins.js";
+import { dirname, join, relative, resolve } from "node:path";
+import { sha256Hex } from "../hash/sha256.js";
+import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { consult } from "../util/consulted.js";
+import { filesUnder } from "./code.js";
+import { factsOf } from "./code-memo.js";
+import { installRoot } from "../util/paths.js";
+
+export interface UserTask {
+  /** The repository the task is in: the folder that holds its specs/ and tasks/. */
+  root: string;
+  /** The task's source folder, `<root>/tasks/<name>`. */
+  source: string;
+  /** The folder of the compiled tree (`cache/compiled`), which holds `tasks/<name>/*.js`. */
+  compiledRoot: string;
+  /** The compiled folder, `<compiledRoot>/tasks/<name>`. */
+  compiled: string;
+  /** The compiler, by package and exact version: part of every key of a stage that runs this task. */
+  compiler: { name: string; version: string };
+}
+
+/**
+ * The user's task `name` of the spec `specFile` (`<root>/specs/<spec>.yaml`), when
+ * `<root>/tasks/<name>/index.ts` exists; else null (a task of the install). `cacheDir`: the project's
+ * cache (default `<root>/cache`).
+ */
+export function userTaskOf(specFile: string, name: string, cacheDir?: string): UserTask | null {
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) return null;
+  const root = dirname(dirname(resolve(specFile)));
+  if (root === installRoot()) return null; // medbench's own specs run its own compiled tasks
+  const source = join(root, "tasks", name);
+  consult(join(source, "index.ts"));
+  if (!existsSync(join(source, "index.ts"))) return null;
+  const compiledRoot = join(cacheDir ?? join(root, "cache"), "compiled");
+  return {
+    root,
+    source,
+    compiledRoot,
+    compiled: join(compiledRoot, "tasks", name),
+    compiler: { name: "typescript", version: compilerVersion() },
+  };
+}
+
+function compilerVersion(): string {
+  const manifest = require.resolve("typescript/package.json");
+  return factsOf(manifest, "version", (b) => (JSON.parse(b.toString("utf8")) as { version: string }).version);
+}
+
+interface CompiledManifest {
+  compiler: string;
+  /** Source path (relative to the task folder) -> its sha256 when compiled. */
+  sources: Record<string, string>;
+}
+
+/** Compiles the task's sources whose sha256 changed (or all, for another compiler); removes the outputs of
+ *  removed sources. A syntax error is the user's: file:line:column, nothing written for that build. */
+export function compileUserTask(task: UserTask): void {
+  const sources = filesUnder(task.source)
+    .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
+    .map((f) => ({ abs: f, rel: relative(task.source, f).split("\\").join("/") }));
+  const hashes = Object.fromEntries(
+    sources.map((s) => [s.rel, factsOf(s.abs, "sha256", (bytes) => sha256Hex(bytes))]),
+  );
+  const manifestFile = join(task.compiled, "compiled.json");
+  consult(manifestFile);
+  const compiler = `${task.compiler.name}@${task.compiler.version}`;
+  const before: CompiledManifest = existsSync(manifestFile)
+    ? (JSON.parse(readFileSync(manifestFile, "utf8")) as CompiledManifest)
+    : { compiler, sources: {} };
+  const stale = sources.filter(
+    (s) =>
+      before.compiler !== compiler ||
+      before.sources[s.rel] !== hashes[s.rel] ||
+      !existsSync(join(task.compiled, jsName(s.rel))),
+  );
+  const removed = Object.keys(before.sources).filter((rel) => !(rel in hashes));
+  if (!stale.length && !removed.length && before.compiler === compiler) return;
+  const ts = require("typescript") as typeof import("typescript");
+  const outputs: [string, string][] = [];
+  const problems: Diagnostic[] = [];
+  for (const s of stale) {
+    const text = readFileSync(s.abs, "utf8");
+    const out = ts.transpileModule(text, {
+      fileName: s.abs,
+      reportDiagnostics: true,
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+        sourceMap: false,
+      },
+    });
+    for (const d of out.diagnostics ?? []) {
+      const at = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : null;
+      problems.push({
+        file: relative(process.cwd(), s.abs) || s.abs,
+        ...(at ? { line: at.line + 1, column: at.character + 1 } : {}),
+        message: ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+        fix: "correct the task's source, then build again",
+      });
+    }
+    outputs.push([jsName(s.rel), out.outputText]);
+  }
+  if (problems.length) throw new DiagnosticError(problems);
+  // Node reads the compiled tree as CommonJS whatever the user's package.json says.
+  put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
+  for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
+  for (const rel of removed) rmSync(join(task.compiled, jsName(rel)), { force: true });
+  put(manifestFile, JSON.stringify({ compiler, sources: hashes }, null, 1) + "\n");
+}
+
+const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
+
+/** Whole or not at all: another build compiling the same task at once writes the same bytes. */
+function put(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
