@@ -15,6 +15,7 @@ import {
   randomVerdicts,
   reply,
 } from "../tasks/note-errors/baselines.js";
+import { parserClass } from "../tasks/note-errors/parser-classes.js";
 import { parseVerdict } from "../tasks/note-errors/verdict.js";
 import { noteItem, pairRows, type ScoredRequest } from "../tasks/note-errors/scorer.js";
 import * as M from "../tasks/note-errors/metrics.js";
@@ -28,9 +29,11 @@ const prompt = { system: "s", user: "{note}" };
 const requests = noteRequests(test, prompt) as unknown as ScoredRequest[];
 const rowsOf = (texts: string[]) =>
   pairRows(
-    requests.map((r, i) =>
-      noteItem(r, parseVerdict({ text: texts[i]!, error: null, finish_reason: "stop", reasoning: false })),
-    ),
+    requests.map((r, i) => {
+      const reply = { text: texts[i]!, error: null, finish_reason: "stop", reasoning: false };
+      const v = parseVerdict(reply);
+      return noteItem(r, v, parserClass(reply, v));
+    }),
   );
 
 describe("baselines on the sample's test pairs", () => {

@@ -15,7 +15,7 @@ const RESULTS = "results/syn-snuh-note-errors";
 interface Item {
   id: string;
   meta: { pair_id: string; side: "error" | "clean"; configuration?: string; instance_id: string };
-  verdicts: { verdict: "Yes" | "No" | null; reason: string | null; truncated: boolean };
+  verdicts: { verdict: "Yes" | "No" | null; reason: string | null; truncated: boolean; parser_class: string };
 }
 const itemsOf = (p: Project, dir: string): Item[] =>
   p
@@ -269,6 +269,15 @@ describe("note-errors against the fake server, four configurations", () => {
     expect(counts.template_echo).toBeGreaterThan(0);
     expect(counts.truncated).toBeGreaterThan(0);
     expect(m.metrics.thinking_audit.thinking_off).toBe(false); // reasoning fields and think blocks came back
+    // Every headline reply in one parser class; those read by our choice (markdown, lower case) counted.
+    const { PARSER_CLASSES } = await import("../tasks/note-errors/parser-classes.js");
+    const ours = new Set(PARSER_CLASSES.filter((x) => x.source === "ours").map((x) => x.id));
+    const classes = counts.parser_classes as Record<string, number>;
+    expect(Object.values(classes).reduce((a, b) => a + b, 0)).toBe(128);
+    const byItems = head.filter((it) => ours.has(it.verdicts.parser_class)).length;
+    expect(counts.parser_our_choice).toBe(byItems);
+    expect(classes.markdown).toBeGreaterThan(0);
+    expect(counts.parser_our_choice).toBeGreaterThanOrEqual(classes.markdown! + classes.other_case_or_words!);
     // No note text in what a result publishes beside the replies.
     const published = p.read(`${dir}/items.jsonl`) + p.read(`${dir}/metrics.json`) + r.stdout + r.stderr;
     for (const line of noteLines()) expect(published).not.toContain(line);

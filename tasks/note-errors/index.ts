@@ -14,6 +14,7 @@ import { readPairs, type Pair } from "./pairs.js";
 import { noteRequests } from "./prompts.js";
 import { PAGE_COUNTS, PAGE_EXPOSED_TEST_PAIRS, releaseProblems } from "./release-check.js";
 import { parseVerdict, type ParsedVerdict } from "./verdict.js";
+import { parserClass } from "./parser-classes.js";
 import { noteItem, pairRows, summary, type NoteItem, type ScoredRequest } from "./scorer.js";
 import { reportedMetrics } from "./metrics.js";
 import { statistics, toUnitRow } from "./rows.js";
@@ -123,7 +124,9 @@ export const task: TaskModule = {
     const items = requests.map((r, i) => {
       const v =
         (parsed[i]?.value as unknown as ParsedVerdict | undefined) ?? parseVerdict(noReply(replies[i]));
-      const item = noteItem({ id: r.id, meta: metaOf(r) }, v);
+      const reply = replies[i];
+      const view = reply && reply.error === null ? reply : noReply(reply);
+      const item = noteItem({ id: r.id, meta: metaOf(r) }, v, parserClass(view, v));
       // Items hold ids, labels and verdicts only: `parsed` is the verdict, never the Evidence text.
       const meta = { ...item.meta, ...(r.configuration ? { configuration: r.configuration } : {}) };
       return { ...item, unit: item.meta.pair_id, meta, parsed: v.verdict as Json };
@@ -139,7 +142,8 @@ export const task: TaskModule = {
       items.map((it, i) => {
         if (replies === null) return it as unknown as NoteItem & { unit: string; parsed: Json };
         const r = replies[i];
-        const v = r && r.error === null ? parseVerdict(r) : parseVerdict(noReply(r));
+        const view = r && r.error === null ? r : noReply(r);
+        const v = parseVerdict(view);
         const kept = it.verdicts as unknown as NoteItem["verdicts"];
         const has = v.evidence !== null;
         const verdicts: NoteItem["verdicts"] = {
@@ -153,6 +157,7 @@ export const task: TaskModule = {
           evidence_hit_chars: has && kept.evidence_hit_chars,
           span_hit: has && kept.span_hit,
           p_line_hit: kept.p_line_hit,
+          parser_class: parserClass(view, v),
         };
         return { ...it, parsed: v.verdict as Json, verdicts: verdicts as unknown as Record<string, Json> };
       }) as unknown as (NoteItem & { unit: string; parsed: Json })[],

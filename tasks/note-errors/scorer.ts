@@ -5,6 +5,9 @@ import { sideEvidence, type EvidenceRef } from "./evidence.js";
 import { breakdown, reportedMetrics, type BreakdownKey, type PairRow, type SideRow } from "./metrics.js";
 import type { NoteMeta } from "./prompts.js";
 import type { ParsedVerdict } from "./verdict.js";
+import { PARSER_CLASSES } from "./parser-classes.js";
+
+const OURS = new Set(PARSER_CLASSES.filter((c) => c.source === "ours").map((c) => c.id));
 
 export interface NoteItem {
   id: string;
@@ -20,6 +23,8 @@ export interface NoteItem {
     evidence_hit_chars: boolean;
     span_hit: boolean;
     p_line_hit: boolean;
+    /** The reply's parser class (parser-classes.ts). */
+    parser_class: string;
   };
 }
 
@@ -28,7 +33,7 @@ export interface ScoredRequest {
   meta: NoteMeta & { evidence_ref: EvidenceRef };
 }
 
-export function noteItem(req: ScoredRequest, parsed: ParsedVerdict): NoteItem {
+export function noteItem(req: ScoredRequest, parsed: ParsedVerdict, parserClass: string): NoteItem {
   const { evidence_ref, ...meta } = req.meta;
   const ev = sideEvidence(parsed.evidence, evidence_ref);
   return {
@@ -45,6 +50,7 @@ export function noteItem(req: ScoredRequest, parsed: ParsedVerdict): NoteItem {
       evidence_hit_chars: ev.hit_chars,
       span_hit: ev.span_hit,
       p_line_hit: evidence_ref.p_line_hit,
+      parser_class: parserClass,
     },
   };
 }
@@ -66,6 +72,7 @@ const MISSING: NoteItem["verdicts"] = {
   evidence_hit_chars: false,
   span_hit: false,
   p_line_hit: false,
+  parser_class: "api_error",
 };
 
 /** Pair rows in the order pairs first appear; a side with no item counts as an API error (no reply). */
@@ -121,6 +128,11 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
       no_error_line: count((it) => it.verdicts.reason === "no_error_line"),
       truncated_no_verdict: count((it) => it.verdicts.reason === "truncated"),
       think_blocks: count((it) => it.verdicts.think),
+      // Replies per parser class (tasks/note-errors/parser-classes.ts), and those read by our choice.
+      parser_classes: Object.fromEntries(
+        PARSER_CLASSES.map((c) => [c.id, count((it) => it.verdicts.parser_class === c.id)]),
+      ),
+      parser_our_choice: count((it) => OURS.has(it.verdicts.parser_class)),
       parse_failures_error: count((it) => it.meta.side === "error" && isFailure(it)),
       parse_failures_clean: count((it) => it.meta.side === "clean" && isFailure(it)),
     },

@@ -25,7 +25,7 @@ export interface ParsedVerdict {
   reason: NoVerdictReason | null; // why `verdict` is null
   evidence: string | null; // the Evidence field's text, when the reply has one
   truncated: boolean; // finish_reason length
-  think: boolean; // the content held a <think> block
+  think: boolean; // the content held a think tag (<think>, or a bare </think>)
 }
 
 /** Rule 2: the text after the last </think>; an unclosed <think> runs to the end and is dropped too. */
@@ -106,7 +106,7 @@ export function evidenceText(answer: string): string | null {
 
 export function parseVerdict(reply: ReplyView): ParsedVerdict {
   const truncated = reply.finish_reason === "length";
-  const think = /<think>/i.test(reply.text);
+  const think = /<\/?think\b/i.test(reply.text); // a bare </think> is reasoning too
   const none = (reason: NoVerdictReason, evidence: string | null = null): ParsedVerdict => ({
     verdict: null,
     strict: null,

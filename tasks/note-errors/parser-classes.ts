@@ -1,0 +1,208 @@
+// The classes of reply the verdict parser meets, each with an example, its reading and where the reading
+// comes from: a rule of the task page (spec.parser) or our choice where the page is silent (the authors'
+// tolerant parser is not public). The table is the test's data (tests/note-errors-parser-classes.test.ts) and
+// the doc's (docs/protocols/note-errors.md, checked against parserClassTable()). Each run counts its replies
+// per class (tables.counts.parser_classes) and how many fell in a class that is our choice.
+import { answerText, type ParsedVerdict, type ReplyView } from "./verdict.js";
+
+export interface ParserClass {
+  id: string;
+  /** A reply of the class (its text; finish_reason and a reasoning field where they matter). */
+  example: { text: string; finish_reason?: string; reasoning?: boolean; error?: string };
+  /** What the parser makes of it: the tolerant verdict, or why there is none. */
+  reading: "Yes" | "No" | "api_error" | "truncated" | "template_echo" | "no_error_line";
+  source: "page" | "ours";
+  why: string;
+}
+
+const FOUR = (v: string) => `Evidence: "P: x"\nAnalysis: a.\nConfidence: 0.9\n${v}`;
+
+/** In the order the classifier tries them: the first class a reply matches is its class. */
+export const PARSER_CLASSES: ParserClass[] = [
+  {
+    id: "api_error",
+    example: { text: "", error: "HTTP 500 after 6 attempts" },
+    reading: "api_error",
+    source: "page",
+    why: "A final API error is no verdict",
+  },
+  {
+    id: "truncated",
+    example: { text: FOUR("Error: Yes"), finish_reason: "length" },
+    reading: "truncated",
+    source: "page",
+    why: "cut at max_tokens without a closed reasoning block and an Error line after it",
+  },
+  {
+    id: "truncated_after_think",
+    example: { text: `<think>x</think>\n${FOUR("Error: Yes")}`, finish_reason: "length" },
+    reading: "Yes",
+    source: "page",
+    why: "cut after a closed reasoning block and an Error line",
+  },
+  {
+    id: "truncated_reasoning_field",
+    example: { text: FOUR("Error: No"), finish_reason: "length", reasoning: true },
+    reading: "No",
+    source: "ours",
+    why: "a reasoning field is read as a closed reasoning block",
+  },
+  {
+    id: "unclosed_think",
+    example: { text: `${FOUR("Error: Yes")}\n<think>Error: No` },
+    reading: "Yes",
+    source: "ours",
+    why: "an opened, never-closed think block runs to the end and is dropped",
+  },
+  {
+    id: "template_echo",
+    example: { text: FOUR("Error: No or Yes") },
+    reading: "template_echo",
+    source: "page",
+    why: 'the last Error line echoes the template ("No or Yes")',
+  },
+  {
+    id: "template_echo_variant",
+    example: { text: FOUR("Error (Yes/No): Yes") },
+    reading: "template_echo",
+    source: "ours",
+    why: '"Yes or No", "Yes/No", "No/Yes" anywhere in the last Error line count as the echo (conservative)',
+  },
+  {
+    id: "strict_format",
+    example: { text: FOUR("Error: Yes") },
+    reading: "Yes",
+    source: "page",
+    why: "the last line is exactly Error: Yes or Error: No (the strict parser agrees)",
+  },
+  {
+    id: "error_line_not_last",
+    example: { text: "Error: No\nThe note is consistent." },
+    reading: "No",
+    source: "ours",
+    why: "the last Error line is read even when text follows it",
+  },
+  {
+    id: "markdown",
+    example: { text: FOUR("**Error:** Yes") },
+    reading: "Yes",
+    source: "ours",
+    why: "markdown (* _ ` # >) is dropped before reading",
+  },
+  {
+    id: "bullet_or_final",
+    example: { text: FOUR("- Final Error: No") },
+    reading: "No",
+    source: "ours",
+    why: 'a bullet and "Final" before Error are allowed',
+  },
+  {
+    id: "other_separator",
+    example: { text: FOUR("Error - Yes") },
+    reading: "Yes",
+    source: "ours",
+    why: 'a separator other than ":" (-, =, ：, none) is allowed',
+  },
+  {
+    id: "other_case_or_words",
+    example: { text: FOUR("Error: yes, the drug does not fit") },
+    reading: "Yes",
+    source: "ours",
+    why: "case is ignored and words after the yes/no word are allowed",
+  },
+  {
+    id: "quoted_value",
+    example: { text: FOUR('Error: "Yes"') },
+    reading: "no_error_line",
+    source: "ours",
+    why: "a quoted value is not read (conservative)",
+  },
+  {
+    id: "parenthesised_value",
+    example: { text: FOUR("Error: (Yes)") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "a value in parentheses is not read (conservative)",
+  },
+  {
+    id: "error_detected",
+    example: { text: FOUR("Error detected: Yes") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "words between Error and the value are not read (conservative)",
+  },
+  {
+    id: "non_english_value",
+    example: { text: FOUR("Error: 예") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "a value other than yes/no (예, 아니오) is not read (conservative)",
+  },
+  {
+    id: "numbered_error_line",
+    example: { text: FOUR("4. Error: Yes") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "a numbered Error line is not an Error line (conservative)",
+  },
+  {
+    id: "no_error_line",
+    example: { text: "The plan does not fit the diagnosis. Yes." },
+    reading: "no_error_line",
+    source: "ours",
+    why: "no Error line: a bare Yes elsewhere is not read",
+  },
+];
+
+const decoration = /[*_`#>]+/g;
+const decorated = /[*_`#>]/;
+const errorLine = /^(?:[-•]\s*)?(?:final\s+)?error\b/i;
+
+/** The class of one reply (the first of PARSER_CLASSES it matches), from the reply and its parse. */
+export function parserClass(reply: ReplyView, v: Omit<ParsedVerdict, "class">): string {
+  if (reply.error !== null) return "api_error";
+  const { answer, closed } = answerText(reply.text);
+  if (v.truncated) {
+    if (v.reason === "truncated") return "truncated";
+    if (closed) return "truncated_after_think";
+    return "truncated_reasoning_field";
+  }
+  const afterClose = closed ? reply.text.slice(reply.text.toLowerCase().lastIndexOf("</think>")) : reply.text;
+  if (/<think>/i.test(afterClose)) return "unclosed_think";
+  const raw = answer.split(/\r?\n/).filter((l) => errorLine.test(l.replace(decoration, "").trim()));
+  const last = raw[raw.length - 1];
+  if (v.reason === "template_echo")
+    return /\bno\s+or\s+yes\b/i.test(last ?? "") ? "template_echo" : "template_echo_variant";
+  if (v.verdict === null) {
+    const l = (last ?? "").replace(decoration, "").trim();
+    if (!last) return /^\s*\d+[.)]\s*error\b/im.test(answer) ? "numbered_error_line" : "no_error_line";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–]?\s*["'“‘]/i.test(l)) return "quoted_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–]?\s*\(/i.test(l)) return "parenthesised_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s+[a-z]/i.test(l)) return "error_detected";
+    return "non_english_value";
+  }
+  if (v.strict !== null) return "strict_format";
+  const l = last!.trim();
+  if (decorated.test(l)) return "markdown";
+  if (/^(?:[-•]\s*|final\s)/i.test(l)) return "bullet_or_final";
+  if (!/^error\s*:/i.test(l)) return "other_separator";
+  if (!/^Error: (Yes|No)$/.test(l)) return "other_case_or_words";
+  return "error_line_not_last";
+}
+
+/** The class table as docs/protocols/note-errors.md shows it. */
+export function parserClassTable(): string {
+  const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, "⏎");
+  const rows = PARSER_CLASSES.map((c) => {
+    const extra = [
+      c.example.error ? `API error` : "",
+      c.example.finish_reason ? `finish_reason ${c.example.finish_reason}` : "",
+      c.example.reasoning ? "reasoning field" : "",
+    ].filter(Boolean);
+    const example = `\`${cell(c.example.text) || " "}\`` + (extra.length ? ` (${extra.join(", ")})` : "");
+    const reading = c.reading === "Yes" || c.reading === "No" ? c.reading : `no verdict (${c.reading})`;
+    const source = c.source === "page" ? "page rule" : "our choice";
+    return `| ${c.id} | ${example} | ${reading} | ${source}: ${cell(c.why)} |`;
+  });
+  return ["| class | example | reading | source |", "|---|---|---|---|", ...rows].join("\n");
+}

@@ -1,0 +1,41 @@
+// The parser's class table is this test's data: each class's example is read as the table says and falls in
+// that class, and docs/protocols/note-errors.md shows the table as the code holds it.
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { REPO } from "./helpers.js";
+import { PARSER_CLASSES, parserClass, parserClassTable } from "../tasks/note-errors/parser-classes.js";
+import { parseVerdict, type ReplyView } from "../tasks/note-errors/verdict.js";
+
+const view = (e: (typeof PARSER_CLASSES)[number]["example"]): ReplyView => ({
+  text: e.text,
+  error: e.error ?? null,
+  finish_reason: e.finish_reason ?? "stop",
+  reasoning: e.reasoning ?? false,
+});
+
+describe("note-errors parser classes", () => {
+  it.each(PARSER_CLASSES.map((c) => [c.id, c] as const))(
+    "%s: read as the table says, and classed so",
+    (_, c) => {
+      const v = parseVerdict(view(c.example));
+      expect(v.verdict ?? v.reason).toBe(c.reading);
+      expect(parserClass(view(c.example), v)).toBe(c.id);
+    },
+  );
+
+  it("names each class once, and marks page rules and our choices", () => {
+    expect(new Set(PARSER_CLASSES.map((c) => c.id)).size).toBe(PARSER_CLASSES.length);
+    expect(PARSER_CLASSES.filter((c) => c.source === "page").map((c) => c.id)).toEqual([
+      "api_error",
+      "truncated",
+      "truncated_after_think",
+      "template_echo",
+      "strict_format",
+    ]);
+  });
+
+  it("is published in docs/protocols/note-errors.md as the code holds it", () => {
+    const doc = readFileSync(`${REPO}/docs/protocols/note-errors.md`, "utf8");
+    expect(doc).toContain(parserClassTable());
+  });
+});
