@@ -291,7 +291,8 @@ describe("medbench check over the note-errors roster", () => {
       ["build", SPEC, "--model", OTHER, "--registry", "routes.yaml", "--configurations", "all"],
       { OPENAI_API_KEY: "sk-test" },
     );
-    expect(r.exitCode, r.stderr).toBe(0);
+    // Incomplete (exit 1, issue 25.3): the sampled configurations' requests all failed.
+    expect(r.exitCode, r.stderr).toBe(1);
     const all = `${RESULTS}/${OTHER.replace("/", "_")}/all`;
     const m = JSON.parse(p.read(`${all}/metrics.json`));
     expect(m.all_configurations.api_errors).toBe(2 * 128);

@@ -90,7 +90,9 @@ describe("note-errors: a public bundle leaks no test note", () => {
 
   it("exports no edited line and no hash of a note, a request or a reply, and verifies", async () => {
     const built = await p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml"]);
-    expect(built.exitCode, built.stderr).toBe(0);
+    // Incomplete (exit 1, issue 25.3): the policy fails about 3 % of the notes for good; results are written.
+    expect(built.exitCode, built.stderr).toBe(1);
+    expect(built.stderr).toContain("the build is incomplete");
     const r = await p.run(["export", DIR, "-o", "public.tar.gz"]);
     expect(r.exitCode, r.stderr).toBe(0);
 
