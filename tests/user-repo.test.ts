@@ -158,10 +158,11 @@ describe("medbench installed from its packed tarball into an empty folder", () =
       ),
     );
     const edited = await build("specs/my-task.yaml");
-    expect(edited).toMatchObject({ download: "fresh", parse: "ran", score: "ran", bootstrap: "ran" });
-    // Today a stage that calls the task is keyed on the task's whole folder, so prompts and model (the
-    // baseline is task code) rerun too; their outputs come out identical. Per-function keys (another
-    // branch) would leave them fresh: then this line says `fresh`.
+    // A stage that calls a repository task is keyed on the task's whole compiled folder (per-part keys are
+    // for installed tasks only, docs/own-repository.md), so prompts and model (the baseline is task code)
+    // rerun too; their outputs come out identical. The sample has no "n/a" reply: the scores are the same,
+    // so the bootstrap, which calls no code of this task, stays fresh (identical inputs stop the rerun).
+    expect(edited).toMatchObject({ download: "fresh", parse: "ran", score: "ran", bootstrap: "fresh" });
     expect({ prompts: edited.prompts, model: edited.model }).toEqual({ prompts: "ran", model: "ran" });
     // A syntax error is the user's, with its place.
     writeFileSync(parser, readFileSync(parser, "utf8") + "\nexport const broken = ;\n");

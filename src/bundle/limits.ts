@@ -145,8 +145,10 @@ const TOP_LEVEL = new Set([
   "pins",
   "stages",
   "withheld",
+  "task_files",
 ]);
-const REQUIRED = [...TOP_LEVEL].filter((k) => k !== "withheld");
+const OPTIONAL = new Set(["withheld", "task_files"]);
+const REQUIRED = [...TOP_LEVEL].filter((k) => !OPTIONAL.has(k));
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
@@ -177,6 +179,11 @@ export function manifestProblems(b: unknown): string[] {
   if ("files" in b) {
     if (!Array.isArray(b.files)) out.push("bundle.json files is not a list");
     else for (const f of b.files) path("file", f);
+  }
+  // A repository task's sources, bundled beside the spec (spec/<file>): paths like the spec's files.
+  if ("task_files" in b) {
+    if (!Array.isArray(b.task_files)) out.push("bundle.json task_files is not a list");
+    else for (const f of b.task_files) path("task file", f);
   }
   if ("variables" in b && !isObject(b.variables)) out.push("bundle.json variables is not an object");
   if ("results" in b) {

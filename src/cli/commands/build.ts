@@ -194,7 +194,8 @@ function incompleteExit(stages: { name: string; incomplete?: string }[], shard: 
 /**
  * `build SPEC --roster`: one build per run of the spec's check roster, in turn (so no route ever has more
  * requests in flight than its concurrency), each with its model and the other options given; then the
- * check. A build that fails stops here (exit 1); the runs built before it are kept.
+ * check. A run that fails or is incomplete does not stop the others (the check names it; exit 1); a usage
+ * or spec mistake does (exit 2).
  */
 async function buildRoster(
   specPath: string,
@@ -213,14 +214,17 @@ async function buildRoster(
     );
   const rest = argv.filter((a) => a !== "--roster");
   const quiet = Boolean(values.json || values.quiet);
+  let failed = false;
   for (const [i, entry] of decl.roster.entries()) {
     if (!quiet) process.stderr.write(`roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}\n`);
     const code = await run([...rest, "--model", entry.model]);
-    if (code !== 0) return code;
+    if (code === 2) return code; // a usage or spec mistake: every run would meet it
+    failed ||= code !== 0; // an incomplete run is still checked (the check names it)
   }
   const check = (await import("./check.js")).command;
   const project = values.project === undefined ? [] : ["--project", values.project as string];
-  return check.run([specPath, ...project, ...(values.json ? ["--json"] : [])]);
+  const verdict = await check.run([specPath, ...project, ...(values.json ? ["--json"] : [])]);
+  return Math.max(verdict, failed ? 1 : 0);
 }
 
 /** The metrics table's rows, the primary metric first. */
