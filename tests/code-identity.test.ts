@@ -54,7 +54,9 @@ describe("code identity", () => {
     for (const file of filesUnder(join(REPO, "dist")).filter((f) => f.endsWith(".js"))) {
       const text = readFileSync(file, "utf8");
       const loads = [...text.matchAll(LOADS)].length;
-      const followed = [...text.matchAll(IMPORT_RE)].filter((m) => /require|import/.test(m[0])).length;
+      const followed = [...text.matchAll(IMPORT_RE)].filter((m) =>
+        /\b(?:require|import)\s*\(/.test(m[0]),
+      ).length;
       if (loads !== followed) unfollowed.push(`${relative(REPO, file)}: ${loads - followed}`);
     }
     // A task's module, loaded by its folder's path (every file of the folder is in the key of a stage that

@@ -34,7 +34,7 @@ export function secretValues(
 const BEARER = /\b(bearer|basic|token)(\s+|%20)[A-Za-z0-9._~+/=:-]{8,}/gi;
 const KEY_SHAPED = /\b(?:sk|rk|pk|ak|gsk|hf|xai|ghp|glpat|key)[-_][A-Za-z0-9_-]{16,}/gi;
 
-/** Values shorter than this are matched as whole words only ("1" is not removed from "10"). */
+/** Values shorter than this are matched as whole words only (a "1" inside "10" stays). */
 const SHORT = 8;
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 

@@ -20,16 +20,16 @@ export interface CodeIdentity {
 
 // What compiled JavaScript loads, by a literal name: `require("x")` (CommonJS: TypeScript's static
 // imports, `export … from` and literal `import("x")` all compile to it), and, were a module compiled as an
-// ES module, `from "x"`, `import("x")` and a bare `import "x"` (type-only imports are gone). A name in
-// backticks counts when it holds no `${`. A specifier holds no white space: a message that ends in `from "`
-// is not an import.
+// ES module, `import … from "x"` / `export … from "x"` (from the start of a line, so that a comment or a
+// message saying `from "10"` is not an import), `import("x")` and a bare `import "x"` (type-only imports
+// are gone). A name in backticks counts when it holds no `${`. A specifier holds no white space.
 // A computed name cannot be followed: tests/code-identity.test.ts allows only the two that load what is
 // keyed otherwise (a task's module, by its folder; a schema validator, which only checks).
 const NAME = /["'`]([^"'`\s$]+)["'`]/.source;
 export const IMPORT_RE = new RegExp(
   [
     String.raw`\brequire\s*\(\s*${NAME}\s*\)`,
-    String.raw`\bfrom\s*${NAME}`,
+    String.raw`^\s*(?:import|export)\b[^;"'\`]*\bfrom\s*${NAME}`,
     String.raw`\bimport\s*\(\s*${NAME}\s*\)`,
     String.raw`^\s*import\s*${NAME}`,
   ].join("|"),
