@@ -164,12 +164,28 @@ async function fetchTo(url: string, dest: string, timeoutMs = 120_000): Promise<
       "check the URL or your network, or pass --data-dir with a local copy",
     );
   const tap = await hashingTap(hash);
-  await pipeline(
-    Readable.fromWeb(res.body as import("node:stream/web").ReadableStream),
-    tap,
-    createWriteStream(dest),
+  await intoFile(dest, (file) =>
+    pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), tap, file),
   );
   return hash.digest("hex");
+}
+
+/**
+ * Runs a pipeline ending in a new file `dest`. pipeline() rejects as soon as a source fails (a dropped
+ * connection), possibly before the file stream it destroys has even opened: wait for that stream to close,
+ * so that the caller's removal of the temporary file comes after the file exists, never before.
+ */
+async function intoFile(
+  dest: string,
+  run: (file: ReturnType<typeof createWriteStream>) => Promise<void>,
+): Promise<void> {
+  const file = createWriteStream(dest);
+  try {
+    await run(file);
+  } catch (e) {
+    if (!file.closed) await new Promise<void>((r) => file.once("close", () => r()));
+    throw e;
+  }
 }
 
 /** fetch() says only "fetch failed": name the URL, what the network answered, and the offline way. */
@@ -190,7 +206,7 @@ async function copyHashing(src: string, dest: string): Promise<string> {
   const { pipeline } = await import("node:stream/promises");
   const hash = createHash("sha256");
   const tap = await hashingTap(hash);
-  await pipeline(createReadStream(src), tap, createWriteStream(dest));
+  await intoFile(dest, (file) => pipeline(createReadStream(src), tap, file));
   return hash.digest("hex");
 }
 
