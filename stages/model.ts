@@ -1,7 +1,7 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
-import { sortedJson, stableJson, type Json } from "../src/util/json.js";
+import { sortKeys, sortedJson, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
@@ -48,6 +48,16 @@ function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<str
 const isObj = (v: unknown): v is Record<string, Json> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
+// A task's schema is one object shared by all its requests (records keep it once): its sorted copy is made
+// once, not by the sorted serialisation of every body (issue 29). Same JSON, so the same bytes and keys.
+const sortedSchemas = new WeakMap<object, Json>();
+function sortedSchema(schema: Json): Json {
+  if (schema === null || typeof schema !== "object") return schema;
+  let sorted = sortedSchemas.get(schema);
+  if (sorted === undefined) sortedSchemas.set(schema, (sorted = sortKeys(schema) as Json));
+  return sorted;
+}
+
 /**
  * The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides.
  */
@@ -86,7 +96,7 @@ export function requestBody(
   if (format === "json_schema" && req.schema) {
     body.response_format = {
       type: "json_schema",
-      json_schema: { name: req.schema.name, strict: true, schema: req.schema.schema },
+      json_schema: { name: req.schema.name, strict: true, schema: sortedSchema(req.schema.schema) },
     };
     body = deepMerge(body, route.request.schema_mode ?? {});
   } else if (format === "json_object") {

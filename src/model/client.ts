@@ -6,7 +6,7 @@ import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
-import { agentFor, postJson, type HttpError } from "./http.js";
+import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
@@ -41,12 +41,21 @@ export function completionProblem(parsed: unknown): string | null {
   return null;
 }
 
-export async function chatCompletion(
-  route: Route,
-  body: Json,
-  apiKey: string | undefined,
-  hooks: CallHooks = {},
-): Promise<CallOutcome> {
+interface Prepared {
+  base_url: string;
+  headersIn: Route["headers"];
+  apiKey: string | undefined;
+  secretsIn: readonly string[] | undefined;
+  target: Target;
+  secrets: string[];
+}
+const preparedRoutes = new WeakMap<Route, Prepared>();
+
+/** The route's URL, headers, agent and secrets, built once per route (not per request) for a key. */
+function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly string[]): Prepared {
+  const had = preparedRoutes.get(route);
+  const same = had?.base_url === route.base_url && had.headersIn === route.headers && had.apiKey === apiKey;
+  if (same && had.secretsIn === secretsIn) return had;
   const url = new URL(route.base_url.replace(/\/$/, "") + "/chat/completions");
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -55,8 +64,26 @@ export async function chatCompletion(
     ...(route.headers ?? {}),
   };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  const secrets = [...(hooks.secrets ?? []), ...(apiKey ? [apiKey] : [])];
-  const agent = agentFor(route);
+  const secrets = [...(secretsIn ?? []), ...(apiKey ? [apiKey] : [])];
+  const made = {
+    base_url: route.base_url,
+    headersIn: route.headers,
+    apiKey,
+    secretsIn,
+    target: targetOf(url, headers, agentFor(route)),
+    secrets,
+  };
+  preparedRoutes.set(route, made);
+  return made;
+}
+
+export async function chatCompletion(
+  route: Route,
+  body: Json,
+  apiKey: string | undefined,
+  hooks: CallHooks = {},
+): Promise<CallOutcome> {
+  const { target, secrets } = prepared(route, apiKey, hooks.secrets);
   const payload = hooks.payload ?? JSON.stringify(body);
   const deadlineMs = route.retry.max_total_s * 1000;
   const started = Date.now();
@@ -72,7 +99,7 @@ export async function chatCompletion(
     let waitMs: number | null = null;
     timedOut = false;
     try {
-      const res = await postJson(url, headers, payload, agent, budget, hooks.signal);
+      const res = await postJson(target, payload, budget, hooks.signal);
       const text = res.text;
       if (res.status >= 200 && res.status < 300) {
         try {

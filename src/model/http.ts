@@ -56,24 +56,64 @@ export function agentFor(route: PoolKey): HttpAgent {
   return agent;
 }
 
+/** Where a route's requests go, prepared once per route: node:http's options and the fixed headers. */
+export interface Target {
+  https: boolean;
+  hostname: string;
+  port: string;
+  path: string;
+  /** user:password of the URL's userinfo, as node:http takes it from a URL (the registry refuses one). */
+  auth?: string;
+  headers: Record<string, string>;
+  agent: HttpAgent;
+}
+
+export function targetOf(url: URL, headers: Record<string, string>, agent: HttpAgent): Target {
+  return {
+    https: url.protocol === "https:",
+    // node:http wants an IPv6 literal without its brackets (as its own urlToHttpOptions gives it)
+    hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port,
+    path: url.pathname + url.search,
+    ...(url.username || url.password
+      ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
+      : {}),
+    headers,
+    agent,
+  };
+}
+
+// The tries in flight per signal, ended by one listener on it: a listener added and removed per request
+// cost more than the rest of a request's bookkeeping (issue 29).
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+function onAbortOf(signal: AbortSignal, abort: () => void): () => void {
+  let set = waiting.get(signal);
+  if (!set) {
+    const tries = (set = new Set());
+    waiting.set(signal, tries);
+    signal.addEventListener("abort", () => [...tries].forEach((f) => f()), { once: true });
+  }
+  set.add(abort);
+  return () => set.delete(abort);
+}
+
 /** POSTs `body` and reads the whole reply as UTF-8 text; rejects with HttpError. */
 export function postJson(
-  url: URL,
-  headers: Record<string, string>,
+  target: Target,
   body: string,
-  agent: HttpAgent,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(body, "utf8");
-    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const send = target.https ? httpsRequest : httpRequest;
     let settled = false;
+    let forget: (() => void) | null = null;
     const finish = (err: HttpError | null, reply?: HttpReply) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      forget?.();
       if (err) {
         req.destroy();
         reject(err);
@@ -81,10 +121,14 @@ export function postJson(
     };
     const onAbort = () => finish(new HttpError("aborted", "aborted"));
     const timer = setTimeout(() => finish(new HttpError("timeout", "timeout")), timeoutMs);
-    const req = send(url, {
+    const req = send({
       method: "POST",
-      agent,
-      headers: { ...headers, "content-length": String(payload.length) },
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
+      auth: target.auth,
+      agent: target.agent,
+      headers: { ...target.headers, "content-length": String(payload.length) },
       timeout: timeoutMs, // the socket's idle limit while this request holds it
     });
     req.on("timeout", () => finish(new HttpError("timeout", "timeout")));
@@ -100,7 +144,7 @@ export function postJson(
       res.on("aborted", () => finish(new HttpError("connection", "ECONNRESET")));
       res.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
       stream.on("end", () => {
-        let text = Buffer.concat(chunks).toString("utf8");
+        let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
         if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as fetch's text() decodes
         const retryAfter = res.headers["retry-after"];
         finish(null, {
@@ -112,7 +156,7 @@ export function postJson(
       });
     });
     if (signal?.aborted) return onAbort();
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal) forget = onAbortOf(signal, onAbort);
     req.end(payload);
   });
 }
