@@ -140,6 +140,8 @@ describe("medbench installed from its packed tarball into an empty folder", () =
       }
     ).record;
     expect(Object.keys(record.code)).toContain("project:tasks/my-task/parser.js");
+    // The parser's module and what it imports, not the other parts (parts declared in index.ts).
+    expect(Object.keys(record.code)).not.toContain("project:tasks/my-task/scorer.js");
     const tsVersion = (
       JSON.parse(readFileSync(join(project, "node_modules/typescript/package.json"), "utf8")) as {
         version: string;
@@ -148,22 +150,26 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     expect(record.packages.typescript).toBe(tsVersion);
     expect(Object.values(await build("specs/my-task.yaml")).every((s) => s === "fresh")).toBe(true);
 
-    // The parser edited: it now reads "n/a" as no answer. What reruns, and what does not.
+    // The parser edited: a reply naming 5 is now no answer (q1's reference reply is "The answer is 5.").
+    // Parts are declared (tasks/my-task/index.ts), so exactly the stages after the parser rerun.
     const parser = join(project, "tasks/my-task/parser.ts");
     writeFileSync(
       parser,
       readFileSync(parser, "utf8").replace(
-        "export function parseReply(text: string): ParsedReply {",
-        'export function parseReply(text: string): ParsedReply {\n  if (/n\\/a/i.test(text)) return { ok: false, value: null, error: "n/a" };',
+        "export function parseReply({ reply }: ParseInput): ParsedReply {",
+        "export function parseReply({ reply }: ParseInput): ParsedReply {\n" +
+          '  if (reply.text.includes("5")) return { ok: false, value: null, error: "edited" };',
       ),
     );
     const edited = await build("specs/my-task.yaml");
-    // A stage that calls a repository task is keyed on the task's whole compiled folder (per-part keys are
-    // for installed tasks only, docs/own-repository.md), so prompts and model (the baseline is task code)
-    // rerun too; their outputs come out identical. The sample has no "n/a" reply: the scores are the same,
-    // so the bootstrap, which calls no code of this task, stays fresh (identical inputs stop the rerun).
-    expect(edited).toMatchObject({ download: "fresh", parse: "ran", score: "ran", bootstrap: "fresh" });
-    expect({ prompts: edited.prompts, model: edited.model }).toEqual({ prompts: "ran", model: "ran" });
+    expect(edited).toEqual({
+      download: "fresh",
+      prompts: "fresh",
+      model: "fresh",
+      parse: "ran",
+      score: "ran",
+      bootstrap: "ran",
+    });
     // A syntax error is the user's, with its place.
     writeFileSync(parser, readFileSync(parser, "utf8") + "\nexport const broken = ;\n");
     const bad = await medbench("build", "specs/my-task.yaml");

@@ -11,6 +11,7 @@ import { DiagnosticError } from "../spec/diagnostic.js";
 import { planStages } from "../graph/plan.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 import { loadTask } from "../cli/runtime.js";
+import type { UserTask } from "../runner/user-task.js";
 import { UsageError } from "../cli/args.js";
 import { Cache, openCache } from "../runner/cache.js";
 import { tempName } from "../runner/fsutil.js";
@@ -211,11 +212,12 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   if (local) checks.push(local);
   // A task of the author's repository is loaded from its bundled sources, compiled in this project's cache.
   const bundledTask = spec && b.task_files?.length ? { ...spec, path: join(dir, "spec", b.spec) } : null;
-  const task: TaskModule | null = bundledTask
-    ? (await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"))).module
+  const loaded = bundledTask
+    ? await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"))
     : spec
-      ? (await loadTask(spec)).module
+      ? await loadTask(spec)
       : null;
+  const task: TaskModule | null = loaded?.module ?? null;
   // A private release's bundle leaves out what its task withholds (src/bundle/private.ts).
   const withheld = task ? withheldOutputs(b.stages, task) : (b.withheld?.outputs ?? []);
   checks.push(checkMembers(dir, b, spec, withheld));
@@ -331,7 +333,13 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     );
     for (const [stage, why] of recomputed.notReplayed)
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
-    code_differences.push(...codeDifferences(replayed, b, { name: spec.task ?? "", module: task }));
+    code_differences.push(
+      ...codeDifferences(replayed, b, {
+        name: spec.task ?? "",
+        module: task,
+        user: loaded?.user ?? null,
+      }),
+    );
     replayCheck.lines.push(
       `replayed with this medbench's code (medbench ${medbenchVersion()}), ` +
         (code_differences.length
@@ -402,7 +410,7 @@ function partialRun(published: Outputs, b: BundleManifest): string | null {
 function codeDifferences(
   replayed: StageDecl[],
   b: BundleManifest,
-  task: { name: string; module: TaskModule },
+  task: { name: string; module: TaskModule; user?: UserTask | null },
 ): VerifyReport["code_differences"] {
   const out: VerifyReport["code_differences"] = [];
   for (const decl of replayed) {

@@ -1,6 +1,6 @@
 // Loading what a command needs: the spec, its stage graph, its task module.
 import { existsSync, readdirSync } from "../util/builtins.js";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
 import { diagnosticAt } from "../spec/document.js";
@@ -58,6 +58,10 @@ export async function loadTask(
             "(npx medbench new-task NAME writes one to start from)",
         },
       ]);
+    refuseBadParts(
+      taskBindings(user.compiledRoot, spec.task!, mod.task, join("tasks", spec.task!)).problems,
+      relative(user.root, join(user.source, "index.ts")),
+    );
     return { module: mod.task, user };
   }
   return { module: await loadInstalledTask(spec), user: null };
@@ -96,11 +100,19 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
     ]);
   }
   const module = ((await import(entry)) as { task: TaskModule }).task;
-  const { problems } = taskBindings(installRoot(), spec.task, module);
+  refuseBadParts(
+    taskBindings(installRoot(), spec.task, module).problems,
+    `${taskFolder(spec.task!)}/index.ts`,
+  );
+  return module;
+}
+
+/** A task whose `parts` do not hold (docs/tasks.md, Parts) is refused, naming its wiring module. */
+function refuseBadParts(problems: string[], file: string): void {
   if (problems.length)
     throw new DiagnosticError(
       problems.map((message) => ({
-        file: `${taskFolder(spec.task!)}/index.ts`,
+        file,
         message,
         fix:
           "export from the part's module the very value the task object holds (a wrapper written in the " +
@@ -108,7 +120,6 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
           "then keyed on the whole task folder); docs/tasks.md, Parts",
       })),
     );
-  return module;
 }
 
 /**

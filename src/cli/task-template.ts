@@ -27,9 +27,13 @@ import { reference } from "./baselines.js";
 
 export const task: TaskModule = {
   contract: 2,
+  // Which module holds each function: a stage is keyed on that module and what it imports, so editing the
+  // parser reruns parse and what follows, not the prompts or the model (docs/tasks.md, "Parts"). Each
+  // function must be the very export of its module (a wrapper written here would be in no key).
+  parts: { prompts: "prompts.ts", parse: "parser.ts", score: "scorer.ts", baselines: "baselines.ts" },
   buildRequests,
-  parseReply: ({ reply }) => parseReply(reply.text),
-  score: ({ requests, parsed }) => score(requests, parsed),
+  parseReply,
+  score,
   baselines: {
     // --model medbench/reference: answers every item from the release's answer (a pipeline check).
     "medbench/reference": { reply: reference },
@@ -60,18 +64,18 @@ export function buildRequests({ release, templates }: PromptsInput): TaskRequest
 }
 `,
     "parser.ts": `// The reply's first number; none is a parse failure.
-import type { ParsedReply } from "medbench/tasks/task.js";
+import type { ParseInput, ParsedReply } from "medbench/tasks/task.js";
 
-export function parseReply(text: string): ParsedReply {
-  const m = /-?\\d+(\\.\\d+)?/.exec(text);
+export function parseReply({ reply }: ParseInput): ParsedReply {
+  const m = /-?\\d+(\\.\\d+)?/.exec(reply.text);
   return m ? { ok: true, value: m[0] } : { ok: false, value: null, error: "no number in the reply" };
 }
 `,
     "scorer.ts": `// An item is correct when its parsed number equals the release's answer;
 // accuracy is the mean.
-import type { MetricRow, ParsedReply, ScoreOutput, TaskRequest } from "medbench/tasks/task.js";
+import type { MetricRow, ScoreInput, ScoreOutput } from "medbench/tasks/task.js";
 
-export function score(requests: TaskRequest[], parsed: (ParsedReply | null)[]): ScoreOutput {
+export function score({ requests, parsed }: ScoreInput): ScoreOutput {
   const items = requests.map((r, i) => {
     const p = parsed[i];
     const answer = p?.ok ? String(p.value) : null;

@@ -184,8 +184,8 @@ export function codeIdentity(
  * task's dist/ folder is, and its folder's other files, named `project:tasks/<name>/…` wherever the
  * repository is; the packages they import at the versions the repository pins; and the compiler's version.
  */
-export function userTaskIdentity(task: UserTask): CodeIdentity {
-  const compiled = installFilesUnder(task.compiled).filter((f) => f.endsWith(".js"));
+export function userTaskIdentity(task: UserTask, modules?: string[]): CodeIdentity {
+  const compiled = modules ?? installFilesUnder(task.compiled).filter((f) => f.endsWith(".js"));
   const code = codeIdentity(task.compiledRoot, compiled, undefined, task.root);
   const data = codeIdentity(
     task.root,

@@ -9,7 +9,8 @@ import {
   userTaskIdentity,
 } from "./code.js";
 import type { UserTask } from "./user-task.js";
-import { taskBindings } from "./task-parts.js";
+import { taskBindings, type TaskPart } from "./task-parts.js";
+import { join } from "node:path";
 import type { StageKind } from "./stage.js";
 import type { TaskModule } from "../contract/task.js";
 import type { Json } from "../util/json.js";
@@ -55,24 +56,42 @@ export function stageCode(
   };
 }
 
-/** A task of the user's repository (src/runner/user-task.ts): a stage that calls any of its parts is keyed on
- *  the whole task (its compiled modules, data files, packages and compiler); parts are not told apart yet. */
+/**
+ * A task of the user's repository (src/runner/user-task.ts), keyed as an installed task is: per part the stage
+ * calls, the compiled module declared for it and what that imports (under the project's cache/compiled), or,
+ * for a part the task does not declare, every compiled module of the task; always the task folder's data
+ * files, the packages at the repository's versions and the compiler's version.
+ */
 function userStageCode(
   root: string,
   kind: StageKind,
-  task: { module: TaskModule; user?: UserTask | null },
-  calls: string[],
+  task: { name: string; module: TaskModule; user?: UserTask | null },
+  calls: TaskPart[],
 ): StageCode {
+  const user = task.user!;
   const own = codeIdentity(root, [`dist/stages/${kind.kind}.js`], isInfrastructure);
-  const user = calls.length ? userTaskIdentity(task.user!) : { files: {}, packages: {} };
+  const parts: Record<string, Json> = {};
+  const modules: string[] = [];
+  let whole = false;
+  if (calls.length) {
+    const bound = taskBindings(user.compiledRoot, task.name, task.module, join("tasks", task.name)).parts;
+    for (const part of calls) {
+      const b = bound.get(part);
+      if (b) modules.push(b.module);
+      else whole = true;
+      parts[part] = b ? { module: `project:${b.module}`, exports: b.exports } : WHOLE_USER_TASK;
+    }
+  }
+  const code = calls.length
+    ? userTaskIdentity(user, whole ? undefined : modules)
+    : { files: {}, packages: {} };
   const data = kind.taskData ? kind.taskData(task.module) : null;
-  const parts = Object.fromEntries(calls.map((p) => [p, WHOLE_USER_TASK]));
   return {
-    code: { ...own.files, ...user.files },
-    packages: { ...own.packages, ...user.packages },
+    code: { ...own.files, ...code.files },
+    packages: { ...own.packages, ...code.packages },
     task: calls.length || data !== null ? { parts, ...(data !== null ? { declared: data } : {}) } : null,
   };
 }
 
-/** Said of every part a stage calls of a task in the user's repository. */
+/** Said of a part a task of the user's repository does not declare: every compiled module of the task. */
 export const WHOLE_USER_TASK = "whole task folder of the repository";

@@ -75,8 +75,15 @@ const bound = new WeakMap<TaskModule, TaskBindings>();
 /**
  * The declared parts of the task module loaded from `task`'s folder under `root`, each checked: its module
  * is one the task's modules loaded (CommonJS: in require.cache) and exports each value the part binds.
+ * `compiledDir`: where under `root` the task's compiled modules are (a task of the user's repository:
+ * `tasks/<name>` under the project's cache/compiled).
  */
-export function taskBindings(root: string, task: string, module: TaskModule): TaskBindings {
+export function taskBindings(
+  root: string,
+  task: string,
+  module: TaskModule,
+  compiledDir = join("dist", taskFolder(task)),
+): TaskBindings {
   const hit = bound.get(module);
   if (hit) return hit;
   const parts = new Map<TaskPart, PartBinding>();
@@ -88,7 +95,7 @@ export function taskBindings(root: string, task: string, module: TaskModule): Ta
         problems.push(`parts.baselines names ${name}, which is no built-in model`);
   for (const part of declaredParts(module)) {
     const source = declaredSource(declared, part)!;
-    const file = compiledPart(task, source);
+    const file = join(compiledDir, source.replace(/\.[cm]?ts$/, ".js"));
     const loaded = require.cache[join(root, file)];
     if (!loaded) {
       problems.push(`parts: ${source} (${part}) is not a module the task loads`);
