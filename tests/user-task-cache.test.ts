@@ -1,7 +1,9 @@
 // A task of the user's repository runs from its compiled copy under cache/compiled/ (src/runner/user-task.ts).
 // That copy and its compiled.json are cache entries: edited, they must change no result and remove nothing
 // outside the compiled folder (issue 25: an edited cache entry never changes a result; nothing medbench did
-// not create is deleted).
+// not create is deleted). A bundle of such a task carries its code: verify runs it only when asked.
+import { mkdirSync } from "node:fs";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { Project } from "./rig.js";
 
@@ -48,6 +50,29 @@ describe("the compiled copy of a user's task, edited", () => {
       expect(p.read("README.md")).toBe(readme);
       expect(accuracy(p)).toBe(1);
     }
+    p.remove();
+  });
+});
+
+describe("a bundle of a user's task, verified", () => {
+  it("is refused until the user agrees to run its code, then verifies", async () => {
+    const p = await builtProject();
+    const ex = await p.run(["export", "results/t1/medbench_reference", "-o", "t1.tar.gz"]);
+    expect(ex.exitCode, ex.stderr).toBe(0);
+    // Its code, edited to leave a mark when run: verify must not run it unasked.
+    mkdirSync(p.path("unpacked"));
+    await execa("tar", ["xzf", p.path("t1.tar.gz"), "-C", p.path("unpacked")]);
+    p.edit("unpacked/spec/tasks/t1/index.ts", (t) => `${t}\nrequire("fs").writeFileSync("ran.txt", "x");\n`);
+    for (const bundle of ["t1.tar.gz", "unpacked"]) {
+      const refused = await p.run(["verify", bundle]);
+      expect(refused.exitCode, refused.stdout + refused.stderr).toBe(2);
+      expect(refused.stderr).toContain("tasks/t1/index.ts");
+      expect(refused.stderr).toContain("--run-task-code");
+    }
+    expect(p.exists("ran.txt")).toBe(false);
+    const ok = await p.run(["verify", "t1.tar.gz", "--run-task-code"]);
+    expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("verified: the published result is reproduced");
     p.remove();
   });
 });
