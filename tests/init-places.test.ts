@@ -64,4 +64,13 @@ describe("init and new-task write only new files in real folders", () => {
     p.remove();
     rmSync(outside, { recursive: true });
   });
+
+  it("a flag they do not take is refused by name, as every other command's", async () => {
+    const { p, outside } = setUp();
+    await refused(p, ["init", "--model", "a/b"], /init does not take --model; its options: --task/);
+    await refused(p, ["new-task", "t1", "--limit", "2"], /new-task does not take --limit; its options/);
+    expect(readdirSync(p.dir)).toEqual([]);
+    p.remove();
+    rmSync(outside, { recursive: true });
+  });
 });

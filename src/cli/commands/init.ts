@@ -30,11 +30,15 @@ examples:
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    task: { type: "string" },
-    project: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      task: { type: "string" },
+      project: { type: "string" },
+      json: { type: "boolean" },
+    },
+    "init",
+  );
   if (positionals.length) throw usageError(command, `init takes no arguments (got ${positionals.join(" ")})`);
   const root = resolve((values.project as string | undefined) ?? ".");
   const task = values.task as string | undefined;

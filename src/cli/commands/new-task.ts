@@ -24,7 +24,11 @@ examples:
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { project: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse(
+    argv,
+    { project: { type: "string" }, json: { type: "boolean" } },
+    "new-task",
+  );
   if (positionals.length !== 1) throw usageError(command, "new-task takes one NAME");
   const name = positionals[0]!;
   if (!/^[a-z][a-z0-9-]*$/.test(name))
