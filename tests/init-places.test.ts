@@ -73,4 +73,13 @@ describe("init and new-task write only new files in real folders", () => {
     p.remove();
     rmSync(outside, { recursive: true });
   });
+
+  it("--project missing two levels deep is refused, not made (node's recursive mkdir hangs on /proc/x)", async () => {
+    const { p, outside } = setUp();
+    await refused(p, ["init", "--project", "a/b"], /cannot make the folder .*a\/b \(ENOENT\)/);
+    await refused(p, ["new-task", "t1", "--project", "a/b"], /cannot make the folder/);
+    expect(readdirSync(p.dir)).toEqual([]);
+    p.remove();
+    rmSync(outside, { recursive: true });
+  });
 });

@@ -2,7 +2,8 @@
 // folder, a link, even a dangling one) is never written over, and no folder on the way may be a link or a
 // file, so that nothing is written outside the project or over what medbench did not create.
 import type { Stats } from "node:fs";
-import { lstatSync, statSync } from "../util/builtins.js";
+import { lstatSync, mkdirSync, statSync } from "../util/builtins.js";
+import { UsageError } from "./args.js";
 import { join } from "node:path";
 
 const lstat = (p: string): Stats | null => {
@@ -39,4 +40,18 @@ export function rootProblem(root: string): string | null {
     return null;
   }
   return st.isDirectory() ? null : `${root} is not a folder`;
+}
+
+/** Makes the folder to set up when it is missing, one level only: node's recursive mkdir never returns on
+ *  some paths (`/proc/x`), and a misspelt --project should not grow a tree of folders. */
+export function makeRoot(root: string): void {
+  if (rootProblem(root) === null && lstat(root)) return;
+  try {
+    mkdirSync(root);
+  } catch (e) {
+    throw new UsageError(
+      `cannot make the folder ${root} (${(e as NodeJS.ErrnoException).code ?? String(e)})\n` +
+        "  fix: name a folder that exists, or one inside a folder that exists",
+    );
+  }
 }

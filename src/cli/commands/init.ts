@@ -5,7 +5,7 @@ import { installRoot } from "../../util/paths.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import { builtInSpecNames } from "../options.js";
-import { placeProblem, rootProblem } from "../new-files.js";
+import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
 import { GITIGNORE, PROJECT_README, ROUTES_TEMPLATE } from "../project-template.js";
 
 export const command: Command = {
@@ -73,7 +73,7 @@ async function run(argv: string[]): Promise<number> {
         `${taken.length === 1 ? "exists" : "exist"} in ${root}\n` +
         "  fix: move them aside (or run init in a new folder), then run init again",
     );
-  mkdirSync(root, { recursive: true });
+  makeRoot(root);
   const added = addIgnores(join(root, ".gitignore"));
   for (const [file, text] of writes)
     if (!kept.includes(file)) writeFileSync(join(root, file), text, { flag: "wx" });

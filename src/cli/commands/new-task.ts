@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
-import { placeProblem, rootProblem } from "../new-files.js";
+import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
 import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
 
 export const command: Command = {
@@ -48,6 +48,7 @@ async function run(argv: string[]): Promise<number> {
       `new-task writes nothing over an existing file or through a link: ${problems.join("; ")}\n` +
         "  fix: choose another name, or move them aside",
     );
+  makeRoot(root);
   for (const [rel, text] of files) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     writeFileSync(join(root, rel), text, { flag: "wx" });
