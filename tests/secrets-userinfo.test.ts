@@ -48,6 +48,31 @@ describe("secrets in a route never reach a file or a stream", () => {
     expect(p.exists("medbench.lock") ? p.read("medbench.lock") : "").not.toContain(password);
   });
 
+  it("never prints the password of a base_url that another check refuses first", async () => {
+    const p = new Project();
+    projects.push(p);
+    const password = "pa55-hunter2-Zr9";
+    // An upper-case scheme (the schema's pattern), another route field wrong (the schema), no host.
+    for (const url of [
+      `HTTPS://medbench:${password}@api.example.org/v1`,
+      `https://medbench:${password}@api.example.org/v1\n    concurrency: 0`,
+      `http://medbench:${password}@/v1`,
+    ]) {
+      p.write("routes.yaml", `routes:\n  fake:\n    base_url: ${url}\n`);
+      const r = await p.run([
+        "build",
+        "specs/voice-command.yaml",
+        "--model",
+        "fake/m",
+        "--registry",
+        "routes.yaml",
+      ]);
+      expectCleanFailure(r.stderr);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stdout + r.stderr).not.toContain(password);
+    }
+  });
+
   for (const value of ["Zq7x", "k9-Long-Header-Secret-Value"]) {
     it(`redacts a header value of ${value.length} characters that the server echoes back`, async () => {
       const fake = await startFake({ echoHeader: "x-team-token" });

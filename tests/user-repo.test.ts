@@ -181,7 +181,7 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     // Exported and verified.
     const exported = await medbench("export", "results/my-task/medbench_reference", "-o", "result.tar.gz");
     expect(exported.exitCode, exported.stderr).toBe(0);
-    const verified = await medbench("verify", "result.tar.gz");
+    const verified = await medbench("verify", "result.tar.gz", "--run-task-code");
     expect(verified.exitCode, verified.stdout + verified.stderr).toBe(0);
     expect(verified.stdout).toContain("verified: the published result is reproduced");
     // Anywhere else too: the bundle carries the task's sources, compiled by the verifier's medbench.
@@ -189,7 +189,7 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     await execa("mkdir", [elsewhere]);
     const away = await execa(
       join(project, "node_modules/.bin/medbench"),
-      ["verify", join(project, "result.tar.gz")],
+      ["verify", join(project, "result.tar.gz"), "--run-task-code"],
       { cwd: elsewhere, reject: false, env: { NO_COLOR: "1" }, stdin: "ignore" },
     );
     expect(away.exitCode, away.stdout + away.stderr).toBe(0);

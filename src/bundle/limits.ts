@@ -180,10 +180,14 @@ export function manifestProblems(b: unknown): string[] {
     if (!Array.isArray(b.files)) out.push("bundle.json files is not a list");
     else for (const f of b.files) path("file", f);
   }
-  // A repository task's sources, bundled beside the spec (spec/<file>): paths like the spec's files.
+  // A task of the author's repository: its sources, under spec/tasks/ (src/bundle/export.ts).
   if ("task_files" in b) {
     if (!Array.isArray(b.task_files)) out.push("bundle.json task_files is not a list");
-    else for (const f of b.task_files) path("task file", f);
+    else
+      for (const f of b.task_files)
+        if (typeof f === "string" && !f.startsWith("tasks/"))
+          out.push(`bundle.json task file ${JSON.stringify(f.slice(0, 200))} is not under tasks/`);
+        else path("task file", f);
   }
   if ("variables" in b && !isObject(b.variables)) out.push("bundle.json variables is not an object");
   if ("results" in b) {

@@ -98,6 +98,8 @@ export interface VerifyOptions {
   project: Project;
   dataDir?: string;
   live: boolean;
+  /** Whether a bundle's own task code (task_files) may be compiled and run here. */
+  runTaskCode?: boolean;
   registryFiles: string[];
   env: Record<string, string | undefined>;
   /** Where the live run's progress and warnings go (the replay itself says nothing). */
@@ -157,6 +159,13 @@ function readManifest(label: string, dir: string): BundleManifest {
 
 async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<VerifyReport> {
   const b = readManifest(label, dir);
+  // A hostile bundle reads nothing outside its temp dir, but its task's code, run, could: the user decides.
+  if (b.task_files?.length && !o.runTaskCode)
+    throw new UsageError(
+      `${label} carries the code of its task (${b.task_files.slice(0, 5).join(", ")}` +
+        `${b.task_files.length > 5 ? ", …" : ""}), which the replay compiles and runs on this machine\n` +
+        "  fix: read it (spec/tasks/ in the bundle), then run verify again with --run-task-code",
+    );
   const checks: Check[] = [];
   const differences: Difference[] = [];
   const published = new Map<string, Map<string, Buffer>>();

@@ -28,6 +28,7 @@ const OPTIONS = {
   shard: { type: "string" },
   roster: { type: "boolean" },
   live: { type: "boolean" },
+  "run-task-code": { type: "boolean" },
   output: { type: "string", short: "o" },
   project: { type: "string" },
   cache: { type: "string" },

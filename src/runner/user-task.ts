@@ -13,6 +13,7 @@ import { consult } from "../util/consulted.js";
 import { filesUnder } from "./code.js";
 import { factsOf } from "./code-memo.js";
 import { installRoot } from "../util/paths.js";
+import { readSealed, sealed, warnDiscarded } from "../util/sealed.js";
 
 export interface UserTask {
   /** The repository the task is in: the folder that holds its specs/ and tasks/. */
@@ -58,6 +59,30 @@ interface CompiledManifest {
   compiler: string;
   /** Source path (relative to the task folder) -> its sha256 when compiled. */
   sources: Record<string, string>;
+  /** Compiled file (relative to the compiled folder) -> its sha256 as written. */
+  outputs: Record<string, string>;
+}
+
+/** A path the compiled folder may hold: relative, no `.` or `..` or empty segment, no backslash. */
+const inside = (rel: string): boolean =>
+  !rel.includes("\\") && rel.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..");
+
+/** compiled.json as written (sealed, every path inside the folder), or null: the folder is then rebuilt
+ *  whole. An edited manifest or compiled file would otherwise run code the sources do not hold, or make the
+ *  clean-up below remove a file outside the folder. */
+function readManifest(file: string): CompiledManifest | null {
+  const body = readSealed(file, (why) => warnDiscarded(file, why, "the task is compiled again"));
+  try {
+    const m = JSON.parse(body ?? "null") as CompiledManifest | null;
+    const map = (o: unknown) =>
+      typeof o === "object" &&
+      o !== null &&
+      !Array.isArray(o) &&
+      Object.entries(o).every(([k, v]) => inside(k) && typeof v === "string");
+    return m && typeof m.compiler === "string" && map(m.sources) && map(m.outputs) ? m : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Compiles the task's sources whose sha256 changed (or all, for another compiler); removes the outputs of
@@ -72,14 +97,19 @@ export function compileUserTask(task: UserTask): void {
   const manifestFile = join(task.compiled, "compiled.json");
   consult(manifestFile);
   const compiler = `${task.compiler.name}@${task.compiler.version}`;
-  const before: CompiledManifest = existsSync(manifestFile)
-    ? (JSON.parse(readFileSync(manifestFile, "utf8")) as CompiledManifest)
-    : { compiler, sources: {} };
+  const read = readManifest(manifestFile);
+  if (!read) rmSync(task.compiled, { recursive: true, force: true }); // medbench's own folder under cache/
+  const before: CompiledManifest = read ?? { compiler, sources: {}, outputs: {} };
+  const outputHash = (js: string): string | undefined => {
+    const abs = join(task.compiled, js);
+    return existsSync(abs) ? factsOf(abs, "sha256", (bytes) => sha256Hex(bytes)) : undefined;
+  };
   const stale = sources.filter(
     (s) =>
       before.compiler !== compiler ||
       before.sources[s.rel] !== hashes[s.rel] ||
-      !existsSync(join(task.compiled, jsName(s.rel))),
+      before.outputs[jsName(s.rel)] === undefined ||
+      outputHash(jsName(s.rel)) !== before.outputs[jsName(s.rel)],
   );
   const removed = Object.keys(before.sources).filter((rel) => !(rel in hashes));
   if (!stale.length && !removed.length && before.compiler === compiler) return;
@@ -114,7 +144,12 @@ export function compileUserTask(task: UserTask): void {
   put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
   for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
   for (const rel of removed) rmSync(join(task.compiled, jsName(rel)), { force: true });
-  put(manifestFile, JSON.stringify({ compiler, sources: hashes }, null, 1) + "\n");
+  const written = Object.fromEntries(outputs.map(([rel, text]) => [rel, sha256Hex(Buffer.from(text))]));
+  const kept = Object.fromEntries(
+    sources.map((s) => jsName(s.rel)).map((js) => [js, written[js] ?? before.outputs[js]!]),
+  );
+  const manifest = { compiler, sources: hashes, outputs: kept };
+  put(manifestFile, sealed(JSON.stringify(manifest, null, 1) + "\n"));
 }
 
 const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");

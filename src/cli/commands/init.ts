@@ -5,6 +5,7 @@ import { installRoot } from "../../util/paths.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import { builtInSpecNames } from "../options.js";
+import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
 import { GITIGNORE, PROJECT_README, ROUTES_TEMPLATE } from "../project-template.js";
 
 export const command: Command = {
@@ -29,11 +30,15 @@ examples:
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    task: { type: "string" },
-    project: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      task: { type: "string" },
+      project: { type: "string" },
+      json: { type: "boolean" },
+    },
+    "init",
+  );
   if (positionals.length) throw usageError(command, `init takes no arguments (got ${positionals.join(" ")})`);
   const root = resolve((values.project as string | undefined) ?? ".");
   const task = values.task as string | undefined;
@@ -48,15 +53,27 @@ async function run(argv: string[]): Promise<number> {
   // Adding a task's spec to a folder already set up keeps its files; a plain init refuses them.
   const kept = task ? writes.filter(([f]) => existsSync(join(root, f))).map(([f]) => f) : [];
   const taken = [...writes.map(([f]) => f), ...copies].filter(
-    (f) => existsSync(join(root, f)) && !kept.includes(f),
+    (f) => placeProblem(root, f) && !kept.includes(f),
   );
+  const unsafe = [
+    ...new Set([
+      rootProblem(root),
+      placeProblem(root, ".gitignore", true),
+      ...[...writes.map(([f]) => f), ...copies].map((f) => placeProblem(root, f)),
+    ]),
+  ].filter((p): p is string => p !== null && !/ exists$/.test(p));
+  if (unsafe.length)
+    throw new UsageError(
+      `init writes nothing through a link or over what is not a plain file: ${unsafe.join("; ")}\n` +
+        "  fix: move them aside (or run init in a new folder), then run init again",
+    );
   if (taken.length)
     throw new UsageError(
       `init writes nothing over an existing file, and ${taken.join(", ")} ` +
         `${taken.length === 1 ? "exists" : "exist"} in ${root}\n` +
         "  fix: move them aside (or run init in a new folder), then run init again",
     );
-  mkdirSync(root, { recursive: true });
+  makeRoot(root);
   const added = addIgnores(join(root, ".gitignore"));
   for (const [file, text] of writes)
     if (!kept.includes(file)) writeFileSync(join(root, file), text, { flag: "wx" });

@@ -1,9 +1,10 @@
 // medbench new-task NAME: a task of the user's own repository to start from (src/cli/task-template.ts).
-import { existsSync, mkdirSync, writeFileSync } from "../../util/builtins.js";
+import { mkdirSync, writeFileSync } from "../../util/builtins.js";
 import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
+import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
 import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
 
 export const command: Command = {
@@ -23,7 +24,11 @@ examples:
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { project: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse(
+    argv,
+    { project: { type: "string" }, json: { type: "boolean" } },
+    "new-task",
+  );
   if (positionals.length !== 1) throw usageError(command, "new-task takes one NAME");
   const name = positionals[0]!;
   if (!/^[a-z][a-z0-9-]*$/.test(name))
@@ -35,12 +40,15 @@ async function run(argv: string[]): Promise<number> {
     [`specs/${name}/prompts/user.txt`, USER_PROMPT],
     ...Object.entries(taskSources(name)).map(([f, text]): [string, string] => [`tasks/${name}/${f}`, text]),
   ];
-  const taken = files.map(([f]) => f).filter((f) => existsSync(join(root, f)));
-  if (taken.length)
+  const problems = [...new Set([rootProblem(root), ...files.map(([f]) => placeProblem(root, f))])].filter(
+    (p): p is string => p !== null,
+  );
+  if (problems.length)
     throw new UsageError(
-      `new-task writes nothing over an existing file, and ${taken.join(", ")} ` +
-        `${taken.length === 1 ? "exists" : "exist"}\n  fix: choose another name, or move them aside`,
+      `new-task writes nothing over an existing file or through a link: ${problems.join("; ")}\n` +
+        "  fix: choose another name, or move them aside",
     );
+  makeRoot(root);
   for (const [rel, text] of files) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     writeFileSync(join(root, rel), text, { flag: "wx" });

@@ -6,8 +6,8 @@ import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport } from "../../bundle/verify.js";
 
 export const command: Command = {
-  help: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--project DIR]
-    [--cache DIR] [--json]
+  help: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--run-task-code]
+    [--project DIR] [--cache DIR] [--json]
 
   Checks, in order: the bundled spec hashes to the recorded spec_hash (and how a local spec of the same
   task differs); every output matches its recorded hash; with --data-dir, the release matches the pins;
@@ -16,14 +16,17 @@ export const command: Command = {
   --live re-sends the recorded requests (replies kept apart from the published ones; progress on stderr) and
   reports how many verdicts changed and where each metric lands against the published interval. Requests
   that fail are reported as failures, never as changed verdicts, and leave the live run incomplete: exit 1
-  (a second --live sends only the requests without an answer).`,
+  (a second --live sends only the requests without an answer).
+  --run-task-code: a bundle of a task of the author's repository carries the task's sources, which the
+  replay compiles and runs on this machine with your rights; verify refuses such a bundle without this flag
+  (read spec/tasks/ in the bundle first).`,
   run,
 };
 
 async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    optionsOf("data-dir", "live", "registry", "project", "cache", "json"),
+    optionsOf("data-dir", "live", "registry", "run-task-code", "project", "cache", "json"),
     "verify",
   );
   if (positionals.length !== 1) throw usageError(command, "verify takes one bundle");
@@ -37,6 +40,7 @@ async function run(argv: string[]): Promise<number> {
     project: opts.project,
     dataDir: opts.dataDir,
     live: Boolean(values.live),
+    runTaskCode: Boolean(values["run-task-code"]),
     registryFiles: opts.registryFiles,
     env: process.env,
     emit: (e) => logger.log(e),

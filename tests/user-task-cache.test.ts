@@ -1,0 +1,78 @@
+// A task of the user's repository runs from its compiled copy under cache/compiled/ (src/runner/user-task.ts).
+// That copy and its compiled.json are cache entries: edited, they must change no result and remove nothing
+// outside the compiled folder (issue 25: an edited cache entry never changes a result; nothing medbench did
+// not create is deleted). A bundle of such a task carries its code: verify runs it only when asked.
+import { mkdirSync } from "node:fs";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import { Project } from "./rig.js";
+
+/** A fresh project with the task `t1` of `new-task`, built once. */
+async function builtProject(): Promise<Project> {
+  const p = new Project(false);
+  expect((await p.run(["init"])).exitCode).toBe(0);
+  expect((await p.run(["new-task", "t1"])).exitCode).toBe(0);
+  await p.buildSpec("specs/t1.yaml");
+  return p;
+}
+
+const accuracy = (p: Project): number =>
+  (
+    JSON.parse(p.read("results/t1/medbench_reference/metrics.json")) as {
+      metrics: { accuracy: { value: number } };
+    }
+  ).metrics.accuracy.value;
+
+describe("the compiled copy of a user's task, edited", () => {
+  it("an edited compiled module is compiled again from the source, not run", async () => {
+    const p = await builtProject();
+    expect(accuracy(p)).toBe(1);
+    const scorer = "cache/compiled/tasks/t1/scorer.js";
+    p.edit(scorer, (t) => t.replace("answer === r.meta.gold", "answer !== r.meta.gold"));
+    const again = await p.buildSpec("specs/t1.yaml");
+    expect(accuracy(p)).toBe(1);
+    expect(Object.values(again.status).every((s) => s === "fresh")).toBe(true);
+    expect(p.read(scorer)).toContain("answer === r.meta.gold");
+    p.remove();
+  });
+
+  it("a compiled.json naming a path outside its folder removes nothing there", async () => {
+    const p = await builtProject();
+    const manifest = "cache/compiled/tasks/t1/compiled.json";
+    const readme = p.read("README.md");
+    // As an older, unsealed manifest, and as a sealed one's body edited in place.
+    for (const edit of [(t: string) => t.replace(/^medbench-sealed[^\n]*\n/, ""), (t: string) => t]) {
+      p.edit(manifest, (t) =>
+        edit(t).replace('"baselines.ts"', '"../../../../README.md": "x",\n "baselines.ts"'),
+      );
+      const r = await p.run(["build", "specs/t1.yaml"]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(p.read("README.md")).toBe(readme);
+      expect(accuracy(p)).toBe(1);
+    }
+    p.remove();
+  });
+});
+
+describe("a bundle of a user's task, verified", () => {
+  it("is refused until the user agrees to run its code, then verifies", async () => {
+    const p = await builtProject();
+    const ex = await p.run(["export", "results/t1/medbench_reference", "-o", "t1.tar.gz"]);
+    expect(ex.exitCode, ex.stderr).toBe(0);
+    // Its code, edited to leave a mark when run: verify must not run it unasked.
+    mkdirSync(p.path("unpacked"));
+    await execa("tar", ["xzf", p.path("t1.tar.gz"), "-C", p.path("unpacked")]);
+    p.edit("unpacked/spec/tasks/t1/index.ts", (t) => `${t}\nrequire("fs").writeFileSync("ran.txt", "x");\n`);
+    for (const bundle of ["t1.tar.gz", "unpacked"]) {
+      const refused = await p.run(["verify", bundle]);
+      expect(refused.exitCode, refused.stdout + refused.stderr).toBe(2);
+      expect(refused.stderr).toContain("tasks/t1/index.ts");
+      expect(refused.stderr).toContain("--run-task-code");
+    }
+    expect(p.exists("ran.txt")).toBe(false);
+    const ok = await p.run(["verify", "t1.tar.gz", "--run-task-code"]);
+    expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("verified: the published result is reproduced");
+    p.remove();
+  });
+});
