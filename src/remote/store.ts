@@ -176,7 +176,7 @@ export class RemoteStore {
     );
   }
 
-  private async getRaw(key: string, writers?: Map<string, string>): Promise<Buffer | null> {
+  private async getRaw(key: string, onWriter?: (writer: string) => void): Promise<Buffer | null> {
     if (this.down !== null) return null;
     this.counts.gets++;
     try {
@@ -185,7 +185,7 @@ export class RemoteStore {
         Body?: { transformToByteArray(): Promise<Uint8Array> };
         Metadata?: Record<string, string>;
       }>(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
-      writers?.set(key, r.Metadata?.[WRITER] ?? "(unrecorded)");
+      onWriter?.(r.Metadata?.[WRITER] ?? "(unrecorded)");
       return Buffer.from(await withDeadline(r.Body!.transformToByteArray(), this.deadlineMs));
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
@@ -217,12 +217,12 @@ export class RemoteStore {
 
   /** A keyed object (a manifest, a reply), checked against the hash it carries. */
   async getKeyed(key: string): Promise<Buffer | null> {
-    const writers = new Map<string, string>();
-    const data = await this.getRaw(key, writers);
+    let writer = "(unrecorded)";
+    const data = await this.getRaw(key, (w) => (writer = w));
     if (data === null) return null;
     const payload = unwrap(data);
     if (payload === null) return this.refuse(key);
-    this.writers.set(key, writers.get(key) ?? "(unrecorded)");
+    this.writers.set(key, writer);
     this.counts.hits++;
     return payload;
   }
