@@ -12,7 +12,7 @@ import { REDACTED, urlUserinfo } from "./redact.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
-import type { Json } from "../util/json.js";
+import { escapePointer, type Json } from "../util/json.js";
 
 export interface Route {
   name: string;
@@ -101,7 +101,7 @@ function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
   const userinfo = urlUserinfo(url);
   if (userinfo === null) return;
   const hide = (t: string) => t.split(userinfo).join(REDACTED);
-  const pointer = `/routes/${route.replace(/~/g, "~0").replace(/\//g, "~1")}/base_url`;
+  const pointer = `/routes/${escapePointer(route)}/base_url`;
   const d = diagnosticAt(
     src,
     pointer,
@@ -144,7 +144,7 @@ function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route
     out.push(
       diagnosticAt(
         src,
-        `/routes/${name.replace(/~/g, "~0").replace(/\//g, "~1")}/base_url`,
+        `/routes/${escapePointer(name)}/base_url`,
         `route ${name}: base_url ${JSON.stringify(r.base_url)} is not an http(s) URL with a host`,
         "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
       ),
