@@ -29,8 +29,8 @@ const BASELINES = [
 /** Quick retries and no stop on failures, as tests/fake.ts's routes have them. */
 const FAST = {
   concurrency: 8,
-  timeout_s: 5,
-  retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 },
+  timeout_s: 120,
+  retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 300 },
   max_failures_in_a_row: 1000,
 };
 const dirOf = (model: string) => `${RESULTS}/${model.replace("/", "_")}/neutral-greedy`;

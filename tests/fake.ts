@@ -35,8 +35,8 @@ export const startFake = (options: Record<string, unknown> = {}): Promise<Fake> 
 export const fakeRoute = (name: string, url: string): string => `  ${name}:
     base_url: ${url}
     concurrency: 8
-    timeout_s: 5
-    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 10 }
+    timeout_s: 120
+    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 300 }
     max_failures_in_a_row: 1000
     request:
       thinking_off: { chat_template_kwargs: { enable_thinking: false } }

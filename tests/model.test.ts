@@ -11,7 +11,13 @@ const { servers, projects } = cleanedAfterEach();
 const THINKING_OFF =
   "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n";
 
-async function setup(server: Record<string, unknown> = {}, route: string = THINKING_OFF, concurrency = 4) {
+// A healthy request never meets the 120 s limit on a loaded machine; the hang test sets a short one.
+async function setup(
+  server: Record<string, unknown> = {},
+  route: string = THINKING_OFF,
+  concurrency = 4,
+  timeoutS = 120,
+) {
   const fake: Fake = await startFake(server);
   servers.push(fake);
   const p = new Project();
@@ -22,8 +28,8 @@ async function setup(server: Record<string, unknown> = {}, route: string = THINK
   fake:
     base_url: ${fake.url}
     concurrency: ${concurrency}
-    timeout_s: 1
-    retry: { max_attempts: 4, base_ms: 5, max_ms: 50, max_total_s: 30 }
+    timeout_s: ${timeoutS}
+    retry: { max_attempts: 4, base_ms: 5, max_ms: 50, max_total_s: 300 }
 ${route}`,
   );
   return { fake, p };
@@ -137,11 +143,16 @@ describe("requests", () => {
 
 describe("faults", () => {
   it("survives 429 (honouring Retry-After), 500, 503, resets, hangs and malformed bodies", async () => {
-    const { fake, p } = await setup({
-      faults: { 429: 11, 500: 13, 503: 17, reset: 19, hang: 23, malformed: 7 },
-      retryAfter: 1,
-      hangMs: 3000,
-    });
+    const { fake, p } = await setup(
+      {
+        faults: { 429: 11, 500: 13, 503: 17, reset: 19, hang: 23, malformed: 7 },
+        retryAfter: 1,
+        hangMs: 3000,
+      },
+      THINKING_OFF,
+      4,
+      1,
+    );
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(Object.keys(fake.stats.faults).sort()).toEqual([

@@ -55,7 +55,7 @@ export function clone(fake: Fake): Project {
   fake:
     base_url: ${fake.url}
     concurrency: 4
-    timeout_s: 5
+    timeout_s: 120
     request:
       thinking_off: { chat_template_kwargs: { enable_thinking: false } }
 `,

@@ -33,7 +33,7 @@ describe("secrets in a route never reach a file or a stream", () => {
     p.write(
       "routes.yaml",
       `routes:\n  fake:\n    base_url: ${fake.url.replace("http://", `http://medbench:${password}@`)}\n` +
-        "    timeout_s: 5\n",
+        "    timeout_s: 120\n",
     );
     const r = await p.buildAgainstFake();
     expectCleanFailure(r.stderr);
@@ -81,7 +81,7 @@ describe("secrets in a route never reach a file or a stream", () => {
       projects.push(p);
       p.write(
         "routes.yaml",
-        `routes:\n  fake:\n    base_url: ${fake.url}\n    timeout_s: 5\n` +
+        `routes:\n  fake:\n    base_url: ${fake.url}\n    timeout_s: 120\n` +
           `    headers: { X-Team-Token: "${value}" }\n` +
           "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
       );

@@ -8,13 +8,14 @@ import { startFake, type Fake } from "./fake.js";
 const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
-const QUICK = `    concurrency: 4
-    timeout_s: 2
-    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 4 }
+// A healthy request never meets a 120 s limit on a loaded machine; only the dead-route test needs a short one.
+const quick = (timeoutS: number) => `    concurrency: 4
+    timeout_s: ${timeoutS}
+    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 300 }
 `;
-const routes = (url: string, extra = "    max_failures_in_a_row: 1000\n") =>
+const routes = (url: string, extra = "    max_failures_in_a_row: 1000\n", timeoutS = 120) =>
   `routes:\n  fake:\n    base_url: ${url}\n    request:\n` +
-  `      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n${QUICK}${extra}`;
+  `      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n${quick(timeoutS)}${extra}`;
 
 interface LiveJson {
   ok: boolean;
@@ -28,7 +29,7 @@ interface LiveJson {
 }
 
 /** A result built against a healthy server and exported; a verifier project whose route is `live`. */
-async function published(live: Record<string, unknown>, extra?: string) {
+async function published(live: Record<string, unknown>, extra?: string, timeoutS?: number) {
   const healthy: Fake = await startFake({});
   const faulty: Fake = await startFake(live);
   servers.push(healthy, faulty);
@@ -40,7 +41,7 @@ async function published(live: Record<string, unknown>, extra?: string) {
   expect(built.exitCode, built.stderr).toBe(0);
   const exported = await a.run(["export", RESULTS, "-o", "b.tar.gz"]);
   expect(exported.exitCode, exported.stderr).toBe(0);
-  v.write("routes.yaml", routes(faulty.url, extra));
+  v.write("routes.yaml", routes(faulty.url, extra, timeoutS));
   const verify = (json = true) =>
     v.run(["verify", a.path("b.tar.gz"), "--live", "--registry", "routes.yaml", ...(json ? ["--json"] : [])]);
   return { faulty, verify };
@@ -106,7 +107,7 @@ describe("verify --live under faults (14.9)", () => {
   });
 
   it("a dead route stops the live run: incomplete with the route's error, exit 1, no stack trace", async () => {
-    const { verify } = await published({ deadAfter: 0 }, "    max_failures_in_a_row: 4\n");
+    const { verify } = await published({ deadAfter: 0 }, "    max_failures_in_a_row: 4\n", 1);
     const r = await verify(false);
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/incomplete: stage model: route fake \(http:\/\/127\.0\.0\.1:\d+\/v1\)/);
