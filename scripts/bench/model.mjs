@@ -21,9 +21,9 @@
 //   node scripts/bench/model.mjs [--items 2000,20000] [--pairs 3] [--concurrency 64] [--verify 20000]
 //        [--medbench DIR]
 import { fs, path, os, argv } from "zx";
-import { spawn } from "node:child_process";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
+import { load, median, server, spread } from "./fake-process.mjs";
 
 const sizes = String(argv.items ?? "2000,20000")
   .split(",")
@@ -40,37 +40,6 @@ const repo = path.resolve(import.meta.dirname, "../..");
 // --medbench DIR: another install's build (e.g. main's checkout, built) measured with this benchmark.
 const bin = path.join(path.resolve(String(argv.medbench ?? repo)), "bin/medbench.js");
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-model-"));
-const load = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ");
-
-/** The fake server as its own process; `record`: a file it appends every body to. */
-async function server(record) {
-  const args = [path.join(repo, "scripts/fake-openai.mjs"), "--port", "0", "--keep-received", "0"];
-  const child = spawn("node", record ? [...args, "--record", record] : args, {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /on (http:\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on("exit", (code) => reject(new Error(`the fake server exited ${code}`)));
-  });
-  const stats = async () => (await fetch(url.replace(/\/v1$/, "/stats"))).json();
-  const close = () =>
-    new Promise((r) => {
-      child.removeAllListeners("exit");
-      child.once("exit", r);
-      child.kill("SIGTERM");
-    });
-  return { url, stats, close };
-}
-
 const routes = (dir, url) =>
   fs.writeFile(
     path.join(dir, "routes.yaml"),
@@ -109,12 +78,6 @@ let next = 0;
 const t0 = performance.now();
 Promise.all(Array.from({ length: Number(c) }, async () => { while (next < bodies.length) await post(bodies[next++]); }))
   .then(() => { process.stdout.write(String(performance.now() - t0)); agent.destroy(); });`;
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const spread = (xs, d = 2) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return `${s[0].toFixed(d)} / ${median(s).toFixed(d)} / ${s[s.length - 1].toFixed(d)}`;
-};
 
 console.log(
   `${bin}: concurrency ${concurrency}, ${pairs} interleaved pairs per size; min / median / max; ` +

@@ -17,13 +17,14 @@ process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
 /** Runs `cmd args` in `cwd`; rejects when it exits non-zero. `rss: false`: no hook (time only; the hook's
- *  own loading is a little start-up cost, which a ratio against `node -e 0` would notice). */
-export async function timed(cmd, args, cwd = process.cwd(), { rss: measure = true } = {}) {
+ *  own loading is a little start-up cost, which a ratio against `node -e 0` would notice). `env`: variables
+ *  added to this process's environment. */
+export async function timed(cmd, args, cwd = process.cwd(), { rss: measure = true, env: extra = {} } = {}) {
   const rssFile = join(dir, `rss-${n++}`);
   appendFileSync(rssFile, "");
   const env = measure
-    ? { ...process.env, NODE_OPTIONS: `--require ${hook}`, MEDBENCH_BENCH_RSS: rssFile }
-    : process.env;
+    ? { ...process.env, ...extra, NODE_OPTIONS: `--require ${hook}`, MEDBENCH_BENCH_RSS: rssFile }
+    : { ...process.env, ...extra };
   const t0 = performance.now();
   const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "",

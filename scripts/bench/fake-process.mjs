@@ -1,0 +1,45 @@
+// What the model benchmarks share: the fake OpenAI-compatible server as its own process (so that the
+// process measured pays nothing for it), the load average, and min / median / max over interleaved pairs.
+import { spawn } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+
+const repo = path.resolve(import.meta.dirname, "../..");
+
+export const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export const spread = (xs, d = 2) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return `${s[0].toFixed(d)} / ${median(s).toFixed(d)} / ${s[s.length - 1].toFixed(d)}`;
+};
+
+/** The fake server as its own process, keeping no body; `record`: a file it appends every body to. */
+export async function server(record) {
+  const args = [path.join(repo, "scripts/fake-openai.mjs"), "--port", "0", "--keep-received", "0"];
+  const child = spawn("node", record ? [...args, "--record", record] : args, {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /on (http:\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`the fake server exited ${code}`)));
+  });
+  const stats = async () => (await fetch(url.replace(/\/v1$/, "/stats"))).json();
+  const close = () =>
+    new Promise((r) => {
+      child.removeAllListeners("exit");
+      child.once("exit", r);
+      child.kill("SIGTERM");
+    });
+  return { url, stats, close };
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// medbench against promptfoo (0.121.20, the last version for Node 20) on the same work: the same fake
+// server (scripts/fake-openai.mjs as its own process, zero latency), the same requests (the bodies a
+// medbench build of a synthetic voice-command release of N items sends, recorded in an untimed warm-up:
+// promptfoo sends their messages with the same generation fields and schema), the same concurrency.
+//   first run   medbench build from an empty cache / promptfoo eval with an empty cache
+//   rerun       medbench full rebuild from cached replies (every stage record, object and result removed)
+//               / promptfoo eval again with its cache (it sends nothing either; both are checked)
+// Wall time of the whole process (start-up included) and peak RSS, over interleaved pairs (the order inside a
+// pair alternates), printed as min / median / max with the load average. promptfoo is not a dependency of
+// medbench: install it anywhere (`npm i promptfoo@0.121.20` in an empty folder) and pass that folder.
+//   node scripts/bench/promptfoo.mjs --promptfoo DIR [--items 2000] [--pairs 4] [--concurrency 64]
+// Goals (issue 29): first run <= 0.10 of promptfoo's wall time, rerun <= 0.05.
+import { fs, path, os, argv } from "zx";
+import { timed } from "./timed.mjs";
+import { syntheticProject } from "./release.mjs";
+import { load, median, server, spread } from "./fake-process.mjs";
+
+const target = Number(argv.items ?? 2000);
+const pairs = Number(argv.pairs ?? 4);
+const concurrency = Number(argv.concurrency ?? 64);
+const pfDir = argv.promptfoo ?? process.env.PROMPTFOO_DIR;
+const promptfoo = pfDir && path.join(path.resolve(String(pfDir)), "node_modules/.bin/promptfoo");
+if (!promptfoo || !(await fs.pathExists(promptfoo))) {
+  console.log(
+    "promptfoo is not installed: run `npm i promptfoo@0.121.20` in an empty folder outside the repository,\n" +
+      "then `node scripts/bench/promptfoo.mjs --promptfoo THAT_FOLDER`.",
+  );
+  process.exit(0);
+}
+const repo = path.resolve(import.meta.dirname, "../..");
+const bin = path.join(repo, "bin/medbench.js");
+const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-promptfoo-"));
+const { dir, items } = await syntheticProject(target, work);
+
+const routes = (url) =>
+  fs.writeFile(
+    path.join(dir, "routes.yaml"),
+    `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n` +
+      `    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
+  );
+const medbench = () =>
+  timed(
+    "node",
+    [bin, "build", "specs/voice-command.yaml", "--model", "fake/bench", "--registry", "routes.yaml"].concat([
+      "--data-dir",
+      "release",
+    ]),
+    dir,
+  );
+const rm = (...names) => Promise.all(names.map((n) => fs.remove(path.join(dir, n))));
+
+// The warm-up: medbench's bodies, recorded by the server.
+const bodiesFile = path.join(work, "bodies.jsonl");
+const recorder = await server(bodiesFile);
+await routes(recorder.url);
+await medbench();
+await recorder.close();
+const bodies = (await fs.readFile(bodiesFile, "utf8"))
+  .split("\n")
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
+
+// promptfoo's project: one test per body, its messages as a variable the prompt renders as the chat.
+const pf = path.join(work, "promptfoo");
+await fs.mkdirp(pf);
+const { messages: _m, model: _model, ...fields } = bodies[0];
+const { chat_template_kwargs, ...openaiFields } = fields;
+await fs.writeFile(
+  path.join(pf, "tests.yaml"),
+  JSON.stringify(bodies.map((b) => ({ vars: { messages: JSON.stringify(b.messages) } }))),
+);
+const pfConfig = (url) =>
+  fs.writeFile(
+    path.join(pf, "promptfooconfig.yaml"),
+    JSON.stringify({
+      prompts: ["{{ messages }}"],
+      providers: [
+        {
+          id: "openai:chat:bench",
+          config: { apiBaseUrl: url, apiKey: "none", ...openaiFields, passthrough: { chat_template_kwargs } },
+        },
+      ],
+      tests: "file://tests.yaml",
+    }),
+  );
+const pfEnv = {
+  PROMPTFOO_DISABLE_TELEMETRY: "1",
+  PROMPTFOO_DISABLE_DEBUG_LOG: "1",
+  PROMPTFOO_DISABLE_ERROR_LOG: "1",
+  PROMPTFOO_DISABLE_UPDATE: "1",
+  PROMPTFOO_CONFIG_DIR: path.join(pf, "home"),
+  PROMPTFOO_CACHE_PATH: path.join(pf, "cache"),
+};
+const pfEval = () =>
+  timed(
+    promptfoo,
+    ["eval", "-c", "promptfooconfig.yaml", "--max-concurrency", String(concurrency)].concat([
+      "--no-progress-bar",
+      "--no-table",
+    ]),
+    pf,
+    { env: pfEnv },
+  );
+
+const fake = await server(null);
+await routes(fake.url);
+await pfConfig(fake.url);
+const sent = async () => (await fake.stats()).requests;
+const expectSent = async (before, n, what) => {
+  const got = (await sent()) - before;
+  if (got !== n) throw new Error(`${what} sent ${got} requests, not ${n}`);
+};
+
+const r = { first: [], rerun: [], firstRss: [], rerunRss: [], pfFirstS: [], mbFirstS: [] };
+for (let i = 0; i < pairs; i++) {
+  const sides = {
+    async medbench() {
+      await rm("cache", "results", "medbench.lock");
+      let before = await sent();
+      const first = await medbench();
+      await expectSent(before, bodies.length, "medbench's first run");
+      await rm("cache/stages", "cache/objects", "results");
+      before = await sent();
+      const rerun = await medbench();
+      await expectSent(before, 0, "medbench's rebuild");
+      return { first, rerun };
+    },
+    async promptfoo() {
+      await fs.remove(path.join(pf, "cache"));
+      await fs.remove(path.join(pf, "home"));
+      let before = await sent();
+      const first = await pfEval();
+      await expectSent(before, bodies.length, "promptfoo's first run");
+      before = await sent();
+      const rerun = await pfEval();
+      await expectSent(before, 0, "promptfoo's cached rerun");
+      return { first, rerun };
+    },
+  };
+  const order = i % 2 === 0 ? ["medbench", "promptfoo"] : ["promptfoo", "medbench"];
+  const got = {};
+  for (const side of order) got[side] = await sides[side]();
+  r.first.push(got.medbench.first.ms / got.promptfoo.first.ms);
+  r.rerun.push(got.medbench.rerun.ms / got.promptfoo.rerun.ms);
+  r.firstRss.push(got.medbench.first.rssKB / got.promptfoo.first.rssKB);
+  r.rerunRss.push(got.medbench.rerun.rssKB / got.promptfoo.rerun.rssKB);
+  r.mbFirstS.push(got.medbench.first.ms / 1000);
+  r.pfFirstS.push(got.promptfoo.first.ms / 1000);
+}
+await fake.close();
+const version = (await fs.readJson(path.join(String(pfDir), "node_modules/promptfoo/package.json"))).version;
+console.log(
+  `medbench / promptfoo ${version}: ${items} items (${bodies.length} requests), concurrency ${concurrency}, ` +
+    `${pairs} interleaved pairs; min / median / max; node ${process.version}, ${os.cpus().length} cores`,
+);
+console.log(`  load at the end ${load()}`);
+console.log(`  first run, wall time              ${spread(r.first, 3)}   (goal <= 0.10)`);
+console.log(`  rerun from cached replies, wall   ${spread(r.rerun, 3)}   (goal <= 0.05)`);
+console.log(`  first run, peak RSS               ${spread(r.firstRss, 3)}`);
+console.log(`  rerun, peak RSS                   ${spread(r.rerunRss, 3)}`);
+console.log(
+  `  first run seconds (medians): medbench ${median(r.mbFirstS).toFixed(2)}, ` +
+    `promptfoo ${median(r.pfFirstS).toFixed(2)}`,
+);
+await fs.remove(work);
