@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { frozenSorted, jsonLines, sortKeys, sortedJson, stableJson } from "../src/util/json.js";
+import { jsonLines, sortKeys, sortedJson, stableJson } from "../src/util/json.js";
 import { testData } from "./helpers.js";
 
 /** sortKeys as it was (always a copy). */
@@ -81,18 +81,5 @@ describe("sortedJson is JSON.stringify(sortKeys(value))", () => {
           lines++;
         }
     expect(lines).toBeGreaterThan(1000);
-  });
-});
-
-describe("a frozen sorted value (a task's schema, shared by every request body of a run)", () => {
-  it("is the sorted copy, frozen all the way down, and sortKeys returns it without a copy", () => {
-    const schema = { type: "object", properties: { z: { type: "string" }, a: { enum: [2, 1] } } };
-    const sorted = frozenSorted(schema);
-    expect(JSON.stringify(sorted)).toBe(sortedJson(schema));
-    expect(sortKeys(sorted)).toBe(sorted);
-    expect(sortedJson({ b: sorted, a: 1 })).toBe(sortedJson({ b: schema, a: 1 }));
-    expect(Object.isFrozen(sorted.properties.a.enum)).toBe(true);
-    expect(() => ((sorted.properties as Record<string, unknown>).b = 1)).toThrow(TypeError);
-    expect(schema.properties.a.enum).toEqual([2, 1]); // the original untouched
   });
 });

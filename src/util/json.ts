@@ -17,7 +17,6 @@ export function sortKeys(value: unknown): unknown {
     return out ?? value;
   }
   if (value !== null && typeof value === "object") {
-    if (presorted.has(value)) return value;
     const keys = Object.keys(value);
     const kids: unknown[] = new Array(keys.length);
     const proto = Object.getPrototypeOf(value) as unknown;
@@ -35,21 +34,6 @@ export function sortKeys(value: unknown): unknown {
     return out;
   }
   return value;
-}
-
-const presorted = new WeakSet<object>();
-
-/** A frozen deep copy of `value` with its keys sorted, which sortKeys returns without walking it: for a large
- *  value many records share (a task's schema, in every request body of a run). */
-export function frozenSorted<T extends Json>(value: T): T {
-  const copy = JSON.parse(JSON.stringify(sortKeys(value))) as T;
-  const freeze = (v: Json): void => {
-    if (v === null || typeof v !== "object") return;
-    Object.values(v).forEach(freeze);
-    presorted.add(Object.freeze(v));
-  };
-  freeze(copy);
-  return copy;
 }
 
 /** JSON.stringify(sortKeys(value)): the bytes keys hash and JSON lines hold. */
