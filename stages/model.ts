@@ -1,7 +1,7 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
-import { frozenSorted, sortedJson, stableJson, type Json } from "../src/util/json.js";
+import { sortKeys, sortedJson, stableJson, type Json } from "../src/util/json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
@@ -49,13 +49,12 @@ const isObj = (v: unknown): v is Record<string, Json> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
 // A task's schema is one object shared by all its requests (records keep it once): its sorted copy is made
-// once, frozen, and the sorted serialisation of every body does not walk it again (issue 29). Same JSON, so
-// the same bytes and keys.
+// once, not by the sorted serialisation of every body (issue 29). Same JSON, so the same bytes and keys.
 const sortedSchemas = new WeakMap<object, Json>();
 function sortedSchema(schema: Json): Json {
   if (schema === null || typeof schema !== "object") return schema;
   let sorted = sortedSchemas.get(schema);
-  if (sorted === undefined) sortedSchemas.set(schema, (sorted = frozenSorted(schema)));
+  if (sorted === undefined) sortedSchemas.set(schema, (sorted = sortKeys(schema) as Json));
   return sorted;
 }
 
@@ -115,21 +114,20 @@ export function requestKey(route: Route, body: Json): string {
 }
 
 /**
- * The body as sent (sorted-key JSON, serialised and encoded once) and its key, hashed from the same bytes:
- * the key is sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model
- * around them. Hashing the bytes rather than the text saves encoding each body twice.
+ * The body as sent (sorted-key JSON, serialised once) and its key, hashed from the same bytes: the key is
+ * sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model around them.
  */
-export function serialisedRequest(route: Route, body: Json): { bytes: Buffer; key: string } {
-  const bytes = Buffer.from(sortedJson(body)!, "utf8");
+export function serialisedRequest(route: Route, body: Json): { payload: string; key: string } {
+  const payload = sortedJson(body)!;
   const model = (body as { model?: unknown }).model;
   if (typeof model !== "string" || typeof route.base_url !== "string")
-    return { bytes, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
+    return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
   const key = createHash("sha256")
     .update(`{"base_url":${JSON.stringify(route.base_url)},"body":`)
-    .update(bytes)
+    .update(payload)
     .update(`,"model":${JSON.stringify(model)}}`)
     .digest("hex");
-  return { bytes, key };
+  return { payload, key };
 }
 
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
@@ -211,7 +209,7 @@ async function runRoute(
       const format = FORMATS[level]!;
       const body = requestBody(req, p, route, model, format);
       sample ??= body;
-      const { bytes, key } = serialisedRequest(route, body);
+      const { payload, key } = serialisedRequest(route, body);
       const ns = ctx.options.replyNamespace ?? "requests";
       if (!owned) {
         // Another shard's: not looked up either, since a shard's output is never the result (a plain build
@@ -228,7 +226,7 @@ async function runRoute(
             onRetry: () => void retries++,
             secrets,
             signal: breaker.signal,
-            payload: bytes,
+            payload,
           });
           void call.then((o) => breaker.record(o));
           inflight.set(key, call);

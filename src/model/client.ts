@@ -25,8 +25,8 @@ export interface CallHooks {
   secrets?: readonly string[];
   /** Aborts the request and its waits (the stage stops). */
   signal?: AbortSignal;
-  /** The body already serialised and encoded (the bytes its key was hashed from), sent as they are. */
-  payload?: Buffer;
+  /** The body already serialised (the bytes its key was hashed from), sent as it is. */
+  payload?: string;
 }
 
 /** A success whose body is a usable chat completion: at least one choice with a message. */
@@ -84,7 +84,7 @@ export async function chatCompletion(
   hooks: CallHooks = {},
 ): Promise<CallOutcome> {
   const { target, secrets } = prepared(route, apiKey, hooks.secrets);
-  const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
+  const payload = hooks.payload ?? JSON.stringify(body);
   const deadlineMs = route.retry.max_total_s * 1000;
   const started = Date.now();
   const remaining = () => deadlineMs - (Date.now() - started);

@@ -97,14 +97,15 @@ function onAbortOf(signal: AbortSignal, abort: () => void): () => void {
   return () => set.delete(abort);
 }
 
-/** POSTs `payload` (a body's UTF-8 bytes) and reads the whole reply as UTF-8 text; rejects with HttpError. */
+/** POSTs `body` and reads the whole reply as UTF-8 text; rejects with HttpError. */
 export function postJson(
   target: Target,
-  payload: Buffer,
+  body: string,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
+    const payload = Buffer.from(body, "utf8");
     const send = target.https ? httpsRequest : httpRequest;
     let settled = false;
     let forget: (() => void) | null = null;
