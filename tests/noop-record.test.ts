@@ -333,3 +333,27 @@ describe("a no-op build answered from its record", () => {
     expect(added.status.score).toBe("ran");
   });
 });
+
+describe("a no-op build in a project without a tasks folder (a user's own repository)", () => {
+  it("touches nothing in the project folder, so its record is written and replayed", async () => {
+    const p = new Project();
+    try {
+      const build = () => p.run(["build", "specs/voice-command.yaml"]);
+      expect((await build()).exitCode).toBe(0);
+      // A build looks for tasks/voice-command/ in the project and, finding none, judges that absence by the
+      // project folder: a lock file made and removed there in every build (medbench.lock's own) made every
+      // no-op look unsettled, so none was ever recorded.
+      await settle();
+      const folder = statSync(p.dir).mtimeMs;
+      const recording = await build();
+      expect(recording.stderr).not.toContain(REPLAYED);
+      expect(statSync(p.dir).mtimeMs).toBe(folder);
+      expect(readdirSync(p.path("cache/noop")).length).toBe(1);
+      const replayed = await build();
+      expect(replayed.exitCode).toBe(0);
+      expect(replayed.stderr).toContain(REPLAYED);
+    } finally {
+      p.remove();
+    }
+  });
+});

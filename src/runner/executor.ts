@@ -378,7 +378,7 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
   try {
     lockChanged = opts.frozen
       ? false
-      : await writeLock(project.lockPath, (l) => {
+      : await writeLock(project.lockPath, join(project.cacheDir, "locks", "medbench.lock.lck"), (l) => {
           // Read again under the lock: a build of other variables may have recorded itself meanwhile.
           const now = l.specs[specKey];
           l.specs[specKey] =

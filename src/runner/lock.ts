@@ -154,9 +154,15 @@ export function lockText(lock: LockFile): string {
   return stableJson(lock);
 }
 
-/** Writes the lock if its content changed; returns whether it did. Serialised by a lock file. */
-export async function writeLock(path: string, update: (lock: LockFile) => void): Promise<boolean> {
-  return withFileLock(`${path}.lck`, () => {
+/** Writes the lock if its content changed; returns whether it did. Serialised by the lock file `guard`, kept
+ *  in the cache (cache/locks/): one beside medbench.lock would change the project folder's mtime in every
+ *  build, a no-op too, and a no-op whose project folder changed is never replayed (src/cli/noop-record.ts). */
+export async function writeLock(
+  path: string,
+  guard: string,
+  update: (lock: LockFile) => void,
+): Promise<boolean> {
+  return withFileLock(guard, () => {
     const before = existsSync(path) ? readFileSync(path, "utf8") : "";
     const lock = readLock(path);
     update(lock);
