@@ -114,6 +114,12 @@ describe("bad input is refused cleanly (issue 25.4)", () => {
       ["build", SPEC, "--cache", "medbench.lock"],
       /medbench\.lock is a file, not a folder/,
     ],
+    // Node's recursive mkdir never returned here: /proc answers ENOENT for /proc/x, which it then retries.
+    [
+      "--cache /proc/x/c (a hang)",
+      ["build", SPEC, "--cache", "/proc/x/c"],
+      /cannot create \/proc\/x\/c \(ENOENT at \/proc\/x\): name a folder you can write to/,
+    ],
     ['--data-dir ""', ["build", SPEC, "--data-dir", ""], /--data-dir "" names no folder/],
     [
       "diff of a range (HEAD..HEAD:spec)",

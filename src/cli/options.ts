@@ -1,6 +1,6 @@
 // The options shared by the commands that open a project and build or read a spec's stages.
-import { existsSync, statSync } from "../util/builtins.js";
-import { join } from "node:path";
+import { existsSync, mkdirSync, rmdirSync, statSync } from "../util/builtins.js";
+import { dirname, join } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
 import { openProject, type Project } from "../runner/project.js";
 import { readdirSync } from "../util/builtins.js";
@@ -162,5 +162,37 @@ export function projectOf(values: Record<string, unknown>): Project {
       `--cache ${String(values.cache ?? "cache")}: ${project.cacheDir} is a file, not a folder ` +
         "(name a cache folder, e.g. --cache cache)",
     );
+  const problem = uncreatable(project.cacheDir);
+  if (problem)
+    throw new UsageError(
+      `--cache ${String(values.cache ?? "cache")}: cannot create ${project.cacheDir} (${problem}): ` +
+        "name a folder you can write to",
+    );
   return project;
+}
+
+/**
+ * Why folder `dir` could not be created, or null if it exists or can be. Probed one level at a time, and
+ * what the probe made is removed again: Node's recursive mkdir never returns when a parent answers ENOENT
+ * to mkdir while it exists (/proc/x/c), and every later mkdir of a cache subfolder is recursive.
+ */
+function uncreatable(dir: string): string | null {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) {
+    if (dirname(d) === d) return "no such root";
+    missing.unshift(d);
+  }
+  const made: string[] = [];
+  try {
+    for (const d of missing) {
+      mkdirSync(d);
+      made.unshift(d);
+    }
+    return null;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    return `${err.code ?? err.message} at ${err.path ?? dir}`;
+  } finally {
+    for (const d of made) rmdirSync(d);
+  }
 }

@@ -31,6 +31,7 @@ export const {
   realpathSync,
   renameSync,
   rmSync,
+  rmdirSync,
   statSync,
   utimesSync,
   writeFileSync,
