@@ -13,8 +13,15 @@ import {
 } from "../src/util/builtins.js";
 import { isAbsolute, resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
-import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
+import {
+  StageError,
+  type StageContext,
+  type StageKind,
+  type StageOutput,
+  type StageProblem,
+} from "../src/runner/stage.js";
 import { consult } from "../src/util/consulted.js";
+import { REDACTED, urlUserinfo } from "../src/model/redact.js";
 
 interface Params {
   source: string; // label of the real release, e.g. khdp/kor-surgical-robot-voice-command
@@ -239,7 +246,8 @@ export const download: StageKind = {
   },
 
   check(stage) {
-    return pathProblems(stage.params as unknown as Params);
+    const p = stage.params as unknown as Params;
+    return [...urlProblems(p), ...pathProblems(p)];
   },
 
   dataSource(ctx) {
@@ -296,6 +304,25 @@ export const download: StageKind = {
 /** Release paths (and the sample's folder) name files below their folder: never absolute, never `..`, so a
  *  spec cannot make a build hash or read a file elsewhere (`../../etc/hostname`). A sample pin names a
  *  release file: one that names none would pin nothing. Checked with the spec, before anything runs. */
+/** A user name or password in base_url would be kept in the spec's hash, the lock, the bundle and every
+ *  message naming the URL: refused, as a model route's is (src/model/registry.ts), without echoing it. */
+function urlProblems(p: Params): StageProblem[] {
+  const userinfo = typeof p.base_url === "string" ? urlUserinfo(p.base_url) : null;
+  if (userinfo === null) return [];
+  return [
+    {
+      pointer: "/params/base_url",
+      message:
+        `base_url ${p.base_url!.split(userinfo).join(REDACTED)} carries a user name or password, which ` +
+        "medbench would keep in the spec's hash, medbench.lock, bundles and messages",
+      fix:
+        "remove it from the URL; for a release behind a login, download it yourself and build with " +
+        "--data-dir DIR",
+      secret: userinfo,
+    },
+  ];
+}
+
 function pathProblems(p: Params): { pointer: string; message: string; fix: string }[] {
   const leaves = (path: string) =>
     path === "" || isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.split(/[\\/]/).includes("..");

@@ -102,3 +102,26 @@ describe("secrets in a route never reach a file or a stream", () => {
     });
   }
 });
+
+describe("a password in a download's base_url", () => {
+  it("is refused at the spec's line before anything is fetched or written, and never printed", async () => {
+    const p = new Project();
+    projects.push(p);
+    const password = "pa55-hunter2-Zr9";
+    p.edit("specs/voice-command.yaml", (t) =>
+      t.replace(/^(\s*)sample:/m, `$1base_url: https://alice:${password}@127.0.0.1:9/release/\n$&`),
+    );
+    for (const args of [["build"], ["build", "--json"], ["status"]]) {
+      const r = await p.run([args[0]!, "specs/voice-command.yaml", ...args.slice(1)]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expectCleanFailure(r.stderr);
+      expect(r.stderr).toMatch(/voice-command\.yaml:\d+:\d+: stages\.download\.params\.base_url: base_url/);
+      expect(r.stderr).toContain("https://[redacted]@127.0.0.1:9/release/ carries a user name or password");
+      expect(r.stderr).toMatch(/--data-dir DIR/);
+      expect(r.stdout + r.stderr).not.toContain(password);
+    }
+    expect(filesHolding(p.path("cache"), password)).toEqual([]);
+    expect(p.exists("medbench.lock")).toBe(false);
+    expect(p.exists("results")).toBe(false);
+  });
+});

@@ -9,6 +9,7 @@ import type { CheckEnv, StageKind } from "../runner/stage.js";
 import type { TaskModule } from "./task.js";
 import type { InputDecl, ParamDecl, ParamDecls } from "./declarations.js";
 import { checkValue } from "./params.js";
+import { REDACTED } from "../model/redact.js";
 
 /** The parameters a stage of this kind takes: the kind's own and the task's for that kind. */
 export function paramsOf(kind: StageKind, task: TaskModule | null): ParamDecls {
@@ -32,7 +33,9 @@ export function checkSpec(
     if (kind.check && task)
       for (const p of kind.check(s, task, env)) {
         const pointer = `/stages/${escapePointer(s.name)}${p.pointer}`;
-        out.push(diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix));
+        const d = diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix);
+        const hide = (t: string) => (p.secret ? t.split(p.secret).join(REDACTED) : t);
+        out.push(d.sourceLine === undefined ? d : { ...d, sourceLine: hide(d.sourceLine) });
       }
   }
   for (const [file, target] of Object.entries(spec.results?.files ?? {})) {

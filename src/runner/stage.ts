@@ -136,6 +136,8 @@ export interface StageProblem {
   pointer: string;
   message: string;
   fix: string;
+  /** Text the message leaves out (a password): hidden in the quoted source line too. */
+  secret?: string;
 }
 
 export class StageError extends Error {
