@@ -83,3 +83,28 @@ describe("init and new-task write only new files in real folders", () => {
     rmSync(outside, { recursive: true });
   });
 });
+
+describe("a built-in spec's name that the project also has a spec of", () => {
+  it("is refused (both would be one entry in medbench.lock); the project's spec builds by its path", async () => {
+    const p = new Project(false);
+    try {
+      expect((await p.run(["init", "--task", "voice-command"])).exitCode).toBe(0);
+      const before = readdirSync(p.dir).sort();
+      for (const command of ["build", "status"])
+        await refused(
+          p,
+          [command, "voice-command"],
+          new RegExp(
+            "voice-command names both medbench's built-in spec and this project's " +
+              `specs/voice-command.yaml.*medbench ${command} specs/voice-command.yaml`,
+          ),
+        );
+      expect(readdirSync(p.dir).sort()).toEqual(before); // no cache, no lock, no results
+      const built = await p.run(["build", "specs/voice-command.yaml", "--quiet"]);
+      expect(built.exitCode, built.stderr).toBe(0);
+      expect(Object.keys(JSON.parse(p.read("medbench.lock")).specs)).toEqual(["specs/voice-command.yaml"]);
+    } finally {
+      p.remove();
+    }
+  });
+});

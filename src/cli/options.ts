@@ -1,5 +1,5 @@
 // The options shared by the commands that open a project and build or read a spec's stages.
-import { existsSync, mkdirSync, rmdirSync, statSync } from "../util/builtins.js";
+import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync } from "../util/builtins.js";
 import { dirname, join } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
 import { openProject, type Project } from "../runner/project.js";
@@ -55,10 +55,22 @@ export const VARIABLE_OPTIONS = [
   "var",
 ] as const;
 
-/** The one spec a command names: a file, or the name of a spec medbench ships (`voice-command`). */
-export function oneSpec(positionals: string[], command: Command, name: string): string {
+/** The one spec a command names: a file, or the name of a spec medbench ships (`voice-command`). A name the
+ *  project also has a spec of (specs/NAME.yaml, a copy from `init --task`) is refused: both would be recorded
+ *  in medbench.lock as specs/NAME.yaml, and the project's file would answer for the built-in one. */
+export function oneSpec(positionals: string[], command: Command, name: string, projectRoot: string): string {
   if (positionals.length !== 1) throw usageError(command, `${name} takes one spec file`);
-  return builtInSpec(positionals[0]!) ?? positionals[0]!;
+  const arg = positionals[0]!;
+  const installed = builtInSpec(arg);
+  if (installed === null) return arg;
+  const own = resolve(projectRoot, "specs", `${arg}.yaml`);
+  if (existsSync(own) && realpathSync(own) !== realpathSync(installed))
+    throw new UsageError(
+      `${arg} names both medbench's built-in spec and this project's specs/${arg}.yaml, which medbench.lock ` +
+        `would record under one name: build the project's by its path (medbench ${name} specs/${arg}.yaml), ` +
+        "or rename it to build the built-in one",
+    );
+  return installed;
 }
 
 /** The installed spec a bare name (no `/`, no `.yaml`, no such file here) names, if medbench ships one. */

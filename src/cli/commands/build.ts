@@ -7,7 +7,7 @@ import { metricEntries } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
 import type { Command } from "../command.js";
-import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
+import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
 
 export const command: Command = {
   help: `usage: medbench build SPEC [options]
@@ -51,7 +51,7 @@ const OPTIONS = optionsOf(
 async function run(argv: string[]): Promise<number> {
   const startedMs = Date.now();
   const { values, positionals } = parse(argv, OPTIONS, "build");
-  const specPath = oneSpec(positionals, command, "build");
+  const specPath = oneSpec(positionals, command, "build", projectDir(values.project));
   if (values.roster) return buildRoster(specPath, argv, values);
   const { opts, vars } = buildOptions(values);
   const logger: Logger = values.json

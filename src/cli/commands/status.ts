@@ -35,7 +35,7 @@ async function run(argv: string[]): Promise<number> {
     "status",
   );
   const { opts, vars } = buildOptions(values);
-  const specPath = oneSpec(positionals, command, "status");
+  const specPath = oneSpec(positionals, command, "status", opts.project.root);
   const { spec, specHash, states } =
     (await fromNoopRecord(argv, opts)) ?? (await keyed(specPath, vars, opts));
   if (values.json) {
