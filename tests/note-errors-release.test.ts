@@ -1,16 +1,22 @@
 // What the task page states of the note-errors release, checked before anything is sent (the counts, the 87
 // exposed test pairs, fields that map without guessing), and the item-check reviewers' tag on any route.
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { readFileSync } from "node:fs";
 import { REPO } from "./helpers.js";
 import { readPairs } from "../tasks/note-errors/pairs.js";
-import { PAGE_COUNTS, PAGE_EXPOSED_TEST_PAIRS, releaseProblems } from "../tasks/note-errors/release-check.js";
+import { task } from "../tasks/note-errors/index.js";
+import {
+  PAGE_EXPOSED_TEST_PAIRS,
+  releaseProblems,
+  type PageCounts,
+} from "../tasks/note-errors/release-check.js";
 import { loadSpec } from "../src/spec/load.js";
 import { declaredCheck } from "../src/check/declare.js";
 import { tagsOf } from "../src/check/runs.js";
 
 /** The task page's spec, as published (tests/data/seeds/README.md names the file). */
-function page(): { counts: typeof PAGE_COUNTS; item_check: { exposure: string } } {
+function page(): { counts: PageCounts; item_check: { exposure: string } } {
   const text = readFileSync(`${REPO}/tests/data/seeds/001_d0ff020c2024fa65.txt`, "utf8");
   const start = text.indexOf("{", text.indexOf("Task specification"));
   const end = text.lastIndexOf("}", text.indexOf("\nJSON: /v1/tasks"));
@@ -21,10 +27,10 @@ function page(): { counts: typeof PAGE_COUNTS; item_check: { exposure: string } 
 function releaseLike(): Record<string, unknown>[] {
   const labels = (t: Record<string, number>) =>
     Object.entries(t).flatMap(([k, n]) => Array<string>(n).fill(k));
-  const c = PAGE_COUNTS.test;
-  const rules = labels(c.per_rule),
-    conditions = labels(c.per_condition),
-    lines = labels(c.per_edited_line);
+  const c = page().counts.test;
+  const rules = labels(c.per_rule!),
+    conditions = labels(c.per_condition!),
+    lines = labels(c.per_edited_line!);
   const category = (rule: string) =>
     rule.startsWith("DX") ? "diagnosis" : rule.startsWith("LI") ? "lab" : "pharmacotherapy";
   return rules.map((rule, i) => ({
@@ -42,12 +48,15 @@ function releaseLike(): Record<string, unknown>[] {
 const read = (records: Record<string, unknown>[]) =>
   readPairs(records.map((r) => JSON.stringify(r)).join("\n"), "pairs_test.jsonl");
 const problems = (records: Record<string, unknown>[]) =>
-  releaseProblems(read(records), "pairs_test.jsonl", PAGE_COUNTS.test, PAGE_EXPOSED_TEST_PAIRS);
+  releaseProblems(read(records), "pairs_test.jsonl", page().counts.test, PAGE_EXPOSED_TEST_PAIRS);
 
 describe("note-errors: the release against the task page", () => {
   it("holds the page's counts and its 87 exposed test pairs", () => {
     const p = page();
-    expect(PAGE_COUNTS).toEqual(p.counts);
+    // What the prompts stage checks a real release against: `page_counts: { $spec: /counts }` of the spec.
+    const spec = parseYaml(readFileSync(`${REPO}/specs/note-errors.yaml`, "utf8"));
+    expect(spec.stages.prompts.params.page_counts).toEqual({ $spec: "/counts" });
+    expect(spec.spec.counts).toEqual(p.counts);
     expect(p.item_check.exposure).toMatch(
       new RegExp(`\\b${PAGE_EXPOSED_TEST_PAIRS} of them in the current test pairs`),
     );
@@ -116,4 +125,32 @@ describe("note-errors: the item-check reviewers' tag", () => {
     "google/gemini-3",
     "anthropic/claude-sonnet-5",
   ])("does not tag %s", (model) => expect(tagged(model)).toBe(false));
+});
+
+describe("note-errors: the prompts stage checks a real release with the counts its spec hands it", () => {
+  // The sample's pairs with the synthetic label removed: a "real" release whose counts are not the page's.
+  const unlabelled = (file: string) =>
+    readFileSync(`${REPO}/specs/note-errors/sample/${file}`, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => {
+        const { synthetic: _s, ...rest } = JSON.parse(l) as Record<string, unknown>;
+        return JSON.stringify(rest);
+      })
+      .join("\n");
+  const release = {
+    text: (path: string) => unlabelled(path),
+  } as unknown as Parameters<typeof task.buildRequests>[0]["release"];
+  const build = (params: Record<string, unknown>) => () =>
+    task.buildRequests({ release, templates: {}, params: params as never });
+
+  it("refuses a release whose counts are not those of page_counts", () => {
+    expect(build({ page_counts: page().counts })).toThrow(
+      /the release is not the one the task page describes:\n {2}pairs_test\.jsonl: counts\.per_category differ/,
+    );
+  });
+
+  it("says what to give it when page_counts is missing", () => {
+    expect(build({})).toThrow(/no page_counts .*page_counts: \{ \$spec: \/counts \}/);
+  });
 });

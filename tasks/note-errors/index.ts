@@ -12,7 +12,7 @@ import type {
 import type { Json } from "../../src/util/json.js";
 import { readPairs, type Pair } from "./pairs.js";
 import { noteRequests } from "./prompts.js";
-import { PAGE_COUNTS, PAGE_EXPOSED_TEST_PAIRS, releaseProblems } from "./release-check.js";
+import { PAGE_EXPOSED_TEST_PAIRS, releaseProblems, type PageCounts } from "./release-check.js";
 import { parseVerdict, type ParsedVerdict } from "./verdict.js";
 import { parserClass } from "./parser-classes.js";
 import { noteItem, pairRows, summary, type NoteItem, type ScoredRequest } from "./scorer.js";
@@ -86,7 +86,15 @@ export const task: TaskModule = {
   contract: 2,
   configurations: CONFIGURATIONS,
   headline: "neutral-greedy",
-  buildRequests: ({ release, templates, configuration, notice }) => {
+  params: {
+    prompts: {
+      page_counts: {
+        type: "object",
+        description: "the page's counts ({$spec: /counts}): a real release is checked against them",
+      },
+    },
+  },
+  buildRequests: ({ release, templates, params, configuration, notice }) => {
     const status = (JSON.parse(templates.prompt_status ?? "{}") as { status?: string }).status;
     if (status !== "original")
       notice?.(
@@ -96,9 +104,15 @@ export const task: TaskModule = {
     const pairs = readPairs(release.text(TEST), TEST);
     // The real release is checked against the page before any request exists (the sample is not the page's).
     if (!pairs.some((p) => p.synthetic)) {
+      const page = (params as { page_counts?: PageCounts } | null)?.page_counts;
+      if (!page?.test || !page.train)
+        throw new Error(
+          "the prompts stage has no page_counts to check the real release against: " +
+            "give it `page_counts: { $spec: /counts }` (specs/note-errors.yaml)",
+        );
       const problems = [
-        ...releaseProblems(pairs, TEST, PAGE_COUNTS.test, PAGE_EXPOSED_TEST_PAIRS),
-        ...releaseProblems(readPairs(release.text(TRAIN), TRAIN), TRAIN, PAGE_COUNTS.train, null),
+        ...releaseProblems(pairs, TEST, page.test, PAGE_EXPOSED_TEST_PAIRS),
+        ...releaseProblems(readPairs(release.text(TRAIN), TRAIN), TRAIN, page.train, null),
       ];
       if (problems.length)
         throw new Error(`the release is not the one the task page describes:\n  ${problems.join("\n  ")}`);

@@ -3,55 +3,12 @@
 // pairs, and the counts per category, condition, edited line and rule are the page's `counts`.
 import { FIELDS, type Pair } from "./pairs.js";
 
-/** spec.counts as the page publishes it (tests/note-errors-release.test.ts compares the two). */
-export const PAGE_COUNTS = {
-  test: {
-    per_category: { diagnosis: 160, lab: 160, pharmacotherapy: 300 },
-    per_condition: { E11: 77, E78: 10, F32: 91, I10: 87, J30: 45, K29: 64, M17: 149, M54: 97 },
-    per_edited_line: { A: 240, O: 80, P: 300 },
-    per_rule: {
-      DX05: 80,
-      DX06: 80,
-      LI01: 15,
-      LI02: 18,
-      LI03: 15,
-      LI04: 22,
-      LI05: 10,
-      LI06: 25,
-      LI07: 25,
-      LI08: 15,
-      LI09: 15,
-      PH08: 64,
-      PH09: 86,
-      PH12: 14,
-      PH13: 91,
-      PH14: 45,
-    },
-  },
-  train: {
-    per_category: { diagnosis: 160, lab: 160, pharmacotherapy: 300 },
-    per_rule: {
-      DX05: 80,
-      DX06: 80,
-      LI01: 15,
-      LI02: 18,
-      LI03: 15,
-      LI04: 22,
-      LI05: 10,
-      LI06: 25,
-      LI07: 25,
-      LI08: 15,
-      LI09: 15,
-      PH08: 66,
-      PH09: 84,
-      PH12: 22,
-      PH13: 83,
-      PH14: 45,
-    },
-  },
-} as const;
+/** The page's `counts` (spec.counts), which the prompts stage takes as its `page_counts` parameter. */
+export interface PageCounts {
+  test: Counts;
+  train: Counts;
+}
 
-/** spec.item_check.exposure: "87 of them in the current test pairs". */
 export const PAGE_EXPOSED_TEST_PAIRS = 87;
 
 type Counts = Record<string, Record<string, number>>;
