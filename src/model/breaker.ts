@@ -17,16 +17,17 @@ export class RouteBreaker {
   readonly signal = this.controller.signal;
 
   /**
-   * `concurrency`: the route's requests in flight. Each holds one "abort" listener on `signal` while it is
-   * sent or waits to retry, and removes it when it settles (src/model/http.ts, client.ts), so the signal has
-   * at most `concurrency` listeners by construction, not a leak. Node warns past 10 listeners ("possible
-   * memory leak"); the limit is that bound, so that a real leak past it would still be reported.
+   * `concurrency`: the route's requests in flight. The tries being sent share one "abort" listener on
+   * `signal` (src/model/http.ts); a request waiting to retry holds one of its own until its wait ends
+   * (src/model/client.ts), so the signal has at most `concurrency` + 1 listeners by construction, not a leak.
+   * Node warns past 10 listeners ("possible memory leak"); the limit is that bound, so that a real leak past
+   * it would still be reported.
    */
   constructor(
     private readonly limit: number,
     concurrency = 1,
   ) {
-    setMaxListeners(Math.max(defaultMaxListeners, concurrency), this.signal);
+    setMaxListeners(Math.max(defaultMaxListeners, concurrency + 1), this.signal);
   }
 
   get tripped(): boolean {
