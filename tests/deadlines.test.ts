@@ -111,7 +111,8 @@ describe("a model route that stalls or fails", () => {
     servers.push(fake);
     const p = new Project();
     projects.push(p);
-    p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 1000\n"));
+    // No request hangs here: a deadline no loaded machine reaches, so only the 500s fail.
+    p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 1000\n", 4, 120));
     const r = await p.buildAgainstFake();
     expectCleanFailure(r.stderr);
     expect(r.exitCode, r.stderr).toBe(1);
