@@ -76,12 +76,12 @@ describe("a remote that never answers", () => {
   });
 });
 
-const route = (url: string, extra = "") => `routes:
+const route = (url: string, extra = "", concurrency = 4, timeoutS = 0.5) => `routes:
   fake:
     base_url: ${url}
-    concurrency: 4
-    timeout_s: 0.5
-    retry: { max_attempts: 1, base_ms: 1, max_ms: 5, max_total_s: 1 }
+    concurrency: ${concurrency}
+    timeout_s: ${timeoutS}
+    retry: { max_attempts: 1, base_ms: 1, max_ms: 5, max_total_s: ${timeoutS} }
 ${extra}    request:
       thinking_off: { chat_template_kwargs: { enable_thinking: false } }
 `;
@@ -93,7 +93,9 @@ describe("a model route that stalls or fails", () => {
     servers.push(fake);
     const p = new Project();
     projects.push(p);
-    p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 4\n"));
+    // One request at a time, so that an answer always comes between two hangs and the route is seen to stall,
+    // never to fail 4 in a row; a deadline of seconds, so that a loaded machine does not time out the answers.
+    p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 4\n", 1, 5));
     const r = await p.buildAgainstFake();
     expectCleanFailure(r.stderr);
     expect(r.exitCode, r.stderr).toBe(1);
@@ -109,7 +111,8 @@ describe("a model route that stalls or fails", () => {
     servers.push(fake);
     const p = new Project();
     projects.push(p);
-    p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 1000\n"));
+    // No request hangs here: a deadline no loaded machine reaches, so only the 500s fail.
+    p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 1000\n", 4, 120));
     const r = await p.buildAgainstFake();
     expectCleanFailure(r.stderr);
     expect(r.exitCode, r.stderr).toBe(1);

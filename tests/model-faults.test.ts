@@ -245,11 +245,14 @@ max_failures_in_a_row: 3`,
   });
 
   it("continues where the stopped build left off, sending only what had no reply", async () => {
+    // The 20 answered requests must each reach the client within its deadline, even on a loaded machine
+    // (one that times out would be re-sent by the second build): a deadline of seconds, not one, and one try,
+    // so that the two dead requests in a row cost one deadline.
     const { fake, p } = await setup(
       { deadAfter: 20 },
       `concurrency: 2
-timeout_s: 1
-retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 1.5 }
+timeout_s: 15
+retry: { max_attempts: 1, base_ms: 1, max_ms: 5, max_total_s: 15 }
 max_failures_in_a_row: 2`,
     );
     const first = await build(p);

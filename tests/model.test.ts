@@ -253,7 +253,9 @@ describe("secrets", () => {
 
 describe("a killed build", () => {
   it("resumes without re-sending the replies it already had", async () => {
-    const { fake, p } = await setup({ latencyMs: 40 }, THINKING_OFF, 2);
+    // The server answers 30 requests, then accepts and never answers: the build cannot finish before the kill,
+    // however slow this machine is.
+    const { fake, p } = await setup({ latencyMs: 40, deadAfter: 30 }, THINKING_OFF, 2);
     const child = execa(
       "node",
       [BIN, "build", "specs/voice-command.yaml", "--model", "fake/test-model", "--registry", "routes.yaml"],
@@ -263,10 +265,11 @@ describe("a killed build", () => {
     void child.then(() => {
       exited = true;
     });
-    while (fake.stats.requests < 30 && !exited) await new Promise((r) => setTimeout(r, 20));
+    while (fake.stats.answered.size < 30 && !exited) await new Promise((r) => setTimeout(r, 20));
     expect(exited).toBe(false);
     process.kill(-child.pid!, "SIGKILL");
     await child;
+    fake.set({ deadAfter: null });
     const before = fake.stats.requests;
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(0);

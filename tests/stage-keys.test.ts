@@ -20,6 +20,7 @@ describe("stage key closures", () => {
       const { stageCode, kinds, task } = compiled(name);
       const leaks: string[] = [];
       const builtin = Object.keys(task.baselines)[0]!;
+      expect(kinds.size).toBeGreaterThan(0); // else the loop below checks nothing
       for (const [kindName, kind] of kinds)
         for (const model of [builtin, "fake/served-model"]) {
           const params = { model, judges: [model] };
@@ -31,6 +32,14 @@ describe("stage key closures", () => {
         }
       expect([...new Set(leaks)]).toEqual([]);
     });
+
+  it("the infrastructure patterns name what the build has: a leak would be seen", () => {
+    // Without this, a renamed module or a moved dist/ would make every check here pass on anything.
+    const id = codeIdentity(REPO, ["dist/src/model/client.js", "dist/src/remote/store.js"]);
+    const infra = Object.keys(id.files).filter((f) => INFRA_MODULE.test(f));
+    expect(infra).toEqual(expect.arrayContaining(["dist/src/model/client.js", "dist/src/remote/store.js"]));
+    expect(Object.keys(id.packages).filter((p) => INFRA_PACKAGE.test(p)).length).toBeGreaterThan(0);
+  });
 
   it("the kinds that compute from records load no infrastructure at all", () => {
     // Not stopped at a boundary: their whole require closure, as Node would load it.

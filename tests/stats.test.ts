@@ -16,6 +16,11 @@ const cases = (
 ).cases;
 
 describe("medbench stats matches the reference", () => {
+  it("has reference cases of each kind (an empty or emptied cases.json would check nothing)", () => {
+    const kinds = new Set(cases.map((c) => `${c.args[0]}/${String(c.expected.method ?? "")}`));
+    expect([...kinds].sort()).toEqual(["ci/bootstrap", "ci/clopper-pearson", "paired/"]);
+  });
+
   it.each(cases.map((c) => [c.args.join(" "), c] as const))("%s", async (_, c) => {
     const r = await execa("node", [BIN, "stats", ...c.args], { cwd: dir, reject: false });
     expect(r.exitCode, String(r.stderr)).toBe(0);
