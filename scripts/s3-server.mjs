@@ -2,6 +2,7 @@
 // An S3-compatible server (s3rver) on 127.0.0.1 for tests, benchmarks and trying MEDBENCH_REMOTE by hand:
 //   node scripts/s3-server.mjs --dir /tmp/s3 [--bucket medbench] [--port 0]
 // Prints one JSON line {"endpoint": …, "bucket": …, "dir": …} once it listens, and serves until killed.
+// Tests can stall it through stdin (`stall MATCH N`, `go`: see stallable below).
 // Its credentials are s3rver's fixed test pair (AWS_ACCESS_KEY_ID=S3RVER, AWS_SECRET_ACCESS_KEY=S3RVER).
 // Objects live as plain files under DIR/BUCKET/<key>._S3rver_object (tests damage them there).
 import S3rver from "s3rver";
@@ -45,6 +46,28 @@ function writeWhole(store) {
   };
 }
 
+/** A stall for tests that kill a client mid-transfer: once started, `allow` more GETs of keys holding
+ *  `match` are answered, and the rest wait until the stall ends (then they are answered as usual). */
+function stallable(server) {
+  let stall = null;
+  // s3rver is a Koa app whose routes are registered as it is built: this must come first to see a request.
+  server.middleware.unshift(async (ctx, next) => {
+    if (stall && ctx.method === "GET" && ctx.path.includes(stall.match)) {
+      if (stall.allow > 0) stall.allow--;
+      else await new Promise((resume) => stall.held.push(resume));
+    }
+    await next();
+  });
+  return {
+    start: (match, allow) => (stall = { match, allow, held: [] }),
+    end: () => {
+      const held = stall?.held ?? [];
+      stall = null;
+      held.forEach((resume) => resume());
+    },
+  };
+}
+
 export async function startS3({ dir, bucket = "medbench", port = 0 }) {
   mkdirSync(dir, { recursive: true });
   const server = new S3rver({
@@ -55,8 +78,9 @@ export async function startS3({ dir, bucket = "medbench", port = 0 }) {
     configureBuckets: [{ name: bucket }],
   });
   writeWhole(server.store);
+  const stall = stallable(server);
   const { port: bound } = await server.run();
-  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, close: () => server.close() };
+  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, stall, close: () => server.close() };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
@@ -71,4 +95,17 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   }
   const s = await startS3({ dir, bucket: arg("bucket", "medbench"), port: Number(arg("port", "0")) });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
+  // Tests: a line `stall MATCH N` on stdin starts a stall (see stallable), `go` ends it; each is acknowledged.
+  process.stdin.setEncoding("utf8");
+  let pending = "";
+  process.stdin.on("data", (chunk) => {
+    pending += chunk;
+    for (let i = pending.indexOf("\n"); i >= 0; i = pending.indexOf("\n")) {
+      const [word, match, allow] = pending.slice(0, i).trim().split(" ");
+      pending = pending.slice(i + 1);
+      if (word === "stall") s.stall.start(match, Number(allow));
+      else if (word === "go") s.stall.end();
+      process.stdout.write(`${word}\n`);
+    }
+  });
 }

@@ -11,7 +11,14 @@ import { startFake as startTheFake, type Fake } from "./fake.js";
 
 export type { Fake };
 
-export type S3 = { endpoint: string; dir: string; child: ResultPromise };
+export type S3 = {
+  endpoint: string;
+  dir: string;
+  child: ResultPromise;
+  /** GETs of keys holding `match`: `allow` more are answered, the rest wait for `go` (scripts/s3-server.mjs). */
+  stall(match: string, allow: number): Promise<void>;
+  go(): Promise<void>;
+};
 
 const cleanups: (() => Promise<void> | void)[] = [];
 export async function cleanUp(): Promise<void> {
@@ -22,21 +29,43 @@ export async function startS3(): Promise<S3> {
   const dir = mkdtempSync(join(tmpdir(), "medbench-s3-"));
   const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir], {
     reject: false,
-    stdin: "ignore",
+    stdin: "pipe",
   });
-  const line = await new Promise<string>((ok, fail) => {
-    let out = "";
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (out.includes("\n")) ok(out.split("\n")[0]!);
-    });
+  // Its stdout: the JSON line once it listens, then one line per command it has carried out.
+  const acks: (() => void)[] = [];
+  let out = "";
+  let ready: (line: string) => void = () => undefined;
+  const line = new Promise<string>((ok, fail) => {
+    ready = ok;
     void child.then((r) => fail(new Error(`s3 server exited: ${String(r.stderr)}`)));
   });
+  let first = true;
+  child.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+    for (let i = out.indexOf("\n"); i >= 0; i = out.indexOf("\n")) {
+      const text = out.slice(0, i);
+      out = out.slice(i + 1);
+      if (first) ready(text);
+      else acks.shift()?.();
+      first = false;
+    }
+  });
+  const command = (text: string) =>
+    new Promise<void>((ok) => {
+      acks.push(ok);
+      child.stdin!.write(`${text}\n`);
+    });
   cleanups.push(() => {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   });
-  return { endpoint: (JSON.parse(line) as { endpoint: string }).endpoint, dir, child };
+  return {
+    endpoint: (JSON.parse(await line) as { endpoint: string }).endpoint,
+    dir,
+    child,
+    stall: (match, allow) => command(`stall ${match} ${allow}`),
+    go: () => command("go"),
+  };
 }
 
 export async function startFake(opts: Record<string, unknown> = {}): Promise<Fake> {
