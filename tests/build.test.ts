@@ -3,7 +3,9 @@
 // spec edit reruns and --frozen: tests/runner-fixture.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { basename, dirname, join } from "node:path";
 import { Project, SUMS_SPECS } from "./rig.js";
 
 const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
@@ -30,6 +32,22 @@ describe("medbench build on the sample release", () => {
     expect(m.metrics.request).toEqual({ model: "medbench/calculator", builtin: true });
     expect(m.metrics.accuracy.ci_method).toMatch(/bootstrap|clopper-pearson/);
     expect(m.inputs["items.jsonl"]).toBe(sha(p.read(SAMPLE)));
+  });
+
+  it("sweeps the folders a killed build left beside its results, and only those", async () => {
+    const { summary } = await p.buildSpec(SPEC);
+    const parent = dirname(summary.results),
+      name = basename(summary.results);
+    const dead = spawnSync("node", ["-e", "0"]).pid!; // a pid that has exited
+    const left = [`.${name}.tmp-${dead}-ab12`, `.${name}.old-${dead}-cd34`];
+    const kept = [`.${name}.tmp-${process.pid}-ef56`, `.x${name}.tmp-${dead}-gh78`, `.${name}.tmp-x-${dead}`];
+    for (const n of [...left, ...kept]) mkdirSync(join(parent, n));
+    rmSync(summary.results, { recursive: true }); // the next build writes the results folder again
+    await p.buildSpec(SPEC);
+    const now = readdirSync(parent);
+    for (const n of left) expect(now).not.toContain(n);
+    for (const n of kept) expect(now).toContain(n); // a live build's, or not a leftover's name
+    for (const n of kept) rmSync(join(parent, n), { recursive: true });
   });
 
   it("keeps medbench.lock byte-identical when nothing changed", async () => {

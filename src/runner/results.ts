@@ -175,9 +175,9 @@ function sweepLeftovers(dir: string): void {
   const parent = dirname(dir);
   consult(parent); // a leftover appearing there sends the next build through this sweep
   if (!existsSync(parent)) return;
-  const re = new RegExp(`^\\.${basename(dir).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(tmp|old)-(\\d+)-`);
+  const prefix = `.${basename(dir)}.`; // then tmp-PID- or old-PID-
   for (const name of readdirSync(parent)) {
-    const m = re.exec(name);
+    const m = name.startsWith(prefix) ? /^(tmp|old)-(\d+)-/.exec(name.slice(prefix.length)) : null;
     if (m && !processAlive(Number(m[2]))) rmSync(join(parent, name), { recursive: true, force: true });
   }
 }
