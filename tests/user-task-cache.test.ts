@@ -2,7 +2,18 @@
 // That copy and its compiled.json are cache entries: edited, they must change no result and remove nothing
 // outside the compiled folder (issue 25: an edited cache entry never changes a result; nothing medbench did
 // not create is deleted). A bundle of such a task carries its code: verify runs it only when asked.
-import { mkdirSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { Project } from "./rig.js";
@@ -51,6 +62,45 @@ describe("the compiled copy of a user's task, edited", () => {
       expect(accuracy(p)).toBe(1);
     }
     p.remove();
+  });
+});
+
+describe("the compiled folder of a user's task is cleaned and written only as medbench's own", () => {
+  it("without its compiled.json, only the compiled modules are dropped: a file it did not write stays", async () => {
+    const p = await builtProject();
+    p.write("cache/compiled/tasks/t1/notes.txt", "mine\n");
+    p.write("cache/compiled/tasks/t1/gone.js", "module.exports = 1;\n"); // a module of a removed source
+    rmSync(p.path("cache/compiled/tasks/t1/compiled.json"));
+    const r = await p.run(["build", "specs/t1.yaml"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(p.read("cache/compiled/tasks/t1/notes.txt")).toBe("mine\n");
+    expect(p.exists("cache/compiled/tasks/t1/gone.js")).toBe(false);
+    expect(p.exists("cache/compiled/tasks/t1/compiled.json")).toBe(true);
+    expect(accuracy(p)).toBe(1);
+    p.remove();
+  });
+
+  it("a compiled folder that is a link, or holds one, is refused: nothing is written or removed there", async () => {
+    for (const linked of ["cache/compiled", "cache/compiled/tasks/t1/sub"]) {
+      const p = await builtProject();
+      const outside = mkdtempSync(join(tmpdir(), "medbench-outside-"));
+      writeFileSync(join(outside, "keep.js"), "keep\n");
+      if (linked === "cache/compiled") {
+        cpSync(p.path("cache/compiled"), join(outside, "copy"), { recursive: true });
+        rmSync(p.path("cache/compiled"), { recursive: true });
+        symlinkSync(join(outside, "copy"), p.path("cache/compiled"));
+      } else symlinkSync(outside, p.path(linked));
+      rmSync(p.path("cache/compiled/tasks/t1/compiled.json"), { force: true }); // a clean-up is due
+      const r = await p.run(["build", "specs/t1.yaml"]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/a link/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(readFileSync(join(outside, "keep.js"), "utf8")).toBe("keep\n");
+      if (linked === "cache/compiled")
+        expect(existsSync(join(outside, "copy/tasks/t1/scorer.js"))).toBe(true); // not cleaned through it
+      rmSync(outside, { recursive: true });
+      p.remove();
+    }
   });
 });
 

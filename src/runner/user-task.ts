@@ -5,7 +5,16 @@
 // dependency of medbench: no type check (a task's author runs tsc for that), one output per source, the
 // same output for the same source and compiler version. A source whose sha256 is unchanged since the last
 // compile (compiled.json) is not compiled again, so a no-op build does not load the compiler.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "../util/builtins.js";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "../util/builtins.js";
 import { dirname, join, relative, resolve } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
@@ -97,8 +106,14 @@ export function compileUserTask(task: UserTask): void {
   const manifestFile = join(task.compiled, "compiled.json");
   consult(manifestFile);
   const compiler = `${task.compiler.name}@${task.compiler.version}`;
+  refuseLinks(task);
   const read = readManifest(manifestFile);
-  if (!read) rmSync(task.compiled, { recursive: true, force: true }); // medbench's own folder under cache/
+  // No manifest to say what was compiled (a kill, damage): drop what medbench writes there, the compiled
+  // modules and its temporary files, so that no module of a removed source can still be imported; anything
+  // else in the folder is not medbench's to remove.
+  if (!read)
+    for (const f of filesUnder(task.compiled))
+      if (f.endsWith(".js") || f.endsWith(".tmp")) rmSync(f, { force: true });
   const before: CompiledManifest = read ?? { compiler, sources: {}, outputs: {} };
   const outputHash = (js: string): string | undefined => {
     const abs = join(task.compiled, js);
@@ -153,6 +168,36 @@ export function compileUserTask(task: UserTask): void {
 }
 
 const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
+
+/** The compiled folders are medbench's own, under its cache: one that is a link (to anywhere) is refused
+ *  rather than written or cleaned through. The cache folder itself may be a link (to another disk). */
+function refuseLinks(task: UserTask): void {
+  const below = relative(dirname(task.compiledRoot), task.compiled).split(/[\\/]/);
+  let at = dirname(task.compiledRoot);
+  for (const part of below) {
+    at = join(at, part);
+    if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink())
+      throw new DiagnosticError([
+        {
+          file: at,
+          message:
+            "this folder of medbench's cache is a link: medbench writes its compiled tasks only in " +
+            "its own folders",
+          fix: `remove the link (rm ${at}); the next build compiles the task there again`,
+        },
+      ]);
+  }
+  const inside = existsSync(task.compiled)
+    ? readdirSync(task.compiled, { recursive: true, withFileTypes: true })
+    : [];
+  const link = inside.find((e) => e.isSymbolicLink());
+  if (link) {
+    const f = join(link.parentPath, link.name);
+    throw new DiagnosticError([
+      { file: f, message: "a link in medbench's compiled-task folder", fix: `remove it (rm ${f})` },
+    ]);
+  }
+}
 
 /** Whole or not at all: another build compiling the same task at once writes the same bytes. */
 function put(file: string, text: string): void {
