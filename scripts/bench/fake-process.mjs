@@ -1,6 +1,7 @@
 // What the model benchmarks share: the fake OpenAI-compatible server as its own process (so that the
 // process measured pays nothing for it), the load average, and min / median / max over interleaved pairs.
 import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
@@ -43,3 +44,11 @@ export async function server(record) {
     });
   return { url, stats, close };
 }
+
+/** A project's routes.yaml with the route `fake` to the fake server at `url`, thinking off by a flag. */
+export const writeFakeRoutes = (dir, url, concurrency) =>
+  writeFile(
+    path.join(dir, "routes.yaml"),
+    `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n` +
+      `    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
+  );

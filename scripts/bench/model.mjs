@@ -23,7 +23,7 @@
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
-import { load, median, server, spread } from "./fake-process.mjs";
+import { load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
 
 const sizes = String(argv.items ?? "2000,20000")
   .split(",")
@@ -40,12 +40,7 @@ const repo = path.resolve(import.meta.dirname, "../..");
 // --medbench DIR: another install's build (e.g. main's checkout, built) measured with this benchmark.
 const bin = path.join(path.resolve(String(argv.medbench ?? repo)), "bin/medbench.js");
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-model-"));
-const routes = (dir, url) =>
-  fs.writeFile(
-    path.join(dir, "routes.yaml"),
-    `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n` +
-      `    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
-  );
+const routes = (dir, url) => writeFakeRoutes(dir, url, concurrency);
 const BUILD = ["build", "specs/voice-command.yaml", "--model", "fake/bench", "--registry", "routes.yaml"];
 const build = (dir, ...extra) =>
   timed("node", [bin, ...BUILD, "--data-dir", "release", "--json", ...extra], dir);

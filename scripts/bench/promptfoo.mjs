@@ -14,7 +14,7 @@
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
-import { load, median, server, spread } from "./fake-process.mjs";
+import { load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
 
 const target = Number(argv.items ?? 2000);
 const pairs = Number(argv.pairs ?? 4);
@@ -33,12 +33,7 @@ const bin = path.join(repo, "bin/medbench.js");
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-promptfoo-"));
 const { dir, items } = await syntheticProject(target, work);
 
-const routes = (url) =>
-  fs.writeFile(
-    path.join(dir, "routes.yaml"),
-    `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n` +
-      `    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
-  );
+const routes = (url) => writeFakeRoutes(dir, url, concurrency);
 const medbench = () =>
   timed(
     "node",
