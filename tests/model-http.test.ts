@@ -44,12 +44,15 @@ const replies = (p: Project) =>
     .map((l) => JSON.parse(l) as { error: string | null; text: string });
 
 /** A plain server answering every POST with `answer`; closed after the test. */
-async function serve(answer: (res: import("node:http").ServerResponse) => void): Promise<string> {
+async function serve(
+  answer: (res: import("node:http").ServerResponse, req: import("node:http").IncomingMessage) => void,
+  host = "127.0.0.1",
+): Promise<string> {
   const server: Server = createServer((req, res) => {
     req.resume();
-    req.on("end", () => answer(res));
+    req.on("end", () => answer(res, req));
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  await new Promise<void>((r) => server.listen(0, host, r));
   closers.push(
     () =>
       new Promise((r) => {
@@ -57,7 +60,8 @@ async function serve(answer: (res: import("node:http").ServerResponse) => void):
         server.close(() => r());
       }),
   );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const where = host.includes(":") ? `[${host}]` : host;
+  return `http://${where}:${(server.address() as AddressInfo).port}/v1`;
 }
 
 describe("the model client's connections", () => {
@@ -102,5 +106,23 @@ describe("the model client's connections", () => {
     const r = await p.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(0);
     expect(replies(p).every((x) => x.error === null && x.text === "압축된 답")).toBe(true);
+  });
+
+  it("sends to a route whose base_url is an IPv6 literal, at the path the base_url names", async () => {
+    const completion = {
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+    };
+    const seen = new Set<string>();
+    const url = await serve((res, req) => {
+      seen.add(`${req.method} ${req.url} ${req.headers.host}`);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(completion));
+    }, "::1");
+    const p = project(url.replace("/v1", "/api/v1/"), 2);
+    const r = await p.buildAgainstFake();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(replies(p).every((x) => x.error === null && x.text === "ok")).toBe(true);
+    const port = new URL(url).port;
+    expect([...seen]).toEqual([`POST /api/v1/chat/completions [::1]:${port}`]);
   });
 });
