@@ -240,3 +240,81 @@ describe("what medbench owns (25.1)", () => {
     }
   });
 });
+
+// Issue 25, third pass (docs/hardening.md): two values of a variable that fill results.dir alike, a value
+// that is a list or a map, a hand-edited marker and a build.json copied into a folder of the user's.
+describe("what medbench owns, third pass", () => {
+  const RUN_SPEC = (text: string) =>
+    text
+      .replace("variables:\n", "variables:\n  run: first\n  judges: null\n")
+      .replace(DIR_LINE, "  dir: results/{slug}/{run}");
+
+  /** A project whose sums spec has the variable `run` in results.dir, built once with `--var run=a/b`. */
+  async function runProject(): Promise<Project> {
+    const q = new Project(SUMS_SPECS);
+    q.edit(SPEC, RUN_SPEC);
+    await q.buildSpec(SPEC, ["--var", "run=a/b"]);
+    return q;
+  }
+
+  /** Runs the CLI: refused with exit 2, cleanly, and the project exactly as it was. */
+  async function refusedIn(q: Project, args: string[]): Promise<Run> {
+    const before = tree(q.dir);
+    const r = await q.run(args);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expectCleanFailure(r.stderr);
+    expect(tree(q.dir)).toEqual(before);
+    return r;
+  }
+
+  it("two values that fill results.dir alike (a/b, a_b) never share a folder: the second is refused", async () => {
+    const q = await runProject();
+    try {
+      const r = await refusedIn(q, ["build", SPEC, "--var", "run=a_b"]);
+      expect(r.stderr).toContain(`${SPEC}:${dirLine(q.read(SPEC))}:8: results.dir: `);
+      expect(r.stderr).toMatch(
+        /results\/fixture-sums\/a_b holds the results of run=a\/b, not of run=a_b: the two values name the same folder/,
+      );
+      expect(r.stderr).toMatch(
+        /fix: choose another value of run, or a results\.dir that keeps the two apart/,
+      );
+      // The value that built it builds it again; another value has its own folder.
+      for (const value of ["run=a/b", "run=a-b"]) {
+        const again = await q.run(["build", SPEC, "--var", value]);
+        expect(again.exitCode, again.stderr).toBe(0);
+      }
+      expect(JSON.parse(q.read("results/fixture-sums/a_b/build.json")).variables.run).toBe("a/b");
+    } finally {
+      q.remove();
+    }
+  });
+
+  it.each([
+    ["a list", "[a, b]"],
+    ["a map", "{ a: 1 }"],
+  ])("a variable of results.dir that is %s is refused at its value, not filled in", async (what, value) => {
+    const q = new Project(SUMS_SPECS);
+    try {
+      q.edit(SPEC, (t) => RUN_SPEC(t).replace("  run: first\n", `  run: ${value}\n`));
+      const line = q.read(SPEC).split("\n").indexOf(`  run: ${value}`) + 1;
+      const r = await refusedIn(q, ["build", SPEC]);
+      expect(r.stderr).toContain(`${SPEC}:${line}:8: variables.run: variable run is ${what}`);
+      expect(r.stderr).toMatch(/fix: give run a plain value/);
+      expect(q.exists("results")).toBe(false);
+    } finally {
+      q.remove();
+    }
+  });
+
+  it("a list given on the command line for a variable of results.dir is refused, naming the option", async () => {
+    const q = new Project(SUMS_SPECS);
+    try {
+      q.edit(SPEC, (t) => RUN_SPEC(t).replace("{run}", "{judges}"));
+      const r = await refusedIn(q, ["build", SPEC, "--judge", "x", "--judge", "y"]);
+      expect(r.stderr).toMatch(/\{judges\} would be filled from a list, given by --judge \(\["x","y"\]\)/);
+      expect(q.exists("results")).toBe(false);
+    } finally {
+      q.remove();
+    }
+  });
+});

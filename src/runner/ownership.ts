@@ -1,8 +1,9 @@
-// What medbench owns under results/ (docs/hardening.md, "Issue 25.1"): a results folder is medbench's only
-// if a build made it, which it says by a marker file recording the spec that built it and every file the
-// build wrote. A build replaces only such a folder, of its own spec, holding only those files; anything else
-// (a folder it did not make, another spec's results, a user's file, a link leading out) is refused before any
-// stage runs, and nothing is removed.
+// What medbench owns under results/ (docs/hardening.md, "Issue 25.1" and "Issue 25, third pass"): a results
+// folder is medbench's only if a build made it, which it says by a marker file recording the spec that built
+// it, the values of results.dir's variables and every file the build wrote. A build replaces only such a
+// folder, of its own spec and values, holding only those files; anything else (a folder it did not make,
+// another spec's or another value's results, a user's file, a link leading out) is refused before any stage
+// runs, and nothing is removed.
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "../util/builtins.js";
 import { join, relative, sep } from "node:path";
 import { stableJson } from "../util/json.js";
@@ -16,13 +17,27 @@ interface Marker {
   format: 1;
   /** The spec file (relative to the project) whose build made the folder. */
   spec: string;
+  /** The values the variables of results.dir had (placeholderValues): two values that fill the folder
+   *  alike (`a/b`, `a_b`) never share it. Absent in a marker of before. */
+  values?: Record<string, string>;
   /** Every file the build wrote, relative, with `/`: the marker itself and build.json included. */
   files: string[];
 }
 
-/** The marker's bytes for a build of `spec` writing `files` (results files and build.json). */
-export function markerText(spec: string, files: string[]): string {
-  const marker: Marker = { format: 1, spec, files: [...new Set([...files, MARKER])].sort() };
+/** What a build of `spec` records in the marker of its results folder. */
+export interface MarkerOf {
+  spec: string;
+  values: Record<string, string>;
+}
+
+/** The marker's bytes for a build writing `files` (results files and build.json). */
+export function markerText(of: MarkerOf, files: string[]): string {
+  const marker: Marker = {
+    format: 1,
+    spec: of.spec,
+    values: of.values,
+    files: [...new Set([...files, MARKER])].sort(),
+  };
   return stableJson(marker);
 }
 
@@ -68,15 +83,17 @@ export interface OwnershipProblem {
 
 /**
  * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results files
- * are `files` (null: it may). The folders on the way from the project root must be real folders (no link),
- * none of them another build's results folder; `dir` itself is new, or a folder this spec's build made
- * holding nothing but what it wrote. A folder from before the marker (build.json naming this spec, nothing
- * but this spec's results files) is this spec's too: the next build adds the marker.
+ * are `files` and whose variables in results.dir have the `values` (placeholderValues) (null: it may). The
+ * folders on the way from the project root must be real folders (no link), none of them another build's
+ * results folder; `dir` itself is new, or a folder this spec's build made for the same values holding
+ * nothing but what it wrote. A folder from before the marker (build.json naming this spec, nothing but this
+ * spec's results files) is this spec's too: the next build adds the marker.
  */
 export function ownershipProblem(
   project: Project,
   dir: string,
   spec: string,
+  values: Record<string, string>,
   files: string[],
 ): OwnershipProblem | null {
   const name = show(project, dir);
@@ -106,6 +123,7 @@ export function ownershipProblem(
   const marker = readJson(join(dir, MARKER)) as Partial<Marker> | null;
   let made: string;
   let wrote: string[];
+  let builtWith: Record<string, unknown> | null;
   if (existsSync(join(dir, MARKER))) {
     if (!marker || typeof marker.spec !== "string" || !Array.isArray(marker.files))
       return {
@@ -114,8 +132,12 @@ export function ownershipProblem(
       };
     made = marker.spec;
     wrote = marker.files.map(String);
+    builtWith = typeof marker.values === "object" && marker.values !== null ? marker.values : null;
   } else {
-    const built = readJson(join(dir, "build.json")) as { spec?: unknown } | null;
+    const built = readJson(join(dir, "build.json")) as {
+      spec?: unknown;
+      variables?: Record<string, unknown>;
+    } | null;
     if (typeof built?.spec !== "string")
       return {
         message: `${name} exists, and medbench did not make it (it holds no ${MARKER})`,
@@ -125,12 +147,27 @@ export function ownershipProblem(
       };
     made = built.spec;
     wrote = ["build.json", ...files];
+    builtWith = typeof built.variables === "object" && built.variables !== null ? built.variables : null;
   }
   if (made !== spec)
     return {
       message: `${name} holds the results of ${made}, not of ${spec}`,
       fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
     };
+  for (const [variable, value] of Object.entries(values)) {
+    if (!builtWith || !(variable in builtWith)) continue;
+    const before = String(builtWith[variable] ?? "");
+    if (before !== value)
+      return {
+        message:
+          `${name} holds the results of ${variable}=${before}, not of ${variable}=${value}: the two values ` +
+          `name the same folder (results.dir makes a folder name of a value by replacing anything but ` +
+          "letters, digits, `.`, `_` and `-` by `_`)",
+        fix:
+          `choose another value of ${variable}, or a results.dir that keeps the two apart; or move ${name} ` +
+          `away if the results of ${variable}=${before} are no longer wanted`,
+      };
+  }
   const owned = new Set([...wrote, MARKER]);
   const present = entriesOf(dir);
   const theirs = present.files.filter((f) => !owned.has(f));
