@@ -13,6 +13,7 @@ import {
   readFileSync,
   readdirSync,
   readlinkSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -49,6 +50,10 @@ function tree(root: string): string[] {
   walk("");
   return out;
 }
+
+/** A marker's record, without its seal line (when it has one). */
+const markerBody = (text: string) =>
+  JSON.parse(text.replace(/^medbench-sealed[^\n]*\n/, "")) as { spec: string; files: string[] };
 
 /** The line (1-based) of results.dir in a spec's text; its value starts at column 8 (`  dir: `). */
 const dirLine = (text: string) => text.split("\n").findIndex((l) => l.startsWith("  dir: results")) + 1;
@@ -188,7 +193,7 @@ describe("what medbench owns (25.1)", () => {
 
   it("a results folder made before the marker (build.json of this spec) is adopted, its marker added", async () => {
     const marker = p.read(`${RESULT}/${MARKER}`);
-    expect(JSON.parse(marker)).toMatchObject({ spec: SPEC, files: expect.arrayContaining(["build.json"]) });
+    expect(markerBody(marker)).toMatchObject({ spec: SPEC, files: expect.arrayContaining(["build.json"]) });
     rmSync(p.path(`${RESULT}/${MARKER}`));
     const r = await p.run(["build", SPEC]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -313,6 +318,59 @@ describe("what medbench owns, third pass", () => {
       const r = await refusedIn(q, ["build", SPEC, "--judge", "x", "--judge", "y"]);
       expect(r.stderr).toMatch(/\{judges\} would be filled from a list, given by --judge \(\["x","y"\]\)/);
       expect(q.exists("results")).toBe(false);
+    } finally {
+      q.remove();
+    }
+  });
+
+  it("a marker edited to list a user's file proves nothing: the build refuses, and the file is kept", async () => {
+    const q = new Project(SUMS_SPECS);
+    try {
+      await q.buildSpec(SPEC);
+      const marker = `${RESULT}/${MARKER}`;
+      const sealedMarker = q.read(marker);
+      q.write(`${RESULT}/notes.txt`, "my notes\n");
+      // The record edited in place (its seal line, if any, kept), then as an unsealed file of the same record.
+      const claim = (t: string) => t.replace('"build.json",', '"build.json",\n    "notes.txt",');
+      q.write(marker, claim(sealedMarker));
+      expect(markerBody(q.read(marker)).files).toContain("notes.txt");
+      const r = await refusedIn(q, ["build", SPEC]);
+      expect(r.stderr).toMatch(
+        /medbench_calculator\/\.medbench-results\.json is not the marker medbench wrote there \(its content does not match its seal/,
+      );
+      expect(r.stderr).toMatch(/fix: move results\/fixture-sums\/medbench_calculator out of results\//);
+      q.write(marker, claim(sealedMarker).replace(/^medbench-sealed[^\n]*\n/, ""));
+      const u = await refusedIn(q, ["build", SPEC]);
+      expect(u.stderr).toMatch(/medbench_calculator holds files medbench did not write: notes\.txt/);
+      expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
+    } finally {
+      q.remove();
+    }
+  });
+
+  it("a build.json copied into a folder of the user's does not make medbench adopt it", async () => {
+    const q = new Project(SUMS_SPECS);
+    try {
+      await q.buildSpec(SPEC);
+      // The user moves the results away and makes the folder their own, with a copy of build.json.
+      renameSync(q.path(RESULT), q.path("results/kept"));
+      mkdirSync(q.path(RESULT));
+      cpSync(q.path("results/kept/build.json"), q.path(`${RESULT}/build.json`));
+      q.write(`${RESULT}/metrics.json`, '{"my": "numbers"}\n');
+      const r = await refusedIn(q, ["build", SPEC]);
+      expect(r.stderr).toMatch(/medbench_calculator holds files medbench did not write: metrics\.json/);
+      // A folder of an older medbench, whose files are its build's, is still adopted: without a marker, and
+      // with the unsealed marker of before.
+      rmSync(q.path(RESULT), { recursive: true });
+      renameSync(q.path("results/kept"), q.path(RESULT));
+      const older = markerBody(q.read(`${RESULT}/${MARKER}`));
+      for (const marker of [null, JSON.stringify({ files: older.files, format: 1, spec: SPEC }, null, 2)]) {
+        if (marker === null) rmSync(q.path(`${RESULT}/${MARKER}`));
+        else q.write(`${RESULT}/${MARKER}`, marker);
+        const adopted = await q.run(["build", SPEC]);
+        expect(adopted.exitCode, adopted.stderr).toBe(0);
+        expect(q.read(`${RESULT}/${MARKER}`)).toMatch(/^medbench-sealed sha256:/);
+      }
     } finally {
       q.remove();
     }

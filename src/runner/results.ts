@@ -90,11 +90,16 @@ interface Wanted {
 function wanted(
   spec: SpecFile,
   project: Project,
+  dir: string,
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
 ): Wanted {
   const hashes = resultContents(spec, upstream);
-  const of = { spec: projectPath(project, spec.path), values: valuesOf(spec) };
+  const of = {
+    spec: projectPath(project, spec.path),
+    dir: projectPath(project, dir),
+    values: valuesOf(spec),
+  };
   return {
     hashes,
     buildJson: Buffer.from(buildRecord(spec, project, stages)),
@@ -168,7 +173,7 @@ export interface ResultsOf {
 /** Why the results folder is not the one these stages make (empty when it is). For `status`. */
 export async function resultsDifferences(r: ResultsOf): Promise<string[]> {
   const dir = resultsDir(r.spec, r.project, r.suffix);
-  return differences(dir, wanted(r.spec, r.project, r.upstream, r.stages), r.cache);
+  return differences(dir, wanted(r.spec, r.project, dir, r.upstream, r.stages), r.cache);
 }
 
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
@@ -187,7 +192,7 @@ function sweepLeftovers(dir: string): void {
 export async function writeResults(r: ResultsOf): Promise<string> {
   const { spec, project, cache } = r;
   const dir = resultsDir(spec, project, r.suffix);
-  const want = wanted(spec, project, r.upstream, r.stages);
+  const want = wanted(spec, project, dir, r.upstream, r.stages);
   // Checked before any stage ran (checkResultsOwner); again here, just before the folder is replaced.
   const specKey = projectPath(project, spec.path);
   const problem = ownershipProblem(project, dir, specKey, valuesOf(spec), [...want.hashes.keys()]);
