@@ -181,4 +181,51 @@ describe("a user's task imports only from its own folder", () => {
       p.remove();
     }
   });
+
+  it("a part declared outside the folder is refused, even a module the task loads by a computed name", async () => {
+    const p = new Project(false);
+    try {
+      expect((await p.run(["init"])).exitCode).toBe(0);
+      for (const name of ["t1", "t2"]) expect((await p.run(["new-task", name])).exitCode).toBe(0);
+      await p.buildSpec("specs/t2.yaml"); // t2's compiled scorer exists in the cache
+      const index = p.read("tasks/t1/index.ts");
+      // A name the import check cannot follow loads t2's scorer; `parts` says so.
+      const loaded = index
+        .replace(
+          'import { score } from "./scorer.js";',
+          'const other = "../t2/" + "scorer.js";\nconst { score } = require(other) as { score: never };',
+        )
+        .replace('score: "scorer.ts"', 'score: "../t2/scorer.ts"');
+      expect(loaded).toContain("require(other)");
+      for (const [text, source] of [
+        [loaded, "../t2/scorer.ts"],
+        [index.replace('score: "scorer.ts"', 'score: "../../README.md"'), "../../README.md"],
+        [index.replace('score: "scorer.ts"', 'score: "/etc/hostname"'), "/etc/hostname"],
+      ] as const) {
+        p.write("tasks/t1/index.ts", text);
+        const before = p.snapshot(["medbench.lock", "results"]);
+        const r = await p.run(["build", "specs/t1.yaml"]);
+        expect(r.exitCode, r.stderr).toBe(2);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        expect(r.stderr).toContain(
+          `tasks/t1/index.ts: parts.score names ${source}, which is not a source file inside the task's folder`,
+        );
+        expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
+      }
+      // A link in the folder to another task's scorer is no source of the folder either.
+      symlinkSync("../t2/scorer.ts", p.path("tasks/t1/linked.ts"));
+      p.write(
+        "tasks/t1/index.ts",
+        index
+          .replace('import { score } from "./scorer.js";', 'import { score } from "./linked.js";')
+          .replace('score: "scorer.ts"', 'score: "linked.ts"'),
+      );
+      const r = await p.run(["build", "specs/t1.yaml"]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stderr).toMatch(/tasks\/t1\/index\.ts:\d+:\d+: imports \.\/linked\.js, which is no \.ts file/);
+    } finally {
+      p.remove();
+    }
+  });
 });
