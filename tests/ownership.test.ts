@@ -375,4 +375,24 @@ describe("what medbench owns, third pass", () => {
       q.remove();
     }
   });
+
+  it("a results folder copied elsewhere is not medbench's there: its marker names the folder it was made in", async () => {
+    const q = await runProject();
+    try {
+      // The user keeps a copy of the results, edits its numbers, then points results.dir at it.
+      mkdirSync(q.path("results/fixture-sums/mine"));
+      cpSync(q.path("results/fixture-sums/a_b"), q.path("results/fixture-sums/mine/a_b"), {
+        recursive: true,
+      });
+      q.write("results/fixture-sums/mine/a_b/metrics.json", '{"my": "numbers"}\n');
+      q.edit(SPEC, (t) => t.replace("dir: results/{slug}/{run}", "dir: results/{slug}/mine/{run}"));
+      const r = await refusedIn(q, ["build", SPEC, "--var", "run=a/b"]);
+      expect(r.stderr).toMatch(
+        /mine\/a_b\/\.medbench-results\.json was written for results\/fixture-sums\/a_b: a marker copied from another results folder proves nothing here/,
+      );
+      expect(q.read("results/fixture-sums/mine/a_b/metrics.json")).toBe('{"my": "numbers"}\n');
+    } finally {
+      q.remove();
+    }
+  });
 });
