@@ -126,3 +126,106 @@ describe("a bundle of a user's task, verified", () => {
     p.remove();
   });
 });
+
+// Issue 25, third pass: a stage's key holds the task folder's own code, and only the folder's sources are
+// compiled, so a module that imports a file outside it (../shared/x.js, another task's module) would run code
+// no key holds (an edit there reruns nothing) or another task's compiled copy. Refused at the import.
+describe("a user's task imports only from its own folder", () => {
+  const SCORER = "tasks/t1/scorer.ts";
+  /** The scorer made to compare through `same`, imported from `from` (the first line of the file). */
+  const importing = (from: string) => (t: string) =>
+    `import { same } from "${from}";\n` + t.replace("answer === r.meta.gold", "same(answer, r.meta.gold)");
+  const HELPER =
+    "export const same = (a: unknown, b: unknown): boolean => a === b;\nexport type Verdict = boolean;\n";
+
+  /** The build of t1, refused at line 1 of the scorer (exit 2, cleanly), and results and lock unchanged. */
+  async function refusedAtImport(p: Project, message: RegExp): Promise<void> {
+    const before = p.snapshot(["medbench.lock", "results"]);
+    const r = await p.run(["build", "specs/t1.yaml"]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stderr).toMatch(/tasks\/t1\/scorer\.ts:1:22: imports /);
+    expect(r.stderr).toMatch(message);
+    expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
+  }
+
+  it("another task's module is refused (an edit to it would rerun nothing), and so is a folder of no task", async () => {
+    const p = new Project(false);
+    try {
+      expect((await p.run(["init"])).exitCode).toBe(0);
+      for (const name of ["t1", "t2"]) expect((await p.run(["new-task", name])).exitCode).toBe(0);
+      const pristine = p.read(SCORER);
+      p.write("tasks/t2/helper.ts", HELPER);
+      await p.buildSpec("specs/t2.yaml"); // t2's compiled helper exists in the cache
+      p.edit(SCORER, importing("../t2/helper.js"));
+      await refusedAtImport(
+        p,
+        /imports \.\.\/t2\/helper\.js, outside the task's folder tasks\/t1\/(.|\n)*fix: copy what it needs into tasks\/t1\//,
+      );
+      mkdirSync(p.path("tasks/shared"));
+      p.write("tasks/shared/x.ts", HELPER);
+      p.edit(SCORER, (t) => t.replace("../t2/helper.js", "../shared/x.js"));
+      await refusedAtImport(p, /imports \.\.\/shared\/x\.js, outside the task's folder tasks\/t1\//);
+      // Through a link in the folder, the file is still outside: no source of the folder.
+      symlinkSync("../shared", p.path("tasks/t1/lib"));
+      p.edit(SCORER, (t) => t.replace("../shared/x.js", "./lib/x.js"));
+      await refusedAtImport(p, /imports \.\/lib\/x\.js, which is no \.ts file of tasks\/t1\//);
+      rmSync(p.path("tasks/t1/lib"));
+      // The helper copied in, it builds; a type imported from outside is no code (the compiler drops it).
+      p.write(SCORER, pristine);
+      p.write("tasks/t1/helper.ts", HELPER);
+      p.edit(SCORER, (t) => `import type { Verdict } from "../shared/x.js";\n${importing("./helper.js")(t)}`);
+      await p.buildSpec("specs/t1.yaml");
+      expect(accuracy(p)).toBe(1);
+    } finally {
+      p.remove();
+    }
+  });
+
+  it("a part declared outside the folder is refused, even a module the task loads by a computed name", async () => {
+    const p = new Project(false);
+    try {
+      expect((await p.run(["init"])).exitCode).toBe(0);
+      for (const name of ["t1", "t2"]) expect((await p.run(["new-task", name])).exitCode).toBe(0);
+      await p.buildSpec("specs/t2.yaml"); // t2's compiled scorer exists in the cache
+      const index = p.read("tasks/t1/index.ts");
+      // A name the import check cannot follow loads t2's scorer; `parts` says so.
+      const loaded = index
+        .replace(
+          'import { score } from "./scorer.js";',
+          'const other = "../t2/" + "scorer.js";\nconst { score } = require(other) as { score: never };',
+        )
+        .replace('score: "scorer.ts"', 'score: "../t2/scorer.ts"');
+      expect(loaded).toContain("require(other)");
+      for (const [text, source] of [
+        [loaded, "../t2/scorer.ts"],
+        [index.replace('score: "scorer.ts"', 'score: "../../README.md"'), "../../README.md"],
+        [index.replace('score: "scorer.ts"', 'score: "/etc/hostname"'), "/etc/hostname"],
+      ] as const) {
+        p.write("tasks/t1/index.ts", text);
+        const before = p.snapshot(["medbench.lock", "results"]);
+        const r = await p.run(["build", "specs/t1.yaml"]);
+        expect(r.exitCode, r.stderr).toBe(2);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        expect(r.stderr).toContain(
+          `tasks/t1/index.ts: parts.score names ${source}, which is not a source file inside the task's folder`,
+        );
+        expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
+      }
+      // A link in the folder to another task's scorer is no source of the folder either.
+      symlinkSync("../t2/scorer.ts", p.path("tasks/t1/linked.ts"));
+      p.write(
+        "tasks/t1/index.ts",
+        index
+          .replace('import { score } from "./scorer.js";', 'import { score } from "./linked.js";')
+          .replace('score: "scorer.ts"', 'score: "linked.ts"'),
+      );
+      const r = await p.run(["build", "specs/t1.yaml"]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stderr).toMatch(/tasks\/t1\/index\.ts:\d+:\d+: imports \.\/linked\.js, which is no \.ts file/);
+    } finally {
+      p.remove();
+    }
+  });
+});

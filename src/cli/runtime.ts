@@ -115,7 +115,8 @@ function refuseBadParts(problems: string[], file: string): void {
         file,
         message,
         fix:
-          "export from the part's module the very value the task object holds (a wrapper written in the " +
+          "name each part's module by its path in the task folder (e.g. scorer.ts), and export from it " +
+          "the very value the task object holds (a wrapper written in the " +
           "wiring module belongs in the part's module), or leave the part out of `parts` (its stages are " +
           "then keyed on the whole task folder); docs/tasks.md, Parts",
       })),

@@ -46,15 +46,23 @@ interface Scanned {
 // not again in the next process while its stat is the same).
 const scanned = new Map<string, Scanned>();
 
+/** The names a compiled module imports (IMPORT_RE), in the order written. */
+export const importsIn = (text: string): string[] =>
+  [...text.matchAll(IMPORT_RE)].map((m) => m.slice(1).find((g) => g !== undefined)!);
+
+/** A file's sha256 and, for a compiled module, the names it imports: through the code memo (a file whose
+ *  stat is unchanged is not read again). */
+export function moduleFacts(file: string): { sha256: string; imports: string[] } {
+  return factsOf(file, "scan", (bytes) => ({
+    sha256: sha256Hex(bytes),
+    imports: file.endsWith(".js") ? importsIn(bytes.toString("utf8")) : [],
+  }));
+}
+
 function scan(file: string): Scanned {
   let hit = scanned.get(file);
   if (hit) return hit;
-  const { sha256, imports } = factsOf(file, "scan", (bytes) => ({
-    sha256: sha256Hex(bytes),
-    imports: file.endsWith(".js")
-      ? [...bytes.toString("utf8").matchAll(IMPORT_RE)].map((m) => m.slice(1).find((g) => g !== undefined)!)
-      : [],
-  }));
+  const { sha256, imports } = moduleFacts(file);
   const modules: string[] = [];
   const packages: string[] = [];
   for (const spec of imports) {

@@ -1,29 +1,51 @@
-// What medbench owns under results/ (docs/hardening.md, "Issue 25.1"): a results folder is medbench's only
-// if a build made it, which it says by a marker file recording the spec that built it and every file the
-// build wrote. A build replaces only such a folder, of its own spec, holding only those files; anything else
-// (a folder it did not make, another spec's results, a user's file, a link leading out) is refused before any
-// stage runs, and nothing is removed.
+// What medbench owns under results/ (docs/hardening.md, "Issue 25.1" and "Issue 25, third pass"): a results
+// folder is medbench's only if a build made it, which it says by a sealed marker file recording the spec
+// that built it, the folder, the values of results.dir's variables and every file the build wrote. A build
+// replaces only such a folder, of its own spec and values, holding only those files; anything else (a folder
+// it did not make, another spec's or another value's results, a user's file, an edited marker, a link
+// leading out) is refused before any stage runs, and nothing is removed.
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "../util/builtins.js";
 import { join, relative, sep } from "node:path";
 import { stableJson } from "../util/json.js";
 import { consult } from "../util/consulted.js";
+import { sha256Hex } from "../hash/sha256.js";
+import { sealed, unseal } from "../util/sealed.js";
 import type { Project } from "./project.js";
 
 /** The marker a build writes into each results folder it makes (beside build.json). */
 export const MARKER = ".medbench-results.json";
 
 interface Marker {
-  format: 1;
+  format: 2;
   /** The spec file (relative to the project) whose build made the folder. */
   spec: string;
+  /** The folder itself (relative to the project, with `/`): a marker copied elsewhere proves nothing. */
+  dir: string;
+  /** The values the variables of results.dir had (placeholderValues): two values that fill the folder
+   *  alike (`a/b`, `a_b`) never share it. */
+  values: Record<string, string>;
   /** Every file the build wrote, relative, with `/`: the marker itself and build.json included. */
   files: string[];
 }
 
-/** The marker's bytes for a build of `spec` writing `files` (results files and build.json). */
-export function markerText(spec: string, files: string[]): string {
-  const marker: Marker = { format: 1, spec, files: [...new Set([...files, MARKER])].sort() };
-  return stableJson(marker);
+/** What a build of `spec` records in the marker of its results folder `dir` (project-relative). */
+export interface MarkerOf {
+  spec: string;
+  dir: string;
+  values: Record<string, string>;
+}
+
+/** The marker's bytes for a build writing `files` (results files and build.json), sealed (util/sealed.ts)
+ *  so that a marker edited by hand (to claim a user's file) proves nothing. */
+export function markerText(of: MarkerOf, files: string[]): string {
+  const marker: Marker = {
+    format: 2,
+    spec: of.spec,
+    dir: of.dir,
+    values: of.values,
+    files: [...new Set([...files, MARKER])].sort(),
+  };
+  return sealed(stableJson(marker));
 }
 
 /** Whether a folder is a results folder of a build (its marker, or the build.json of an older medbench). */
@@ -66,17 +88,80 @@ export interface OwnershipProblem {
   fix: string;
 }
 
+/** A results folder's marker as written: its record, an older medbench's unsealed marker (`older`: the
+ *  folder is then judged as one from before the marker), or why it proves nothing. */
+function readMarker(file: string): Marker | "older" | string {
+  consult(file);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return "it cannot be read";
+  }
+  const opened = unseal(text);
+  if (!("body" in opened)) return text.trimStart().startsWith("{") ? "older" : opened.problem;
+  let m: Partial<Marker> | null = null;
+  try {
+    m = JSON.parse(opened.body) as Partial<Marker>;
+  } catch {
+    return "it is not JSON";
+  }
+  const strings = (o: unknown) =>
+    typeof o === "object" && o !== null && Object.values(o).every((v) => typeof v === "string");
+  return m?.format === 2 &&
+    typeof m.spec === "string" &&
+    typeof m.dir === "string" &&
+    strings(m.values) &&
+    Array.isArray(m.files) &&
+    m.files.every((f) => typeof f === "string")
+    ? (m as Marker)
+    : "it is not a marker of this medbench";
+}
+
+/** What build.json says of a folder from before the sealed marker. */
+interface BuiltRecord {
+  spec?: unknown;
+  variables?: Record<string, unknown>;
+  results?: Record<string, unknown>;
+  stages?: Record<string, { outputs?: Record<string, unknown> }>;
+}
+
+/**
+ * The files of a folder from before the sealed marker that its build.json proves it wrote: each a results
+ * file of that build (`results`; a build.json of before that record: a results file of this spec, `files`)
+ * whose sha256 is the stage output build.json records for it. A build.json copied into a folder of the
+ * user's proves nothing of the user's files.
+ */
+function provenByBuild(dir: string, built: BuiltRecord, present: string[], files: string[]): string[] {
+  const stages = typeof built.stages === "object" && built.stages !== null ? built.stages : {};
+  const outputOf = (from: unknown): unknown => {
+    const i = String(from).indexOf("/");
+    return stages[String(from).slice(0, i)]?.outputs?.[String(from).slice(i + 1)];
+  };
+  const results = typeof built.results === "object" && built.results !== null ? built.results : null;
+  const any = new Set(Object.values(stages).flatMap((s) => Object.values(s?.outputs ?? {})));
+  return present.filter((f) => {
+    if (results ? !(f in results) : !files.includes(f)) return false;
+    consult(join(dir, f));
+    const hash = sha256Hex(readFileSync(join(dir, f)));
+    return results ? outputOf(results[f]) === hash : any.has(hash);
+  });
+}
+
 /**
  * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results files
- * are `files` (null: it may). The folders on the way from the project root must be real folders (no link),
- * none of them another build's results folder; `dir` itself is new, or a folder this spec's build made
- * holding nothing but what it wrote. A folder from before the marker (build.json naming this spec, nothing
- * but this spec's results files) is this spec's too: the next build adds the marker.
+ * are `files` and whose variables in results.dir have the `values` (placeholderValues) (null: it may). The
+ * folders on the way from the project root must be real folders (no link), none of them another build's
+ * results folder; `dir` itself is new, or a folder this spec's build made for the same values (its sealed
+ * marker says so) holding nothing but what it wrote. A folder from before the sealed marker (build.json
+ * naming this spec; each other file a results file of that build with the sha256 build.json records) is this
+ * spec's too: the next build adds the marker.
  */
 export function ownershipProblem(
   project: Project,
   dir: string,
   spec: string,
+  values: Record<string, string>,
   files: string[],
 ): OwnershipProblem | null {
   const name = show(project, dir);
@@ -103,36 +188,68 @@ export function ownershipProblem(
         fix: "choose a results.dir that is not inside another build's results folder",
       };
   }
-  const marker = readJson(join(dir, MARKER)) as Partial<Marker> | null;
+  const present = entriesOf(dir);
+  const moveAway =
+    `move ${name} out of results/ (medbench never replaces a folder it cannot prove it made; the next ` +
+    "build makes it again from the cache)";
+  const marker = existsSync(join(dir, MARKER)) ? readMarker(join(dir, MARKER)) : null;
   let made: string;
   let wrote: string[];
-  if (existsSync(join(dir, MARKER))) {
-    if (!marker || typeof marker.spec !== "string" || !Array.isArray(marker.files))
+  let builtWith: Record<string, unknown> | null;
+  if (typeof marker === "object" && marker !== null) {
+    if (marker.dir !== name)
       return {
-        message: `${name}/${MARKER} is not a marker medbench wrote, so it cannot tell what it owns there`,
-        fix: `move ${name} out of results/ (the next build makes it again from the cache)`,
+        message:
+          `${name}/${MARKER} was written for ${marker.dir}: a marker copied from another results folder ` +
+          "proves nothing here",
+        fix: moveAway,
       };
     made = marker.spec;
-    wrote = marker.files.map(String);
+    wrote = marker.files;
+    builtWith = marker.values;
+  } else if (typeof marker === "string" && marker !== "older") {
+    return {
+      message:
+        `${name}/${MARKER} is not the marker medbench wrote there (${marker}), so medbench cannot ` +
+        `tell what it owns in ${name}`,
+      fix: moveAway,
+    };
   } else {
-    const built = readJson(join(dir, "build.json")) as { spec?: unknown } | null;
+    consult(join(dir, "build.json"));
+    const built = readJson(join(dir, "build.json")) as BuiltRecord | null;
     if (typeof built?.spec !== "string")
       return {
-        message: `${name} exists, and medbench did not make it (it holds no ${MARKER})`,
+        message:
+          `${name} exists, and medbench did not make it ` +
+          (marker ? `(its ${MARKER} is not sealed, and it holds no build.json)` : `(it holds no ${MARKER})`),
         fix:
           `move ${name} out of results/ (medbench never replaces a folder it did not make), or choose a ` +
           "results.dir that names a new folder",
       };
     made = built.spec;
-    wrote = ["build.json", ...files];
+    wrote = ["build.json", MARKER, ...provenByBuild(dir, built, present.files, files)];
+    builtWith = typeof built.variables === "object" && built.variables !== null ? built.variables : null;
   }
   if (made !== spec)
     return {
       message: `${name} holds the results of ${made}, not of ${spec}`,
       fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
     };
+  for (const [variable, value] of Object.entries(values)) {
+    if (!builtWith || !(variable in builtWith)) continue;
+    const before = String(builtWith[variable] ?? "");
+    if (before !== value)
+      return {
+        message:
+          `${name} holds the results of ${variable}=${before}, not of ${variable}=${value}: the two values ` +
+          `name the same folder (results.dir makes a folder name of a value by replacing anything but ` +
+          "letters, digits, `.`, `_` and `-` by `_`)",
+        fix:
+          `choose another value of ${variable}, or a results.dir that keeps the two apart; or move ${name} ` +
+          `away if the results of ${variable}=${before} are no longer wanted`,
+      };
+  }
   const owned = new Set([...wrote, MARKER]);
-  const present = entriesOf(dir);
   const theirs = present.files.filter((f) => !owned.has(f));
   // A folder is the build's when a file it wrote lies in it; any other (an empty one too) is not.
   theirs.push(...present.folders.filter((f) => ![...owned].some((o) => o.startsWith(`${f}/`))));

@@ -23,7 +23,7 @@ import { resultSource, type SpecFile } from "../spec/load.js";
 import { stableJson } from "../util/json.js";
 import { staysInside } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
-import { fillResultsDir } from "../spec/results-dir.js";
+import { fillResultsDir, placeholderValues } from "../spec/results-dir.js";
 import { MARKER, markerText, ownershipProblem } from "./ownership.js";
 import { diagnosticAt } from "../spec/document.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
@@ -90,16 +90,25 @@ interface Wanted {
 function wanted(
   spec: SpecFile,
   project: Project,
+  dir: string,
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
 ): Wanted {
   const hashes = resultContents(spec, upstream);
+  const of = {
+    spec: projectPath(project, spec.path),
+    dir: projectPath(project, dir),
+    values: valuesOf(spec),
+  };
   return {
     hashes,
     buildJson: Buffer.from(buildRecord(spec, project, stages)),
-    marker: Buffer.from(markerText(projectPath(project, spec.path), [...hashes.keys(), "build.json"])),
+    marker: Buffer.from(markerText(of, [...hashes.keys(), "build.json"])),
   };
 }
+
+/** The values of the variables in results.dir, which the marker records (ownership.ts). */
+const valuesOf = (spec: SpecFile) => placeholderValues(spec.results!.dir, spec.variables);
 
 /** The files of a folder, relative, with forward slashes (an absent folder has none). */
 function listFiles(dir: string): string[] {
@@ -163,11 +172,8 @@ export interface ResultsOf {
 
 /** Why the results folder is not the one these stages make (empty when it is). For `status`. */
 export async function resultsDifferences(r: ResultsOf): Promise<string[]> {
-  return differences(
-    resultsDir(r.spec, r.project, r.suffix),
-    wanted(r.spec, r.project, r.upstream, r.stages),
-    r.cache,
-  );
+  const dir = resultsDir(r.spec, r.project, r.suffix);
+  return differences(dir, wanted(r.spec, r.project, dir, r.upstream, r.stages), r.cache);
 }
 
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
@@ -186,9 +192,10 @@ function sweepLeftovers(dir: string): void {
 export async function writeResults(r: ResultsOf): Promise<string> {
   const { spec, project, cache } = r;
   const dir = resultsDir(spec, project, r.suffix);
-  const want = wanted(spec, project, r.upstream, r.stages);
+  const want = wanted(spec, project, dir, r.upstream, r.stages);
   // Checked before any stage ran (checkResultsOwner); again here, just before the folder is replaced.
-  const problem = ownershipProblem(project, dir, projectPath(project, spec.path), [...want.hashes.keys()]);
+  const specKey = projectPath(project, spec.path);
+  const problem = ownershipProblem(project, dir, specKey, valuesOf(spec), [...want.hashes.keys()]);
   if (problem) throw new BuildFailure("results", problem.message, problem.fix);
   sweepLeftovers(dir);
   if ((await differences(dir, want, cache)).length === 0) return dir;
@@ -254,7 +261,8 @@ export function checkResultsOwner(spec: SpecFile, project: Project, suffixes: st
   if (!spec.results) return;
   const files = Object.keys(spec.results.files);
   for (const suffix of new Set(suffixes)) {
-    const problem = ownershipProblem(project, resultsDir(spec, project, suffix), specKey, files);
+    const dir = resultsDir(spec, project, suffix);
+    const problem = ownershipProblem(project, dir, specKey, valuesOf(spec), files);
     if (problem)
       throw new DiagnosticError([diagnosticAt(spec.src, "/results/dir", problem.message, problem.fix)]);
   }

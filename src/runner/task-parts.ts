@@ -46,6 +46,23 @@ function declaredSource(parts: TaskParts, part: TaskPart): string | undefined {
   return typeof b === "string" ? b : b?.[part.slice("baseline ".length)];
 }
 
+/** The field of `parts` that declares a part, as a person reads it (`parts.score`, `parts.baselines.x`). */
+function fieldOf(parts: TaskParts, part: TaskPart): string {
+  if (!part.startsWith("baseline ")) return `parts.${part}`;
+  return typeof parts.baselines === "string"
+    ? "parts.baselines"
+    : `parts.baselines.${part.slice("baseline ".length)}`;
+}
+
+/** A source of the task folder: a relative path of plain names, `/` separated (no absolute path, no `..`,
+ *  `.` or empty part, no backslash). A module outside the folder, even one the task loads, would key a
+ *  stage on another folder's compiled copy (for a task of the user's repository, a stale one). */
+const inFolder = (source: unknown): boolean =>
+  typeof source === "string" &&
+  !/^([A-Za-z]:|\/)/.test(source) &&
+  !source.includes("\\") &&
+  source.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..");
+
 /** Every part the task declares. */
 function declaredParts(task: TaskModule): TaskPart[] {
   const parts = task.parts ?? {};
@@ -95,6 +112,13 @@ export function taskBindings(
         problems.push(`parts.baselines names ${name}, which is no built-in model`);
   for (const part of declaredParts(module)) {
     const source = declaredSource(declared, part)!;
+    if (!inFolder(source)) {
+      problems.push(
+        `${fieldOf(declared, part)} names ${source}, which is not a source file inside the task's folder ` +
+          "(write its path from the folder, e.g. scorer.ts: no absolute path, no `..`)",
+      );
+      continue;
+    }
     const file = join(compiledDir, source.replace(/\.[cm]?ts$/, ".js"));
     const loaded = require.cache[join(root, file)];
     if (!loaded) {

@@ -15,11 +15,11 @@ import {
   rmSync,
   writeFileSync,
 } from "../util/builtins.js";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, posix, relative, resolve } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { consult } from "../util/consulted.js";
-import { filesUnder } from "./code.js";
+import { filesUnder, importsIn, moduleFacts } from "./code.js";
 import { factsOf } from "./code-memo.js";
 import { installRoot } from "../util/paths.js";
 import { readSealed, sealed, warnDiscarded } from "../util/sealed.js";
@@ -94,10 +94,18 @@ function readManifest(file: string): CompiledManifest | null {
   }
 }
 
+interface Source {
+  abs: string;
+  /** Relative to the task folder, with `/`. */
+  rel: string;
+}
+
 /** Compiles the task's sources whose sha256 changed (or all, for another compiler); removes the outputs of
- *  removed sources. A syntax error is the user's: file:line:column, nothing written for that build. */
+ *  removed sources. A syntax error is the user's: file:line:column, nothing written for that build; so is an
+ *  import of a file outside the task folder (refuseForeignImports). */
+
 export function compileUserTask(task: UserTask): void {
-  const sources = filesUnder(task.source)
+  const sources: Source[] = filesUnder(task.source)
     .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
     .map((f) => ({ abs: f, rel: relative(task.source, f).split("\\").join("/") }));
   const hashes = Object.fromEntries(
@@ -127,7 +135,10 @@ export function compileUserTask(task: UserTask): void {
       outputHash(jsName(s.rel)) !== before.outputs[jsName(s.rel)],
   );
   const removed = Object.keys(before.sources).filter((rel) => !(rel in hashes));
-  if (!stale.length && !removed.length && before.compiler === compiler) return;
+  if (!stale.length && !removed.length && before.compiler === compiler) {
+    refuseForeignImports(task, sources, new Map());
+    return;
+  }
   const ts = require("typescript") as typeof import("typescript");
   const outputs: [string, string][] = [];
   const problems: Diagnostic[] = [];
@@ -155,6 +166,7 @@ export function compileUserTask(task: UserTask): void {
     outputs.push([jsName(s.rel), out.outputText]);
   }
   if (problems.length) throw new DiagnosticError(problems);
+  refuseForeignImports(task, sources, new Map(outputs));
   // Node reads the compiled tree as CommonJS whatever the user's package.json says.
   put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
   for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
@@ -168,6 +180,57 @@ export function compileUserTask(task: UserTask): void {
 }
 
 const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
+
+/**
+ * A task's modules import only sources of its own folder: a stage's key holds the task folder's code, and
+ * the compiled modules are the folder's alone, so an import of `../shared/x.js` or `../other-task/y.js` would
+ * run code no key holds (an edit there reruns nothing) or another task's compiled copy, stale or missing.
+ * Refused where the import is written (file:line:column). `fresh`: the modules just compiled, by compiled
+ * name; the others are read from the compiled folder (through the code memo: a no-op build reads none).
+ */
+function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<string, string>): void {
+  const known = new Set(sources.map((s) => s.rel));
+  const folder = relative(task.root, task.source).split("\\").join("/");
+  const problems: Diagnostic[] = [];
+  for (const s of sources) {
+    const js = jsName(s.rel);
+    const text = fresh.get(js);
+    const imports = text !== undefined ? importsIn(text) : moduleFacts(join(task.compiled, js)).imports;
+    for (const spec of new Set(imports)) {
+      if (!spec.startsWith(".")) continue; // a package: keyed by the version the repository pins
+      const target = posix.normalize(posix.join(posix.dirname(s.rel), spec));
+      const outside = target === ".." || target.startsWith("../");
+      const candidates = target.endsWith(".js")
+        ? [target.replace(/\.js$/, ".ts")]
+        : [`${target}.ts`, `${target}/index.ts`];
+      if (!outside && candidates.some((c) => known.has(c))) continue;
+      problems.push({
+        file: relative(process.cwd(), s.abs) || s.abs,
+        ...placeOf(readFileSync(s.abs, "utf8"), spec),
+        message: outside
+          ? `imports ${spec}, outside the task's folder ${folder}/: medbench compiles and keys only the ` +
+            "folder's own code, so an edit there would rerun nothing"
+          : `imports ${spec}, which is no .ts file of ${folder}/ (medbench compiles only the folder's ` +
+            ".ts files, not through links)",
+        fix: outside
+          ? `copy what it needs into ${folder}/ and import it from there (or make it a package the ` +
+            "repository installs)"
+          : "import a source of the task folder by its compiled name (./x.js for x.ts)",
+      });
+    }
+  }
+  if (problems.length) throw new DiagnosticError(problems);
+}
+
+/** Where a module name is written in a source (its first quoted occurrence), 1-based. */
+function placeOf(text: string, spec: string): { line?: number; column?: number } {
+  const at = Math.min(
+    ...['"', "'", "`"].map((q) => text.indexOf(`${q}${spec}${q}`)).map((i) => (i < 0 ? Infinity : i)),
+  );
+  if (at === Infinity) return {};
+  const before = text.slice(0, at).split("\n");
+  return { line: before.length, column: before.at(-1)!.length + 1 };
+}
 
 /** The compiled folders are medbench's own, under its cache: one that is a link (to anywhere) is refused
  *  rather than written or cleaned through. The cache folder itself may be a link (to another disk). */

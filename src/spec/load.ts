@@ -17,7 +17,7 @@ import { writeFileAtomic } from "../runner/fsutil.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { checkSchema, schemaIdentity, SPEC_SCHEMA } from "./schema.js";
 import { consult } from "../util/consulted.js";
-import { fillResultsDir } from "./results-dir.js";
+import { fillable, fillResultsDir } from "./results-dir.js";
 
 import { sealed, unseal } from "../util/sealed.js";
 
@@ -240,7 +240,11 @@ function loadSpecFrom(a: {
     }),
   }));
   if (value.results)
-    diagnostics.push(...resultsPathDiagnostics(source, value.results, value.slug, variables));
+    diagnostics.push(
+      ...resultsPathDiagnostics(source, value.results, value.slug, variables, (name) =>
+        overrides[name] !== undefined && overrides[name] !== null ? file : null,
+      ),
+    );
   if (diagnostics.length) throw new DiagnosticError(diagnostics);
   return {
     get src() {
@@ -315,18 +319,68 @@ export function lookupPointer(root: Json, pointer: string): Json | undefined {
   return node;
 }
 
+/** The option that sets a variable on the command line (src/cli/options.ts). */
+const OPTION_OF: Record<string, string> = {
+  model: "--model",
+  judges: "--judge",
+  subset: "--subset",
+  limit: "--limit",
+  configurations: "--configurations",
+};
+
+/** A variable of results.dir whose value is a list or a map: at the variable's value in the spec, or named
+ *  with the option that set it (`given`: the spec file, when the command line set it). */
+function unfillable(
+  source: () => SourceDoc,
+  template: string,
+  variables: Record<string, Json>,
+  given: (name: string) => string | null,
+): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [, name] of template.matchAll(/\{([^{}]*)\}/g)) {
+    const value = variables[name!];
+    if (name === "slug" || fillable(value)) continue;
+    const what = Array.isArray(value) ? "a list" : "a map";
+    const fix =
+      `give ${name} a plain value (a name or a number, e.g. --var ${name}=run1), ` +
+      `or leave {${name}} out of results.dir`;
+    const file = given(name!);
+    const option = OPTION_OF[name!] ?? `--var ${name}=…`;
+    if (file)
+      out.push({
+        file,
+        message:
+          `results.dir ${template}: {${name}} would be filled from ${what}, given by ${option} ` +
+          `(${JSON.stringify(value)}), which names no folder`,
+        fix,
+      });
+    else
+      out.push(
+        diagnosticAt(
+          source(),
+          `/variables/${escapePointer(name!)}`,
+          `variable ${name} is ${what}, and fills {${name}} of results.dir ${template}: ` +
+            `${what} names no folder`,
+          fix,
+        ),
+      );
+  }
+  return out;
+}
+
 /** Results are written inside the project's results/ (results-dir.ts), each file in its results folder. */
 function resultsPathDiagnostics(
   source: () => SourceDoc,
   results: { dir: string; files: Record<string, string> },
   slug: string,
   variables: Record<string, Json>,
+  given: (name: string) => string | null,
 ): Diagnostic[] {
   const escapes = (p: string) => isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.split(/[\\/]/).includes("..");
-  const out: Diagnostic[] = [];
+  const out: Diagnostic[] = unfillable(source, results.dir, variables, given);
   const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
   const dir = fillResultsDir(results.dir, slug, variables);
-  if ("message" in dir) out.push(diagnosticAt(source(), "/results/dir", dir.message, dir.fix));
+  if ("message" in dir && !out.length) out.push(diagnosticAt(source(), "/results/dir", dir.message, dir.fix));
   for (const name of Object.keys(results.files))
     if (escapes(name) || name.trim() === "")
       out.push(

@@ -20,6 +20,23 @@ const PLACEHOLDER = /\{([^{}]*)\}/g;
  *  value never adds a folder level (`medbench/prior` -> `medbench_prior`). */
 const component = (v: Json | undefined) => String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
 
+/** Whether a value can fill a placeholder: a list or a map has no name of its own (it would fill as
+ *  `[object Object]` or `a,b`). */
+export const fillable = (v: Json | undefined): boolean =>
+  v === null || v === undefined || typeof v !== "object";
+
+/**
+ * The values the variables in results.dir fill it with, as text (what a folder name is made of): recorded in
+ * the results folder's marker, so that two values that fill the folder alike (`a/b` and `a_b`, both `a_b`)
+ * never share it (src/runner/ownership.ts). The slug is the spec's own, which the marker names.
+ */
+export function placeholderValues(template: string, variables: Record<string, Json>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [, name] of template.matchAll(PLACEHOLDER))
+    if (name !== "slug" && name! in variables) out[name!] = String(variables[name!] ?? "");
+  return out;
+}
+
 /** results.dir filled with the slug and the variables: the folder (relative to the project, `/` separated),
  *  or why it is refused. */
 export function fillResultsDir(
@@ -48,6 +65,14 @@ export function fillResultsDir(
     };
   for (const [, name] of template.matchAll(PLACEHOLDER)) {
     const value = name === "slug" ? slug : variables[name!];
+    if (!fillable(value))
+      return {
+        message:
+          `results.dir ${template}: {${name}} would be filled from ` +
+          `${Array.isArray(value) ? "a list" : "a map"} ` +
+          `(the variable ${name} is ${JSON.stringify(value)}), which names no folder`,
+        fix: `give ${name} a plain value (a name or a number, e.g. --var ${name}=run1)`,
+      };
     const filled = component(value);
     if (filled === "" || filled === "." || filled === "..")
       return {
