@@ -108,11 +108,21 @@ describe("bad input", () => {
     expect(r.stderr).toMatch(/sums\.yaml:1:21: the file is not valid UTF-8/);
   });
 
-  it("an input path that escapes the project", async () => {
-    const err = await refused((t) =>
-      t.replace("{ file: specs/sums/prompts/user.txt }", "{ file: ../../etc/passwd }"),
-    );
-    expect(err).toMatch(/input file path \.\.\/\.\.\/etc\/passwd escapes/);
+  it("an input path that escapes the project, refused at its place before any stage runs", async () => {
+    // A project that never built: a download stage that ran first would leave a cache behind.
+    const fresh = new Project(SUMS_SPECS);
+    try {
+      for (const file of ["../../etc/passwd", "/etc/passwd"]) {
+        const err = await fresh.refuses(
+          (t) => t.replace("{ file: specs/sums/prompts/user.txt }", `{ file: ${file} }`),
+          { file: SPEC },
+        );
+        expect(err).toMatch(/sums\.yaml:\d+:\d+: .*input file \S*etc\/passwd is outside the project/);
+        expect(fresh.exists("cache")).toBe(false);
+      }
+    } finally {
+      fresh.remove();
+    }
   });
 
   it("a sample dir that escapes the project", async () => {

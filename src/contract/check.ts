@@ -10,6 +10,7 @@ import type { TaskModule } from "./task.js";
 import type { InputDecl, ParamDecl, ParamDecls } from "./declarations.js";
 import { checkValue } from "./params.js";
 import { REDACTED } from "../model/redact.js";
+import { staysInside } from "../util/paths.js";
 
 /** The parameters a stage of this kind takes: the kind's own and the task's for that kind. */
 export function paramsOf(kind: StageKind, task: TaskModule | null): ParamDecls {
@@ -85,6 +86,16 @@ function checkInputs(
     if (decl.file) {
       if (!("file" in ref))
         out.push(diagnosticAt(spec.src, where, `input \`${name}\` is a file`, `write { file: PATH }`));
+      else if (!staysInside("/project", ref.file))
+        // Refused before anything runs; a link out of the project is found when the file is hashed.
+        out.push(
+          diagnosticAt(
+            spec.src,
+            `${where}/file`,
+            `input file ${ref.file} is outside the project`,
+            "name a file inside the project, relative to its root (copy the file in if need be)",
+          ),
+        );
       continue;
     }
     if (!("stage" in ref)) {
