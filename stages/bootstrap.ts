@@ -59,28 +59,34 @@ function metricEntry(
 type Scored = { metrics: MetricRows[]; paired: PairedRows[] };
 type Procedures = Pick<
   typeof import("../src/stats/intervals.js"),
-  "bootstrapCi" | "pairedComparison" | "statisticCi"
+  "bootstrapCiPlan" | "pairedComparison" | "statisticCiPlan" | "runPlans"
 >;
 
-/** Every metric's interval and every paired comparison of one scored block. */
-function intervalsOf(
+/** Every metric's interval and every paired comparison of one scored block. The metrics' intervals are
+ *  planned first and drawn by runPlans: the draws one metric at a time would see, made once for all of them
+ *  (exported for tests/task-complexity.test.ts). */
+export function intervalsOf(
   scored: Scored,
   statistics: Record<string, Statistic> | undefined,
   p: Params,
-  { bootstrapCi, pairedComparison, statisticCi }: Procedures,
+  { bootstrapCiPlan, pairedComparison, statisticCiPlan, runPlans }: Procedures,
 ): { metrics: Record<string, Json>; paired: Record<string, Json> } {
-  const metrics: Record<string, Json> = {};
+  const entries: [string, () => Json][] = [];
+  const plans: { g: number; each(idx: Int32Array): void }[] = [];
   for (const m of scored.metrics) {
     if (m.rows.length === 0) {
-      metrics[m.name] = {
-        label: m.label,
-        unit: m.unit ?? "proportion",
-        n: 0,
-        value: null,
-        lo: null,
-        hi: null,
-        ci_method: "none",
-      };
+      entries.push([
+        m.name,
+        () => ({
+          label: m.label,
+          unit: m.unit ?? "proportion",
+          n: 0,
+          value: null,
+          lo: null,
+          hi: null,
+          ci_method: "none",
+        }),
+      ]);
       continue;
     }
     if (m.statistic !== undefined && m.statistic !== "mean") {
@@ -91,20 +97,27 @@ function intervalsOf(
           `define it in the task's \`statistics\` ` +
             `(known: ${Object.keys(statistics ?? {}).join(", ") || "none"})`,
         );
-      const ci = statisticCi(m.rows, statistic, {
+      const plan = statisticCiPlan(m.rows, statistic, {
         resamples: p.resamples,
         seed: p.seed,
         rng: p.rng,
         level: p.level,
       });
-      metrics[m.name] = {
-        ...metricEntry(m, ci),
-        statistic: m.statistic,
-        ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
-      };
+      plans.push(plan);
+      entries.push([
+        m.name,
+        () => {
+          const ci = plan.done();
+          return {
+            ...metricEntry(m, ci),
+            statistic: m.statistic!,
+            ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
+          };
+        },
+      ]);
       continue;
     }
-    const ci = bootstrapCi(
+    const plan = bootstrapCiPlan(
       m.rows.map((r) => ({ value: r.value, cluster: r.cluster })),
       {
         resamples: p.resamples,
@@ -114,8 +127,12 @@ function intervalsOf(
         fallback: m.ciFallback !== "none",
       },
     );
-    metrics[m.name] = metricEntry(m, ci);
+    plans.push(plan);
+    entries.push([m.name, () => metricEntry(m, plan.done())]);
   }
+  runPlans(plans, p);
+  const metrics: Record<string, Json> = {};
+  for (const [name, entry] of entries) metrics[name] = entry();
   const paired: Record<string, Json> = {};
   const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
   for (const c of scored.paired) {
@@ -191,7 +208,7 @@ export const bootstrap: StageKind = {
     };
   },
   async run(ctx) {
-    const { bootstrapCi, pairedComparison, statisticCi } = await import("../src/stats/intervals.js");
+    const procedures = await import("../src/stats/intervals.js");
     const p = ctx.params as unknown as Params;
     const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as Scored & {
       headline?: string;
@@ -213,17 +230,13 @@ export const bootstrap: StageKind = {
           sample?: string;
         })
       : null;
-    const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, {
-      bootstrapCi,
-      pairedComparison,
-      statisticCi,
-    });
+    const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, procedures);
     // More than one request configuration: each one's metrics, and each metric's mean and SD over them.
     const perConfiguration = scored.configurations
       ? Object.fromEntries(
           Object.entries(scored.configurations).map(([name, c]) => [
             name,
-            intervalsOf(c, ctx.task.statistics, p, { bootstrapCi, pairedComparison, statisticCi }) as Json,
+            intervalsOf(c, ctx.task.statistics, p, procedures) as Json,
           ]),
         )
       : null;

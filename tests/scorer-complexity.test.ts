@@ -1,55 +1,14 @@
 // Every task's scorer grows linearly with the run (issue 29): no term compares every item with every other.
-// No clock: the check counts the elements the scorer walks through Array methods (filter, some, map, ...)
-// on a synthetic run of n items and of 8n items. A linear scorer walks about 8 times as many; one that
-// calls `b.some(...)` inside an `a.filter(...)` walks about 64 times as many.
-import { afterEach, describe, expect, it } from "vitest";
+// No clock: the check counts the elements the scorer walks (tests/walked.ts: Array methods such as filter,
+// some, map, Object.keys, typed arrays made) on a synthetic run of n items and of 8n items. A linear scorer
+// walks about 8 times as many; one that calls `b.some(...)` inside an `a.filter(...)` about 64 times as many.
+import { describe, expect, it } from "vitest";
+import { walked } from "./walked.js";
 import type { ParsedReply, ReplyRecord, ScoreInput, TaskModule, TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
 import { task as voiceCommand } from "../tasks/voice-command/index.js";
 import { task as mtsamples } from "../tasks/mtsamples/index.js";
 import { task as noteErrors } from "../tasks/note-errors/index.js";
-
-const WALKERS = [
-  "filter",
-  "some",
-  "every",
-  "map",
-  "flatMap",
-  "forEach",
-  "find",
-  "findIndex",
-  "reduce",
-  "includes",
-  "indexOf",
-] as const;
-type Walker = (typeof WALKERS)[number];
-const originals = new Map<Walker, (...args: unknown[]) => unknown>();
-
-/** Elements walked by Array methods while `f` runs (each call counts the array's length). */
-function walked(f: () => void): number {
-  let count = 0;
-  const proto = Array.prototype as unknown as Record<Walker, (...args: unknown[]) => unknown>;
-  for (const name of WALKERS) {
-    const original = proto[name];
-    originals.set(name, original);
-    proto[name] = function (this: unknown[], ...args: unknown[]) {
-      count += this.length;
-      return original.apply(this, args);
-    };
-  }
-  try {
-    f();
-  } finally {
-    restore();
-  }
-  return count;
-}
-function restore() {
-  const proto = Array.prototype as unknown as Record<Walker, (...args: unknown[]) => unknown>;
-  for (const [name, original] of originals) proto[name] = original;
-  originals.clear();
-}
-afterEach(restore);
 
 const reply = (id: string, text: string): ReplyRecord =>
   ({

@@ -470,6 +470,9 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
     }
     const hashOf = (out?: string): string => {
       const hashes = upstream.get(ref.stage) ?? {};
+      // A named output is looked up, not found by listing the outputs: a release of 20,000 files is read
+      // file by file, and listing its names on every read made reading it quadratic (issue 29).
+      if (out !== undefined && out in hashes) return hashes[out]!;
       const names = Object.keys(hashes);
       const chosen = out ?? (names.length === 1 ? names[0] : undefined);
       if (chosen === undefined || !(chosen in hashes))

@@ -144,6 +144,64 @@ export interface CiResult {
 }
 
 export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
+  const plan = bootstrapCiPlan(rows, o);
+  runPlans([plan], o);
+  return plan.done();
+}
+
+/** One interval's share of a pass over the resamples: the clusters it draws from (0: it draws nothing), what
+ *  it does with each resample's drawn indices (a view, valid only during the call) and its result after. */
+export interface ResamplePlan<T> {
+  g: number;
+  each(idx: Int32Array): void;
+  done(): T;
+}
+
+/**
+ * Runs intervals that draw with the same generator, seed and number of resamples, drawing once per number of
+ * clusters: the draws depend on nothing else, so each plan sees exactly the draws it would see alone, in the
+ * same order. A run's many metrics over the same units used to draw them again each once they no longer
+ * fitted the kept draws (DRAWS_KEPT), which doubled the bootstrap's time per item past about 4,000 units
+ * (issue 29). Draws that do not fit are made once, a chunk of resamples at a time, and every plan takes the
+ * whole chunk before the next plan does (one metric's rows stay in the CPU's caches; taking turns per
+ * resample made it several times slower).
+ */
+export function runPlans(
+  plans: Pick<ResamplePlan<unknown>, "g" | "each">[],
+  o: Pick<CiOptions, "rng" | "seed" | "resamples">,
+): void {
+  const byClusters = new Map<number, Pick<ResamplePlan<unknown>, "each">[]>();
+  for (const plan of plans) {
+    if (plan.g === 0) continue;
+    const same = byClusters.get(plan.g);
+    if (same) same.push(plan);
+    else byClusters.set(plan.g, [plan]);
+  }
+  for (const [g, same] of byClusters) {
+    if (o.resamples * g <= DRAWS_KEPT) {
+      // drawn by the first plan and kept: the others are served from them
+      for (const plan of same) drawResamples(o.rng, o.seed, o.resamples, g, plan.each);
+      continue;
+    }
+    const per = Math.max(1, Math.floor(CHUNK / g));
+    const chunk = new Int32Array(per * g);
+    let filled = 0;
+    const flush = () => {
+      for (const plan of same) for (let b = 0; b < filled; b++) plan.each(chunk.subarray(b * g, (b + 1) * g));
+      filled = 0;
+    };
+    drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
+      chunk.set(idx, filled * g);
+      if (++filled === per) flush();
+    });
+    flush();
+  }
+}
+/** Indices per chunk of draws shared by plans whose draws are not kept (4 MB). */
+const CHUNK = 1_000_000;
+
+/** bootstrapCi as a plan (runPlans draws for it). */
+export function bootstrapCiPlan(rows: Row[], o: CiOptions): ResamplePlan<CiResult> {
   if (rows.length === 0) throw new Error("no rows to estimate an interval from");
   const values = rows.map((r) => r.value);
   const { order, sums, counts } = clustersOf(rows);
@@ -152,32 +210,35 @@ export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
   const point = seqSum(values) / values.length;
   const boot = new Float64Array(o.resamples);
   let b = 0;
-  drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
+  const each = (idx: Int32Array) => {
     let num = 0,
       den = 0;
     for (let i = 0; i < g; i++) num += s[idx[i]!]!;
     for (let i = 0; i < g; i++) den += counts[idx[i]!]!;
     boot[b++] = num / den;
-  });
-  let lo = percentile(boot, (100 * (1 - o.level)) / 2);
-  let hi = percentile(boot, (100 * (1 + o.level)) / 2);
-  let method: CiResult["method"] = "bootstrap";
-  if ((o.fallback ?? true) && (point === 0 || point === 1 || lo === hi)) {
-    method = "clopper-pearson";
-    [lo, hi] = clopperPearson(Math.floor(point * g + 0.5), g, o.level);
-  }
-  return {
-    n: rows.length,
-    clusters: g,
-    point,
-    lo,
-    hi,
-    method,
-    rng: o.rng,
-    seed: o.seed,
-    resamples: o.resamples,
-    level: o.level,
   };
+  const done = (): CiResult => {
+    let lo = percentile(boot, (100 * (1 - o.level)) / 2);
+    let hi = percentile(boot, (100 * (1 + o.level)) / 2);
+    let method: CiResult["method"] = "bootstrap";
+    if ((o.fallback ?? true) && (point === 0 || point === 1 || lo === hi)) {
+      method = "clopper-pearson";
+      [lo, hi] = clopperPearson(Math.floor(point * g + 0.5), g, o.level);
+    }
+    return {
+      n: rows.length,
+      clusters: g,
+      point,
+      lo,
+      hi,
+      method,
+      rng: o.rng,
+      seed: o.seed,
+      resamples: o.resamples,
+      level: o.level,
+    };
+  };
+  return { g, each, done };
 }
 
 export interface PairedResult {
@@ -301,6 +362,17 @@ export function statisticCi<R extends Row>(
   statistic: (rows: readonly R[]) => number | null,
   o: CiOptions,
 ): StatisticCiResult {
+  const plan = statisticCiPlan(rows, statistic, o);
+  runPlans([plan], o);
+  return plan.done();
+}
+
+/** statisticCi as a plan (runPlans draws for it; nothing to draw when there is no point estimate). */
+export function statisticCiPlan<R extends Row>(
+  rows: R[],
+  statistic: (rows: readonly R[]) => number | null,
+  o: CiOptions,
+): ResamplePlan<StatisticCiResult> {
   const { order } = clustersOf(rows);
   const index = new Map(order.map((id, i) => [id, i]));
   const members: R[][] = order.map(() => []);
@@ -309,26 +381,28 @@ export function statisticCi<R extends Row>(
   const point = rows.length ? statistic(rows) : null;
   const boot: number[] = [];
   let undef = 0;
-  if (g > 0 && point !== null)
-    drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
-      const drawn: R[] = [];
-      for (let i = 0; i < g; i++) for (const r of members[idx[i]!]!) drawn.push(r);
-      const v = statistic(drawn);
-      if (v === null || Number.isNaN(v)) undef++;
-      else boot.push(v);
-    });
-  const ok = boot.length > 0;
-  return {
-    n: rows.length,
-    clusters: g,
-    point,
-    lo: ok ? percentile(boot, (100 * (1 - o.level)) / 2) : null,
-    hi: ok ? percentile(boot, (100 * (1 + o.level)) / 2) : null,
-    method: ok ? "bootstrap" : "none",
-    undefined_resamples: undef,
-    rng: o.rng,
-    seed: o.seed,
-    resamples: o.resamples,
-    level: o.level,
+  const each = (idx: Int32Array) => {
+    const drawn: R[] = [];
+    for (let i = 0; i < g; i++) for (const r of members[idx[i]!]!) drawn.push(r);
+    const v = statistic(drawn);
+    if (v === null || Number.isNaN(v)) undef++;
+    else boot.push(v);
   };
+  const done = (): StatisticCiResult => {
+    const ok = boot.length > 0;
+    return {
+      n: rows.length,
+      clusters: g,
+      point,
+      lo: ok ? percentile(boot, (100 * (1 - o.level)) / 2) : null,
+      hi: ok ? percentile(boot, (100 * (1 + o.level)) / 2) : null,
+      method: ok ? "bootstrap" : "none",
+      undefined_resamples: undef,
+      rng: o.rng,
+      seed: o.seed,
+      resamples: o.resamples,
+      level: o.level,
+    };
+  };
+  return { g: g > 0 && point !== null ? g : 0, each, done };
 }
