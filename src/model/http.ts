@@ -2,16 +2,10 @@
 // across requests (issue 16: fetch reached about a quarter of node:http's requests per second). A try has
 // one timer for its whole limit (connect, send, wait, read) and the socket the same idle timeout, so a
 // server that accepts and never answers, or stalls mid-body, frees its socket in either case.
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type RequestOptions,
-} from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
-import { urlToHttpOptions } from "node:url";
 
 export interface HttpReply {
   status: number;
@@ -62,18 +56,31 @@ export function agentFor(route: PoolKey): HttpAgent {
   return agent;
 }
 
-/** Where a route's requests go, prepared once per route: node:http's options and the fixed headers. The
- *  URL's userinfo, if any, is in `auth`, as node:http takes it from a URL (the registry refuses one). */
-export type Target = Pick<RequestOptions, "hostname" | "port" | "path" | "auth"> & {
+/** Where a route's requests go, prepared once per route: node:http's options and the fixed headers. */
+export interface Target {
   https: boolean;
+  hostname: string;
+  port: string;
+  path: string;
+  /** user:password of the URL's userinfo, as node:http takes it from a URL (the registry refuses one). */
+  auth?: string;
   headers: Record<string, string>;
   agent: HttpAgent;
-};
+}
 
-/** The URL as node:http's own options (urlToHttpOptions: an IPv6 literal unbracketed, userinfo decoded). */
 export function targetOf(url: URL, headers: Record<string, string>, agent: HttpAgent): Target {
-  const { hostname, port, path, auth } = urlToHttpOptions(url);
-  return { https: url.protocol === "https:", hostname, port, path, auth, headers, agent };
+  return {
+    https: url.protocol === "https:",
+    // node:http wants an IPv6 literal without its brackets (as its own urlToHttpOptions gives it)
+    hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port,
+    path: url.pathname + url.search,
+    ...(url.username || url.password
+      ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
+      : {}),
+    headers,
+    agent,
+  };
 }
 
 // The tries in flight per signal, ended by one listener on it: a listener added and removed per request
