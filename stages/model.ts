@@ -184,6 +184,7 @@ async function runRoute(
   const breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
+  const answered = new Set<string>(); // keys whose reply this run stored
   const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
   let done = 0,
     errors = 0,
@@ -218,6 +219,9 @@ async function runRoute(
         break;
       }
       let memo: MemoReply | null = ctx.options.refresh ? null : recall(await ctx.memo.get(ns, key));
+      // An identical body's reply may have been stored while this one's memo was read (a remote read takes
+      // long): take it from the memo, which has it here now, rather than send the body a second time.
+      if (!memo && answered.has(key)) memo = recall(await ctx.memo.get(ns, key));
       if (!memo) {
         // Identical bodies in one run (the same utterance in two subsets) share one call.
         let call = inflight.get(key);
@@ -252,6 +256,7 @@ async function runRoute(
         }
         memo = memoReply(outcome);
         ctx.memo.put(ns, key, JSON.stringify(memo)); // stored the moment it arrives
+        if (!ctx.options.refresh) answered.add(key);
         // A later identical body finds it in the memo now: the call's reply need not be held for it
         // (unless --refresh, which reads no memo: then the call is shared for the whole run).
         if (!ctx.options.refresh) inflight.delete(key);
