@@ -3,24 +3,12 @@
 // some, map, Object.keys, typed arrays made) on a synthetic run of n items and of 8n items. A linear scorer
 // walks about 8 times as many; one that calls `b.some(...)` inside an `a.filter(...)` about 64 times as many.
 import { describe, expect, it } from "vitest";
-import { walked } from "./walked.js";
+import { syntheticReply as reply, walked } from "./walked.js";
 import type { ParsedReply, ReplyRecord, ScoreInput, TaskModule, TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
 import { task as voiceCommand } from "../tasks/voice-command/index.js";
 import { task as mtsamples } from "../tasks/mtsamples/index.js";
 import { task as noteErrors } from "../tasks/note-errors/index.js";
-
-const reply = (id: string, text: string): ReplyRecord =>
-  ({
-    id,
-    request_sha256: null,
-    format: "none",
-    text,
-    error: null,
-    finish_reason: "stop",
-    reasoning: false,
-    think: false,
-  }) as ReplyRecord;
 
 /** A voice-command run of n commands per subset: clean, both ASR subsets (the same ids) and overheard. */
 function voiceRun(n: number): ScoreInput {

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO } from "./helpers.js";
-import { walked, type Counted } from "./walked.js";
-import type { ReleaseFiles, ReplyRecord, TaskModule, TaskRequest } from "../tasks/task.js";
+import { syntheticReply as reply, walked, type Counted } from "./walked.js";
+import type { ReleaseFiles, TaskModule, TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
 import { Cache } from "../src/runner/cache.js";
 import { stageContext, type BuildScope } from "../src/runner/executor.js";
@@ -54,17 +54,6 @@ function runnerRelease(files: Record<string, string>): ReleaseFiles {
   return releaseFiles(stageContext(decl, scope, []).inputs.release);
 }
 
-const reply = (id: string, text: string): ReplyRecord =>
-  ({
-    id,
-    request_sha256: null,
-    format: "none",
-    text,
-    error: null,
-    finish_reason: "stop",
-    reasoning: false,
-    think: false,
-  }) as ReplyRecord;
 const baseline = (task: TaskModule, name: string) => task.baselines[name]!;
 
 /** A part's run on n items: the input is made first (not counted), then what it returns is counted. */

@@ -1,8 +1,10 @@
 // A clock-free measure of how much a piece of code walks (issue 29): the elements it goes through with Array
-// methods (filter, some, map, includes, ...) and Array.from, with Object.keys / entries / values (each call counts the
-// names it lists), and in typed arrays it creates (each `new Float64Array(n)`, `Float64Array.from(xs)` counts
-// its length: a numeric solver's steps). Run on n and 8n items, a linear part walks about 8 times as much, one
-// with a term in n² about 64 times.
+// methods (filter, some, map, includes, ...) and Array.from, with Object.keys / entries / values (each call
+// counts the names it lists), and in typed arrays it creates (each `new Float64Array(n)` or
+// `Float64Array.from(xs)` counts its length: a numeric solver's steps). Run on n and 8n items, a linear part
+// walks about 8 times as much, one with a term in n² about 64 times.
+import type { ReplyRecord } from "../tasks/task.js";
+
 const WALKERS = [
   "filter",
   "some",
@@ -99,3 +101,16 @@ export function walked(f: () => void, more: Counted[] = []): number {
   }
   return count;
 }
+
+/** A model's reply as the complexity tests' synthetic runs give it to a parser or scorer. */
+export const syntheticReply = (id: string, text: string): ReplyRecord =>
+  ({
+    id,
+    request_sha256: null,
+    format: "none",
+    text,
+    error: null,
+    finish_reason: "stop",
+    reasoning: false,
+    think: false,
+  }) as ReplyRecord;
