@@ -2,6 +2,7 @@
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
 import { sortKeys, sortedJson, stableJson, type Json } from "../src/util/json.js";
+import { bodyJson, fixedPart } from "../src/model/body-json.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
@@ -38,6 +39,7 @@ export interface Params {
 }
 
 function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<string, Json> {
+  if (isEmpty(b)) return a; // most routes add nothing: no copy of every body (issue 29)
   const out: Record<string, Json> = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
@@ -47,14 +49,19 @@ function deepMerge(a: Record<string, Json>, b: Record<string, Json>): Record<str
 }
 const isObj = (v: unknown): v is Record<string, Json> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}
 
-// A task's schema is one object shared by all its requests (records keep it once): its sorted copy is made
-// once, not by the sorted serialisation of every body (issue 29). Same JSON, so the same bytes and keys.
+// A task's schema is one object shared by all its requests (records keep it once): its sorted, frozen copy
+// is made once, and its JSON with it, not by the serialisation of every body (issue 29). Same JSON, so the
+// same bytes and keys.
 const sortedSchemas = new WeakMap<object, Json>();
 function sortedSchema(schema: Json): Json {
   if (schema === null || typeof schema !== "object") return schema;
   let sorted = sortedSchemas.get(schema);
-  if (sorted === undefined) sortedSchemas.set(schema, (sorted = sortKeys(schema) as Json));
+  if (sorted === undefined) sortedSchemas.set(schema, (sorted = fixedPart(sortKeys(schema) as Json)));
   return sorted;
 }
 
@@ -114,11 +121,12 @@ export function requestKey(route: Route, body: Json): string {
 }
 
 /**
- * The body as sent (sorted-key JSON, serialised once) and its key, hashed from the same bytes: the key is
- * sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model around them.
+ * The body as sent (sorted-key JSON, serialised and encoded once) and its key, hashed from the same bytes:
+ * the key is sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model
+ * around them.
  */
-export function serialisedRequest(route: Route, body: Json): { payload: string; key: string } {
-  const payload = sortedJson(body)!;
+export function serialisedRequest(route: Route, body: Json): { payload: Buffer; key: string } {
+  const payload = Buffer.from(bodyJson(body)!, "utf8");
   const model = (body as { model?: unknown }).model;
   if (typeof model !== "string" || typeof route.base_url !== "string")
     return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
@@ -191,10 +199,12 @@ async function runRoute(
     retries = 0;
   let lastReport = 0;
   let sample: Record<string, Json> | null = null;
+  const sendingFrom = performance.now();
   const report = (force = false) => {
     if (force || Date.now() - lastReport > 1000) {
       lastReport = Date.now();
-      ctx.emit({ type: "progress", stage: ctx.stage, done, total: requests.length, retries, errors });
+      const ms = performance.now() - sendingFrom;
+      ctx.emit({ type: "progress", stage: ctx.stage, done, total: requests.length, retries, errors, ms });
     }
   };
   const shard = ctx.options.shard;

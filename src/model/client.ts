@@ -26,7 +26,7 @@ export interface CallHooks {
   /** Aborts the request and its waits (the stage stops). */
   signal?: AbortSignal;
   /** The body already serialised (the bytes its key was hashed from), sent as it is. */
-  payload?: string;
+  payload?: Buffer;
 }
 
 /** A success whose body is a usable chat completion: at least one choice with a message. */
@@ -84,7 +84,7 @@ export async function chatCompletion(
   hooks: CallHooks = {},
 ): Promise<CallOutcome> {
   const { target, secrets } = prepared(route, apiKey, hooks.secrets);
-  const payload = hooks.payload ?? JSON.stringify(body);
+  const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
   const deadlineMs = route.retry.max_total_s * 1000;
   const started = Date.now();
   const remaining = () => deadlineMs - (Date.now() - started);

@@ -8,7 +8,16 @@ export type BuildEvent =
   | { type: "stage-start"; stage: string; kind: string; key: string; reasons?: string[] }
   | { type: "stage-done"; stage: string; kind: string; key: string; status: StageStatus; ms: number }
   | { type: "stage-failed"; stage: string; kind: string; message: string }
-  | { type: "progress"; stage: string; done: number; total: number; retries: number; errors: number }
+  | {
+      type: "progress";
+      stage: string;
+      done: number;
+      total: number;
+      retries: number;
+      errors: number;
+      /** Since the stage began sending (a model stage): the last event's is the sending's whole time. */
+      ms?: number;
+    }
   | { type: "warning"; stage?: string; message: string }
   /** What a result says of its provenance (metrics.json `notices`: a synthetic sample, reconstructed
    *  prompts), shown after every build; not a fault, so not a warning. */

@@ -291,7 +291,7 @@ export class ReplyLog {
     }
     const here = this.tail.get(key);
     if (here) return here;
-    if (!/^[0-9a-f]{64}$/.test(key)) return null;
+    if (this.runs.length === 0 || !/^[0-9a-f]{64}$/.test(key)) return null; // (a first run has no index)
     const k = Buffer.from(key, "hex");
     for (let attempt = 0; attempt < 2; attempt++) {
       let gone = false;
