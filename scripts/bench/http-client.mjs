@@ -9,12 +9,19 @@
 // the client's own), in the same rounds; printed as the wall time each microsecond of it costs per request.
 // About 1 while the client is what limits the loop; far below 1 while the server is; above 1 when an idle
 // server must be woken for each request (on 2 cores, the fake server and the client share the machine).
+// --keyed: the bare loop again with the two things every request of the model stage must do beyond it: its
+// key (the body's sorted JSON and its sha256, serialisedRequest of dist/stages/model.js) and the durable
+// write of its reply the moment it arrives (ReplyLog.put of dist/src/runner/reply-log.js, one write call
+// per reply, as a kill -9 must not lose a paid reply). Printed as its ratio to the bare loop: the least the
+// model stage's sending can cost against the bare loop on this machine.
 //   node scripts/bench/http-client.mjs [--requests 10000] [--rounds 6] [--concurrency 64] [--spin 25,50]
+//        [--keyed]
 //   (npm run build first)
 import http from "node:http";
 import path from "node:path";
 import os from "node:os";
 import { createRequire } from "node:module";
+import { mkdtemp, rm } from "node:fs/promises";
 import { argv } from "zx";
 import { load, median, server, spread } from "./fake-process.mjs";
 
@@ -25,10 +32,10 @@ const spins = String(argv.spin ?? "")
   .split(",")
   .filter(Boolean)
   .map(Number);
+const keyed = Boolean(argv.keyed);
 const require = createRequire(import.meta.url);
-const { postJson, agentFor, targetOf } = require(
-  path.resolve(import.meta.dirname, "../../dist/src/model/http.js"),
-);
+const dist = (file) => require(path.resolve(import.meta.dirname, "../../dist", file));
+const { postJson, agentFor, targetOf } = dist("src/model/http.js");
 
 const system = "수술 로봇에 내린 음성 명령을 정해진 JSON으로 바꾸세요. ".repeat(40);
 const bodies = Array.from({ length: n }, (_, i) =>
@@ -64,7 +71,22 @@ const bare = (body, spinUs = 0) =>
   });
 const route = { name: "bench", base_url: fake.url, concurrency };
 const target = targetOf(new URL(url), { "content-type": "application/json" }, agentFor(route));
-const client = async (body) => JSON.parse((await postJson(target, body, 120_000)).text);
+const client = async (body) => JSON.parse((await postJson(target, Buffer.from(body), 120_000)).text);
+
+// The bare loop with the key of each body and the durable write of each reply.
+const logDir = keyed ? await mkdtemp(path.join(os.tmpdir(), "medbench-bench-log-")) : null;
+const objects = keyed ? bodies.map((b) => JSON.parse(b)) : [];
+const keyedLoop = async (write) => {
+  const { serialisedRequest } = await import(path.resolve(import.meta.dirname, "../../dist/stages/model.js"));
+  const { ReplyLog } = dist("src/runner/reply-log.js");
+  const log = new ReplyLog(path.join(logDir, String(Math.random()).slice(2)), false);
+  const byBody = new Map(bodies.map((b, i) => [b, objects[i]]));
+  return async (body) => {
+    const { payload, key } = serialisedRequest(route, byBody.get(body));
+    const reply = await bare(payload);
+    if (write) log.put(key, JSON.stringify({ kind: "reply", status: 200, body: reply }));
+  };
+};
 
 const run = async (send) => {
   let next = 0;
@@ -78,7 +100,12 @@ const run = async (send) => {
 };
 await run(bare); // warm-up: sockets open, code compiled
 await run(client);
+const withKeys = keyed ? await keyedLoop(true) : null;
+const keysOnly = keyed ? await keyedLoop(false) : null;
+if (withKeys) await run(withKeys);
 const ratios = [];
+const keyedRatios = [];
+const keysOnlyRatios = [];
 const perSpin = new Map(spins.map((us) => [us, []]));
 const loadBefore = load();
 for (let r = 0; r < rounds; r++) {
@@ -86,6 +113,8 @@ for (let r = 0; r < rounds; r++) {
   for (const side of r % 2 ? ["bare", "client"] : ["client", "bare"])
     t[side] = await run(side === "bare" ? bare : client);
   ratios.push(t.client / t.bare);
+  if (withKeys) keyedRatios.push((await run(withKeys)) / t.bare);
+  if (keysOnly) keysOnlyRatios.push((await run(keysOnly)) / t.bare);
   // The wall time a microsecond of work per reply adds, per request: (spun - bare) / (us * requests).
   for (const [us, xs] of perSpin)
     xs.push(((await run((body) => bare(body, us))) - t.bare) / ((us / 1000) * bodies.length));
@@ -99,4 +128,11 @@ console.log(
 console.log(`  min / median / max   ${spread(ratios)}   (median ${median(ratios).toFixed(3)})`);
 for (const [us, xs] of perSpin)
   console.log(`  bare loop + ${us} us of work per reply: wall time per us of it   ${spread(xs)}`);
+if (withKeys) {
+  console.log(`  bare loop + each request's key / bare loop   ${spread(keysOnlyRatios)}`);
+  console.log(
+    `  bare loop + each request's key and durable reply write / bare loop   ${spread(keyedRatios)}`,
+  );
+  await rm(logDir, { recursive: true, force: true });
+}
 process.exit(0);
