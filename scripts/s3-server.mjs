@@ -47,19 +47,30 @@ function writeWhole(store) {
 }
 
 /** A stall for tests that kill a client mid-transfer: once started, `allow` more GETs of keys holding
- *  `match` are answered, and the rest wait until the stall ends (then they are answered as usual). */
+ *  `match` are answered, and the rest wait until the stall ends (then they are answered as usual). With
+ *  `miss`, every GET it holds is answered 404 when it ends, whatever was written since: a read that started
+ *  before a write and is slow (a client's race between its own lookup and its own write). */
 function stallable(server) {
   let stall = null;
   // s3rver is a Koa app whose routes are registered as it is built: this must come first to see a request.
   server.middleware.unshift(async (ctx, next) => {
     if (stall && ctx.method === "GET" && ctx.path.includes(stall.match)) {
       if (stall.allow > 0) stall.allow--;
-      else await new Promise((resume) => stall.held.push(resume));
+      else {
+        const { miss } = stall;
+        await new Promise((resume) => stall.held.push(resume));
+        if (miss) {
+          ctx.status = 404;
+          ctx.type = "application/xml";
+          ctx.body = "<Error><Code>NoSuchKey</Code><Message>held by a stall</Message></Error>";
+          return;
+        }
+      }
     }
     await next();
   });
   return {
-    start: (match, allow) => (stall = { match, allow, held: [] }),
+    start: (match, allow, miss = false) => (stall = { match, allow, miss, held: [] }),
     end: () => {
       const held = stall?.held ?? [];
       stall = null;
@@ -95,15 +106,16 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   }
   const s = await startS3({ dir, bucket: arg("bucket", "medbench"), port: Number(arg("port", "0")) });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
-  // Tests: a line `stall MATCH N` on stdin starts a stall (see stallable), `go` ends it; each is acknowledged.
+  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it; each is
+  // acknowledged.
   process.stdin.setEncoding("utf8");
   let pending = "";
   process.stdin.on("data", (chunk) => {
     pending += chunk;
     for (let i = pending.indexOf("\n"); i >= 0; i = pending.indexOf("\n")) {
-      const [word, match, allow] = pending.slice(0, i).trim().split(" ");
+      const [word, match, allow, mode] = pending.slice(0, i).trim().split(" ");
       pending = pending.slice(i + 1);
-      if (word === "stall") s.stall.start(match, Number(allow));
+      if (word === "stall") s.stall.start(match, Number(allow), mode === "miss");
       else if (word === "go") s.stall.end();
       process.stdout.write(`${word}\n`);
     }

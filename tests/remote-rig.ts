@@ -15,8 +15,9 @@ export type S3 = {
   endpoint: string;
   dir: string;
   child: ResultPromise;
-  /** GETs of keys holding `match`: `allow` more are answered, the rest wait for `go` (scripts/s3-server.mjs). */
-  stall(match: string, allow: number): Promise<void>;
+  /** GETs of keys holding `match`: `allow` more are answered, the rest wait for `go` (scripts/s3-server.mjs);
+   *  `miss`: those then find nothing, whatever was written meanwhile. */
+  stall(match: string, allow: number, miss?: "miss"): Promise<void>;
   go(): Promise<void>;
 };
 
@@ -63,7 +64,7 @@ export async function startS3(): Promise<S3> {
     endpoint: (JSON.parse(await line) as { endpoint: string }).endpoint,
     dir,
     child,
-    stall: (match, allow) => command(`stall ${match} ${allow}`),
+    stall: (match, allow, miss) => command(`stall ${match} ${allow}${miss ? " miss" : ""}`),
     go: () => command("go"),
   };
 }

@@ -3,6 +3,7 @@
 // the CLI driven in separate project clones, each with its own local cache.
 import { afterEach, describe, expect, it } from "vitest";
 import { execa } from "execa";
+import { Project } from "./rig.js";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -133,6 +134,41 @@ describe("a shared remote cache", () => {
     expect((await solo.buildAgainstFake()).exitCode).toBe(0);
     expect(fake.stats.requests).toBe(2 * sent); // the same requests, once each, from one machine
     expect(results(assembler)).toEqual(results(solo));
+  });
+
+  it("sends a body once when its twin's remote lookup is slower than its whole request", async () => {
+    // --limit 1: one item per subset, all four in flight at once (the route's concurrency); the first ASR
+    // item of two subsets is the same utterance, so the same body (and key).
+    const [s3, fake] = await Promise.all([startS3(), startFake()]);
+    const probe = clone(fake); // no remote: which body is the twin, and its key
+    expect((await probe.buildAgainstFake(["--limit", "1"])).exitCode).toBe(0);
+    const replies = probe
+      .read(`${RESULTS}.partial/replies.jsonl`)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { request_sha256: string });
+    const keys = replies.map((r) => r.request_sha256);
+    const twin = keys.find((k, i) => keys.indexOf(k) !== i)!;
+    expect(replies.length).toBe(4);
+    expect(twin).toMatch(/^[0-9a-f]{64}$/);
+    const before = fake.stats.requests;
+    expect(before).toBe(3);
+
+    // The first lookup of the twin's key is answered (a miss: nothing is there); the second is held until
+    // the first twin's reply is in the local reply log, then finds nothing in the remote either.
+    await s3.stall(twin, 1, "miss");
+    const p = clone(fake);
+    const build = p.start(Project.fakeBuildArgs(["--limit", "1"]), remoteEnv(s3));
+    const logs = p.path("cache/memo/requests");
+    const stored = () =>
+      existsSync(logs) &&
+      readdirSync(logs).some((f) => f.endsWith(".log") && readFileSync(join(logs, f), "utf8").includes(twin));
+    while (!stored()) await new Promise((r) => setTimeout(r, 5));
+    await s3.go();
+    const r = await build;
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(fake.stats.requests - before).toBe(3); // the twin's body once, not twice
+    expect(results(p, `${RESULTS}.partial`)).toEqual(results(probe, `${RESULTS}.partial`));
   });
 
   it("fails a shard whose share could not reach the remote; cache push delivers it later", async () => {
