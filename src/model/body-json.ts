@@ -24,10 +24,10 @@ function deepFreeze(v: unknown): unknown {
 }
 
 // Strings at least this long have their JSON kept (strings cannot change), up to this many characters in
-// all; the kept ones are dropped together when the limit is reached, so unique long prompts cost nothing
-// but their lookups.
+// all (a few MB at most, held with the strings themselves); the kept ones are dropped together when the
+// limit is reached, so unique long prompts (an MTSamples note each) cost little but their lookups.
 const LONG = 256;
-const KEEP_CHARS = 1 << 22;
+const KEEP_CHARS = 1 << 20;
 const jsonOfLong = new Map<string, string>();
 let keptChars = 0;
 
