@@ -21,7 +21,7 @@ import {
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Project, SUMS_SPECS, expectCleanFailure, type Run } from "./rig.js";
+import { Project, SUMS_SPECS, cleanedAfterEach, expectCleanFailure, type Run } from "./rig.js";
 
 const SPEC = "specs/sums.yaml";
 const DIR_LINE = "  dir: results/{slug}/{model}";
@@ -249,6 +249,13 @@ describe("what medbench owns (25.1)", () => {
 // Issue 25, third pass (docs/hardening.md): two values of a variable that fill results.dir alike, a value
 // that is a list or a map, a hand-edited marker and a build.json copied into a folder of the user's.
 describe("what medbench owns, third pass", () => {
+  const { projects } = cleanedAfterEach();
+  /** A project of the sums spec, removed after the test. */
+  const sumsProject = () => {
+    const q = new Project(SUMS_SPECS);
+    projects.push(q);
+    return q;
+  };
   const RUN_SPEC = (text: string) =>
     text
       .replace("variables:\n", "variables:\n  run: first\n  judges: null\n")
@@ -256,7 +263,7 @@ describe("what medbench owns, third pass", () => {
 
   /** A project whose sums spec has the variable `run` in results.dir, built once with `--var run=a/b`. */
   async function runProject(): Promise<Project> {
-    const q = new Project(SUMS_SPECS);
+    const q = sumsProject();
     q.edit(SPEC, RUN_SPEC);
     await q.buildSpec(SPEC, ["--var", "run=a/b"]);
     return q;
@@ -274,125 +281,99 @@ describe("what medbench owns, third pass", () => {
 
   it("two values that fill results.dir alike (a/b, a_b) never share a folder: the second is refused", async () => {
     const q = await runProject();
-    try {
-      const r = await refusedIn(q, ["build", SPEC, "--var", "run=a_b"]);
-      expect(r.stderr).toContain(`${SPEC}:${dirLine(q.read(SPEC))}:8: results.dir: `);
-      expect(r.stderr).toMatch(
-        /results\/fixture-sums\/a_b holds the results of run=a\/b, not of run=a_b: the two values name the same folder/,
-      );
-      expect(r.stderr).toMatch(
-        /fix: choose another value of run, or a results\.dir that keeps the two apart/,
-      );
-      // The value that built it builds it again; another value has its own folder.
-      for (const value of ["run=a/b", "run=a-b"]) {
-        const again = await q.run(["build", SPEC, "--var", value]);
-        expect(again.exitCode, again.stderr).toBe(0);
-      }
-      expect(JSON.parse(q.read("results/fixture-sums/a_b/build.json")).variables.run).toBe("a/b");
-    } finally {
-      q.remove();
+    const r = await refusedIn(q, ["build", SPEC, "--var", "run=a_b"]);
+    expect(r.stderr).toContain(`${SPEC}:${dirLine(q.read(SPEC))}:8: results.dir: `);
+    expect(r.stderr).toMatch(
+      /results\/fixture-sums\/a_b holds the results of run=a\/b, not of run=a_b: the two values name the same folder/,
+    );
+    expect(r.stderr).toMatch(/fix: choose another value of run, or a results\.dir that keeps the two apart/);
+    // The value that built it builds it again; another value has its own folder.
+    for (const value of ["run=a/b", "run=a-b"]) {
+      const again = await q.run(["build", SPEC, "--var", value]);
+      expect(again.exitCode, again.stderr).toBe(0);
     }
+    expect(JSON.parse(q.read("results/fixture-sums/a_b/build.json")).variables.run).toBe("a/b");
   });
 
   it.each([
     ["a list", "[a, b]"],
     ["a map", "{ a: 1 }"],
   ])("a variable of results.dir that is %s is refused at its value, not filled in", async (what, value) => {
-    const q = new Project(SUMS_SPECS);
-    try {
-      q.edit(SPEC, (t) => RUN_SPEC(t).replace("  run: first\n", `  run: ${value}\n`));
-      const line = q.read(SPEC).split("\n").indexOf(`  run: ${value}`) + 1;
-      const r = await refusedIn(q, ["build", SPEC]);
-      expect(r.stderr).toContain(`${SPEC}:${line}:8: variables.run: variable run is ${what}`);
-      expect(r.stderr).toMatch(/fix: give run a plain value/);
-      expect(q.exists("results")).toBe(false);
-    } finally {
-      q.remove();
-    }
+    const q = sumsProject();
+    q.edit(SPEC, (t) => RUN_SPEC(t).replace("  run: first\n", `  run: ${value}\n`));
+    const line = q.read(SPEC).split("\n").indexOf(`  run: ${value}`) + 1;
+    const r = await refusedIn(q, ["build", SPEC]);
+    expect(r.stderr).toContain(`${SPEC}:${line}:8: variables.run: variable run is ${what}`);
+    expect(r.stderr).toMatch(/fix: give run a plain value/);
+    expect(q.exists("results")).toBe(false);
   });
 
   it("a list given on the command line for a variable of results.dir is refused, naming the option", async () => {
-    const q = new Project(SUMS_SPECS);
-    try {
-      q.edit(SPEC, (t) => RUN_SPEC(t).replace("{run}", "{judges}"));
-      const r = await refusedIn(q, ["build", SPEC, "--judge", "x", "--judge", "y"]);
-      expect(r.stderr).toMatch(/\{judges\} would be filled from a list, given by --judge \(\["x","y"\]\)/);
-      expect(q.exists("results")).toBe(false);
-    } finally {
-      q.remove();
-    }
+    const q = sumsProject();
+    q.edit(SPEC, (t) => RUN_SPEC(t).replace("{run}", "{judges}"));
+    const r = await refusedIn(q, ["build", SPEC, "--judge", "x", "--judge", "y"]);
+    expect(r.stderr).toMatch(/\{judges\} would be filled from a list, given by --judge \(\["x","y"\]\)/);
+    expect(q.exists("results")).toBe(false);
   });
 
   it("a marker edited to list a user's file proves nothing: the build refuses, and the file is kept", async () => {
-    const q = new Project(SUMS_SPECS);
-    try {
-      await q.buildSpec(SPEC);
-      const marker = `${RESULT}/${MARKER}`;
-      const sealedMarker = q.read(marker);
-      q.write(`${RESULT}/notes.txt`, "my notes\n");
-      // The record edited in place (its seal line, if any, kept), then as an unsealed file of the same record.
-      const claim = (t: string) => t.replace('"build.json",', '"build.json",\n    "notes.txt",');
-      q.write(marker, claim(sealedMarker));
-      expect(markerBody(q.read(marker)).files).toContain("notes.txt");
-      const r = await refusedIn(q, ["build", SPEC]);
-      expect(r.stderr).toMatch(
-        /medbench_calculator\/\.medbench-results\.json is not the marker medbench wrote there \(its content does not match its seal/,
-      );
-      expect(r.stderr).toMatch(/fix: move results\/fixture-sums\/medbench_calculator out of results\//);
-      q.write(marker, claim(sealedMarker).replace(/^medbench-sealed[^\n]*\n/, ""));
-      const u = await refusedIn(q, ["build", SPEC]);
-      expect(u.stderr).toMatch(/medbench_calculator holds files medbench did not write: notes\.txt/);
-      expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
-    } finally {
-      q.remove();
-    }
+    const q = sumsProject();
+    await q.buildSpec(SPEC);
+    const marker = `${RESULT}/${MARKER}`;
+    const sealedMarker = q.read(marker);
+    q.write(`${RESULT}/notes.txt`, "my notes\n");
+    // The record edited in place (its seal line, if any, kept), then as an unsealed file of the same record.
+    const claim = (t: string) => t.replace('"build.json",', '"build.json",\n    "notes.txt",');
+    q.write(marker, claim(sealedMarker));
+    expect(markerBody(q.read(marker)).files).toContain("notes.txt");
+    const r = await refusedIn(q, ["build", SPEC]);
+    expect(r.stderr).toMatch(
+      /medbench_calculator\/\.medbench-results\.json is not the marker medbench wrote there \(its content does not match its seal/,
+    );
+    expect(r.stderr).toMatch(/fix: move results\/fixture-sums\/medbench_calculator out of results\//);
+    q.write(marker, claim(sealedMarker).replace(/^medbench-sealed[^\n]*\n/, ""));
+    const u = await refusedIn(q, ["build", SPEC]);
+    expect(u.stderr).toMatch(/medbench_calculator holds files medbench did not write: notes\.txt/);
+    expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
   });
 
   it("a build.json copied into a folder of the user's does not make medbench adopt it", async () => {
-    const q = new Project(SUMS_SPECS);
-    try {
-      await q.buildSpec(SPEC);
-      // The user moves the results away and makes the folder their own, with a copy of build.json.
-      renameSync(q.path(RESULT), q.path("results/kept"));
-      mkdirSync(q.path(RESULT));
-      cpSync(q.path("results/kept/build.json"), q.path(`${RESULT}/build.json`));
-      q.write(`${RESULT}/metrics.json`, '{"my": "numbers"}\n');
-      const r = await refusedIn(q, ["build", SPEC]);
-      expect(r.stderr).toMatch(/medbench_calculator holds files medbench did not write: metrics\.json/);
-      // A folder of an older medbench, whose files are its build's, is still adopted: without a marker, and
-      // with the unsealed marker of before.
-      rmSync(q.path(RESULT), { recursive: true });
-      renameSync(q.path("results/kept"), q.path(RESULT));
-      const older = markerBody(q.read(`${RESULT}/${MARKER}`));
-      for (const marker of [null, JSON.stringify({ files: older.files, format: 1, spec: SPEC }, null, 2)]) {
-        if (marker === null) rmSync(q.path(`${RESULT}/${MARKER}`));
-        else q.write(`${RESULT}/${MARKER}`, marker);
-        const adopted = await q.run(["build", SPEC]);
-        expect(adopted.exitCode, adopted.stderr).toBe(0);
-        expect(q.read(`${RESULT}/${MARKER}`)).toMatch(/^medbench-sealed sha256:/);
-      }
-    } finally {
-      q.remove();
+    const q = sumsProject();
+    await q.buildSpec(SPEC);
+    // The user moves the results away and makes the folder their own, with a copy of build.json.
+    renameSync(q.path(RESULT), q.path("results/kept"));
+    mkdirSync(q.path(RESULT));
+    cpSync(q.path("results/kept/build.json"), q.path(`${RESULT}/build.json`));
+    q.write(`${RESULT}/metrics.json`, '{"my": "numbers"}\n');
+    const r = await refusedIn(q, ["build", SPEC]);
+    expect(r.stderr).toMatch(/medbench_calculator holds files medbench did not write: metrics\.json/);
+    // A folder of an older medbench, whose files are its build's, is still adopted: without a marker, and
+    // with the unsealed marker of before.
+    rmSync(q.path(RESULT), { recursive: true });
+    renameSync(q.path("results/kept"), q.path(RESULT));
+    const older = markerBody(q.read(`${RESULT}/${MARKER}`));
+    for (const marker of [null, JSON.stringify({ files: older.files, format: 1, spec: SPEC }, null, 2)]) {
+      if (marker === null) rmSync(q.path(`${RESULT}/${MARKER}`));
+      else q.write(`${RESULT}/${MARKER}`, marker);
+      const adopted = await q.run(["build", SPEC]);
+      expect(adopted.exitCode, adopted.stderr).toBe(0);
+      expect(q.read(`${RESULT}/${MARKER}`)).toMatch(/^medbench-sealed sha256:/);
     }
   });
 
   it("a results folder copied elsewhere is not medbench's there: its marker names the folder it was made in", async () => {
     const q = await runProject();
-    try {
-      // The user keeps a copy of the results, edits its numbers, then points results.dir at it.
-      mkdirSync(q.path("results/fixture-sums/mine"));
-      cpSync(q.path("results/fixture-sums/a_b"), q.path("results/fixture-sums/mine/a_b"), {
-        recursive: true,
-      });
-      q.write("results/fixture-sums/mine/a_b/metrics.json", '{"my": "numbers"}\n');
-      q.edit(SPEC, (t) => t.replace("dir: results/{slug}/{run}", "dir: results/{slug}/mine/{run}"));
-      const r = await refusedIn(q, ["build", SPEC, "--var", "run=a/b"]);
-      expect(r.stderr).toMatch(
-        /mine\/a_b\/\.medbench-results\.json was written for results\/fixture-sums\/a_b: a marker copied from another results folder proves nothing here/,
-      );
-      expect(q.read("results/fixture-sums/mine/a_b/metrics.json")).toBe('{"my": "numbers"}\n');
-    } finally {
-      q.remove();
-    }
+    // The user keeps a copy of the results, edits its numbers, then points results.dir at it.
+    mkdirSync(q.path("results/fixture-sums/mine"));
+    cpSync(q.path("results/fixture-sums/a_b"), q.path("results/fixture-sums/mine/a_b"), {
+      recursive: true,
+    });
+    q.write("results/fixture-sums/mine/a_b/metrics.json", '{"my": "numbers"}\n');
+    q.edit(SPEC, (t) => t.replace("dir: results/{slug}/{run}", "dir: results/{slug}/mine/{run}"));
+    const r = await refusedIn(q, ["build", SPEC, "--var", "run=a/b"]);
+    expect(r.stderr).toMatch(
+      /mine\/a_b\/\.medbench-results\.json was written for results\/fixture-sums\/a_b: a marker copied from another results folder proves nothing here/,
+    );
+    expect(q.read("results/fixture-sums/mine/a_b/metrics.json")).toBe('{"my": "numbers"}\n');
   });
 });

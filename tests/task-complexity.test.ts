@@ -59,6 +59,39 @@ const baseline = (task: TaskModule, name: string) => task.baselines[name]!;
 /** A part's run on n items: the input is made first (not counted), then what it returns is counted. */
 type Case = [name: string, n: number, prepare: (n: number) => () => unknown, more?: Counted[]];
 
+/** A task's prompts, built from a release of n items (made before counting). */
+const promptsCase = (
+  name: string,
+  size: number,
+  release: (n: number) => ReleaseFiles,
+  requests: (release: ReleaseFiles) => TaskRequest[],
+): Case => [
+  name,
+  size,
+  (n) => {
+    const files = release(n);
+    return () => requests(files);
+  },
+];
+
+/** Each named built-in baseline replying to the requests of a release of n items. */
+const baselineCases = (
+  task: TaskModule,
+  names: string[],
+  size: number,
+  release: (n: number) => ReleaseFiles,
+  requests: (release: ReleaseFiles) => TaskRequest[],
+): Case[] =>
+  names.map((name) => [
+    name,
+    size,
+    (n) => {
+      const files = release(n);
+      const asked = requests(files);
+      return () => baseline(task, name).reply({ release: files, requests: asked, params: {}, seed: 0 });
+    },
+  ]);
+
 // ---- voice-command: the bundled sample's rows repeated, every utterance, id and group distinct --------------
 const VC = "specs/voice-command/sample";
 const VC_FILES = [
@@ -102,14 +135,7 @@ const vcRequests = (release: ReleaseFiles) =>
   voiceCommand.buildRequests({ release, templates: vcTemplates, params: {} }) as TaskRequest[];
 
 const voiceCases: Case[] = [
-  [
-    "prompts",
-    100,
-    (n) => {
-      const release = voiceRelease(n);
-      return () => vcRequests(release);
-    },
-  ],
+  promptsCase("prompts", 100, voiceRelease, vcRequests),
   [
     "parser",
     100,
@@ -130,17 +156,7 @@ const voiceCases: Case[] = [
         );
     },
   ],
-  ...["medbench/prior", "medbench/keyword-stop"].map(
-    (name): Case => [
-      name,
-      100,
-      (n) => {
-        const release = voiceRelease(n);
-        const requests = vcRequests(release);
-        return () => baseline(voiceCommand, name).reply({ release, requests, params: {}, seed: 0 });
-      },
-    ],
-  ),
+  ...baselineCases(voiceCommand, ["medbench/prior", "medbench/keyword-stop"], 100, voiceRelease, vcRequests),
 ];
 
 // ---- note-errors: the sample's pairs repeated, a last line naming the copy in both notes --------------------
@@ -183,14 +199,7 @@ const small = noteRelease(128);
 const fitted = baseline(noteErrors, LR).fit!({ release: small, params: {}, seed: 0 });
 
 const noteCases: Case[] = [
-  [
-    "prompts",
-    128,
-    (n) => {
-      const release = noteRelease(n);
-      return () => neRequests(release);
-    },
-  ],
+  promptsCase("prompts", 128, noteRelease, neRequests),
   [
     "parser",
     128,
@@ -210,16 +219,12 @@ const noteCases: Case[] = [
         requests.forEach((request, i) => noteErrors.parseReply({ reply: replies[i]!, request, params: {} }));
     },
   ],
-  ...["medbench/prior", "medbench/constant-yes", "medbench/random"].map(
-    (name): Case => [
-      name,
-      128,
-      (n) => {
-        const release = noteRelease(n);
-        const requests = neRequests(release);
-        return () => baseline(noteErrors, name).reply({ release, requests, params: {}, seed: 0 });
-      },
-    ],
+  ...baselineCases(
+    noteErrors,
+    ["medbench/prior", "medbench/constant-yes", "medbench/random"],
+    128,
+    noteRelease,
+    neRequests,
   ),
   [
     `${LR} (replies, a fitted model)`,
@@ -286,14 +291,7 @@ const mtPlans = (requests: TaskRequest[]) =>
   baseline(mtsamples, "medbench/impression").reply({ release: mtRelease(1), requests, params: {}, seed: 0 });
 
 const mtCases: Case[] = [
-  [
-    "prompts (the notes read file by file through the runner)",
-    150,
-    (n) => {
-      const release = mtRelease(n);
-      return () => mtRequests(release);
-    },
-  ],
+  promptsCase("prompts (the notes read file by file through the runner)", 150, mtRelease, mtRequests),
   [
     "parser",
     150,
