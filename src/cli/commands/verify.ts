@@ -1,6 +1,7 @@
 // medbench verify BUNDLE|DIR [--live]: check a published result by replaying it (and re-sending it).
 import { ConsoleLogger, JsonLogger, paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
+import { holdYoungGeneration } from "../young-generation.js";
 import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport } from "../../bundle/verify.js";
@@ -43,7 +44,10 @@ async function run(argv: string[]): Promise<number> {
     runTaskCode: Boolean(values["run-task-code"]),
     registryFiles: opts.registryFiles,
     env: process.env,
-    emit: (e) => logger.log(e),
+    emit: (e) => {
+      if (e.type === "stage-start") holdYoungGeneration();
+      logger.log(e);
+    },
   });
   // Live replies reach the shared cache before the process ends, as a build's do.
   await (await import("../../remote/store.js")).settleRemotes();

@@ -1,0 +1,87 @@
+// Once a command runs a stage, V8's young generation is held at 4 MB per semi-space (src/cli/young-generation.ts).
+// Each case is a real Node process that keeps ~30 MB of small objects, made over many event-loop turns (as a
+// build makes them), and reports its new space's size from inside (v8.getHeapSpaceStatistics: both
+// semi-spaces). Unheld, V8 grows it to 32 MB; held, it stays at 8.
+import { execa } from "execa";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO } from "./helpers.js";
+import { cleanedAfterEach, Project } from "./rig.js";
+
+const MODULE = join(REPO, "dist/src/cli/young-generation.js");
+const PROGRAM = `
+const v8 = require("node:v8");
+const newSpaceMB = () =>
+  v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20;
+const kept = [];
+// A timer turn, not setImmediate: however fast the machine, the hold's 2 ms watch gets to look.
+const turn = () => new Promise((r) => setTimeout(r, 1));
+async function keep(turns) {
+  for (let t = 0; t < turns; t++) {
+    for (let i = 0; i < 1000; i++) kept.push({ t, i, s: "x" + i });
+    await turn();
+  }
+}
+(async () => {
+  const hold = () => require(process.env.MODULE).holdYoungGeneration();
+  const when = process.env.HOLD;
+  let atHold;
+  if (when === "first") hold();
+  if (when === "grown") {
+    while (newSpaceMB() < 8) await keep(1);
+    atHold = newSpaceMB();
+    hold();
+  }
+  await keep(400);
+  console.log(JSON.stringify({ atHold, mb: newSpaceMB() }));
+})();`;
+
+async function newSpace(hold: string, nodeArgs: string[] = [], nodeOptions = "") {
+  const r = await execa("node", [...nodeArgs, "-e", PROGRAM], {
+    env: { MODULE, HOLD: hold, NODE_OPTIONS: nodeOptions },
+  });
+  return JSON.parse(r.stdout) as { atHold?: number; mb: number };
+}
+
+describe("the young generation held", () => {
+  it("grows to 32 MB unheld: the program below would show a hold that does nothing", async () => {
+    expect((await newSpace("")).mb).toBeGreaterThan(8);
+  });
+
+  it("stays at 8 MB (two semi-spaces of 4) once held", async () => {
+    expect((await newSpace("first")).mb).toBeLessThanOrEqual(8);
+  });
+
+  it("grows no further when held after it has grown to 8 MB or past", async () => {
+    const { atHold, mb } = await newSpace("grown");
+    expect(atHold).toBeGreaterThanOrEqual(8);
+    expect(mb).toBe(atHold);
+  });
+
+  it("is left to the user's own flag, on the command line or in NODE_OPTIONS", async () => {
+    expect((await newSpace("first", ["--max-semi-space-size=16"])).mb).toBeGreaterThan(8);
+    expect((await newSpace("first", [], "--max-semi-space-size=16")).mb).toBeGreaterThan(8);
+  });
+
+  const { projects } = cleanedAfterEach();
+  /** The new space's size as `medbench build` of the bundled voice-command sample ends, in MB. */
+  async function afterBuild(nodeOptions: string): Promise<number> {
+    const p = new Project();
+    projects.push(p);
+    p.write("new-space.cjs", REPORT_AT_EXIT);
+    const r = await p.run(["build", "specs/voice-command.yaml", "--quiet"], {
+      NODE_OPTIONS: `${nodeOptions} --require ${p.path("new-space.cjs")}`,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    return Number(/new space (\d+)/.exec(r.stderr)?.[1]);
+  }
+
+  it("is held by a build that runs stages (16 MB for the same build under the user's flag)", async () => {
+    expect(await afterBuild("")).toBeLessThanOrEqual(8);
+    expect(await afterBuild("--max-semi-space-size=16")).toBeGreaterThan(8);
+  });
+});
+
+const REPORT_AT_EXIT = `process.on("exit", () => process.stderr.write("new space " +
+  require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20 + "\\n"));
+`;
