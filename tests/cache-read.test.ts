@@ -56,6 +56,45 @@ describe("cache object reads", () => {
   });
 });
 
+describe("cache object copies (a results folder's files)", () => {
+  const dest = () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-copy-"));
+    dirs.push(dir);
+    return join(dir, "out.jsonl");
+  };
+
+  it("copies an object of several chunks byte for byte, verified or not", () => {
+    const c = cache();
+    const bytes = Buffer.alloc(3 * 2 ** 20 + 12345);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 251;
+    const h = c.put(bytes);
+    for (const to of [dest(), dest()]) {
+      c.copyTo(h, to); // the first copy verifies it, the second skips the hash
+      expect(readFileSync(to).equals(bytes)).toBe(true);
+    }
+  });
+
+  it("catches an object damaged after this process verified it, and leaves no copy", () => {
+    const c = cache();
+    const h = c.put("verified output\n");
+    c.copyTo(h, dest());
+    damage(c.objectPath(h));
+    const to = dest();
+    expect(() => c.copyTo(h, to)).toThrow(CorruptObjectError);
+    expect(existsSync(to)).toBe(false);
+    expect(existsSync(c.objectPath(h))).toBe(false);
+  });
+
+  it("hashes on the first copy in a new process, even when the damage kept size and mtime", () => {
+    const first = cache();
+    const h = first.put("an output of an earlier build\n");
+    damage(first.objectPath(h), true);
+    const to = dest();
+    expect(() => cache(first.root).copyTo(h, to)).toThrow(/is corrupted/);
+    expect(existsSync(to)).toBe(false);
+  });
+});
+
 describe("a damaged object between builds", () => {
   it("is recomputed by the stage that made it, and the results are the same", async () => {
     const p = new Project();

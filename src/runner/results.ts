@@ -206,7 +206,7 @@ export async function writeResults(r: ResultsOf): Promise<string> {
     mkdirSync(tmp, { recursive: true });
     for (const [name, hash] of want.hashes) {
       mkdirSync(dirname(join(tmp, name)), { recursive: true });
-      writeFileSync(join(tmp, name), cache.read(hash)); // read (and verified) one at a time
+      cache.copyTo(hash, join(tmp, name)); // verified as it is copied, a chunk at a time
     }
     writeFileSync(join(tmp, "build.json"), want.buildJson);
     writeFileSync(join(tmp, MARKER), want.marker);
