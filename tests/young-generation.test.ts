@@ -1,4 +1,5 @@
-// Once a command runs a stage, V8's young generation is held at 4 MB per semi-space (src/cli/young-generation.ts).
+// Once a command runs a stage, V8's young generation is held at 4 MB per semi-space, until a stage reports
+// 10,000 items of work (src/cli/young-generation.ts).
 // Each case is a real Node process that keeps ~30 MB of small objects, made over many event-loop turns (as a
 // build makes them), and reports its new space's size from inside (v8.getHeapSpaceStatistics: both
 // semi-spaces). Unheld, V8 grows it to 32 MB; held, it stays at 8.
@@ -23,10 +24,15 @@ async function keep(turns) {
   }
 }
 (async () => {
-  const hold = () => require(process.env.MODULE).holdYoungGeneration();
+  const { sizeYoungGeneration } = require(process.env.MODULE);
+  const hold = () => sizeYoungGeneration({ type: "stage-start", stage: "s", kind: "k", key: "" });
+  const progress = (total) =>
+    sizeYoungGeneration({ type: "progress", stage: "s", done: 0, total, retries: 0, errors: 0 });
   const when = process.env.HOLD;
   let atHold;
   if (when === "first") hold();
+  if (when === "small run") (hold(), progress(9999));
+  if (when === "large run") (hold(), progress(10000));
   if (when === "grown") {
     while (newSpaceMB() < 8) await keep(1);
     atHold = newSpaceMB();
@@ -50,6 +56,11 @@ describe("the young generation held", () => {
 
   it("stays at 8 MB (two semi-spaces of 4) once held", async () => {
     expect((await newSpace("first")).mb).toBeLessThanOrEqual(8);
+  });
+
+  it("stays held through a stage of fewer than 10,000 items, and is released by one of 10,000", async () => {
+    expect((await newSpace("small run")).mb).toBeLessThanOrEqual(8);
+    expect((await newSpace("large run")).mb).toBeGreaterThan(8);
   });
 
   it("grows no further when held after it has grown to 8 MB or past", async () => {

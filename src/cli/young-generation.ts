@@ -1,34 +1,55 @@
 // V8 lets the young generation grow to 16 MB per semi-space under a build's allocation: most of a small run's
-// peak memory (a 2,070-item build peaks near 140 MB; held at 4 MB, near 100, and no slower). The flag for it,
+// peak memory (a 2,070-item build peaks near 140 MB; held at 4 MB, near 103, and no slower). The flag for it,
 // --max-semi-space-size, is read only as Node starts, and any such flag costs every command, a no-op too,
 // about 15 ms of start-up (Node then refuses its built-in code cache). The growth factor, read at each
-// growth, can be set as the process runs. So, once a command has stages to run: let the young generation grow
-// to 4 MB per semi-space at most, then no more (docs/performance.md, seventh round). Its size is looked at
-// each event-loop turn or so; a long synchronous stretch can still let it grow past, which costs only memory.
+// growth, can be set as the process runs. So, once a command has stages to run, the young generation grows
+// to 4 MB per semi-space at most; once a stage reports 10,000 items of work or more, V8 sizes it again: beside
+// such a run its 32 MB are small, and held it cost about 6 % more CPU at 20,010 items (docs/performance.md,
+// seventh round). A user's own semi-space flag is left alone.
+import type { BuildEvent } from "../runner/events.js";
 
 const HELD_SEMI_SPACE = 4 * 2 ** 20;
-let held = false;
+const LARGE_RUN = 10_000;
+let state: "free" | "held" | "released" = "free";
+let stopWatching = () => {};
 
-/** Holds the young generation at 4 MB per semi-space from now on, unless the user's own flags size it.
- *  Called when a command starts its first stage; later calls do nothing. */
-export function holdYoungGeneration(): void {
-  if (held) return;
-  held = true;
-  const flags = `${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`;
-  if (/semi[-_]space/.test(flags)) return;
-  // Loaded here: setting a V8 flag makes Node refuse its code cache for what loads after, so a command that
-  // runs no stage (a no-op build, status) never sets one.
-  const v8 = require("node:v8") as typeof import("node:v8");
-  const semiSpace = () =>
-    (v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0) / 2;
+/** What a build's events say of the young generation's size: held at its first stage, released when a
+ *  stage's progress counts LARGE_RUN items or more. */
+export function sizeYoungGeneration(e: BuildEvent): void {
+  if (e.type === "stage-start" && state === "free") hold();
+  else if (e.type === "progress" && e.total >= LARGE_RUN && state === "held") release();
+}
+
+// Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
+// command that runs no stage (a no-op build, status) never sets one.
+const v8 = () => require("node:v8") as typeof import("node:v8");
+const growthFactor = (f: number) => v8().setFlagsFromString(`--semi-space-growth-factor=${f}`);
+const semiSpace = () =>
+  (v8()
+    .getHeapSpaceStatistics()
+    .find((s) => s.space_name === "new_space")?.space_size ?? 0) / 2;
+const userSized = () =>
+  /semi[-_]space/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
+
+function hold(): void {
+  state = "held";
+  if (userSized()) return;
   // V8 doubles it at each growth, each one after as many bytes have survived as it holds: left at its own
-  // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1).
-  const stopGrowth = () => v8.setFlagsFromString("--semi-space-growth-factor=1");
-  if (semiSpace() >= HELD_SEMI_SPACE) return stopGrowth();
+  // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1). A long synchronous stretch can
+  // let one more growth through between two looks; that costs memory, never a result.
+  if (semiSpace() >= HELD_SEMI_SPACE) return growthFactor(1);
   const watch = setInterval(() => {
     if (semiSpace() < HELD_SEMI_SPACE) return;
-    stopGrowth();
+    growthFactor(1);
     clearInterval(watch);
   }, 2);
   watch.unref();
+  stopWatching = () => clearInterval(watch);
+}
+
+function release(): void {
+  state = "released";
+  if (userSized()) return;
+  stopWatching();
+  growthFactor(2); // V8's own
 }

@@ -6,7 +6,7 @@ import type { BuildEvent, SummaryRow } from "../../runner/events.js";
 import { metricEntries } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
-import { holdYoungGeneration } from "../young-generation.js";
+import { sizeYoungGeneration } from "../young-generation.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
 
@@ -98,7 +98,7 @@ async function run(argv: string[]): Promise<number> {
       );
   const events: BuildEvent[] = [];
   const emit = (e: BuildEvent) => {
-    if (e.type === "stage-start") holdYoungGeneration();
+    sizeYoungGeneration(e);
     events.push(e);
     logger.log(e);
   };
