@@ -245,4 +245,28 @@ describe("pair rows as the bootstrap's unit rows (fields), and back", () => {
     for (const m of M.reportedMetrics()) expect([m.name, stats[m.name]!(units)]).toEqual([m.name, m.fn(r)]);
     expect(units.map((u) => u.value)).toEqual([1, 0, 0, 0, 1]);
   });
+
+  it("gives every metric's value when many pairs share their fields (one decoded row for each kind)", async () => {
+    const { toUnitRow, statistics } = await import("../tasks/note-errors/rows.js");
+    const ev = { ...noEvidence, e_evidence: true, c_evidence: true, e_hit: true, span_hit: true };
+    const kinds = [
+      row("Yes", "No", { category: "diagnosis", ev }),
+      row("Yes", "Yes", { ev, exposed: true }),
+      row(null, "No", { e: side(null, { reason: "truncated", truncated: true }) }),
+      row("No", null, { c: side(null, { reason: "api_error" }), category: "pharmacotherapy" }),
+      row("No", "No", {}),
+    ];
+    // 60 pairs of five kinds, each its own id, in an order that is not the kinds' order.
+    const r = Array.from({ length: 60 }, (_, i) => ({ ...kinds[(i * 7) % 5]!, pair_id: `p${i}` }));
+    const stats = statistics();
+    const units = r.map(toUnitRow);
+    for (const m of M.reportedMetrics()) expect([m.name, stats[m.name]!(units)]).toEqual([m.name, m.fn(r)]);
+    // Resampled: some pairs drawn twice, some not at all.
+    const drawn = Array.from({ length: 60 }, (_, i) => (i * 13 + 5) % 60);
+    for (const m of M.reportedMetrics())
+      expect([m.name, stats[m.name]!(drawn.map((i) => units[i]!))]).toEqual([
+        m.name,
+        m.fn(drawn.map((i) => r[i]!)),
+      ]);
+  });
 });

@@ -72,27 +72,19 @@ export function fromUnitRow(u: UnitRow): PairRow {
 
 const DECODED = Symbol("decoded pair row");
 type Decoded = UnitRow & { [DECODED]?: PairRow };
-/** Every field fromUnitRow reads: two rows equal on these decode to equal pair rows. */
-const READ_FIELDS = [
-  ...(["e", "c"] as const).flatMap((p) =>
-    ["verdict", "strict", "reason", "truncated"].map((f) => `${p}_${f}`),
-  ),
-  "exposed",
-  ...CATEGORIES.map((c) => `cat_${c}`),
-  ...EV,
-];
 
 /** contract v2's task.statistics: one per reported metric, over drawn unit rows. */
 export function statistics(): Record<string, (rows: readonly UnitRow[]) => number | null> {
   // Resamples draw the same row objects again and again: decode each once, and keep it on the row itself. A
   // WeakMap of every metric's rows (45 metrics, each its own copy) grew past the CPU's caches as runs grew,
   // and each drawn row's lookup in it cost more per item at 20,000 pairs than at 2,000 (issue 29). Rows equal
-  // on every field a metric reads share one decoded row (the metrics never read a pair's id): a resample
+  // in every field they carry share one decoded row (the metrics never read a pair's id): a resample
   // then walks a few hundred decoded rows that stay in the caches, not one per pair spread over the heap.
   const shared = new Map<string, PairRow>();
   const decodeShared = (u: UnitRow) => {
-    const f = u.fields ?? {};
-    const key = READ_FIELDS.map((k) => f[k]).join(",");
+    // Every field the row carries (a superset of what fromUnitRow reads), in the order it carries them.
+    let key = "";
+    for (const k in u.fields) key += `${k}=${u.fields[k]},`;
     let row = shared.get(key);
     if (!row) shared.set(key, (row = fromUnitRow(u)));
     return row;
