@@ -248,21 +248,34 @@ describe("pair rows as the bootstrap's unit rows (fields), and back", () => {
 
   it("gives every metric's value when many pairs share their fields (one decoded row for each kind)", async () => {
     const { toUnitRow, statistics } = await import("../tasks/note-errors/rows.js");
-    const ev = { ...noEvidence, e_evidence: true, c_evidence: true, e_hit: true, span_hit: true };
+    // Kinds that differ from one another in a single field each, so that a shared row standing for two
+    // kinds (a field missing from its key) changes some metric.
+    const flagged = (k: keyof typeof noEvidence) => ({ ...noEvidence, e_evidence: true, [k]: true });
     const kinds = [
-      row("Yes", "No", { category: "diagnosis", ev }),
-      row("Yes", "Yes", { ev, exposed: true }),
+      row("Yes", "No"),
+      row("Yes", "No", { e: side("Yes", { strict: null }) }),
+      row("Yes", "No", { c: side("No", { strict: "Yes" }) }),
+      row("Yes", "No", { exposed: true }),
+      row("Yes", "No", { category: "pharmacotherapy" }),
+      ...(Object.keys(noEvidence) as (keyof typeof noEvidence)[]).map((k) =>
+        row("Yes", "No", { ev: flagged(k) }),
+      ),
+      row(null, "No"),
       row(null, "No", { e: side(null, { reason: "truncated", truncated: true }) }),
-      row("No", null, { c: side(null, { reason: "api_error" }), category: "pharmacotherapy" }),
-      row("No", "No", {}),
+      row(null, "No", { e: side(null, { reason: "api_error" }) }),
+      row("Yes", null, { c: side(null, { reason: "template_echo" }) }),
+      row("No", "Yes"),
     ];
-    // 60 pairs of five kinds, each its own id, in an order that is not the kinds' order.
-    const r = Array.from({ length: 60 }, (_, i) => ({ ...kinds[(i * 7) % 5]!, pair_id: `p${i}` }));
+    // Each kind many times over, each pair its own id, in an order that is not the kinds' order.
+    const r = Array.from({ length: 10 * kinds.length }, (_, i) => ({
+      ...kinds[(i * 7) % kinds.length]!,
+      pair_id: `p${i}`,
+    }));
     const stats = statistics();
     const units = r.map(toUnitRow);
     for (const m of M.reportedMetrics()) expect([m.name, stats[m.name]!(units)]).toEqual([m.name, m.fn(r)]);
     // Resampled: some pairs drawn twice, some not at all.
-    const drawn = Array.from({ length: 60 }, (_, i) => (i * 13 + 5) % 60);
+    const drawn = Array.from({ length: r.length }, (_, i) => (i * 13 + 5) % r.length);
     for (const m of M.reportedMetrics())
       expect([m.name, stats[m.name]!(drawn.map((i) => units[i]!))]).toEqual([
         m.name,
