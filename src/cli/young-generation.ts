@@ -4,7 +4,7 @@
 // about 15 ms of start-up (Node then refuses its built-in code cache). The growth factor, read at each
 // growth, can be set as the process runs. So, once a command has stages to run, the young generation grows
 // to 4 MB per semi-space at most; once a stage reports 10,000 items of work or more, V8 sizes it again: beside
-// such a run its 32 MB are small, and held it cost about 6 % more CPU at 20,010 items (docs/performance.md,
+// such a run its 32 MB are small, and held it cost about 7 % more CPU at 20,010 items (docs/performance.md,
 // seventh round). A user's own semi-space flag is left alone.
 import type { BuildEvent } from "../runner/events.js";
 
