@@ -16,11 +16,12 @@ export interface Clusters {
   order: (string | number)[];
 }
 
-/** Clusters in order of first appearance; without a cluster id every row is its own. */
+/** Clusters in order of first appearance (`members`: each one's row indices, in row order); without a cluster
+ *  id every row is its own. */
 export function clustersOf(
   rows: Row[],
   values: number[][] = [rows.map((r) => r.value)],
-): { order: (string | number)[]; sums: Float64Array[]; counts: Float64Array } {
+): { order: (string | number)[]; sums: Float64Array[]; counts: Float64Array; members: number[][] } {
   const index = new Map<string | number, number>();
   const order: (string | number)[] = [];
   const members: number[][] = [];
@@ -36,7 +37,7 @@ export function clustersOf(
     members[c]!.push(i);
   });
   const sums = values.map((vs) => Float64Array.from(members, (m) => seqSum(m.map((i) => vs[i]!))));
-  return { order, sums, counts: Float64Array.from(members, (m) => m.length) };
+  return { order, sums, counts: Float64Array.from(members, (m) => m.length), members };
 }
 
 export function seqSum(xs: ArrayLike<number>): number {
@@ -373,19 +374,14 @@ export function statisticCiPlan<R extends Row>(
   statistic: (rows: readonly R[]) => number | null,
   o: CiOptions,
 ): ResamplePlan<StatisticCiResult> {
-  const { order } = clustersOf(rows);
-  const index = new Map(order.map((id, i) => [id, i]));
-  const g = order.length;
+  const { members } = clustersOf(rows, []);
+  const g = members.length;
   // The rows laid out cluster by cluster in one array, cluster c at [start[c], start[c + 1]) in their own
   // order: a draw reads two offsets and a run of that array, not a small array of its own somewhere in the
   // heap (at tens of thousands of clusters, those reads missed the CPU's caches on every draw).
-  const clusterOf = Int32Array.from(rows, (r, i) => index.get(r.cluster ?? `\u0000row${i}`)!);
   const start = new Int32Array(g + 1);
-  for (const c of clusterOf) start[c + 1]!++;
-  for (let c = 0; c < g; c++) start[c + 1]! += start[c]!;
-  const next = start.slice(0, g);
-  const byCluster: R[] = new Array<R>(rows.length);
-  rows.forEach((r, i) => (byCluster[next[clusterOf[i]!]!++] = r));
+  members.forEach((m, c) => (start[c + 1] = start[c]! + m.length));
+  const byCluster = members.flatMap((m) => m.map((i) => rows[i]!));
   const point = rows.length ? statistic(rows) : null;
   const boot: number[] = [];
   let undef = 0;
