@@ -110,15 +110,19 @@ export class Cache {
     } finally {
       closeSync(fd);
     }
-    if (this.verified.get(hash) === signature) return data;
-    const actual = sha256Hex(data);
+    if (this.verified.get(hash) !== signature) this.confirm(hash, path, signature, sha256Hex(data));
+    return data;
+  }
+
+  /** Records the object as verified under its file's signature, or, when its bytes hash otherwise, removes
+   *  it (the stage that made it runs again) and throws. */
+  private confirm(hash: string, path: string, signature: string, actual: string): void {
     if (actual !== hash) {
       this.verified.delete(hash);
       rmSync(path, { force: true });
       throw new CorruptObjectError(hash, actual);
     }
     this.verified.set(hash, signature);
-    return data;
   }
 
   /** Writes the object to `dest` a chunk at a time, verified as `read` verifies it: a results folder's copy
@@ -141,13 +145,8 @@ export class Cache {
       }
       if (!hasher) return;
       const actual = hasher.digest("hex");
-      if (actual !== hash) {
-        this.verified.delete(hash);
-        rmSync(path, { force: true });
-        rmSync(dest, { force: true });
-        throw new CorruptObjectError(hash, actual);
-      }
-      this.verified.set(hash, signature);
+      if (actual !== hash) rmSync(dest, { force: true }); // no copy of damaged bytes left behind
+      this.confirm(hash, path, signature, actual);
     } finally {
       closeSync(src);
     }
