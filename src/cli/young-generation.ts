@@ -10,14 +10,17 @@ import type { BuildEvent } from "../runner/events.js";
 
 const HELD_SEMI_SPACE = 4 * 2 ** 20;
 const LARGE_RUN = 10_000;
-let state: "free" | "held" | "released" = "free";
+// "left": the user's own flags size it, or it was released; medbench sets nothing more.
+let state: "free" | "held" | "left" = "free";
 let stopWatching = () => {};
 
 /** What a build's events say of the young generation's size: held at its first stage, released when a
  *  stage's progress counts LARGE_RUN items or more. */
 export function sizeYoungGeneration(e: BuildEvent): void {
-  if (e.type === "stage-start" && state === "free") hold();
-  else if (e.type === "progress" && e.total >= LARGE_RUN && state === "held") release();
+  if (e.type === "stage-start" && state === "free") {
+    if (userSized()) state = "left";
+    else hold();
+  } else if (e.type === "progress" && e.total >= LARGE_RUN && state === "held") release();
 }
 
 // Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
@@ -33,7 +36,6 @@ const userSized = () =>
 
 function hold(): void {
   state = "held";
-  if (userSized()) return;
   // V8 doubles it at each growth, each one after as many bytes have survived as it holds: left at its own
   // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1). A long synchronous stretch can
   // let one more growth through between two looks; that costs memory, never a result.
@@ -48,8 +50,7 @@ function hold(): void {
 }
 
 function release(): void {
-  state = "released";
-  if (userSized()) return;
+  state = "left";
   stopWatching();
   growthFactor(2); // V8's own
 }
