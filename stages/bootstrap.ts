@@ -1,5 +1,5 @@
 // bootstrap: intervals for every metric the scorer declared, paired comparisons, and the run's metrics.json.
-import { StageError, type StageKind } from "../src/runner/stage.js";
+import { StageError, type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";
 import { meanSd } from "../src/stats/mean-sd.js";
@@ -209,114 +209,119 @@ export const bootstrap: StageKind = {
   },
   async run(ctx) {
     const procedures = await import("../src/stats/intervals.js");
-    const p = ctx.params as unknown as Params;
-    const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as Scored & {
-      headline?: string;
-      configurations?: Record<string, Scored>;
-    };
-    const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;
-    const audit = ctx.inputs.model
-      ? (JSON.parse(ctx.inputs.model.text("audit")) as Record<string, Json>)
-      : {};
-    const info = ctx.inputs.prompts
-      ? (JSON.parse(ctx.inputs.prompts.text("info")) as {
-          partial: boolean;
-          subset: Json;
-          limit: Json;
-          selected: number;
-          total: number;
-          configurations?: string[];
-          notices?: string[];
-          sample?: string;
-        })
-      : null;
-    const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, procedures);
-    // More than one request configuration: each one's metrics, and each metric's mean and SD over them.
-    const perConfiguration = scored.configurations
-      ? Object.fromEntries(
-          Object.entries(scored.configurations).map(([name, c]) => [
-            name,
-            intervalsOf(c, ctx.task.statistics, p, procedures) as Json,
-          ]),
-        )
-      : null;
-    // With several configurations, the run's counts are the headline's (as its metrics are); each
-    // configuration's are beside its metrics, and the pooled ones in all_configurations.
-    const byConf = audit.by_configuration as Record<string, RunCounts> | undefined;
-    const headline = scored.headline ?? info?.configurations?.[0];
-    const own: RunCounts =
-      perConfiguration && byConf && headline !== undefined && byConf[headline]
-        ? byConf[headline]
-        : { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
-    const runFields = {
-      request: audit.request ?? null,
-      response_format: audit.response_format ?? null,
-      thinking_audit: audit.thinking_audit ?? null,
-      api_errors: own.api_errors,
-      truncated: own.truncated,
-      ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
-    };
-    // One name, one value: a task metric may not share a name with the run's own fields.
-    const clash = Object.keys(metrics).filter((k) => k in runFields);
-    if (clash.length)
-      throw new Error(
-        `task ${ctx.build.slug}: metric ${clash.join(", ")} has the name of a field medbench records ` +
-          "for every run (metrics.json); rename the metric",
-      );
-    const out = {
-      slug: ctx.build.slug,
-      version: ctx.build.version,
-      spec_hash: ctx.build.specHash,
-      medbench_version: ctx.build.medbench,
-      hash_recipe: ctx.build.recipe,
-      inputs: ctx.inputs.release ? ctx.inputs.release.hashes : {},
-      model: audit.model ?? null,
-      route: audit.route ?? null,
-      partial: info?.partial ?? false,
-      selection: info
-        ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total }
-        : null,
-      incomplete: audit.incomplete === true,
-      ...(info?.notices ? { notices: info.notices } : {}),
-      // The bundled synthetic sample's label: such a result says nothing about any model.
-      ...(info?.sample ? { synthetic_sample: info.sample } : {}),
-      ...(info?.configurations ? { configuration: scored.headline ?? info.configurations[0] ?? null } : {}),
-      ...(perConfiguration
-        ? {
-            configurations: byConf
-              ? Object.fromEntries(
-                  Object.entries(perConfiguration).map(([name, c]) => [
-                    name,
-                    { ...(c as Record<string, Json>), run: (byConf[name] ?? null) as unknown as Json },
-                  ]),
-                )
-              : perConfiguration,
-            over_configurations: overConfigurations(perConfiguration),
-            ...(byConf
-              ? {
-                  all_configurations: {
-                    api_errors: num(audit.api_errors),
-                    truncated: num(audit.truncated),
-                    n: num(audit.n),
-                  },
-                }
-              : {}),
-          }
-        : {}),
-      primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
-      metrics: { ...metrics, ...runFields },
-      // With several configurations, the requests the run's counts are of (the headline's); otherwise the
-      // selection's items.
-      ...(byConf && perConfiguration ? { requests: own.n } : {}),
-      paired,
-      tables,
-    };
-    // The primary's rows, so that two runs can be compared pair by pair (medbench check, stats paired).
-    const primaryRows = scored.metrics.find((m) => m.name === out.primary)?.rows ?? [];
-    const units = writeRecords(
-      "units",
-      primaryRows.map((r) => ({ id: r.id, cluster: r.cluster, value: r.value })),
-    );
-    return { metrics: stableJson(out), units };
+    try {
+      return resultOf(ctx, procedures);
+    } finally {
+      procedures.forgetDraws();
+    }
   },
 };
+
+/** The stage's outputs: every interval of the scored metrics, and the result around them. */
+function resultOf(ctx: StageContext, procedures: Procedures): Record<string, StageOutput> {
+  const p = ctx.params as unknown as Params;
+  const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as Scored & {
+    headline?: string;
+    configurations?: Record<string, Scored>;
+  };
+  const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;
+  const audit = ctx.inputs.model ? (JSON.parse(ctx.inputs.model.text("audit")) as Record<string, Json>) : {};
+  const info = ctx.inputs.prompts
+    ? (JSON.parse(ctx.inputs.prompts.text("info")) as {
+        partial: boolean;
+        subset: Json;
+        limit: Json;
+        selected: number;
+        total: number;
+        configurations?: string[];
+        notices?: string[];
+        sample?: string;
+      })
+    : null;
+  const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, procedures);
+  // More than one request configuration: each one's metrics, and each metric's mean and SD over them.
+  const perConfiguration = scored.configurations
+    ? Object.fromEntries(
+        Object.entries(scored.configurations).map(([name, c]) => [
+          name,
+          intervalsOf(c, ctx.task.statistics, p, procedures) as Json,
+        ]),
+      )
+    : null;
+  // With several configurations, the run's counts are the headline's (as its metrics are); each
+  // configuration's are beside its metrics, and the pooled ones in all_configurations.
+  const byConf = audit.by_configuration as Record<string, RunCounts> | undefined;
+  const headline = scored.headline ?? info?.configurations?.[0];
+  const own: RunCounts =
+    perConfiguration && byConf && headline !== undefined && byConf[headline]
+      ? byConf[headline]
+      : { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
+  const runFields = {
+    request: audit.request ?? null,
+    response_format: audit.response_format ?? null,
+    thinking_audit: audit.thinking_audit ?? null,
+    api_errors: own.api_errors,
+    truncated: own.truncated,
+    ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
+  };
+  // One name, one value: a task metric may not share a name with the run's own fields.
+  const clash = Object.keys(metrics).filter((k) => k in runFields);
+  if (clash.length)
+    throw new Error(
+      `task ${ctx.build.slug}: metric ${clash.join(", ")} has the name of a field medbench records ` +
+        "for every run (metrics.json); rename the metric",
+    );
+  const out = {
+    slug: ctx.build.slug,
+    version: ctx.build.version,
+    spec_hash: ctx.build.specHash,
+    medbench_version: ctx.build.medbench,
+    hash_recipe: ctx.build.recipe,
+    inputs: ctx.inputs.release ? ctx.inputs.release.hashes : {},
+    model: audit.model ?? null,
+    route: audit.route ?? null,
+    partial: info?.partial ?? false,
+    selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
+    incomplete: audit.incomplete === true,
+    ...(info?.notices ? { notices: info.notices } : {}),
+    // The bundled synthetic sample's label: such a result says nothing about any model.
+    ...(info?.sample ? { synthetic_sample: info.sample } : {}),
+    ...(info?.configurations ? { configuration: scored.headline ?? info.configurations[0] ?? null } : {}),
+    ...(perConfiguration
+      ? {
+          configurations: byConf
+            ? Object.fromEntries(
+                Object.entries(perConfiguration).map(([name, c]) => [
+                  name,
+                  { ...(c as Record<string, Json>), run: (byConf[name] ?? null) as unknown as Json },
+                ]),
+              )
+            : perConfiguration,
+          over_configurations: overConfigurations(perConfiguration),
+          ...(byConf
+            ? {
+                all_configurations: {
+                  api_errors: num(audit.api_errors),
+                  truncated: num(audit.truncated),
+                  n: num(audit.n),
+                },
+              }
+            : {}),
+        }
+      : {}),
+    primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
+    metrics: { ...metrics, ...runFields },
+    // With several configurations, the requests the run's counts are of (the headline's); otherwise the
+    // selection's items.
+    ...(byConf && perConfiguration ? { requests: own.n } : {}),
+    paired,
+    tables,
+  };
+  // The primary's rows, so that two runs can be compared pair by pair (medbench check, stats paired).
+  const primaryRows = scored.metrics.find((m) => m.name === out.primary)?.rows ?? [];
+  const units = writeRecords(
+    "units",
+    primaryRows.map((r) => ({ id: r.id, cluster: r.cluster, value: r.value })),
+  );
+  return { metrics: stableJson(out), units };
+}

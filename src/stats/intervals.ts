@@ -96,6 +96,12 @@ export function drawResamples(
   drawsHeld += all.length;
 }
 
+/** Lets the kept draws go (a bootstrap stage, once done: up to 32 MB that nothing after it reads). */
+export function forgetDraws(): void {
+  draws.clear();
+  drawsHeld = 0;
+}
+
 /** np.percentile(x, q) with method="linear", to the bit. Sorts a copy. */
 export function percentile(values: ArrayLike<number>, q: number): number {
   const x = Float64Array.from(values).sort();

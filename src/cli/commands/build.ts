@@ -6,7 +6,7 @@ import type { BuildEvent, SummaryRow } from "../../runner/events.js";
 import { metricEntries } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
-import { sizeYoungGeneration } from "../young-generation.js";
+import { sizeHeap } from "../small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
 
@@ -98,7 +98,7 @@ async function run(argv: string[]): Promise<number> {
       );
   const events: BuildEvent[] = [];
   const emit = (e: BuildEvent) => {
-    sizeYoungGeneration(e);
+    sizeHeap(e);
     events.push(e);
     logger.log(e);
   };

@@ -1,7 +1,7 @@
 // medbench verify BUNDLE|DIR [--live]: check a published result by replaying it (and re-sending it).
 import { ConsoleLogger, JsonLogger, paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
-import { sizeYoungGeneration } from "../young-generation.js";
+import { sizeHeap } from "../small-run-heap.js";
 import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport } from "../../bundle/verify.js";
@@ -45,7 +45,7 @@ async function run(argv: string[]): Promise<number> {
     registryFiles: opts.registryFiles,
     env: process.env,
     emit: (e) => {
-      sizeYoungGeneration(e);
+      sizeHeap(e);
       logger.log(e);
     },
   });

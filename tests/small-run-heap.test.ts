@@ -1,5 +1,5 @@
 // Once a command runs a stage, V8's young generation is held at 4 MB per semi-space, until a stage reports
-// 10,000 items of work (src/cli/young-generation.ts).
+// 10,000 items of work (src/cli/small-run-heap.ts).
 // Each case is a real Node process that keeps ~30 MB of small objects, made over many event-loop turns (as a
 // build makes them), and reports its new space's size from inside (v8.getHeapSpaceStatistics: both
 // semi-spaces). Unheld, V8 grows it to 32 MB; held, it stays at 8.
@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { REPO } from "./helpers.js";
 import { cleanedAfterEach, Project } from "./rig.js";
 
-const MODULE = join(REPO, "dist/src/cli/young-generation.js");
+const MODULE = join(REPO, "dist/src/cli/small-run-heap.js");
 const PROGRAM = `
 const v8 = require("node:v8");
 const newSpaceMB = () =>
@@ -24,10 +24,10 @@ async function keep(turns) {
   }
 }
 (async () => {
-  const { sizeYoungGeneration } = require(process.env.MODULE);
-  const hold = () => sizeYoungGeneration({ type: "stage-start", stage: "s", kind: "k", key: "" });
+  const { sizeHeap } = require(process.env.MODULE);
+  const hold = () => sizeHeap({ type: "stage-start", stage: "s", kind: "k", key: "" });
   const progress = (total) =>
-    sizeYoungGeneration({ type: "progress", stage: "s", done: 0, total, retries: 0, errors: 0 });
+    sizeHeap({ type: "progress", stage: "s", done: 0, total, retries: 0, errors: 0 });
   const when = process.env.HOLD;
   let atHold;
   if (when === "first") hold();
@@ -96,3 +96,55 @@ describe("the young generation held", () => {
 const REPORT_AT_EXIT = `process.on("exit", () => process.stderr.write("new space " +
   require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20 + "\\n"));
 `;
+
+// After each stage that ran, while held, a full collection: the stage's promoted rows are garbage by then.
+// The program keeps ~30 MB of small objects over many turns (promoted to the old generation), lets them go,
+// and reports the heap's used size just before and just after the stage-done event: nothing allocates in
+// between, so only a collection the event makes can lower it.
+const GARBAGE = `
+const v8 = require("node:v8");
+const usedMB = () => v8.getHeapStatistics().used_heap_size / 2 ** 20;
+(async () => {
+  const { sizeHeap } = require(process.env.MODULE);
+  const { HOLD, STATUS } = process.env;
+  if (HOLD !== "never") sizeHeap({ type: "stage-start", stage: "s", kind: "k", key: "" });
+  if (HOLD === "large run")
+    sizeHeap({ type: "progress", stage: "s", done: 0, total: 10000, retries: 0, errors: 0 });
+  let rows = [];
+  for (let t = 0; t < 50; t++) {
+    for (let i = 0; i < 10000; i++) rows.push({ t, i, s: "x" + i });
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  rows = null;
+  const before = usedMB();
+  sizeHeap({ type: "stage-done", stage: "s", kind: "k", key: "", status: STATUS, ms: 0 });
+  console.log(JSON.stringify({ before, after: usedMB() }));
+})();`;
+
+async function aroundStageDone(hold: string, status: string, nodeOptions = "") {
+  const r = await execa("node", ["-e", GARBAGE], {
+    env: { MODULE, HOLD: hold, STATUS: status, NODE_OPTIONS: nodeOptions },
+  });
+  return JSON.parse(r.stdout) as { before: number; after: number };
+}
+
+describe("a held run's garbage collected after each stage", () => {
+  it("is collected when a stage that ran is done", async () => {
+    const { before, after } = await aroundStageDone("first", "ran");
+    expect(before).toBeGreaterThan(25);
+    expect(after).toBeLessThan(before - 20);
+  });
+
+  it("is left to V8 after a stage that was fresh, in a large run, unheld, and under the user's flag", async () => {
+    for (const [hold, status, nodeOptions] of [
+      ["first", "fresh", ""],
+      ["large run", "ran", ""],
+      ["never", "ran", ""],
+      ["first", "ran", "--max-semi-space-size=16"],
+    ]) {
+      const { before, after } = await aroundStageDone(hold!, status!, nodeOptions);
+      expect(before, `${hold} ${status} ${nodeOptions}`).toBeGreaterThan(25);
+      expect(after, `${hold} ${status} ${nodeOptions}`).toBeGreaterThan(before - 5);
+    }
+  });
+});
