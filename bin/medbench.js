@@ -2,7 +2,6 @@
 // Thin launcher: the CLI is compiled to dist/ (CommonJS). A packed medbench ships dist/ (built by `prepack`)
 // and runs no install script; a checkout compiles itself on first use, below.
 import { existsSync } from "node:fs";
-import { spawnSync } from "node:child_process";
 
 const entry = new URL("../dist/src/cli/main.js", import.meta.url);
 const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
@@ -14,6 +13,8 @@ if (
   existsSync(`${root}/node_modules/typescript`)
 ) {
   process.stderr.write("medbench: compiling this checkout on first use (npm run build)\n");
+  // Imported here only: child_process brings net and streams, about 0.07 of Node's start-up to every command.
+  const { spawnSync } = await import("node:child_process");
   const r = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
   if (r.status !== 0) {
     process.stderr.write(`error: compiling medbench failed\n  fix: run \`npm run build\` in ${root}\n`);
