@@ -135,7 +135,7 @@ describe("a held run's garbage collected after each stage", () => {
     expect(after).toBeLessThan(before - 20);
   });
 
-  it("is left to V8 after a stage that was fresh, in a large run, unheld, and under the user's flag", async () => {
+  it("is left to V8 after a fresh stage, in a large run, unheld, and under the user's flag", async () => {
     for (const [hold, status, nodeOptions] of [
       ["first", "fresh", ""],
       ["large run", "ran", ""],
