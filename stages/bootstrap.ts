@@ -209,6 +209,8 @@ export const bootstrap: StageKind = {
   },
   async run(ctx) {
     const procedures = await import("../src/stats/intervals.js");
+    // resultOf is synchronous: the draws are let go once every interval is made (they are the largest thing
+    // the stage holds, and nothing after it reads them).
     try {
       return resultOf(ctx, procedures);
     } finally {

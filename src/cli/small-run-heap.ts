@@ -12,23 +12,29 @@
 //   full collection before it collects again, so a small run's stages piled up their dead rows (a 2,070-item
 //   run made one full collection in its last 1.7 s). A full collection after each stage that ran keeps the
 //   pile to one stage's: that run's peak went from 101-104 MB to 87-88, for about 3 % more CPU.
-// A user's own semi-space flag leaves both alone.
+// A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
+// of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../runner/events.js";
 
 const HELD_SEMI_SPACE = 4 * 2 ** 20;
 const LARGE_RUN = 10_000;
-// "left": the user's own flags size it, or it was released; medbench sets nothing more.
-let state: "free" | "held" | "left" = "free";
+let youngHeld = false;
 let stopWatching = () => {};
+// From the first stage until one reports LARGE_RUN items of work (a model or a download stage; a build whose
+// stages that run report no progress, such as --refresh bootstrap, stays small: its collections then cost in
+// proportion to its heap, as its stages' own work does).
+let small: boolean | undefined;
 
-/** What a build's events say of the heap: held at its first stage, collected after each stage that ran while
- *  held, released when a stage's progress counts LARGE_RUN items or more. */
+/** What a build's events say of the heap: the young generation held from the first stage, a collection
+ *  after each stage that ran, both until a stage's progress counts LARGE_RUN items or more. */
 export function sizeHeap(e: BuildEvent): void {
-  if (e.type === "stage-start" && state === "free") {
-    if (userSized()) state = "left";
-    else hold();
-  } else if (e.type === "progress" && e.total >= LARGE_RUN && state === "held") release();
-  else if (e.type === "stage-done" && e.status === "ran" && state === "held") collectGarbage();
+  if (e.type === "stage-start" && small === undefined) {
+    small = true;
+    if (!userSized()) holdYoungGeneration();
+  } else if (e.type === "progress" && e.total >= LARGE_RUN && small) {
+    small = false;
+    if (youngHeld) releaseYoungGeneration();
+  } else if (e.type === "stage-done" && e.status === "ran" && small) collectGarbage();
 }
 
 // Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
@@ -42,8 +48,8 @@ const semiSpace = () =>
 const userSized = () =>
   /semi[-_]space/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
 
-function hold(): void {
-  state = "held";
+function holdYoungGeneration(): void {
+  youngHeld = true;
   // V8 doubles it at each growth, each one after as many bytes have survived as it holds: left at its own
   // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1). A long synchronous stretch can
   // let one more growth through between two looks; that costs memory, never a result.
@@ -57,18 +63,26 @@ function hold(): void {
   stopWatching = () => clearInterval(watch);
 }
 
-// Node gives `gc` only under --expose-gc; set as the process runs, the flag gives it to new contexts.
-let gc: (() => void) | undefined;
+// Node gives `gc` only under --expose-gc. Set as the process runs, the flag gives it to new contexts. Under
+// --expose-gc-as it has another name: then no collection (a memory saving must never fail a build).
+let gc: (() => void) | null | undefined;
 function collectGarbage(): void {
-  if (!gc) {
-    v8().setFlagsFromString("--expose-gc");
-    gc = (require("node:vm") as typeof import("node:vm")).runInNewContext("gc") as () => void;
+  if (gc === undefined) {
+    const own = (globalThis as { gc?: unknown }).gc;
+    if (typeof own === "function") gc = own as () => void;
+    else {
+      v8().setFlagsFromString("--expose-gc");
+      const found: unknown = (require("node:vm") as typeof import("node:vm")).runInNewContext(
+        "typeof gc === 'function' ? gc : null",
+      );
+      gc = typeof found === "function" ? (found as () => void) : null;
+    }
   }
-  gc();
+  gc?.();
 }
 
-function release(): void {
-  state = "left";
+function releaseYoungGeneration(): void {
+  youngHeld = false;
   stopWatching();
   growthFactor(2); // V8's own
 }
