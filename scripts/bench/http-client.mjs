@@ -13,7 +13,9 @@
 // key (the body's sorted JSON and its sha256, serialisedRequest of dist/stages/model.js) and the durable
 // write of its reply the moment it arrives (ReplyLog.put of dist/src/runner/reply-log.js, one write call
 // per reply, as a kill -9 must not lose a paid reply). Printed as its ratio to the bare loop: the least the
-// model stage's sending can cost against the bare loop on this machine.
+// model stage's sending can cost against the bare loop on this machine. And, to price that promise, the same
+// records written once per event-loop turn (every reply parsed in a turn, in one write at its end), which a
+// kill -9 can cut short by the replies of one turn: what the sending would cost if the promise were relaxed.
 //   node scripts/bench/http-client.mjs [--requests 10000] [--rounds 6] [--concurrency 64] [--spin 25,50]
 //        [--keyed]
 //   (npm run build first)
@@ -22,6 +24,8 @@ import path from "node:path";
 import os from "node:os";
 import { createRequire } from "node:module";
 import { mkdtemp, rm } from "node:fs/promises";
+import { openSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { argv } from "zx";
 import { load, median, server, spread } from "./fake-process.mjs";
 
@@ -76,15 +80,28 @@ const client = async (body) => JSON.parse((await postJson(target, Buffer.from(bo
 // The bare loop with the key of each body and the durable write of each reply.
 const logDir = keyed ? await mkdtemp(path.join(os.tmpdir(), "medbench-bench-log-")) : null;
 const objects = keyed ? bodies.map((b) => JSON.parse(b)) : [];
+// write: "each" (ReplyLog.put), "turn" (the same record lines, one write per event-loop turn) or none.
 const keyedLoop = async (write) => {
   const { serialisedRequest } = await import(path.resolve(import.meta.dirname, "../../dist/stages/model.js"));
   const { ReplyLog } = dist("src/runner/reply-log.js");
   const log = new ReplyLog(path.join(logDir, String(Math.random()).slice(2)), false);
   const byBody = new Map(bodies.map((b, i) => [b, objects[i]]));
+  const turnFd = write === "turn" ? openSync(path.join(logDir, `turn-${Math.random()}.log`), "a") : null;
+  let pending = [];
+  const flush = () => {
+    writeSync(turnFd, pending.join(""));
+    pending = [];
+  };
   return async (body) => {
     const { payload, key } = serialisedRequest(route, byBody.get(body));
     const reply = await bare(payload);
-    if (write) log.put(key, JSON.stringify({ kind: "reply", status: 200, body: reply }));
+    const record = () => JSON.stringify({ kind: "reply", status: 200, body: reply });
+    if (write === "each") log.put(key, record());
+    if (write === "turn") {
+      const data = Buffer.from(record());
+      const sha = createHash("sha256").update(data).digest("hex");
+      if (pending.push(`${key} ${sha} ${data.toString("base64")}\n`) === 1) setImmediate(flush);
+    }
   };
 };
 
@@ -100,12 +117,15 @@ const run = async (send) => {
 };
 await run(bare); // warm-up: sockets open, code compiled
 await run(client);
-const withKeys = keyed ? await keyedLoop(true) : null;
-const keysOnly = keyed ? await keyedLoop(false) : null;
+const withKeys = keyed ? await keyedLoop("each") : null;
+const keysOnly = keyed ? await keyedLoop(null) : null;
+const perTurn = keyed ? await keyedLoop("turn") : null;
 if (withKeys) await run(withKeys);
+if (perTurn) await run(perTurn);
 const ratios = [];
 const keyedRatios = [];
 const keysOnlyRatios = [];
+const perTurnRatios = [];
 const perSpin = new Map(spins.map((us) => [us, []]));
 const loadBefore = load();
 for (let r = 0; r < rounds; r++) {
@@ -115,6 +135,7 @@ for (let r = 0; r < rounds; r++) {
   ratios.push(t.client / t.bare);
   if (withKeys) keyedRatios.push((await run(withKeys)) / t.bare);
   if (keysOnly) keysOnlyRatios.push((await run(keysOnly)) / t.bare);
+  if (perTurn) perTurnRatios.push((await run(perTurn)) / t.bare);
   // The wall time a microsecond of work per reply adds, per request: (spun - bare) / (us * requests).
   for (const [us, xs] of perSpin)
     xs.push(((await run((body) => bare(body, us))) - t.bare) / ((us / 1000) * bodies.length));
@@ -132,6 +153,10 @@ if (withKeys) {
   console.log(`  bare loop + each request's key / bare loop   ${spread(keysOnlyRatios)}`);
   console.log(
     `  bare loop + each request's key and durable reply write / bare loop   ${spread(keyedRatios)}`,
+  );
+  console.log(
+    `  bare loop + each request's key and the replies written once per turn / bare loop   ` +
+      spread(perTurnRatios),
   );
   await rm(logDir, { recursive: true, force: true });
 }
