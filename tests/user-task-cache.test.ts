@@ -128,7 +128,7 @@ describe("a bundle of a user's task, verified", () => {
 });
 
 // Issue 25, third pass: a stage's key holds the task folder's own code, and only the folder's sources are
-// compiled, so a module that imports a file outside it (../shared/x.js, another task's module) would run code
+// compiled, so a module that imports a file outside it (../common/x.js, another task's module) would run code
 // no key holds (an edit there reruns nothing) or another task's compiled copy. Refused at the import.
 describe("a user's task imports only from its own folder", () => {
   const SCORER = "tasks/t1/scorer.ts";
@@ -162,19 +162,19 @@ describe("a user's task imports only from its own folder", () => {
         p,
         /imports \.\.\/t2\/helper\.js, outside the task's folder tasks\/t1\/(.|\n)*fix: copy what it needs into tasks\/t1\//,
       );
-      mkdirSync(p.path("tasks/shared"));
-      p.write("tasks/shared/x.ts", HELPER);
-      p.edit(SCORER, (t) => t.replace("../t2/helper.js", "../shared/x.js"));
-      await refusedAtImport(p, /imports \.\.\/shared\/x\.js, outside the task's folder tasks\/t1\//);
+      mkdirSync(p.path("tasks/common"));
+      p.write("tasks/common/x.ts", HELPER);
+      p.edit(SCORER, (t) => t.replace("../t2/helper.js", "../common/x.js"));
+      await refusedAtImport(p, /imports \.\.\/common\/x\.js, outside the task's folder tasks\/t1\//);
       // Through a link in the folder, the file is still outside: no source of the folder.
-      symlinkSync("../shared", p.path("tasks/t1/lib"));
-      p.edit(SCORER, (t) => t.replace("../shared/x.js", "./lib/x.js"));
+      symlinkSync("../common", p.path("tasks/t1/lib"));
+      p.edit(SCORER, (t) => t.replace("../common/x.js", "./lib/x.js"));
       await refusedAtImport(p, /imports \.\/lib\/x\.js, which is no \.ts file of tasks\/t1\//);
       rmSync(p.path("tasks/t1/lib"));
       // The helper copied in, it builds; a type imported from outside is no code (the compiler drops it).
       p.write(SCORER, pristine);
       p.write("tasks/t1/helper.ts", HELPER);
-      p.edit(SCORER, (t) => `import type { Verdict } from "../shared/x.js";\n${importing("./helper.js")(t)}`);
+      p.edit(SCORER, (t) => `import type { Verdict } from "../common/x.js";\n${importing("./helper.js")(t)}`);
       await p.buildSpec("specs/t1.yaml");
       expect(accuracy(p)).toBe(1);
     } finally {
