@@ -25,7 +25,6 @@ import os from "node:os";
 import { createRequire } from "node:module";
 import { mkdtemp, rm } from "node:fs/promises";
 import { openSync, writeSync } from "node:fs";
-import { createHash } from "node:crypto";
 import { argv } from "zx";
 import { load, median, server, spread } from "./fake-process.mjs";
 
@@ -83,7 +82,7 @@ const objects = keyed ? bodies.map((b) => JSON.parse(b)) : [];
 // write: "each" (ReplyLog.put), "turn" (the same record lines, one write per event-loop turn) or none.
 const keyedLoop = async (write) => {
   const { serialisedRequest } = await import(path.resolve(import.meta.dirname, "../../dist/stages/model.js"));
-  const { ReplyLog } = dist("src/runner/reply-log.js");
+  const { ReplyLog, recordLine } = dist("src/runner/reply-log.js");
   const log = new ReplyLog(path.join(logDir, String(Math.random()).slice(2)), false);
   const byBody = new Map(bodies.map((b, i) => [b, objects[i]]));
   const turnFd = write === "turn" ? openSync(path.join(logDir, `turn-${Math.random()}.log`), "a") : null;
@@ -97,11 +96,7 @@ const keyedLoop = async (write) => {
     const reply = await bare(payload);
     const record = () => JSON.stringify({ kind: "reply", status: 200, body: reply });
     if (write === "each") log.put(key, record());
-    if (write === "turn") {
-      const data = Buffer.from(record());
-      const sha = createHash("sha256").update(data).digest("hex");
-      if (pending.push(`${key} ${sha} ${data.toString("base64")}\n`) === 1) setImmediate(flush);
-    }
+    if (write === "turn" && pending.push(recordLine(key, Buffer.from(record()))) === 1) setImmediate(flush);
   };
 };
 

@@ -37,7 +37,8 @@ import {
 
 const RECORD = /^([0-9a-f]{64}) ([0-9a-f]{64}) ([A-Za-z0-9+/=]*)$/;
 
-const recordLine = (key: string, payload: Buffer) =>
+/** One record of a log: `key sha256 base64(payload)` and a newline. */
+export const recordLine = (key: string, payload: Buffer) =>
   `${key} ${sha256Hex(payload)} ${payload.toString("base64")}\n`;
 
 interface Parsed {
