@@ -4,7 +4,7 @@
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
 //        [--fault empty=29 --fault auth=31] [--dead-after N]
 //        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
-//        [--keep-received 10000] [--record FILE]
+//        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
@@ -12,11 +12,14 @@
 // after N replies the server accepts every request and never answers. set(options) changes them at run time
 // (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
+// --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
+// requests whose body hash falls in that period, on their first --fault-attempts attempts, like a fault.
 import { createServer } from "node:http";
 import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { NOTE_ERRORS_POLICIES } from "./fake-policies/note-errors.mjs";
+import { loadProviderReplies, replayed } from "./provider-replies/index.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
@@ -113,6 +116,7 @@ export function parseArgs(argv) {
     policy: "voice-command",
     latencyMs: 0,
     faults: {},
+    replay: {}, // provider reply corpus entries by name -> period (scripts/provider-replies)
     refuseSchema: false,
     reasoning: "none",
     retryAfter: 1,
@@ -133,6 +137,9 @@ export function parseArgs(argv) {
     else if (a === "--fault") {
       const [k, n] = v().split("=");
       opts.faults[k] = Number(n);
+    } else if (a === "--replay") {
+      const [k, n] = v().split("=");
+      opts.replay[k] = Number(n ?? 1);
     } else if (a === "--refuse-schema") opts.refuseSchema = true;
     else if (a === "--reasoning") opts.reasoning = v();
     else if (a === "--retry-after") opts.retryAfter = Number(v());
@@ -172,6 +179,18 @@ export function startFakeOpenAI(options = {}) {
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
   const faultFor = (h) =>
     FAULT_ORDER.find((f, i) => opts.faults[f] && h % opts.faults[f] === i % opts.faults[f]);
+  let corpus = null; // loaded when a shape is first replayed (set() may ask for one later)
+  const corpusEntry = (name) => {
+    const entry = (corpus ??= loadProviderReplies())[name];
+    if (!entry) throw new Error(`no provider reply ${name} in scripts/provider-replies`);
+    return entry;
+  };
+  for (const name of Object.keys(opts.replay)) corpusEntry(name); // a wrong name fails at start
+  // Each replayed shape picks its own residue too (after the faults'), as faults do.
+  const replayFor = (h) =>
+    Object.keys(opts.replay).find(
+      (name, i) => h % opts.replay[name] === (FAULT_ORDER.length + i) % opts.replay[name],
+    );
 
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
@@ -284,6 +303,13 @@ export function startFakeOpenAI(options = {}) {
         }
       }
       const out = policy(body, opts);
+      const shape = replayFor(h);
+      if (shape && n <= opts.faultAttempts) {
+        count(`replay-${shape}`);
+        const served = replayed(corpusEntry(shape), body, typeof out === "object" ? out.content : out);
+        res.writeHead(served.status, served.headers).end(served.body);
+        return;
+      }
       if (typeof out === "object" && out.http_error) {
         count(`policy-${out.http_error}`);
         res.writeHead(out.http_error).end('{"error":{"message":"server error"}}');
@@ -341,7 +367,7 @@ export function startFakeOpenAI(options = {}) {
 
 const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
     [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema] [--reasoning none|field|think]
-    [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1]
+    [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -1,0 +1,50 @@
+// The provider reply corpus (README.md beside this file): loaded, checked, and filled in for one request.
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const EXPECTS = ["answer", "retry", "refused-item", "refused-route"];
+
+/** Every entry of the corpus by name, each checked for the fields README.md lists. */
+export function loadProviderReplies() {
+  const out = {};
+  for (const file of readdirSync(HERE)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
+    const entry = JSON.parse(readFileSync(join(HERE, file), "utf8"));
+    const problem = entryProblem(entry);
+    if (problem) throw new Error(`scripts/provider-replies/${file}: ${problem}`);
+    out[file.slice(0, -".json".length)] = entry;
+  }
+  return out;
+}
+
+function entryProblem(entry) {
+  const source = entry?.source;
+  if (!source || typeof source.provider !== "string" || typeof source.document !== "string")
+    return "source needs provider and document";
+  if (!Number.isInteger(entry.status) || entry.status < 100 || entry.status > 599) return "status";
+  if (entry.headers !== undefined && (typeof entry.headers !== "object" || entry.headers === null))
+    return "headers must be an object";
+  if (entry.body === undefined) return "no body";
+  if (!EXPECTS.includes(entry.expect)) return `expect must be one of ${EXPECTS.join(", ")}`;
+  if (typeof entry.note !== "string") return "no note";
+  return null;
+}
+
+/** The entry's status, headers and body bytes for one request (placeholders filled in). */
+export function replayed(entry, request, content) {
+  const fill = (value) => {
+    if (value === "{{model}}") return request.model;
+    if (value === "{{content}}") return content;
+    if (typeof value === "string") return value.split("{{model}}").join(String(request.model));
+    if (Array.isArray(value)) return value.map(fill);
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
+    return value;
+  };
+  const body = typeof entry.body === "string" ? fill(entry.body) : JSON.stringify(fill(entry.body));
+  const headers = { "content-type": "application/json", ...(entry.headers ?? {}) };
+  return { status: entry.status, headers, body };
+}
