@@ -7,6 +7,7 @@ import { sha256Hex } from "../src/hash/sha256.js";
 import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
+import { readReply } from "../src/model/reply.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import { ownsKey } from "../src/remote/shard.js";
@@ -143,32 +144,22 @@ const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as cons
 export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
 
 function replyOf(id: string, key: string | null, format: Format, body: Json): ReplyRecord {
-  const choice = ((body as { choices?: Json[] }).choices?.[0] ?? {}) as {
-    message?: Record<string, Json>;
-    finish_reason?: string;
-  };
-  const msg = choice.message ?? {};
-  const text = typeof msg.content === "string" ? msg.content : "";
-  // Every sign of reasoning a parser strips counts: a reasoning field (text, or reasoning_details items) and
-  // a think tag, opening or closing (a chat template may open the block in the prompt: a bare </think>).
-  const reasoning =
-    ["reasoning", "reasoning_content", "thinking"].some(
-      (f) => typeof msg[f] === "string" && (msg[f] as string).length > 0,
-    ) ||
-    (Array.isArray(msg.reasoning_details) && msg.reasoning_details.length > 0);
+  const read = readReply(body);
   return {
     id,
     request_sha256: key,
     format,
-    text,
+    text: read.text,
     error: null,
-    finish_reason: choice.finish_reason ?? null,
-    reasoning,
-    think: /<\/?think\b/i.test(text),
+    finish_reason: read.finish_reason,
+    reasoning: read.reasoning,
+    // A think tag, opening or closing (a chat template may open the block in the prompt: a bare </think>).
+    think: /<\/?think\b/i.test(read.text),
     // Kept only when the server sent them, so replies of servers without them stay as they were.
-    ...(typeof msg.reasoning === "string" ? { reasoning_content: msg.reasoning } : {}),
-    ...(typeof msg.reasoning_content === "string" ? { reasoning_content: msg.reasoning_content } : {}),
+    ...(read.reasoning_content !== null ? { reasoning_content: read.reasoning_content } : {}),
     ...((body as { usage?: Json }).usage !== undefined ? { usage: (body as { usage?: Json }).usage! } : {}),
+    ...(read.refusal !== null ? { refusal: read.refusal } : {}),
+    ...(read.tool_calls > 0 ? { tool_calls: read.tool_calls } : {}),
   };
 }
 
@@ -360,13 +351,15 @@ export async function callModel(
   const apiErrors = replies.filter((r) => r.error !== null).length - otherShards;
   if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
   if (apiErrors) {
+    // The first error in the provider's words (redacted by the client), not only a count.
+    const first = replies.find((r) => r.error !== null && r.error !== OTHER_SHARD)!.error!;
     ctx.emit({
       type: "warning",
       stage: ctx.stage,
       message:
         `${p.model}: ${apiErrors} of ${replies.length} requests failed ` +
         "(API errors; no verdict for those items); " +
-        "the next build sends them again",
+        `the next build sends them again; the first: ${first.slice(0, 300)}`,
     });
     ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
   }

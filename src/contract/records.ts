@@ -54,6 +54,10 @@ export interface ReplyRecord {
   reasoning_content?: string | null;
   /** The server's usage object as returned (token counts). */
   usage?: Json | null;
+  /** The model's refusal text (OpenAI's `refusal` field), when it sent one instead of an answer. */
+  refusal?: string;
+  /** Tool calls the reply made instead of content (none are offered), when it made any. */
+  tool_calls?: number;
 }
 
 /** A task parser's reading of one reply. */

@@ -1,11 +1,12 @@
-// One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and malformed successes are
-// retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals,
+// One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and successes that are no
+// reply (malformed, or an error reported in a 200: src/model/reply.ts) are retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals,
 // returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
 // them share. Whatever the server sends back is redacted of secrets before it leaves this module.
 import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
+import { successBody } from "./reply.js";
 import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
 
 export type CallOutcome =
@@ -27,18 +28,6 @@ export interface CallHooks {
   signal?: AbortSignal;
   /** The body already serialised (the bytes its key was hashed from), sent as it is. */
   payload?: Buffer;
-}
-
-/** A success whose body is a usable chat completion: at least one choice with a message. */
-export function completionProblem(parsed: unknown): string | null {
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return "not an object";
-  const choices = (parsed as { choices?: unknown }).choices;
-  if (!Array.isArray(choices)) return "no choices";
-  if (choices.length === 0) return "choices is empty";
-  const first = choices[0] as { message?: unknown } | null;
-  if (!first || typeof first !== "object" || !first.message || typeof first.message !== "object")
-    return "the first choice has no message";
-  return null;
 }
 
 interface Prepared {
@@ -102,14 +91,15 @@ export async function chatCompletion(
       const res = await postJson(target, payload, budget, hooks.signal);
       const text = res.text;
       if (res.status >= 200 && res.status < 300) {
-        try {
-          const parsed = redactJson(JSON.parse(text) as Json, secrets);
-          const problem = completionProblem(parsed);
-          if (!problem) return { kind: "reply", status: res.status, body: parsed, attempts: attempt };
-          lastError = `malformed response body (${problem})`;
-        } catch {
-          lastError = "malformed response body (not JSON)";
-        }
+        const success = successBody(text, res.contentType);
+        if ("body" in success)
+          return {
+            kind: "reply",
+            status: res.status,
+            body: redactJson(success.body, secrets),
+            attempts: attempt,
+          };
+        lastError = success.problem; // an error in a 200 too: a failed try, redacted below
       } else if (res.status === 429 || res.status === 408 || res.status >= 500) {
         lastError = `HTTP ${res.status}`;
         waitMs = retryAfterMs(res.retryAfter);

@@ -14,6 +14,8 @@ export interface HttpReply {
   retryAfter: string | null;
   /** A redirect's target (a 3xx is not followed: the route's base_url should name the server itself). */
   location: string | null;
+  /** The Content-Type header (a 200 may be an event stream or an HTML page, not JSON). */
+  contentType: string | null;
   text: string;
 }
 
@@ -149,6 +151,7 @@ export function postJson(
           status: res.statusCode ?? 0,
           retryAfter: typeof retryAfter === "string" ? retryAfter : null,
           location: res.headers.location ?? null,
+          contentType: res.headers["content-type"] ?? null,
           text,
         });
       });

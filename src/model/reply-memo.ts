@@ -1,7 +1,8 @@
-// What the reply memo holds: answers only. A failed request, a refusal (an auth failure above all) or a
-// malformed success is never stored, so the next build sends it again; entries written by older versions
-// that are not answers are ignored on reading for the same reason.
-import { completionProblem, type CallOutcome } from "./client.js";
+// What the reply memo holds: answers only. A failed request, a refusal (an auth failure above all), a
+// malformed success or an error in a 200 is never stored, so the next build sends it again; entries written
+// by older versions that are not answers (an error in a 200 among them) are ignored on reading.
+import type { CallOutcome } from "./client.js";
+import { notAReply } from "./reply.js";
 import type { Json } from "../util/json.js";
 
 export interface MemoReply {
@@ -20,7 +21,7 @@ export function recall(entry: Buffer | null): MemoReply | null {
   if (!entry) return null;
   try {
     const m = JSON.parse(entry.toString("utf8")) as Partial<MemoReply>;
-    if (m.kind !== "reply" || completionProblem(m.body) !== null) return null;
+    if (m.kind !== "reply" || notAReply(m.body) !== null) return null;
     return m as MemoReply;
   } catch {
     return null;
