@@ -264,6 +264,8 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     thinking_audit: audit.thinking_audit ?? null,
     api_errors: own.api_errors,
     truncated: own.truncated,
+    // A route's replies that are no text answer (refusals, filtered, tool calls): docs/model-requests.md.
+    ...(audit.reply_audit !== undefined ? { reply_audit: audit.reply_audit } : {}),
     ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
   };
   // One name, one value: a task metric may not share a name with the run's own fields.

@@ -8,6 +8,7 @@ import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { readReply } from "../src/model/reply.js";
+import { nonAnswers, nonAnswerWarning } from "../src/model/reply-audit.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import { ownsKey } from "../src/remote/shard.js";
@@ -363,6 +364,10 @@ export async function callModel(
     });
     ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
   }
+  // Refusals, filtered replies and tool calls are answers, but no text: counted and said, never hidden.
+  const counts = routeName === "medbench" ? null : nonAnswers(replies);
+  const said = counts && nonAnswerWarning(p.model, counts, replies.length - apiErrors - otherShards);
+  if (said) ctx.emit({ type: "warning", stage: ctx.stage, message: said });
   if (otherShards) {
     const s = ctx.options.shard!;
     ctx.emit({
@@ -389,6 +394,7 @@ export async function callModel(
       api_errors: apiErrors,
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
+      ...(counts ? { reply_audit: { ...counts } } : {}),
       n: replies.length,
       // Requests of several configurations: the counts of each, so the headline is judged on its own.
       ...(requests.some((r) => r.configuration)

@@ -7,13 +7,15 @@ import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
 
-/** The version fields a new medbench or hash recipe may change, and the labels of a result built from the
- *  bundled synthetic sample (added since: issue 14, item 15); everything else must stay. */
+/** The version fields a new medbench or hash recipe may change, the labels of a result built from the
+ *  bundled synthetic sample (added since: issue 14, item 15) and a route's count of replies that are no
+ *  text answer (metrics.reply_audit, added since); everything else must stay. */
 const withoutVersions = (text: string) =>
   text
     .replace(/^ {2}"(medbench_version|hash_recipe)": .*$/gm, '  "$1": "<version>",')
     .replace(/^ {2}"notices": \[\n(?: {4}.*\n)* {2}\],\n/m, "")
-    .replace(/^ {2}"synthetic_sample": .*\n/m, "");
+    .replace(/^ {2}"synthetic_sample": .*\n/m, "")
+    .replace(/^( +)"reply_audit": \{\n(?:\1 {2}.*\n)*\1\},\n/gm, "");
 
 const golden = (run: string, file: string) => readFileSync(testData("contract-golden", run, file), "utf8");
 
