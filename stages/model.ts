@@ -8,7 +8,7 @@ import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { readReply } from "../src/model/reply.js";
-import { nonAnswers, nonAnswerWarning } from "../src/model/reply-audit.js";
+import { mismatchWarning, nonAnswers, nonAnswerWarning, servedModels } from "../src/model/reply-audit.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import { ownsKey } from "../src/remote/shard.js";
@@ -161,6 +161,7 @@ function replyOf(id: string, key: string | null, format: Format, body: Json): Re
     ...((body as { usage?: Json }).usage !== undefined ? { usage: (body as { usage?: Json }).usage! } : {}),
     ...(read.refusal !== null ? { refusal: read.refusal } : {}),
     ...(read.tool_calls > 0 ? { tool_calls: read.tool_calls } : {}),
+    ...(read.served_model !== null ? { served_model: read.served_model } : {}),
   };
 }
 
@@ -368,6 +369,9 @@ export async function callModel(
   const counts = routeName === "medbench" ? null : nonAnswers(replies);
   const said = counts && nonAnswerWarning(p.model, counts, replies.length - apiErrors - otherShards);
   if (said) ctx.emit({ type: "warning", stage: ctx.stage, message: said });
+  const served = counts && servedModels(replies, model);
+  const other = served && mismatchWarning(p.model, model, served.served_models);
+  if (other) ctx.emit({ type: "warning", stage: ctx.stage, message: other });
   if (otherShards) {
     const s = ctx.options.shard!;
     ctx.emit({
@@ -394,7 +398,7 @@ export async function callModel(
       api_errors: apiErrors,
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
-      ...(counts ? { reply_audit: { ...counts } } : {}),
+      ...(counts ? { reply_audit: { ...counts, ...served } } : {}),
       n: replies.length,
       // Requests of several configurations: the counts of each, so the headline is judged on its own.
       ...(requests.some((r) => r.configuration)

@@ -58,6 +58,8 @@ export interface ReplyRecord {
   refusal?: string;
   /** Tool calls the reply made instead of content (none are offered), when it made any. */
   tool_calls?: number;
+  /** The model the reply names (`model`), when it names one: it may differ from the model asked for. */
+  served_model?: string;
 }
 
 /** A task parser's reading of one reply. */

@@ -1,6 +1,7 @@
 // A run's replies that are not the model's text answer, counted for the audit (metrics.reply_audit): the
 // model's refusals, the provider's content filter and tool calls are stored and scored (they are what the
-// deployed model answers; docs/model-requests.md), and never hidden.
+// deployed model answers; docs/model-requests.md), and never hidden; and the models the replies name.
+import { servesAsked } from "./served-model.js";
 
 /** The fields of a reply record the audit reads (src/contract/records.ts: ReplyRecord). */
 export interface AuditedReply {
@@ -8,6 +9,7 @@ export interface AuditedReply {
   finish_reason: string | null;
   refusal?: string;
   tool_calls?: number;
+  served_model?: string;
 }
 
 export interface NonAnswers {
@@ -42,5 +44,32 @@ export function nonAnswerWarning(model: string, counts: NonAnswers, of: number):
   return (
     `${model}: ${parts.join(", ")} (of ${of} replies); they are the model's answers, scored as giving ` +
     "no valid answer (metrics.reply_audit)"
+  );
+}
+
+/** The models the answered replies name, counted, and how many of those replies name another model. */
+export function servedModels(
+  replies: readonly AuditedReply[],
+  asked: string,
+): { served_models: Record<string, number>; served_model_mismatches: number } {
+  const served: Record<string, number> = {};
+  let mismatches = 0;
+  for (const r of replies) {
+    if (r.error !== null || r.served_model === undefined) continue;
+    served[r.served_model] = (served[r.served_model] ?? 0) + 1;
+    if (!servesAsked(asked, r.served_model)) mismatches++;
+  }
+  return { served_models: served, served_model_mismatches: mismatches };
+}
+
+/** The terminal's line on replies that name another model than the one asked for, or null. */
+export function mismatchWarning(model: string, asked: string, served: Record<string, number>): string | null {
+  const others = Object.entries(served).filter(([name]) => !servesAsked(asked, name));
+  if (others.length === 0) return null;
+  const n = others.reduce((sum, [, k]) => sum + k, 0);
+  const names = others.map(([name, k]) => `${name}: ${k}`).join(", ");
+  return (
+    `${model}: ${n} replies name another model than ${asked} (${names}); the route may serve a ` +
+    "substitute (metrics.reply_audit.served_models)"
   );
 }
