@@ -2,13 +2,14 @@
 // A fake OpenAI-compatible server on 127.0.0.1 for tests and for trying medbench by hand:
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
-//        [--fault empty=29 --fault auth=31] [--dead-after N]
+//        [--fault empty=29 --fault auth=31 --fault large=37] [--large-bytes N] [--dead-after N]
 //        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
 //        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
-// `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do). --dead-after N:
+// `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do); `large` a
+// 200 answer of --large-bytes (default 1 MiB), streamed without a content-length. --dead-after N:
 // after N replies the server accepts every request and never answers. set(options) changes them at run time
 // (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
@@ -125,6 +126,7 @@ export function parseArgs(argv) {
     faultAttempts: 1,
     deadAfter: null,
     echoHeader: null, // tests: a header name whose value each reply echoes (in reasoning_content)
+    largeBytes: 1 << 20, // the size of a `large` fault's reply
     keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
     record: null, // a file each request body is appended to, one line each, as received (benchmarks)
   };
@@ -148,6 +150,7 @@ export function parseArgs(argv) {
     else if (a === "--fault-attempts") opts.faultAttempts = Number(v());
     else if (a === "--dead-after") opts.deadAfter = Number(v());
     else if (a === "--keep-received") opts.keepReceived = Number(v());
+    else if (a === "--large-bytes") opts.largeBytes = Number(v());
     else if (a === "--record") opts.record = v();
     else throw new Error(`unknown option ${a}`);
   }
@@ -158,7 +161,7 @@ export function parseArgs(argv) {
   return opts;
 }
 
-const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length", "empty", "auth"];
+const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length", "empty", "auth", "large"];
 
 export function startFakeOpenAI(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
@@ -186,11 +189,10 @@ export function startFakeOpenAI(options = {}) {
     return entry;
   };
   for (const name of Object.keys(opts.replay)) corpusEntry(name); // a wrong name fails at start
-  // Each replayed shape picks its own residue too (after the faults'), as faults do.
+  // Each replayed shape picks its own residue too (after the first nine faults'), as faults do; fixed, so
+  // that a fault kind added later does not move which bodies a shape is served to.
   const replayFor = (h) =>
-    Object.keys(opts.replay).find(
-      (name, i) => h % opts.replay[name] === (FAULT_ORDER.length + i) % opts.replay[name],
-    );
+    Object.keys(opts.replay).find((name, i) => h % opts.replay[name] === (9 + i) % opts.replay[name]);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
@@ -289,6 +291,18 @@ export function startFakeOpenAI(options = {}) {
             .end(JSON.stringify({ id: "chatcmpl-empty", object: "chat.completion", choices: [] }));
           return;
         }
+        if (fault === "large") {
+          // A reply of --large-bytes, sent in chunks with no content-length (read as it streams in).
+          res.writeHead(200, { "content-type": "application/json" });
+          const filler = "x".repeat(64 * 1024);
+          res.write('{"id":"chatcmpl-large","object":"chat.completion","choices":[{"index":0,');
+          res.write('"finish_reason":"stop","message":{"role":"assistant","content":"');
+          for (let sent = 0; sent < opts.largeBytes && !res.destroyed; sent += filler.length) {
+            if (!res.write(filler)) await new Promise((r) => res.once("drain", r));
+          }
+          res.end('"}}]}');
+          return;
+        }
         if (fault === "auth") {
           const echoed = req.headers.authorization ?? "(none)";
           res.writeHead(401, { "content-type": "application/json" }).end(
@@ -368,6 +382,7 @@ export function startFakeOpenAI(options = {}) {
 const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
     [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema] [--reasoning none|field|think]
     [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
+    [--large-bytes 1048576]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -59,7 +59,7 @@ function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly
     headersIn: route.headers,
     apiKey,
     secretsIn,
-    target: targetOf(url, headers, agentFor(route)),
+    target: { ...targetOf(url, headers, agentFor(route)), maxReplyBytes: route.max_reply_mb * 2 ** 20 },
     secrets,
   };
   preparedRoutes.set(route, made);
@@ -125,7 +125,9 @@ export async function chatCompletion(
       lastError =
         err.why === "timeout"
           ? `timeout after ${Math.round(budget) / 1000} s`
-          : `connection error (${err.code ?? err.message})`;
+          : err.why === "too_large"
+            ? tooLargeError(route)
+            : `connection error (${err.code ?? err.message})`;
     }
     if (attempt === route.retry.max_attempts) break;
     const backoff = Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (attempt - 1)) * (0.5 + jitter());
@@ -140,6 +142,15 @@ export async function chatCompletion(
     attempts: attempt,
     ...(timedOut ? { timedOut } : {}),
   };
+}
+
+/** A reply past the route's size limit: what happened and the field that allows more. */
+function tooLargeError(route: Route): string {
+  const bytes = Math.floor(route.max_reply_mb * 2 ** 20);
+  return (
+    `reply body larger than the route's max_reply_mb (${route.max_reply_mb} MiB, ${bytes} bytes); ` +
+    `not read further; raise max_reply_mb in route ${route.name} if such replies are expected`
+  );
 }
 
 /** Waits, unless the signal fires first (then false). */

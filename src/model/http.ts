@@ -22,7 +22,7 @@ export interface HttpReply {
 /** Why a try ended without a reply: a timeout, the caller's abort, or the connection (with its code). */
 export class HttpError extends Error {
   constructor(
-    readonly why: "timeout" | "aborted" | "connection",
+    readonly why: "timeout" | "aborted" | "connection" | "too_large",
     readonly code: string,
   ) {
     super(code);
@@ -69,6 +69,8 @@ export interface Target {
   auth?: string;
   headers: Record<string, string>;
   agent: HttpAgent;
+  /** The largest reply body read (decompressed bytes); a larger one ends the try (HttpError too_large). */
+  maxReplyBytes?: number;
 }
 
 export function targetOf(url: URL, headers: Record<string, string>, agent: HttpAgent): Target {
@@ -135,8 +137,18 @@ export function postJson(
     req.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
     req.on("response", (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
+      // Bounded before it is held whole: a declared length past the limit ends the try at once, and the
+      // bytes received (after decompression) are counted as they come.
+      const limit = target.maxReplyBytes ?? Infinity;
+      const tooLarge = () => finish(new HttpError("too_large", String(limit)));
+      if (Number(res.headers["content-length"] ?? 0) > limit) return tooLarge();
+      let received = 0;
       const stream = decoded(res);
-      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("data", (c: Buffer) => {
+        received += c.length;
+        if (received > limit) tooLarge();
+        else chunks.push(c);
+      });
       stream.on("error", (e: NodeJS.ErrnoException) =>
         finish(new HttpError("connection", e.code ?? e.message)),
       );

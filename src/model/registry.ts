@@ -25,6 +25,8 @@ export interface Route {
   retry: { max_attempts: number; base_ms: number; max_ms: number; max_total_s: number };
   /** Requests failed in a row (no answer within their deadline, or the key refused) that stop the stage. */
   max_failures_in_a_row: number;
+  /** The largest reply body read, in MiB: past it a try fails before the body is held whole. */
+  max_reply_mb: number;
   request: {
     thinking_off?: Record<string, Json>;
     /** For models that cannot switch thinking off (e.g. gpt-oss): the lowest reasoning effort. */
@@ -40,6 +42,8 @@ const DEFAULTS = {
   timeout_s: 120,
   retry: { max_attempts: 6, base_ms: 500, max_ms: 30_000, max_total_s: 300 },
   max_failures_in_a_row: 8,
+  // A chat completion is kilobytes; 32 MiB leaves room for long logprobs, far below Node's string limit.
+  max_reply_mb: 32,
 };
 
 export function loadRoutes(extraFiles: string[]): Map<string, Route> {
@@ -86,6 +90,7 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         timeout_s: r.timeout_s ?? DEFAULTS.timeout_s,
         retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) },
         max_failures_in_a_row: r.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
+        max_reply_mb: r.max_reply_mb ?? DEFAULTS.max_reply_mb,
         request: r.request ?? {},
       });
     }
