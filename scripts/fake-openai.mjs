@@ -126,6 +126,7 @@ export function parseArgs(argv) {
     faultAttempts: 1,
     deadAfter: null,
     echoHeader: null, // tests: a header name whose value each reply echoes (in reasoning_content)
+    echoUrl: false, // tests: each reply echoes the request's URL, query included (in reasoning_content)
     largeBytes: 1 << 20, // the size of a `large` fault's reply
     keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
     record: null, // a file each request body is appended to, one line each, as received (benchmarks)
@@ -233,6 +234,7 @@ export function startFakeOpenAI(options = {}) {
       if (stats.received.length < opts.keepReceived)
         stats.received.push({
           body,
+          url: req.url,
           authorization: req.headers.authorization ?? null,
           at: Date.now(),
           fault: null,
@@ -342,6 +344,8 @@ export function startFakeOpenAI(options = {}) {
       if (typeof out === "object" && out.reasoning_content) message.reasoning_content = out.reasoning_content;
       // Tests: a gateway that echoes a request header back (its value must be redacted by the client).
       if (opts.echoHeader) message.reasoning_content = `echo ${req.headers[opts.echoHeader] ?? "(none)"}`;
+      // Tests: a gateway that echoes the URL it was sent to (a key in its query must be redacted).
+      if (opts.echoUrl) message.reasoning_content = `echo ${req.url}`;
       stats.answered.add(key);
       res.writeHead(200, { "content-type": "application/json" });
       res.end(

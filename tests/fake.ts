@@ -7,6 +7,8 @@ import { startFakeOpenAI } from "../scripts/fake-openai.mjs";
 export interface FakeRequest {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body, read field by field
   body: any;
+  /** The request's path and query, as sent. */
+  url: string;
   authorization: string | null;
   at: number;
   fault: string | null;

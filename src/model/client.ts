@@ -30,6 +30,13 @@ export interface CallHooks {
   payload?: Buffer;
 }
 
+/** The chat completions URL under a base URL, a query (a gateway's key: a secret) kept after the path. */
+function completionsUrl(baseUrl: string): URL {
+  const url = new URL(baseUrl);
+  url.pathname = url.pathname.replace(/\/$/, "") + "/chat/completions";
+  return url;
+}
+
 interface Prepared {
   base_url: string;
   headersIn: Route["headers"];
@@ -45,7 +52,7 @@ function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly
   const had = preparedRoutes.get(route);
   const same = had?.base_url === route.base_url && had.headersIn === route.headers && had.apiKey === apiKey;
   if (same && had.secretsIn === secretsIn) return had;
-  const url = new URL(route.base_url.replace(/\/$/, "") + "/chat/completions");
+  const url = completionsUrl(route.base_url_with_secrets ?? route.base_url);
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",

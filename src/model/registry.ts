@@ -8,7 +8,7 @@ import {
   readDocumentBytes,
   type SourceDoc,
 } from "../spec/document.js";
-import { REDACTED, urlUserinfo } from "./redact.js";
+import { publicUrl, REDACTED, urlUserinfo } from "./redact.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
@@ -16,7 +16,10 @@ import { escapePointer, type Json } from "../util/json.js";
 
 export interface Route {
   name: string;
+  /** The URL as keys, records and messages show it: each query value replaced by [redacted]. */
   base_url: string;
+  /** The URL as written, when its query carries values: for the HTTP client alone, never written. */
+  base_url_with_secrets?: string;
   api_key_env?: string | null;
   headers?: Record<string, string>;
   concurrency: number;
@@ -81,9 +84,11 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     if (badUrls.length) throw new DiagnosticError(badUrls);
     for (const [name, r] of Object.entries(value.routes ?? {})) {
       if (!r?.base_url) continue; // the schema requires it
+      const shown = publicUrl(r.base_url);
       routes.set(name, {
         name,
-        base_url: r.base_url,
+        base_url: shown,
+        ...(shown !== r.base_url ? { base_url_with_secrets: r.base_url } : {}),
         api_key_env: r.api_key_env ?? null,
         headers: r.headers ?? {},
         concurrency: r.concurrency ?? DEFAULTS.concurrency,
@@ -150,7 +155,7 @@ function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route
       diagnosticAt(
         src,
         `/routes/${escapePointer(name)}/base_url`,
-        `route ${name}: base_url ${JSON.stringify(r.base_url)} is not an http(s) URL with a host`,
+        `route ${name}: base_url ${JSON.stringify(publicUrl(r.base_url))} is not an http(s) URL with a host`,
         "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
       ),
     );
