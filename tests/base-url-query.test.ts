@@ -103,4 +103,18 @@ describe("the query of a base_url", () => {
     expect(r.stderr + r.stdout).not.toContain(KEY);
     expect(leaks(p, KEY)).toEqual([]);
   });
+
+  it("a registry mistake on such a route is refused without quoting the value", async () => {
+    const p = new Project();
+    projects.push(p);
+    for (const url of [`ftp://127.0.0.1/v1?key=${KEY}`, `http://?key=${KEY}`]) {
+      p.write("routes.yaml", route(url));
+      const r = await p.buildAgainstFake();
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toMatch(/routes\.yaml:3:\d+: .*base_url/);
+      expect(r.stderr).toContain("key=[redacted]");
+      expect(r.stderr).not.toContain(KEY);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
 });

@@ -8,7 +8,7 @@ import {
   readDocumentBytes,
   type SourceDoc,
 } from "../spec/document.js";
-import { publicUrl, REDACTED, urlUserinfo } from "./redact.js";
+import { publicUrl, queryValues, REDACTED, urlUserinfo } from "./redact.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
@@ -78,10 +78,12 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     if (raw && typeof raw === "object")
       for (const [name, r] of Object.entries(raw as Record<string, { base_url?: unknown } | null>))
         if (typeof r?.base_url === "string") refuseUserinfo(src, name, r.base_url);
-    checkSchema(src.value, () => src, REGISTRY_SCHEMA);
     const value = src.value as { routes: Record<string, Partial<Route>> | null };
-    const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
-    if (badUrls.length) throw new DiagnosticError(badUrls);
+    withQueryHidden(raw, () => {
+      checkSchema(src.value, () => src, REGISTRY_SCHEMA);
+      const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
+      if (badUrls.length) throw new DiagnosticError(badUrls);
+    });
     for (const [name, r] of Object.entries(value.routes ?? {})) {
       if (!r?.base_url) continue; // the schema requires it
       const shown = publicUrl(r.base_url);
@@ -123,6 +125,28 @@ function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
   throw new DiagnosticError([
     { ...d, ...(d.sourceLine === undefined ? {} : { sourceLine: hide(d.sourceLine) }) },
   ]);
+}
+
+/** Runs a registry's checks with the values of every base_url's query hidden from their diagnostics (a
+ *  message or the source line shown may quote a gateway's key). */
+function withQueryHidden(routes: unknown, check: () => void): void {
+  const values = Object.values(routes !== null && typeof routes === "object" ? routes : {})
+    .map((r) => (r as { base_url?: unknown } | null)?.base_url)
+    .flatMap((url) => (typeof url === "string" ? queryValues(url) : []))
+    .sort((a, b) => b.length - a.length);
+  try {
+    check();
+  } catch (e) {
+    if (!(e instanceof DiagnosticError) || values.length === 0) throw e;
+    const hide = (text: string) => values.reduce((out, v) => out.split(v).join(REDACTED), text);
+    throw new DiagnosticError(
+      e.diagnostics.map((d) => ({
+        ...d,
+        message: hide(d.message),
+        ...(d.sourceLine === undefined ? {} : { sourceLine: hide(d.sourceLine) }),
+      })),
+    );
+  }
 }
 
 export function splitModel(model: string): { route: string; model: string } {
