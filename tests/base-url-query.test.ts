@@ -7,12 +7,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Project, cleanedAfterEach } from "./rig.js";
 import { filesUnder } from "./helpers.js";
-import { startFake, type Fake } from "./fake.js";
+import { projectAgainstFake, RESULTS, resultRecords } from "./fake-build.js";
 import { publicUrl, queryValues } from "../src/model/redact.js";
 
-const { servers, projects } = cleanedAfterEach();
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
+const cleaned = cleanedAfterEach();
 const KEY = "qk-PLANTED-5a4b3c2d1e0f";
 
 function route(url: string, fields = "max_failures_in_a_row: 1000"): string {
@@ -36,11 +34,7 @@ function leaks(p: Project, secret: string): string[] {
 }
 
 const requestKeys = (p: Project) =>
-  p
-    .read(`${RESULTS}/replies.jsonl`)
-    .trim()
-    .split("\n")
-    .map((l) => (JSON.parse(l) as { request_sha256: string }).request_sha256);
+  resultRecords<{ request_sha256: string }>(p, "replies.jsonl").map((r) => r.request_sha256);
 
 describe("the query of a base_url", () => {
   it("publicUrl hides every value and keeps a URL without a query as it is", () => {
@@ -52,11 +46,9 @@ describe("the query of a base_url", () => {
   });
 
   it("is sent, yet reaches no file, bundle or output; an echo of it is redacted", async () => {
-    const fake: Fake = await startFake({ echoUrl: true });
-    servers.push(fake);
-    const p = new Project();
-    projects.push(p);
-    p.write("routes.yaml", route(`${fake.url}?key=${KEY}`));
+    const { fake, p } = await projectAgainstFake(cleaned, { echoUrl: true }, (url) =>
+      route(`${url}?key=${KEY}`),
+    );
     const outputs: string[] = [];
     const r = await p.buildAgainstFake();
     outputs.push(r.stdout, r.stderr);
@@ -95,7 +87,7 @@ describe("the query of a base_url", () => {
 
   it("a failing route's messages name its URL with the value hidden", async () => {
     const p = new Project();
-    projects.push(p);
+    cleaned.projects.push(p);
     p.write("routes.yaml", route(`http://127.0.0.1:9/v1?key=${KEY}`, "max_failures_in_a_row: 2"));
     const r = await p.buildAgainstFake();
     expect(r.exitCode).toBe(1);
@@ -106,7 +98,7 @@ describe("the query of a base_url", () => {
 
   it("a registry mistake on such a route is refused without quoting the value", async () => {
     const p = new Project();
-    projects.push(p);
+    cleaned.projects.push(p);
     for (const url of [`ftp://127.0.0.1/v1?key=${KEY}`, `http://?key=${KEY}`]) {
       p.write("routes.yaml", route(url));
       const r = await p.buildAgainstFake();

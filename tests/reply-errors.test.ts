@@ -2,38 +2,19 @@
 // providers' shapes of scripts/provider-replies, replayed over real HTTP, are retried, never stored, counted
 // in api_errors, and recorded and printed in the provider's words with the content type.
 import { describe, expect, it } from "vitest";
-import { Project, cleanedAfterEach } from "./rig.js";
-import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { cleanedAfterEach, type Project } from "./rig.js";
+import type { Fake } from "./fake.js";
+import {
+  buildWarnings as warnings,
+  projectAgainstFake,
+  resultMetrics as metrics,
+  resultRecords,
+} from "./fake-build.js";
 
-const { servers, projects } = cleanedAfterEach();
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
-
-async function setup(server: Record<string, unknown>) {
-  const fake: Fake = await startFake(server);
-  servers.push(fake);
-  const p = new Project();
-  projects.push(p);
-  p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
-  return { fake, p };
-}
-
-const metrics = (p: Project) => JSON.parse(p.read(`${RESULTS}/metrics.json`));
+const cleaned = cleanedAfterEach();
+const setup = (server: Record<string, unknown>) => projectAgainstFake(cleaned, server);
 const replies = (p: Project) =>
-  p
-    .read(`${RESULTS}/replies.jsonl`)
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { error: string | null; text: string; request_sha256: string });
-
-/** The warnings of a --json build's event lines (stderr). */
-const warnings = (stderr: string) =>
-  stderr
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { type: string; message?: string })
-    .filter((e) => e.type === "warning")
-    .map((e) => e.message!);
+  resultRecords<{ error: string | null; text: string; request_sha256: string }>(p, "replies.jsonl");
 
 /** Bodies the server was sent since `before`, with how many times. */
 function sentSince(fake: Fake, before: Map<string, number>): Map<string, number> {

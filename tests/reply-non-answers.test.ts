@@ -3,12 +3,17 @@
 // answers: stored, scored as no valid answer, counted in metrics.reply_audit and said on the terminal; the
 // text parts of list content are the answer.
 import { describe, expect, it } from "vitest";
-import { Project, cleanedAfterEach } from "./rig.js";
-import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { cleanedAfterEach, type Project } from "./rig.js";
+import {
+  buildWarnings as warnings,
+  projectAgainstFake,
+  resultMetrics as metrics,
+  resultRecords,
+} from "./fake-build.js";
 
-const { servers, projects } = cleanedAfterEach();
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
+const cleaned = cleanedAfterEach();
+const setup = (server: Record<string, unknown>) => projectAgainstFake(cleaned, server);
+const lines = <T>(p: Project, file: string) => resultRecords<T>(p, file);
 
 interface Reply {
   id: string;
@@ -19,30 +24,6 @@ interface Reply {
   refusal?: string;
   tool_calls?: number;
 }
-
-async function setup(server: Record<string, unknown>) {
-  const fake: Fake = await startFake(server);
-  servers.push(fake);
-  const p = new Project();
-  projects.push(p);
-  p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
-  return { fake, p };
-}
-
-const lines = <T>(p: Project, file: string) =>
-  p
-    .read(`${RESULTS}/${file}`)
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as T);
-const metrics = (p: Project) => JSON.parse(p.read(`${RESULTS}/metrics.json`));
-const warnings = (stderr: string) =>
-  stderr
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { type: string; message?: string })
-    .filter((e) => e.type === "warning")
-    .map((e) => e.message!);
 
 describe("replies that are no text answer", () => {
   it("refusals, filtered replies and tool calls: stored, scored, counted and said", async () => {

@@ -1,24 +1,19 @@
 // A reply's size is bounded (docs/model-requests.md, "The HTTP client"): past the route's max_reply_mb a try
 // ends before the body is held whole, as a failed try with a clear message, never a Node stack trace.
 import { describe, expect, it } from "vitest";
-import { Project, cleanedAfterEach } from "./rig.js";
-import { startFake, type Fake } from "./fake.js";
+import { Project, cleanedAfterEach, expectCleanFailure } from "./rig.js";
+import { projectAgainstFake, resultMetrics, resultRecords } from "./fake-build.js";
 
-const { servers, projects } = cleanedAfterEach();
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
+const cleaned = cleanedAfterEach();
 
 /** A route whose replies may be at most 1 KiB (the fake's own replies are a few hundred bytes). */
-async function setup(server: Record<string, unknown>) {
-  const fake: Fake = await startFake(server);
-  servers.push(fake);
-  const p = new Project();
-  projects.push(p);
-  p.write(
-    "routes.yaml",
-    `routes:
+const setup = (server: Record<string, unknown>) =>
+  projectAgainstFake(
+    cleaned,
+    server,
+    (url) => `routes:
   fake:
-    base_url: ${fake.url}
+    base_url: ${url}
     concurrency: 4
     max_reply_mb: 0.001
     retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 300 }
@@ -27,15 +22,9 @@ async function setup(server: Record<string, unknown>) {
       thinking_off: { chat_template_kwargs: { enable_thinking: false } }
 `,
   );
-  return { fake, p };
-}
 
 const replies = (p: Project) =>
-  p
-    .read(`${RESULTS}/replies.jsonl`)
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { error: string | null; text: string; request_sha256: string });
+  resultRecords<{ error: string | null; text: string; request_sha256: string }>(p, "replies.jsonl");
 
 describe("a reply past the route's size limit", () => {
   it("is a failed try: retried, and the retry's answer kept", async () => {
@@ -51,7 +40,8 @@ describe("a reply past the route's size limit", () => {
     const { fake, p } = await setup({ faults: { large: 5 }, faultAttempts: 99, largeBytes: 4 << 20 });
     const r = await p.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)|ERR_STRING_TOO_LONG/);
+    expectCleanFailure(r.stderr);
+    expect(r.stderr).not.toContain("ERR_STRING_TOO_LONG");
     const failed = replies(p).filter((x) => x.error !== null);
     expect(failed.length).toBeGreaterThan(0);
     for (const x of failed)
@@ -59,14 +49,14 @@ describe("a reply past the route's size limit", () => {
         "reply body larger than the route's max_reply_mb (0.001 MiB, 1048 bytes); not read further; " +
           "raise max_reply_mb in route fake if such replies are expected",
       );
-    expect(JSON.parse(p.read(`${RESULTS}/metrics.json`)).metrics.api_errors).toBe(failed.length);
+    expect(resultMetrics(p).metrics.api_errors).toBe(failed.length);
     // Each tried twice (the route's max_attempts), as a failed try is.
     expect(fake.stats.faults.large).toBe(2 * new Set(failed.map((x) => x.request_sha256)).size);
   });
 
   it("a limit that is not a positive number is refused where it is written", async () => {
     const p = new Project();
-    projects.push(p);
+    cleaned.projects.push(p);
     p.write("routes.yaml", "routes:\n  fake:\n    base_url: http://127.0.0.1:9/v1\n    max_reply_mb: 0\n");
     const r = await p.buildAgainstFake();
     expect(r.exitCode).toBe(2);

@@ -2,13 +2,11 @@
 // metrics.reply_audit, and a model other than the one asked for warned about; a date or version appended
 // by the provider is the same model.
 import { describe, expect, it } from "vitest";
-import { Project, cleanedAfterEach } from "./rig.js";
-import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { cleanedAfterEach } from "./rig.js";
+import { buildWarnings, projectAgainstFake, resultMetrics, resultRecords } from "./fake-build.js";
 import { servesAsked } from "../src/model/served-model.js";
 
-const { servers, projects } = cleanedAfterEach();
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
+const cleaned = cleanedAfterEach();
 
 describe("which served names are the model asked for", () => {
   it.each([
@@ -33,19 +31,11 @@ describe("which served names are the model asked for", () => {
 
 describe("the served model in a build", () => {
   async function build(replay: Record<string, number>) {
-    const fake: Fake = await startFake({ replay });
-    servers.push(fake);
-    const p = new Project();
-    projects.push(p);
-    p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
+    const { fake, p } = await projectAgainstFake(cleaned, { replay });
     const r = await p.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(0);
-    const replies = p
-      .read(`${RESULTS}/replies.jsonl`)
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { served_model?: string });
-    const audit = JSON.parse(p.read(`${RESULTS}/metrics.json`)).metrics.reply_audit;
+    const replies = resultRecords<{ served_model?: string }>(p, "replies.jsonl");
+    const audit = resultMetrics(p).metrics.reply_audit;
     return { fake, r, replies, audit };
   }
 
@@ -68,12 +58,8 @@ describe("the served model in a build", () => {
       "replay-vendor/substitute-model": substituted,
     });
     expect(audit.served_model_mismatches).toBe(substituted);
-    const warning = r.stderr
-      .split("\n")
-      .filter((l) => l.startsWith("{"))
-      .map((l) => JSON.parse(l) as { type: string; message?: string })
-      .find((e) => e.type === "warning" && e.message?.includes("another model"));
-    expect(warning?.message).toContain(
+    const warning = buildWarnings(r.stderr).find((m) => m.includes("another model"));
+    expect(warning).toContain(
       `${substituted} replies name another model than test-model (replay-vendor/substitute-model: ${substituted})`,
     );
   });
