@@ -9,6 +9,7 @@ import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
+import { classifyRefusal } from "../src/model/refusal.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -193,7 +194,8 @@ async function runRoute(
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
   const answered = new Set<string>(); // keys whose reply this run stored
-  const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
+  // The format level later items start at; items that needed a lower one; the first refusal of a format.
+  const run = { start: 0, needed: 0, formatRefusal: null as string | null };
   let done = 0,
     errors = 0,
     retries = 0;
@@ -247,12 +249,13 @@ async function runRoute(
         }
         const outcome: CallOutcome = await call;
         if (outcome.kind === "cancelled") return; // not sent: no reply and no error; the next build sends it
-        if (outcome.kind === "refused") {
-          const auth = outcome.status === 401 || outcome.status === 403; // every format would be refused
-          if (req.schema && level < FORMATS.length - 1 && !auth) {
-            level++;
-            continue;
-          }
+        // A lower format only when the server refused the format itself (not the item's length, a
+        // parameter, the key or the model: each would be refused again, and the format claimed would lie).
+        const refusal = outcome.kind === "refused" ? classifyRefusal(outcome.status, outcome.body) : null;
+        if (refusal?.kind === "format" && req.schema && level < FORMATS.length - 1) {
+          run.formatRefusal ??= `HTTP ${refusal.status}: ${refusal.message}`;
+          level++;
+          continue;
         }
         if (outcome.kind !== "reply") {
           // An error is never an answer: not in the memo, so the next build sends this request again.
