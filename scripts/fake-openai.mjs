@@ -3,7 +3,7 @@
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
 //        [--fault empty=29 --fault auth=31] [--dead-after N]
-//        [--refuse-schema [NAME]] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000]
+//        [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000]
 //        [--fault-attempts 1]
 //        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
@@ -15,7 +15,8 @@
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 // --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
 // requests whose body hash falls in that period, on their first --fault-attempts attempts, like a fault.
-// --refuse-schema NAME answers every json_schema request with the entry NAME (a provider's own refusal).
+// --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in that period (all by
+// default) with the entry NAME (a provider's own refusal); from a test, refuseSchemaPeriod.
 import { createServer } from "node:http";
 import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
@@ -142,8 +143,11 @@ export function parseArgs(argv) {
     } else if (a === "--replay") {
       const [k, n] = v().split("=");
       opts.replay[k] = Number(n ?? 1);
-    } else if (a === "--refuse-schema")
-      opts.refuseSchema = argv[i + 1] && !argv[i + 1].startsWith("--") ? v() : true;
+    } else if (a === "--refuse-schema" && argv[i + 1] && !argv[i + 1].startsWith("--")) {
+      const [name, n] = v().split("=");
+      opts.refuseSchema = name;
+      opts.refuseSchemaPeriod = Number(n ?? 1);
+    } else if (a === "--refuse-schema") opts.refuseSchema = true;
     else if (a === "--reasoning") opts.reasoning = v();
     else if (a === "--retry-after") opts.retryAfter = Number(v());
     else if (a === "--hang-ms") opts.hangMs = Number(v());
@@ -255,7 +259,8 @@ export function startFakeOpenAI(options = {}) {
         count("dead");
         return; // accepted, never answered
       }
-      if (opts.refuseSchema && body.response_format?.type === "json_schema") {
+      const schemaRefused = h % (opts.refuseSchemaPeriod ?? 1) === 0;
+      if (opts.refuseSchema && body.response_format?.type === "json_schema" && schemaRefused) {
         count("refuse-schema");
         if (typeof opts.refuseSchema === "string") {
           const served = replayed(corpusEntry(opts.refuseSchema), body, "");
@@ -375,7 +380,7 @@ export function startFakeOpenAI(options = {}) {
 }
 
 const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
-    [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema [NAME]] [--reasoning none|field|think]
+    [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think]
     [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 

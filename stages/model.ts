@@ -10,6 +10,7 @@ import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import { classifyRefusal } from "../src/model/refusal.js";
+import { SentRequests } from "../src/model/sent-requests.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -179,7 +180,13 @@ async function runRoute(
   route: Route,
   model: string,
   requests: TaskRequest[],
-): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
+): Promise<{
+  replies: ReplyRecord[];
+  sample: Record<string, Json> | null;
+  sent: Record<string, Json> | null;
+  formatRefusal: string | null;
+  retries: number;
+}> {
   // Loaded when requests are answered, not when the stage is keyed: a no-op build needs no HTTP client.
   const { chatCompletion } = await import("../src/model/client.js");
   const { memoReply, recall } = await import("../src/model/reply-memo.js");
@@ -194,6 +201,7 @@ async function runRoute(
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
   const answered = new Set<string>(); // keys whose reply this run stored
+  const sent = new SentRequests(); // each item's body as sent (its last try), for metrics.request
   // The format level later items start at; items that needed a lower one; the first refusal of a format.
   const run = { start: 0, needed: 0, formatRefusal: null as string | null };
   let done = 0,
@@ -218,9 +226,10 @@ async function runRoute(
       ownsKey(shard, requestKey(route, requestBody(req, p, route, model, req.schema ? FORMATS[0]! : "none")));
     const first = req.schema ? run.start : FORMATS.indexOf("none");
     let level = first;
+    let body: Record<string, Json>;
     for (;;) {
       const format = FORMATS[level]!;
-      const body = requestBody(req, p, route, model, format);
+      body = requestBody(req, p, route, model, format);
       sample ??= body;
       const { payload, key } = serialisedRequest(route, body);
       const ns = ctx.options.replyNamespace ?? "requests";
@@ -278,6 +287,7 @@ async function runRoute(
       break;
     }
     if (level > first && ++run.needed >= 2) run.start = Math.max(run.start, level);
+    if (owned) sent.add(body, req.configuration, FORMATS[level]!);
     done++;
     report();
   };
@@ -299,7 +309,7 @@ async function runRoute(
         `requests without a reply; a slow server may need a larger timeout_s, retry.max_total_s or ` +
         `max_failures_in_a_row in the route`,
     );
-  return { replies, sample, retries };
+  return { replies, sample, sent: sent.record(), formatRefusal: run.formatRefusal, retries };
 }
 
 /**
@@ -353,9 +363,11 @@ export async function callModel(
     const { messages, ...fields } = out.sample ?? {};
     const roles = ((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ");
     request = {
-      ...fields,
+      // The fields of the bodies sent (the first body's when none was: a shard's, a stopped route's).
+      ...(out.sent ?? fields),
       messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${roles})`,
     };
+    warnLowerFormats(ctx, p.model, requests, replies, out.formatRefusal);
   }
   const formats: Record<string, number> = {};
   for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
@@ -409,6 +421,33 @@ export async function callModel(
       incomplete: apiErrors + otherShards > 0,
     },
   };
+}
+
+/** A warning when items with a schema went with a lower response format than json_schema: how many, with
+ *  which format, and the server's first refusal of the schema. */
+function warnLowerFormats(
+  ctx: StageContext,
+  model: string,
+  requests: TaskRequest[],
+  replies: ReplyRecord[],
+  refusal: string | null,
+): void {
+  const lower: Record<string, number> = {};
+  replies.forEach((r, i) => {
+    if (r && requests[i]!.schema && r.format !== FORMATS[0] && r.error !== OTHER_SHARD)
+      lower[r.format] = (lower[r.format] ?? 0) + 1;
+  });
+  const n = Object.values(lower).reduce((a, b) => a + b, 0);
+  if (n === 0) return;
+  const counts = Object.entries(lower).map(([format, k]) => `${format} ${k}`);
+  ctx.emit({
+    type: "warning",
+    stage: ctx.stage,
+    message:
+      `${model}: ${n} of ${replies.length} items were sent with a lower response format than ` +
+      `${FORMATS[0]} (${counts.join(", ")}; metrics.response_format counts each)` +
+      (refusal ? `: the server refused the schema (${refusal})` : ""),
+  });
 }
 
 /** API errors, truncated replies and requests of each request configuration (replies in request order). */
