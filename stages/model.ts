@@ -9,7 +9,8 @@ import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
-import { classifyRefusal } from "../src/model/refusal.js";
+import { classifyRefusal, type Refusal } from "../src/model/refusal.js";
+import { memoRefusal, recallRefusal } from "../src/model/refusal-memo.js";
 import { SentRequests } from "../src/model/sent-requests.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
@@ -141,6 +142,13 @@ export function serialisedRequest(route: Route, body: Json): { payload: Buffer; 
 }
 
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
+/** The record of a request the server refused for good: no text, and an error that says why. */
+function refusedReply(id: string, key: string, format: Format, refusal: Refusal): ReplyRecord {
+  const { kind, status, message } = refusal;
+  const error = `refused by the server (${kind}): HTTP ${status}: ${message}`;
+  return { id, request_sha256: key, format, text: "", error, ...NO_REPLY, request_refused: refusal };
+}
+
 /** The error of a request another machine sends (--shard): not a failure, and never in results. */
 export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
 
@@ -239,13 +247,16 @@ async function runRoute(
         replies[i] = { id: req.id, request_sha256: key, format, text: "", error: OTHER_SHARD, ...NO_REPLY };
         break;
       }
-      let memo: MemoReply | null = ctx.options.refresh ? null : recall(await ctx.memo.get(ns, key));
+      const entry = ctx.options.refresh ? null : await ctx.memo.get(ns, key);
+      let memo: MemoReply | null = recall(entry);
+      // A refusal of this very request that an earlier build received is final: taken, not sent again.
+      const kept = memo ? null : recallRefusal(entry);
       // An identical body's reply may have been stored while this one's memo was read (a remote read takes
       // long): take it from the memo, which has it here now, rather than send the body a second time.
-      if (!memo && answered.has(key)) memo = recall(await ctx.memo.get(ns, key));
+      if (!memo && !kept && answered.has(key)) memo = recall(await ctx.memo.get(ns, key));
       if (!memo) {
         // Identical bodies in one run (the same utterance in two subsets) share one call.
-        let call = inflight.get(key);
+        let call = kept ? Promise.resolve<CallOutcome>(kept) : inflight.get(key);
         if (!call) {
           call = chatCompletion(route, body, apiKey, {
             onRetry: () => void retries++,
@@ -265,6 +276,12 @@ async function runRoute(
           run.formatRefusal ??= `HTTP ${refusal.status}: ${refusal.message}`;
           level++;
           continue;
+        }
+        if (refusal && refusal.kind !== "route" && outcome.kind === "refused") {
+          // The item itself is refused: its final outcome, kept so that later builds do not send it again.
+          if (!kept) ctx.memo.put(ns, key, JSON.stringify(memoRefusal(outcome)));
+          replies[i] = refusedReply(req.id, key, format, refusal);
+          break;
         }
         if (outcome.kind !== "reply") {
           // An error is never an answer: not in the memo, so the next build sends this request again.
@@ -372,7 +389,9 @@ export async function callModel(
   const formats: Record<string, number> = {};
   for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
   const otherShards = replies.filter((r) => r.error === OTHER_SHARD).length;
-  const apiErrors = replies.filter((r) => r.error !== null).length - otherShards;
+  const refused = refusalCounts(replies);
+  const apiErrors = replies.filter((r) => r.error !== null).length - otherShards - (refused?.n ?? 0);
+  if (refused) warnRefused(ctx, p.model, replies, refused);
   if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
   if (apiErrors) {
     ctx.emit({
@@ -409,6 +428,8 @@ export async function callModel(
         thinking_off: replies.every((r) => !r.reasoning && !r.think),
       },
       api_errors: apiErrors,
+      // Requests the server refused for good (final: not errors, not sent again, no verdict).
+      ...(refused ? { refused } : {}),
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       n: replies.length,
@@ -450,6 +471,37 @@ function warnLowerFormats(
   });
 }
 
+/** The requests refused for good, in all and by kind of refusal; null when none was. */
+function refusalCounts(replies: ReplyRecord[]): { n: number; by_kind: Record<string, number> } | null {
+  const byKind: Record<string, number> = {};
+  let n = 0;
+  for (const r of replies)
+    if (r?.request_refused) {
+      n++;
+      byKind[r.request_refused.kind] = (byKind[r.request_refused.kind] ?? 0) + 1;
+    }
+  return n ? { n, by_kind: byKind } : null;
+}
+
+/** How many requests the server refused for good, why, and the first one's message (already redacted). */
+function warnRefused(
+  ctx: StageContext,
+  model: string,
+  replies: ReplyRecord[],
+  refused: { n: number; by_kind: Record<string, number> },
+): void {
+  const first = replies.find((r) => r?.request_refused)!.request_refused!;
+  const kinds = Object.entries(refused.by_kind).map(([kind, n]) => `${kind.replace(/_/g, " ")} ${n}`);
+  ctx.emit({
+    type: "warning",
+    stage: ctx.stage,
+    message:
+      `${model}: the server refused ${refused.n} of ${replies.length} requests (${kinds.join(", ")}): ` +
+      "final, no verdict for those items, not sent again (--refresh model sends every request again); " +
+      `the first: HTTP ${first.status}: ${first.message.slice(0, 300)}`,
+  });
+}
+
 /** API errors, truncated replies and requests of each request configuration (replies in request order). */
 function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]): Record<string, Json> {
   const out: Record<string, { api_errors: number; truncated: number; n: number }> = {};
@@ -457,7 +509,7 @@ function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]):
     const c = (out[req.configuration ?? ""] ??= { api_errors: 0, truncated: 0, n: 0 });
     const r = replies[i];
     c.n++;
-    if (r && r.error !== null && r.error !== OTHER_SHARD) c.api_errors++;
+    if (r && r.error !== null && r.error !== OTHER_SHARD && !r.request_refused) c.api_errors++;
     if (r?.finish_reason === "length") c.truncated++;
   });
   return out;

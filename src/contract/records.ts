@@ -54,6 +54,8 @@ export interface ReplyRecord {
   reasoning_content?: string | null;
   /** The server's usage object as returned (token counts). */
   usage?: Json | null;
+  /** The server refused this request for good (its context length, a parameter): `error` says so too. */
+  request_refused?: { kind: string; status: number; message: string };
 }
 
 /** A task parser's reading of one reply. */
