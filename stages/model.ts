@@ -9,9 +9,7 @@ import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
-import { classifyRefusal, type Refusal } from "../src/model/refusal.js";
-import { memoRefusal, recallRefusal } from "../src/model/refusal-memo.js";
-import { SentRequests } from "../src/model/sent-requests.js";
+import type { Refusal } from "../src/model/refusal.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -198,6 +196,9 @@ async function runRoute(
   // Loaded when requests are answered, not when the stage is keyed: a no-op build needs no HTTP client.
   const { chatCompletion } = await import("../src/model/client.js");
   const { memoReply, recall } = await import("../src/model/reply-memo.js");
+  const { classifyRefusal } = await import("../src/model/refusal.js");
+  const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
+  const { SentRequests } = await import("../src/model/sent-requests.js");
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
   if (route.api_key_env && !apiKey)
     throw new StageError(

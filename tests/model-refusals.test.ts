@@ -5,30 +5,20 @@
 import { describe, expect, it } from "vitest";
 import { rmSync } from "node:fs";
 import { Project, cleanedAfterEach } from "./rig.js";
-import { startFake, type Fake } from "./fake.js";
+import { fakeRoute, startFake, type Fake } from "./fake.js";
 
 const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 
+/** The fake with `server`'s options, and a project whose route `fake` sends to it. */
 async function setup(server: Record<string, unknown>, concurrency = 4) {
   const fake: Fake = await startFake(server);
   servers.push(fake);
   const p = new Project();
   projects.push(p);
-  p.write(
-    "routes.yaml",
-    `routes:
-  fake:
-    base_url: ${fake.url}
-    concurrency: ${concurrency}
-    timeout_s: 120
-    retry: { max_attempts: 3, base_ms: 1, max_ms: 5, max_total_s: 300 }
-    max_failures_in_a_row: 1000
-    request:
-      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-`,
-  );
+  const route = fakeRoute("fake", fake.url).replace("concurrency: 8", `concurrency: ${concurrency}`);
+  p.write("routes.yaml", `routes:\n${route}`);
   return { fake, p };
 }
 
