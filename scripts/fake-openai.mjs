@@ -3,7 +3,8 @@
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
 //        [--fault empty=29 --fault auth=31 --fault large=37] [--large-bytes N] [--dead-after N]
-//        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
+//        [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000]
+//        [--fault-attempts 1]
 //        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
@@ -15,6 +16,8 @@
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 // --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
 // requests whose body hash falls in that period, on their first --fault-attempts attempts, like a fault.
+// --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in that period (all by
+// default) with the entry NAME (a provider's own refusal); from a test, refuseSchemaPeriod.
 import { createServer } from "node:http";
 import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
@@ -143,6 +146,10 @@ export function parseArgs(argv) {
     } else if (a === "--replay") {
       const [k, n] = v().split("=");
       opts.replay[k] = Number(n ?? 1);
+    } else if (a === "--refuse-schema" && argv[i + 1] && !argv[i + 1].startsWith("--")) {
+      const [name, n] = v().split("=");
+      opts.refuseSchema = name;
+      opts.refuseSchemaPeriod = Number(n ?? 1);
     } else if (a === "--refuse-schema") opts.refuseSchema = true;
     else if (a === "--reasoning") opts.reasoning = v();
     else if (a === "--retry-after") opts.retryAfter = Number(v());
@@ -190,6 +197,7 @@ export function startFakeOpenAI(options = {}) {
     return entry;
   };
   for (const name of Object.keys(opts.replay)) corpusEntry(name); // a wrong name fails at start
+  if (typeof opts.refuseSchema === "string") corpusEntry(opts.refuseSchema);
   // Each replayed shape picks its own residue too (after the first nine faults'), as faults do; fixed, so
   // that a fault kind added later does not move which bodies a shape is served to.
   const replayFor = (h) =>
@@ -255,8 +263,14 @@ export function startFakeOpenAI(options = {}) {
         count("dead");
         return; // accepted, never answered
       }
-      if (opts.refuseSchema && body.response_format?.type === "json_schema") {
+      const schemaRefused = h % (opts.refuseSchemaPeriod ?? 1) === 0;
+      if (opts.refuseSchema && body.response_format?.type === "json_schema" && schemaRefused) {
         count("refuse-schema");
+        if (typeof opts.refuseSchema === "string") {
+          const served = replayed(corpusEntry(opts.refuseSchema), body, "");
+          res.writeHead(served.status, served.headers).end(served.body);
+          return;
+        }
         res
           .writeHead(400, { "content-type": "application/json" })
           .end('{"error":{"message":"response_format json_schema is not supported"}}');
@@ -384,7 +398,7 @@ export function startFakeOpenAI(options = {}) {
 }
 
 const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
-    [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema] [--reasoning none|field|think]
+    [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think]
     [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
     [--large-bytes 1048576]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;

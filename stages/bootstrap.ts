@@ -263,6 +263,8 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     response_format: audit.response_format ?? null,
     thinking_audit: audit.thinking_audit ?? null,
     api_errors: own.api_errors,
+    // Requests the server refused for good (the model stage's audit has them only when there are any).
+    ...(audit.refused ? { refused: audit.refused } : {}),
     truncated: own.truncated,
     // A route's replies that are no text answer (refusals, filtered, tool calls): docs/model-requests.md.
     ...(audit.reply_audit !== undefined ? { reply_audit: audit.reply_audit } : {}),

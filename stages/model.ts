@@ -11,6 +11,7 @@ import { readReply } from "../src/model/reply.js";
 import { mismatchWarning, nonAnswers, nonAnswerWarning, servedModels } from "../src/model/reply-audit.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
+import type { Refusal } from "../src/model/refusal.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -141,6 +142,13 @@ export function serialisedRequest(route: Route, body: Json): { payload: Buffer; 
 }
 
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
+/** The record of a request the server refused for good: no text, and an error that says why. */
+function refusedReply(id: string, key: string, format: Format, refusal: Refusal): ReplyRecord {
+  const { kind, status, message } = refusal;
+  const error = `refused by the server (${kind}): HTTP ${status}: ${message}`;
+  return { id, request_sha256: key, format, text: "", error, ...NO_REPLY, request_refused: refusal };
+}
+
 /** The error of a request another machine sends (--shard): not a failure, and never in results. */
 export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
 
@@ -171,10 +179,19 @@ async function runRoute(
   route: Route,
   model: string,
   requests: TaskRequest[],
-): Promise<{ replies: ReplyRecord[]; sample: Record<string, Json> | null; retries: number }> {
+): Promise<{
+  replies: ReplyRecord[];
+  sample: Record<string, Json> | null;
+  sent: Record<string, Json> | null;
+  formatRefusal: string | null;
+  retries: number;
+}> {
   // Loaded when requests are answered, not when the stage is keyed: a no-op build needs no HTTP client.
   const { chatCompletion } = await import("../src/model/client.js");
   const { memoReply, recall } = await import("../src/model/reply-memo.js");
+  const { classifyRefusal } = await import("../src/model/refusal.js");
+  const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
+  const { SentRequests } = await import("../src/model/sent-requests.js");
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
   if (route.api_key_env && !apiKey)
     throw new StageError(
@@ -186,7 +203,9 @@ async function runRoute(
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
   const answered = new Set<string>(); // keys whose reply this run stored
-  const run = { start: 0, needed: 0 }; // format level later items start at; items that needed a lower one
+  const sent = new SentRequests(); // each item's body as sent (its last try), for metrics.request
+  // The format level later items start at; items that needed a lower one; the first refusal of a format.
+  const run = { start: 0, needed: 0, formatRefusal: null as string | null };
   let done = 0,
     errors = 0,
     retries = 0;
@@ -209,9 +228,10 @@ async function runRoute(
       ownsKey(shard, requestKey(route, requestBody(req, p, route, model, req.schema ? FORMATS[0]! : "none")));
     const first = req.schema ? run.start : FORMATS.indexOf("none");
     let level = first;
+    let body: Record<string, Json>;
     for (;;) {
       const format = FORMATS[level]!;
-      const body = requestBody(req, p, route, model, format);
+      body = requestBody(req, p, route, model, format);
       sample ??= body;
       const { payload, key } = serialisedRequest(route, body);
       const ns = ctx.options.replyNamespace ?? "requests";
@@ -221,13 +241,16 @@ async function runRoute(
         replies[i] = { id: req.id, request_sha256: key, format, text: "", error: OTHER_SHARD, ...NO_REPLY };
         break;
       }
-      let memo: MemoReply | null = ctx.options.refresh ? null : recall(await ctx.memo.get(ns, key));
+      const entry = ctx.options.refresh ? null : await ctx.memo.get(ns, key);
+      let memo: MemoReply | null = recall(entry);
+      // A refusal of this very request that an earlier build received is final: taken, not sent again.
+      const kept = memo ? null : recallRefusal(entry);
       // An identical body's reply may have been stored while this one's memo was read (a remote read takes
       // long): take it from the memo, which has it here now, rather than send the body a second time.
-      if (!memo && answered.has(key)) memo = recall(await ctx.memo.get(ns, key));
+      if (!memo && !kept && answered.has(key)) memo = recall(await ctx.memo.get(ns, key));
       if (!memo) {
         // Identical bodies in one run (the same utterance in two subsets) share one call.
-        let call = inflight.get(key);
+        let call = kept ? Promise.resolve<CallOutcome>(kept) : inflight.get(key);
         if (!call) {
           call = chatCompletion(route, body, apiKey, {
             onRetry: () => void retries++,
@@ -240,12 +263,19 @@ async function runRoute(
         }
         const outcome: CallOutcome = await call;
         if (outcome.kind === "cancelled") return; // not sent: no reply and no error; the next build sends it
-        if (outcome.kind === "refused") {
-          const auth = outcome.status === 401 || outcome.status === 403; // every format would be refused
-          if (req.schema && level < FORMATS.length - 1 && !auth) {
-            level++;
-            continue;
-          }
+        // A lower format only when the server refused the format itself (not the item's length, a
+        // parameter, the key or the model: each would be refused again, and the format claimed would lie).
+        const refusal = outcome.kind === "refused" ? classifyRefusal(outcome.status, outcome.body) : null;
+        if (refusal?.kind === "format" && req.schema && level < FORMATS.length - 1) {
+          run.formatRefusal ??= `HTTP ${refusal.status}: ${refusal.message}`;
+          level++;
+          continue;
+        }
+        if (refusal && refusal.kind !== "route" && outcome.kind === "refused") {
+          // The item itself is refused: its final outcome, kept so that later builds do not send it again.
+          if (!kept) ctx.memo.put(ns, key, JSON.stringify(memoRefusal(outcome)));
+          replies[i] = refusedReply(req.id, key, format, refusal);
+          break;
         }
         if (outcome.kind !== "reply") {
           // An error is never an answer: not in the memo, so the next build sends this request again.
@@ -268,6 +298,7 @@ async function runRoute(
       break;
     }
     if (level > first && ++run.needed >= 2) run.start = Math.max(run.start, level);
+    if (owned) sent.add(body, req.configuration, FORMATS[level]!);
     done++;
     report();
   };
@@ -289,7 +320,7 @@ async function runRoute(
         `requests without a reply; a slow server may need a larger timeout_s, retry.max_total_s or ` +
         `max_failures_in_a_row in the route`,
     );
-  return { replies, sample, retries };
+  return { replies, sample, sent: sent.record(), formatRefusal: run.formatRefusal, retries };
 }
 
 /**
@@ -343,14 +374,18 @@ export async function callModel(
     const { messages, ...fields } = out.sample ?? {};
     const roles = ((messages as { role: string }[] | undefined) ?? []).map((m) => m.role).join(", ");
     request = {
-      ...fields,
+      // The fields of the bodies sent (the first body's when none was: a shard's, a stopped route's).
+      ...(out.sent ?? fields),
       messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${roles})`,
     };
+    warnLowerFormats(ctx, p.model, requests, replies, out.formatRefusal);
   }
   const formats: Record<string, number> = {};
   for (const r of replies) formats[r.format] = (formats[r.format] ?? 0) + 1;
   const otherShards = replies.filter((r) => r.error === OTHER_SHARD).length;
-  const apiErrors = replies.filter((r) => r.error !== null).length - otherShards;
+  const refused = refusalCounts(replies);
+  const apiErrors = replies.filter((r) => r.error !== null).length - otherShards - (refused?.n ?? 0);
+  if (refused) warnRefused(ctx, p.model, replies, refused);
   if (retries) ctx.emit({ type: "info", stage: ctx.stage, message: `${p.model}: ${retries} retries` });
   if (apiErrors) {
     // The first error in the provider's words (redacted by the client), not only a count.
@@ -396,6 +431,8 @@ export async function callModel(
         thinking_off: replies.every((r) => !r.reasoning && !r.think),
       },
       api_errors: apiErrors,
+      // Requests the server refused for good (final: not errors, not sent again, no verdict).
+      ...(refused ? { refused } : {}),
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
       ...(counts ? { reply_audit: { ...counts, ...served } } : {}),
@@ -411,6 +448,64 @@ export async function callModel(
   };
 }
 
+/** A warning when items with a schema went with a lower response format than json_schema: how many, with
+ *  which format, and the server's first refusal of the schema. */
+function warnLowerFormats(
+  ctx: StageContext,
+  model: string,
+  requests: TaskRequest[],
+  replies: ReplyRecord[],
+  refusal: string | null,
+): void {
+  const lower: Record<string, number> = {};
+  replies.forEach((r, i) => {
+    if (r && requests[i]!.schema && r.format !== FORMATS[0] && r.error !== OTHER_SHARD)
+      lower[r.format] = (lower[r.format] ?? 0) + 1;
+  });
+  const n = Object.values(lower).reduce((a, b) => a + b, 0);
+  if (n === 0) return;
+  const counts = Object.entries(lower).map(([format, k]) => `${format} ${k}`);
+  ctx.emit({
+    type: "warning",
+    stage: ctx.stage,
+    message:
+      `${model}: ${n} of ${replies.length} items were sent with a lower response format than ` +
+      `${FORMATS[0]} (${counts.join(", ")}; metrics.response_format counts each)` +
+      (refusal ? `: the server refused the schema (${refusal})` : ""),
+  });
+}
+
+/** The requests refused for good, in all and by kind of refusal; null when none was. */
+function refusalCounts(replies: ReplyRecord[]): { n: number; by_kind: Record<string, number> } | null {
+  const byKind: Record<string, number> = {};
+  let n = 0;
+  for (const r of replies)
+    if (r?.request_refused) {
+      n++;
+      byKind[r.request_refused.kind] = (byKind[r.request_refused.kind] ?? 0) + 1;
+    }
+  return n ? { n, by_kind: byKind } : null;
+}
+
+/** How many requests the server refused for good, why, and the first one's message (already redacted). */
+function warnRefused(
+  ctx: StageContext,
+  model: string,
+  replies: ReplyRecord[],
+  refused: { n: number; by_kind: Record<string, number> },
+): void {
+  const first = replies.find((r) => r?.request_refused)!.request_refused!;
+  const kinds = Object.entries(refused.by_kind).map(([kind, n]) => `${kind.replace(/_/g, " ")} ${n}`);
+  ctx.emit({
+    type: "warning",
+    stage: ctx.stage,
+    message:
+      `${model}: the server refused ${refused.n} of ${replies.length} requests (${kinds.join(", ")}): ` +
+      "final, no verdict for those items, not sent again (--refresh model sends every request again); " +
+      `the first: HTTP ${first.status}: ${first.message.slice(0, 300)}`,
+  });
+}
+
 /** API errors, truncated replies and requests of each request configuration (replies in request order). */
 function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]): Record<string, Json> {
   const out: Record<string, { api_errors: number; truncated: number; n: number }> = {};
@@ -418,7 +513,7 @@ function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]):
     const c = (out[req.configuration ?? ""] ??= { api_errors: 0, truncated: 0, n: 0 });
     const r = replies[i];
     c.n++;
-    if (r && r.error !== null && r.error !== OTHER_SHARD) c.api_errors++;
+    if (r && r.error !== null && r.error !== OTHER_SHARD && !r.request_refused) c.api_errors++;
     if (r?.finish_reason === "length") c.truncated++;
   });
   return out;

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const EXPECTS = ["answer", "retry", "refused-item", "refused-route"];
+const EXPECTS = ["answer", "retry", "refused-format", "refused-item", "refused-route"];
 
 /** Every entry of the corpus by name, each checked for the fields README.md lists. */
 export function loadProviderReplies() {

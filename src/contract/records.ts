@@ -60,6 +60,8 @@ export interface ReplyRecord {
   tool_calls?: number;
   /** The model the reply names (`model`), when it names one: it may differ from the model asked for. */
   served_model?: string;
+  /** The server refused this request for good (its context length, a parameter): `error` says so too. */
+  request_refused?: { kind: string; status: number; message: string };
 }
 
 /** A task parser's reading of one reply. */

@@ -6,6 +6,7 @@
 // they are at least a fifth of the requests finished, the route is stalled and stops the same way.
 import { defaultMaxListeners, setMaxListeners } from "node:events";
 import type { CallOutcome } from "./client.js";
+import { stopsRoute } from "./refusal.js";
 
 export class RouteBreaker {
   private inARow = 0;
@@ -38,7 +39,8 @@ export class RouteBreaker {
   record(outcome: CallOutcome): void {
     if (outcome.kind === "cancelled" || this.tripped) return;
     this.finished++;
-    const auth = outcome.kind === "refused" && (outcome.status === 401 || outcome.status === 403);
+    // A refused key, model or URL: every request of the route will be refused alike.
+    const auth = outcome.kind === "refused" && stopsRoute(outcome.status);
     if (outcome.kind === "failed" || auth) {
       this.inARow++;
       this.last =
