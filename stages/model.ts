@@ -9,6 +9,7 @@ import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
+import { thinkingAudit } from "../src/model/thinking-audit.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -388,11 +389,7 @@ export async function callModel(
       route: routeName,
       request,
       response_format: formats,
-      thinking_audit: {
-        replies_with_reasoning_field: replies.filter((r) => r.reasoning).length,
-        replies_with_think_block: replies.filter((r) => r.think).length,
-        thinking_off: replies.every((r) => !r.reasoning && !r.think),
-      },
+      thinking_audit: thinkingAudit(replies),
       api_errors: apiErrors,
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,

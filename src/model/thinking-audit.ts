@@ -1,0 +1,48 @@
+// The thinking audit of a run: how many replies show reasoning, by the sign that shows it. OpenAI's reasoning
+// models (gpt-5 family, o-series) and OpenRouter return no reasoning text in chat completions, only a count in
+// usage.completion_tokens_details.reasoning_tokens, so hidden reasoning is counted from that count.
+import type { Json } from "../util/json.js";
+
+/** What the audit reads of one reply (a reply record of the model stage). */
+export interface AuditedReply {
+  /** A reasoning field with text (reasoning, reasoning_content, thinking, reasoning_details). */
+  reasoning: boolean;
+  /** A think tag in the text, opening or closing. */
+  think: boolean;
+  /** The server's usage object as returned. */
+  usage?: Json | null;
+}
+
+/** usage.completion_tokens_details.reasoning_tokens as the server reported it; null when it reported none. */
+export function reasoningTokens(usage: Json | null | undefined): number | null {
+  if (usage === null || typeof usage !== "object" || Array.isArray(usage)) return null;
+  const details = usage.completion_tokens_details;
+  if (details === null || typeof details !== "object" || Array.isArray(details)) return null;
+  const n = details.reasoning_tokens;
+  return typeof n === "number" && Number.isFinite(n) ? n : null;
+}
+
+/**
+ * The audit recorded in metrics.thinking_audit. `replies_with_reasoning_tokens` is there only when some reply
+ * reported a reasoning-token count (0 included): absent, the server reports none, which is not the same as
+ * reporting none spent. Thinking is off only when no reply shows reasoning by any sign.
+ */
+export function thinkingAudit(replies: readonly AuditedReply[]): Record<string, Json> {
+  let field = 0,
+    block = 0,
+    hidden = 0,
+    reported = false;
+  for (const r of replies) {
+    const tokens = reasoningTokens(r.usage);
+    if (tokens !== null) reported = true;
+    if (r.reasoning) field++;
+    if (r.think) block++;
+    if (tokens !== null && tokens > 0) hidden++;
+  }
+  return {
+    replies_with_reasoning_field: field,
+    replies_with_think_block: block,
+    ...(reported ? { replies_with_reasoning_tokens: hidden } : {}),
+    thinking_off: field === 0 && block === 0 && hidden === 0,
+  };
+}
