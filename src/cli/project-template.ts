@@ -42,7 +42,6 @@ routes:
   #     reasoning_low: { reasoning: { effort: low } }
   #     reasoning_low_models: [gpt-oss]
   #     schema_mode: { provider: { require_parameters: true } }
-  #     extra: { usage: { include: true } }
   # openai:
   #   base_url: https://api.openai.com/v1
   #   api_key_env: OPENAI_API_KEY
