@@ -42,7 +42,8 @@ export function modelRuleProblems(params: Json, env: CheckEnv): StageProblem[] {
   return out;
 }
 
-/** The generation fields the stage sends, each with where it is written (an override's replaces the stage's). */
+/** The generation fields the stage sends, each with where it is written (an override's replaces the
+ *  stage's). */
 function sentFields(
   p: RuledParams,
   route: string,

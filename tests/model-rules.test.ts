@@ -111,7 +111,10 @@ describe("the openai route sends what each model takes", () => {
     const r = await build(p, "openai/o3", spec, ["--configurations", "all"]);
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toMatch(
-      /model o3 on route openai takes temperature only at 1 .*would send temperature 0 \(request configuration conservative-greedy\)/,
+      new RegExp(
+        "model o3 on route openai takes temperature only at 1 .*would send temperature 0 " +
+          "\\(request configuration conservative-greedy\\)",
+      ),
     );
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(fake.stats.requests).toBe(0);
@@ -129,7 +132,8 @@ describe("per-model rules are checked where they are written", () => {
     projects.push(p);
     p.write(
       "routes.yaml",
-      `routes:\n  r:\n    base_url: http://127.0.0.1:9/v1\n    request:\n      thinking_off: {}\n      ${line}\n`,
+      "routes:\n  r:\n    base_url: http://127.0.0.1:9/v1\n    request:\n" +
+        `      thinking_off: {}\n      ${line}\n`,
     );
     const stderr = await p.refuses(null, {
       args: ["build", VC, "--model", "r/gpt-5", "--registry", "routes.yaml"],

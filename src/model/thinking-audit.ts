@@ -1,6 +1,6 @@
-// The thinking audit of a run: how many replies show reasoning, by the sign that shows it. OpenAI's reasoning
-// models (gpt-5 family, o-series) and OpenRouter return no reasoning text in chat completions, only a count in
-// usage.completion_tokens_details.reasoning_tokens, so hidden reasoning is counted from that count.
+// The thinking audit of a run: how many replies show reasoning, by the sign that shows it. OpenAI's
+// reasoning models (gpt-5 family, o-series) and OpenRouter return no reasoning text in chat completions,
+// only a count in usage.completion_tokens_details.reasoning_tokens: hidden reasoning is counted from it.
 import type { Json } from "../util/json.js";
 
 /** What the audit reads of one reply (a reply record of the model stage). */
