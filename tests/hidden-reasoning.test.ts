@@ -67,6 +67,16 @@ describe("hidden reasoning counts in the thinking audit", () => {
     expect(audit.thinking_off).toBe(false);
   });
 
+  it("counts SGLang's count at the top level of usage", async () => {
+    const { metrics, replies } = await buildWithReplay({ "sglang-reasoning-tokens": 1 });
+    expect(replies.every((r) => r.error === null)).toBe(true);
+    expect(metrics.metrics.thinking_audit).toMatchObject({
+      replies_with_reasoning_field: 0,
+      replies_with_reasoning_tokens: replies.length,
+      thinking_off: false,
+    });
+  });
+
   it("a reported count of 0 is no reasoning, and the audit says the count was reported", async () => {
     const { metrics } = await buildWithReplay({ "openai-reasoning-tokens-zero": 1 });
     expect(metrics.metrics.thinking_audit).toEqual({

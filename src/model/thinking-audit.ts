@@ -13,14 +13,19 @@ export interface AuditedReply {
   usage?: Json | null;
 }
 
-/** usage.completion_tokens_details.reasoning_tokens as the server reported it; null when it reported none. */
+/**
+ * The reasoning tokens a reply's usage reports: usage.completion_tokens_details.reasoning_tokens (OpenAI,
+ * OpenRouter) or usage.reasoning_tokens (SGLang's UsageInfo); null when it reports none.
+ */
 export function reasoningTokens(usage: Json | null | undefined): number | null {
-  if (usage === null || typeof usage !== "object" || Array.isArray(usage)) return null;
+  if (!isObject(usage)) return null;
   const details = usage.completion_tokens_details;
-  if (details === null || typeof details !== "object" || Array.isArray(details)) return null;
-  const n = details.reasoning_tokens;
+  const n = isObject(details) ? details.reasoning_tokens : usage.reasoning_tokens;
   return typeof n === "number" && Number.isFinite(n) ? n : null;
 }
+
+const isObject = (v: Json | null | undefined): v is Record<string, Json> =>
+  v !== null && v !== undefined && typeof v === "object" && !Array.isArray(v);
 
 /**
  * The audit recorded in metrics.thinking_audit. `replies_with_reasoning_tokens` is there only when some reply
