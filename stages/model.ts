@@ -12,11 +12,20 @@ import { mismatchWarning, nonAnswers, nonAnswerWarning, servedModels } from "../
 import { secretValues } from "../src/model/redact.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
+import { thinkingAudit } from "../src/model/thinking-audit.js";
+import {
+  FIXED_FIELD_FIX,
+  fixedFieldMessage,
+  fixedFieldProblems,
+  thinkingOff,
+  tokenField,
+} from "../src/model/model-rules.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { TaskRequest } from "../tasks/task.js";
 import { writeRecordsFile, type ReplyFormat, type ReplyRecord } from "../src/contract/records.js";
 import { inputRecords } from "./records-io.js";
+import { modelRuleProblems } from "./model-rules-check.js";
 import { releaseFiles } from "./release.js";
 import { builtinBaseline, builtinParts } from "./baseline.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
@@ -79,30 +88,20 @@ export function requestBody(
   format: Format,
 ): Record<string, Json> {
   let body: Record<string, Json> = { model, messages: req.messages as unknown as Json };
+  // The spec's max_tokens goes out under the name the model takes (route.request.token_field, models).
+  const tokens = tokenField(route, model);
   // Explicit 0 and false are values, not absences: test with !== undefined, never truthiness.
-  if (p.max_tokens !== undefined) body.max_tokens = p.max_tokens;
+  if (p.max_tokens !== undefined) body[tokens] = p.max_tokens;
   if (p.temperature !== undefined) body.temperature = p.temperature;
   if (p.top_p !== undefined) body.top_p = p.top_p;
   // A request's own generation fields (its request configuration) override the stage's.
-  for (const [k, v] of Object.entries(req.generation ?? {})) if (v !== undefined) body[k] = v;
+  for (const [k, v] of Object.entries(req.generation ?? {}))
+    if (v !== undefined) body[k === "max_tokens" ? tokens : k] = v;
   body = deepMerge(body, route.request.extra ?? {});
   // A per-model override's fields replace the route's thinking-off fields
   // (they were validated for that model).
   const o = p.overrides?.[`${route.name}/${model}`] ?? p.overrides?.[model];
-  if (p.thinking === "off" && !o?.fields) {
-    const low = (route.request.reasoning_low_models ?? []).some((m) => model.includes(m));
-    const fields = low ? route.request.reasoning_low : route.request.thinking_off;
-    if (!fields) {
-      const lowest = low ? ` (or the lowest reasoning effort for ${model})` : "";
-      throw new StageError(
-        `route ${route.name} does not declare how to switch thinking off${lowest}, ` +
-          "and this task runs with thinking off",
-        `add request.${low ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
-          "(e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file",
-      );
-    }
-    body = deepMerge(body, fields);
-  }
+  if (p.thinking === "off" && !o?.fields) body = deepMerge(body, thinkingOffFields(route, model));
   if (format === "json_schema" && req.schema) {
     body.response_format = {
       type: "json_schema",
@@ -115,7 +114,31 @@ export function requestBody(
   if (o?.fields) body = deepMerge(body, o.fields);
   if (o?.assistant_prefill !== undefined)
     body.messages = [...(body.messages as Json[]), { role: "assistant", content: o.assistant_prefill }];
+  const unsendable = fixedFieldProblems(route, model, body)[0];
+  if (unsendable) {
+    const where = req.configuration ? ` (request configuration ${req.configuration})` : "";
+    throw new StageError(fixedFieldMessage(route, model, unsendable) + where, FIXED_FIELD_FIX);
+  }
   return body;
+}
+
+/** The fields a thinking-off request sends to this model, or the stage's refusal. */
+function thinkingOffFields(route: Route, model: string): Record<string, Json> {
+  const off = thinkingOff(route, model);
+  if (off.kind === "fields" || off.kind === "lowest") return off.fields;
+  if (off.kind === "refused")
+    throw new StageError(
+      `model ${model} on route ${route.name} cannot run a task with thinking off: ${off.why} ` +
+        `(the route's request.models "${off.pattern}")`,
+      "run a model that can switch thinking off, or one the route gives a lowest effort (reasoning_low)",
+    );
+  const lowest = off.lowest ? ` (or the lowest reasoning effort for ${model})` : "";
+  throw new StageError(
+    `route ${route.name} does not declare how to switch thinking off${lowest}, ` +
+      "and this task runs with thinking off",
+    `add request.${off.lowest ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
+      "(e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file",
+  );
 }
 
 /** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
@@ -368,6 +391,8 @@ export async function callModel(
         `no route ${routeName} in the registry`,
         "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model",
       );
+    // Every body is built before any is sent: a field the model cannot take refuses the stage first.
+    for (const req of requests) requestBody(req, p, route, model, req.schema ? FORMATS[0]! : "none");
     const out = await runRoute(ctx, p, route, model, requests);
     replies = out.replies;
     retries = out.retries;
@@ -425,11 +450,7 @@ export async function callModel(
       route: routeName,
       request,
       response_format: formats,
-      thinking_audit: {
-        replies_with_reasoning_field: replies.filter((r) => r.reasoning).length,
-        replies_with_think_block: replies.filter((r) => r.think).length,
-        thinking_off: replies.every((r) => !r.reasoning && !r.think),
-      },
+      thinking_audit: thinkingAudit(replies),
       api_errors: apiErrors,
       // Requests the server refused for good (final: not errors, not sent again, no verdict).
       ...(refused ? { refused } : {}),
@@ -567,7 +588,8 @@ const MODEL_PARAMS: ParamDecls = {
 function checkModel(stage: StageShape, task: TaskModule, env: CheckEnv | null): StageProblem[] {
   const p = stage.params as { model?: Json; baseline?: Json };
   if (typeof p.model !== "string") return [];
-  if (!p.model.startsWith("medbench/")) return env ? routeProblems([p.model], "/params/model", env) : [];
+  if (!p.model.startsWith("medbench/"))
+    return env ? [...routeProblems([p.model], "/params/model", env), ...modelRuleProblems(p, env)] : [];
   if (env?.registryFiles.length) loadRoutes(env.registryFiles); // a --registry given is checked, used or not
   const b = task.baselines[p.model];
   if (!b)

@@ -5,32 +5,38 @@ import { requestBody, requestKey } from "../../dist/stages/model.js";
 import { loadRoutes } from "../../dist/src/model/registry.js";
 import { createHash } from "node:crypto";
 
-/** The voice-command spec's model-stage fields, and a model per route of registry/providers.yaml. */
+/** The voice-command spec's model-stage fields, and models per route of registry/providers.yaml. */
 export const PARAMS = { max_tokens: 800, temperature: 0, thinking: "off" };
 export const MODELS = {
   local: ["qwen3-8b", "gpt-oss-20b"],
   openrouter: ["qwen/qwen3-8b"],
-  openai: ["gpt-5"],
+  openai: ["gpt-4.1", "gpt-5"],
 };
 const FORMATS = ["json_schema", "json_object", "none"];
 
+/** One digest per route and model over every request's key in each format, so that a change of one route's
+ *  bodies shows as that route's digest alone. A body the code refuses to send counts as its message. */
 export async function requestKeysOf(text) {
   const routes = loadRoutes([]);
+  const records = readRecords("requests", text);
   const keys = {};
-  for (const request of readRecords("requests", text)) {
-    const all = [];
-    for (const [name, models] of Object.entries(MODELS))
-      for (const model of models)
-        for (const format of FORMATS) {
-          const p = { ...PARAMS, model: `${name}/${model}` };
-          const route = routes.get(name);
-          all.push(
-            `${name}/${model} ${format} ${requestKey(route, requestBody(request, p, route, model, format))}`,
-          );
-        }
-    // One digest per request of its keys (every route, model and format, in this order): any key changed
-    // changes it, and the file stays small.
-    keys[request.id] = createHash("sha256").update(all.join("\n")).digest("hex");
+  for (const [name, models] of Object.entries(MODELS))
+    for (const model of models) {
+      const route = routes.get(name);
+      const p = { ...PARAMS, model: `${name}/${model}` };
+      const lines = [];
+      for (const request of records)
+        for (const format of FORMATS)
+          lines.push(`${request.id} ${format} ${keyOrRefusal(request, p, route, model, format)}`);
+      keys[`${name}/${model}`] = createHash("sha256").update(lines.join("\n")).digest("hex");
+    }
+  return { params: PARAMS, models: MODELS, formats: FORMATS, requests: records.length, keys };
+}
+
+function keyOrRefusal(request, p, route, model, format) {
+  try {
+    return requestKey(route, requestBody(request, p, route, model, format));
+  } catch (e) {
+    return `refused: ${e.message}`;
   }
-  return { params: PARAMS, models: MODELS, formats: FORMATS, keys };
 }

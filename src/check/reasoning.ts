@@ -1,7 +1,7 @@
 // What a roster entry's `reasoning` requires of its run, read from what the run recorded: the fields its
 // requests sent (metrics.request: the route's and any override's) and its thinking audit (the model stage
-// counts every reply with a reasoning field or a think tag). A run that does not hold cannot stand for the
-// entry; the reason names what was recorded and the build that would hold.
+// counts every reply with a reasoning field, a think tag or reasoning tokens in its usage). A run that does
+// not hold cannot stand for the entry; the reason names what was recorded and the build that would hold.
 import type { Json } from "../util/json.js";
 import type { ReasoningRequirement } from "./declare.js";
 import type { MetricsJson } from "./runs.js";
@@ -39,6 +39,8 @@ export function reasoningSent(request: Json | undefined): ReasoningSent {
 interface Audit {
   replies_with_reasoning_field?: number;
   replies_with_think_block?: number;
+  /** Replies whose usage reports reasoning tokens (hidden reasoning); absent when none reported a count. */
+  replies_with_reasoning_tokens?: number;
   thinking_off?: boolean;
 }
 
@@ -78,9 +80,16 @@ export function reasoningProblem(
   if (asked) return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
   if (!audit) return `it records no thinking audit (metrics.thinking_audit): ${fix}`;
   if (audit.thinking_off === true) return null;
+  const counts = [
+    `${audit.replies_with_reasoning_field ?? "?"} replies with a reasoning field`,
+    `${audit.replies_with_think_block ?? "?"} with a think tag`,
+  ];
+  if (audit.replies_with_reasoning_tokens !== undefined)
+    counts.push(
+      `${audit.replies_with_reasoning_tokens} with reasoning tokens in their usage (hidden reasoning)`,
+    );
   return (
-    `reasoning-on: ${audit.replies_with_reasoning_field ?? "?"} replies with a reasoning field and ` +
-    `${audit.replies_with_think_block ?? "?"} with a think tag (metrics.thinking_audit), so it is reported ` +
-    `as reasoning-on and not compared as a thinking-off run; ${fix}`
+    `reasoning-on: ${counts.slice(0, -1).join(", ")} and ${counts.at(-1)!} (metrics.thinking_audit), so ` +
+    `it is reported as reasoning-on and not compared as a thinking-off run; ${fix}`
   );
 }

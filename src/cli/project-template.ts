@@ -16,22 +16,31 @@ routes:
   #   concurrency: 8
   #   request:
   #     thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+  #     reasoning_low: { reasoning_effort: low }   # gpt-oss cannot switch reasoning off: its lowest effort
+  #     reasoning_low_models: [gpt-oss]
   # sglang:    # python -m sglang.launch_server --model-path MODEL --port 30000
   #   base_url: http://127.0.0.1:30000/v1
   #   concurrency: 8
   #   request:
   #     thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+  #     reasoning_low: { reasoning_effort: low }   # gpt-oss cannot switch reasoning off: its lowest effort
+  #     reasoning_low_models: [gpt-oss]
   # ollama:    # ollama serve (its OpenAI-compatible API)
   #   base_url: http://127.0.0.1:11434/v1
   #   concurrency: 2
   #   request:
   #     thinking_off: { reasoning_effort: none }
+  #     reasoning_low: { reasoning_effort: low }   # Ollama ignores think false for gpt-oss
+  #     reasoning_low_models: [gpt-oss]
+  # The two below are the shipped routes as they are (a route here replaces the shipped one of its name).
   # openrouter:
   #   base_url: https://openrouter.ai/api/v1
   #   api_key_env: OPENROUTER_API_KEY
   #   concurrency: 16
   #   request:
   #     thinking_off: { reasoning: { effort: none } }
+  #     reasoning_low: { reasoning: { effort: low } }
+  #     reasoning_low_models: [gpt-oss]
   #     schema_mode: { provider: { require_parameters: true } }
   # openai:
   #   base_url: https://api.openai.com/v1
@@ -39,6 +48,19 @@ routes:
   #   concurrency: 16
   #   request:
   #     thinking_off: {}
+  #     reasoning_low: { reasoning_effort: low }
+  #     reasoning_low_models: [gpt-oss]
+  #     token_field: max_completion_tokens
+  #     models:   # reasoning models: temperature and top_p only at 1 (docs/model-requests.md)
+  #       "gpt-5-chat*": {}
+  #       "gpt-5-pro*":
+  #         fixed: { temperature: 1, top_p: 1 }
+  #         no_thinking_off: it reasons at high effort only
+  #       "gpt-5.*": { fixed: { temperature: 1, top_p: 1 }, thinking_off: { reasoning_effort: none } }
+  #       "gpt-5*": { fixed: { temperature: 1, top_p: 1 }, reasoning_low: { reasoning_effort: minimal } }
+  #       "o1*": { fixed: { temperature: 1, top_p: 1 }, reasoning_low: { reasoning_effort: low } }
+  #       "o3*": { fixed: { temperature: 1, top_p: 1 }, reasoning_low: { reasoning_effort: low } }
+  #       "o4*": { fixed: { temperature: 1, top_p: 1 }, reasoning_low: { reasoning_effort: low } }
 `;
 
 export const PROJECT_README = `# Benchmarks built with medbench

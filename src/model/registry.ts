@@ -37,7 +37,24 @@ export interface Route {
     reasoning_low_models?: string[]; // substrings of model names that take reasoning_low
     schema_mode?: Record<string, Json>;
     extra?: Record<string, Json>;
+    /** The body field the spec's max_tokens is sent as (OpenAI's reasoning models refuse max_tokens). */
+    token_field?: "max_tokens" | "max_completion_tokens";
+    /** Per-model rules by name pattern (`*` any run of characters); the first that matches applies. */
+    models?: Record<string, ModelRule>;
   };
+}
+
+/** What one model (or family, by pattern) of a route takes that the route's other models do not. */
+export interface ModelRule {
+  token_field?: "max_tokens" | "max_completion_tokens";
+  /** Fields the model takes only at these values: another value in a body is refused before sending. */
+  fixed?: Record<string, Json>;
+  /** The fields that switch thinking off for this model (instead of the route's). */
+  thinking_off?: Record<string, Json>;
+  /** The model cannot switch thinking off: these fields (its lowest effort) are sent instead. */
+  reasoning_low?: Record<string, Json>;
+  /** The model cannot run a thinking-off task at all: why (shown when such a stage is refused). */
+  no_thinking_off?: string;
 }
 
 const DEFAULTS = {
