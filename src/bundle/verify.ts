@@ -222,7 +222,9 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   // A task of the author's repository is loaded from its bundled sources, compiled in this project's cache.
   const bundledTask = spec && b.task_files?.length ? { ...spec, path: join(dir, "spec", b.spec) } : null;
   const loaded = bundledTask
-    ? await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"))
+    ? await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"), (message) =>
+        o.emit?.({ type: "info", message }),
+      )
     : spec
       ? await loadTask(spec)
       : null;
