@@ -18,7 +18,7 @@ import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
 import { taskBindings } from "../runner/task-parts.js";
-import { compileUserTask, userTaskOf, type UserTask } from "../runner/user-task.js";
+import { compileUserTask, loadProblem, userTaskOf, type UserTask } from "../runner/user-task.js";
 import { guardTask, taskDeadline, underDeadline, type GuardOptions } from "../runner/task-guard.js";
 import { StageError } from "../runner/stage.js";
 import { CONTRACT_VERSIONS } from "../contract/returns.js";
@@ -62,9 +62,8 @@ export async function loadTask(
   }
   compileUserTask(user);
   const folder = relative(user.root, user.source).split("\\").join("/");
-  const entry = join(user.compiled, "index.js");
-  if (!require.cache[entry]) progress?.(`loading task ${spec.task} (${folder}/)…`);
-  const mod = loadUnderDeadline(entry, `${folder}/index.ts`, seconds) as { task?: TaskModule };
+  if (!require.cache[join(user.compiled, "index.js")]) progress?.(`loading task ${spec.task} (${folder}/)…`);
+  const mod = loadUnderDeadline(user, `${folder}/index.ts`, seconds) as { task?: TaskModule };
   if (!mod.task)
     throw new DiagnosticError([
       {
@@ -88,12 +87,15 @@ function guardOptions(spec: SpecFile, folder: string, seconds: number): GuardOpt
 }
 
 /** A task's compiled entry module, its top level run under the deadline: a module that never finishes
- *  loading is refused, naming its task's wiring module. */
-function loadUnderDeadline(entry: string, file: string, seconds: number): unknown {
+ *  loading, or that fails to (a package not installed, an error thrown), is refused, naming the file. */
+function loadUnderDeadline(user: UserTask, file: string, seconds: number): unknown {
+  const entry = join(user.compiled, "index.js");
   try {
     return underDeadline("loading the task's modules", seconds, () => require(entry) as unknown);
   } catch (e) {
     if (e instanceof StageError) throw new DiagnosticError([{ file, message: e.message, fix: e.fix }]);
+    const problem = loadProblem(user, e);
+    if (problem) throw new DiagnosticError([problem]);
     throw e;
   }
 }
