@@ -114,7 +114,8 @@ function refuseUnknownContract(task: TaskModule, file: string): void {
         `the task says \`contract: ${JSON.stringify(version) ?? "undefined"}\`, a version this medbench ` +
         `does not know (it knows ${CONTRACT_VERSIONS.join(", ")})`,
       fix:
-        `write the task against contract ${CONTRACT_VERSIONS.at(-1)} (src/contract/task.ts, docs/tasks.md), ` +
+        `write the task against contract ${CONTRACT_VERSIONS.at(-1)} ` +
+        "(src/contract/task.ts, docs/tasks.md), " +
         "or install the medbench it was written for",
     },
   ]);
