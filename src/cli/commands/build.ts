@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
 import type { BuildEvent, SummaryRow } from "../../runner/events.js";
-import { metricEntries } from "../../util/metrics.js";
+import { metricEntries, runNotices } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
 import { sizeHeap } from "../small-run-heap.js";
@@ -257,6 +257,5 @@ function summaryOf(metricsFile: string): SummaryRow[] {
 
 function noticesOf(metricsFile: string): string[] {
   if (!existsSync(metricsFile)) return [];
-  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { notices?: unknown };
-  return Array.isArray(m.notices) ? m.notices.map(String) : [];
+  return runNotices(JSON.parse(readFileSync(metricsFile, "utf8")) as object);
 }
