@@ -3,7 +3,7 @@
 // no permission bit stops: a folder of sysfs (/sys/kernel) refuses a new file to root as to anyone (EACCES).
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectCleanFailure, Project } from "./rig.js";
+import { expectCleanFailure, Project, userTaskProject } from "./rig.js";
 
 describe("init and new-task where the file system refuses", () => {
   it.runIf(existsSync("/sys/kernel"))("init where .gitignore cannot be written", async () => {
@@ -43,10 +43,7 @@ describe("init and new-task where the file system refuses", () => {
 describe("a task that cannot load", () => {
   let p: Project;
   beforeAll(async () => {
-    p = new Project(false);
-    expect((await p.run(["init"])).exitCode).toBe(0);
-    expect((await p.run(["new-task", "t1"])).exitCode).toBe(0);
-    await p.buildSpec("specs/t1.yaml");
+    p = await userTaskProject();
   });
   afterAll(() => p.remove());
 

@@ -5,7 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectCleanFailure, Project } from "./rig.js";
+import { expectCleanFailure, Project, userTaskProject } from "./rig.js";
 
 const SCORER = "tasks/t1/scorer.ts";
 const SHORT = { MEDBENCH_TASK_DEADLINE: "1" };
@@ -14,10 +14,7 @@ const WRITTEN = ["cache/objects", "cache/stages", "medbench.lock", "results"];
 describe("task code under a deadline", () => {
   let p: Project;
   beforeAll(async () => {
-    p = new Project(false);
-    expect((await p.run(["init"])).exitCode).toBe(0);
-    expect((await p.run(["new-task", "t1"])).exitCode).toBe(0);
-    await p.buildSpec("specs/t1.yaml");
+    p = await userTaskProject();
   });
   afterAll(() => p.remove());
 

@@ -2,7 +2,7 @@
 // bug (a NaN, a proportion of 5, two requests of one id, no metric, an unknown contract version) is refused,
 // naming the task's file and function, and never becomes a published number (src/contract/returns.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectCleanFailure, Project } from "./rig.js";
+import { expectCleanFailure, Project, userTaskProject } from "./rig.js";
 
 /** A bad return: the file edited, the edit, the exit code and the message expected. */
 interface Case {
@@ -105,10 +105,7 @@ const CASES: Case[] = [
 describe("a user's task's returns, checked against the contract", () => {
   let p: Project;
   beforeAll(async () => {
-    p = new Project(false);
-    expect((await p.run(["init"])).exitCode).toBe(0);
-    expect((await p.run(["new-task", "t1"])).exitCode).toBe(0);
-    await p.buildSpec("specs/t1.yaml");
+    p = await userTaskProject();
   });
   afterAll(() => p.remove());
 
