@@ -23,6 +23,21 @@ describe("note-errors parser classes", () => {
     },
   );
 
+  // Replies the class table's examples do not show, read and classed as the task document says: the
+  // verdict is Yes or No after any separator; a word other than those is no verdict, and no "non-English".
+  it.each([
+    ["Error — Yes", "Yes", "other_separator"],
+    ["Error—No", "No", "other_separator"],
+    ["Error: True", "no_error_line", "other_word_value"],
+    ["Error: False", "no_error_line", "other_word_value"],
+    ["Error: 아니오", "no_error_line", "non_english_value"],
+  ])("%s: read %s, classed %s", (line, reading, id) => {
+    const reply = view({ text: `Evidence: "P: x"\nAnalysis: a.\nConfidence: 0.9\n${line}` });
+    const v = parseVerdict(reply);
+    expect(v.verdict ?? v.reason).toBe(reading);
+    expect(parserClass(reply, v)).toBe(id);
+  });
+
   it("names each class once, and marks page rules and our choices", () => {
     expect(new Set(PARSER_CLASSES.map((c) => c.id)).size).toBe(PARSER_CLASSES.length);
     expect(PARSER_CLASSES.filter((c) => c.source === "page").map((c) => c.id)).toEqual([

@@ -165,6 +165,15 @@ export class Project {
   }
 }
 
+/** A project set up as a user sets one up: `init`, `new-task NAME`, and the task built once. */
+export async function userTaskProject(name = "t1"): Promise<Project> {
+  const p = new Project(false);
+  expect((await p.run(["init"])).exitCode).toBe(0);
+  expect((await p.run(["new-task", name])).exitCode).toBe(0);
+  await p.buildSpec(`specs/${name}.yaml`);
+  return p;
+}
+
 /** A copy of medbench itself (sharing node_modules), so that a test can edit and recompile its code. */
 export class Install {
   readonly dir: string;

@@ -87,6 +87,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   }
   // A private release's bundle leaves out the outputs that carry its text; no results file may be one.
   const private_ = withheldField(stages, rt.task.module);
+  if (private_.withheld) refusePartial(resultDir, private_.withheld.why);
   const withheld = new Set(private_.withheld?.outputs ?? []);
   for (const [file, from] of Object.entries(rt.spec.results?.files ?? {}))
     if (withheld.has(from))
@@ -158,4 +159,17 @@ function listFiles(root: string, rel = ""): string[] {
       const p = rel ? `${rel}/${d.name}` : d.name;
       return d.isDirectory() ? listFiles(root, p) : [p];
     });
+}
+
+/** A partial run of a private release holds a few private items: the hashes its records carry (of its
+ *  requests, and every key after them) would confirm a guess of those items, so it is never bundled. */
+function refusePartial(resultDir: string, why: string): void {
+  const metrics = join(resultDir, "metrics.json");
+  const m = existsSync(metrics) ? (JSON.parse(readFileSync(metrics, "utf8")) as { partial?: unknown }) : {};
+  if (m.partial === true)
+    throw new UsageError(
+      `${resultDir} is a partial run (--limit or --subset) of a task whose release is private (${why}): ` +
+        "its records hold hashes of a few private items, which would confirm a guess of them, so it is " +
+        "never exported; export the full run",
+    );
 }

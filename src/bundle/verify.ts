@@ -222,7 +222,9 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   // A task of the author's repository is loaded from its bundled sources, compiled in this project's cache.
   const bundledTask = spec && b.task_files?.length ? { ...spec, path: join(dir, "spec", b.spec) } : null;
   const loaded = bundledTask
-    ? await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"))
+    ? await loadTask(bundledTask, join(o.project.cacheDir, "bundled-tasks"), (message) =>
+        o.emit?.({ type: "info", message }),
+      )
     : spec
       ? await loadTask(spec)
       : null;
@@ -312,6 +314,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
   // 4. Replay.
   const replayCheck: Check = { name: "replay", ok: false, lines: [] };
   const code_differences: VerifyReport["code_differences"] = [];
+  let verdictsCheck: Check | null = null;
   let live: LiveReport | null = null;
   if (spec && task) {
     const replay: Replay = { dir, spec, task, b, published, o, withheld };
@@ -342,13 +345,12 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     );
     for (const [stage, why] of recomputed.notReplayed)
       replayCheck.lines.push(`${stage} not replayed: ${why}`);
-    code_differences.push(
-      ...codeDifferences(replayed, b, {
-        name: spec.task ?? "",
-        module: task,
-        user: loaded?.user ?? null,
-      }),
+    const taskInfo = { name: spec.task ?? "", module: task, user: loaded?.user ?? null };
+    code_differences.push(...codeDifferences(replayed, b, taskInfo));
+    const takenAsRecorded = spec.stages.filter(
+      (s) => recomputed.notReplayed.has(s.name) || recomputed.rescored.has(s.name),
     );
+    if (takenAsRecorded.length) verdictsCheck = takenAsIs(takenAsRecorded, b, taskInfo);
     replayCheck.lines.push(
       `replayed with this medbench's code (medbench ${medbenchVersion()}), ` +
         (code_differences.length
@@ -358,6 +360,7 @@ async function verifyDir(label: string, dir: string, o: VerifyOptions): Promise<
     );
   } else replayCheck.lines.push("not run: the spec does not load");
   checks.push(replayCheck);
+  if (verdictsCheck) checks.push(verdictsCheck);
   const partial = partialRun(published, b);
   if (partial)
     checks.push({
@@ -414,6 +417,40 @@ function partialRun(published: Outputs, b: BundleManifest): string | null {
   return how.join(" ") || "--limit or --subset";
 }
 
+/**
+ * A private bundle's verdicts (and what else the replay takes from the bundle as it is, `stages`) cannot be
+ * produced again here: the replies they were read from are withheld. They are worth what the code that
+ * produced them is worth, so that code must be this medbench's: when it differs, the result is not
+ * verifiable here (a failing check), whatever the replay of the rest says.
+ */
+function takenAsIs(
+  stages: StageDecl[],
+  b: BundleManifest,
+  task: { name: string; module: TaskModule; user?: UserTask | null },
+): Check {
+  const names = stages.map((s) => s.name).join(", ");
+  const differ = codeDifferences(stages, b, task);
+  if (!differ.length)
+    return {
+      name: "verdicts",
+      ok: null,
+      lines: [
+        `taken as the bundle records them (${names}: the replies are withheld, a private release), ` +
+          "made by the same code as this medbench's",
+      ],
+    };
+  return {
+    name: "verdicts",
+    ok: false,
+    lines: [
+      `not verifiable: ${names} are taken as the bundle records them (the replies are withheld, a private ` +
+        "release), and the code that made them differs from this medbench's:",
+      ...differ.map((d) => `  ${d.stage}: ${d.changes.join("; ")}`),
+      `verify with the medbench the bundle was built with (medbench ${b.medbench}) and its task code`,
+    ],
+  };
+}
+
 /** Per replayed stage, what differs between the code the bundle's record names and this medbench's code
  *  for it (what the replay ran). Stages whose code is the same are left out. */
 function codeDifferences(
@@ -453,12 +490,14 @@ interface Replay {
 async function runStages(
   r: Replay,
   live: LiveRun | false,
-): Promise<Outputs & { ran: Set<string>; notReplayed: Map<string, string> }> {
+): Promise<Outputs & { ran: Set<string>; notReplayed: Map<string, string>; rescored: Set<string> }> {
   const { dir, spec, task, b, published, o, withheld } = r;
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
   const produced = Object.assign(new Map() as Outputs, {
     ran: new Set<string>(),
     notReplayed: new Map<string, string>(),
+    // Replayed from their own bundled outputs (a score from its items): what those hold is taken as it is.
+    rescored: new Set<string>(),
   });
   const hashes = new Map<string, Record<string, string>>();
   // Live replies read through and write through the shared remote cache, as a build's do.
@@ -480,6 +519,7 @@ async function runStages(
         produced.set(decl.name, again);
         hashes.set(decl.name, Object.fromEntries([...again].map(([k, v]) => [k, sha256Hex(v)])));
         produced.ran.add(decl.name);
+        produced.rescored.add(decl.name);
         continue;
       }
       produced.notReplayed.set(

@@ -5,6 +5,7 @@ import type { CheckDecl } from "./declare.js";
 import { rosterRuns, type RosterRun } from "./roster.js";
 import { findRuns, readUnits } from "./runs.js";
 import type { UnitRecord } from "../contract/records.js";
+import { scorerNotices } from "../util/metrics.js";
 
 export interface CheckReport {
   spec: string;
@@ -25,6 +26,8 @@ export interface CheckReport {
     lo: number | null;
     hi: number | null;
     api_errors: number | null;
+    /** What the run's task says of it beside the numbers (scorerNotices). */
+    notices: string[];
   }[];
   /** The roster runs that are missing or incomplete, with the reason and the command that makes them. */
   missing: { role: string; model: string; reason: string }[];
@@ -92,6 +95,7 @@ export async function runCheck(
       lo: r.interval?.lo ?? null,
       hi: r.interval?.hi ?? null,
       api_errors: r.apiErrorRate,
+      notices: r.metrics ? scorerNotices(r.metrics) : [],
     })),
     missing,
     broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),

@@ -4,7 +4,7 @@
 import type { Stats } from "node:fs";
 import { lstatSync, mkdirSync, statSync } from "../util/builtins.js";
 import { UsageError } from "./args.js";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 
 const lstat = (p: string): Stats | null => {
   try {
@@ -54,4 +54,36 @@ export function makeRoot(root: string): void {
         "  fix: name a folder that exists, or one inside a folder that exists",
     );
   }
+}
+
+/** The file system's refusals of a write that are the user's to fix, with what each means. */
+const REFUSED: Record<string, string> = {
+  EACCES: "the file system does not let this user write there",
+  EPERM: "the file system does not let this user write there",
+  EROFS: "the file system is read-only",
+  ENAMETOOLONG: "a name on the path is longer than the file system allows",
+};
+
+/** Runs one write of init or new-task (`what`: the file, as the user names it); a refusal of the file
+ *  system is a clear error, not a crash. */
+export function writing<T>(what: string, write: () => T): T {
+  try {
+    return write();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException | null)?.code;
+    const why = typeof code === "string" ? REFUSED[code] : undefined;
+    if (!why) throw e;
+    throw new UsageError(
+      `cannot write ${what} (${code}: ${why})\n` +
+        (code === "ENAMETOOLONG"
+          ? "  fix: choose a shorter name or folder"
+          : "  fix: run it in a folder this user can write (or give it the right to write this one)"),
+    );
+  }
+}
+
+/** A file init or new-task writes, as the user names it: from the working folder, or whole when outside. */
+export function shownPath(root: string, rel: string): string {
+  const shown = relative(process.cwd(), join(root, rel));
+  return shown.startsWith("..") || isAbsolute(shown) ? join(root, rel) : shown || rel;
 }

@@ -1,5 +1,5 @@
 // Loading what a command needs: the spec, its stage graph, its task module.
-import { existsSync, readdirSync } from "../util/builtins.js";
+import { existsSync, readdirSync, readFileSync } from "../util/builtins.js";
 import { join, relative, resolve } from "node:path";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
@@ -18,7 +18,11 @@ import { useCodeMemo } from "../runner/code-memo.js";
 import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
 import { taskBindings } from "../runner/task-parts.js";
-import { compileUserTask, userTaskOf, type UserTask } from "../runner/user-task.js";
+import { compileUserTask, loadProblem, userTaskOf, type UserTask } from "../runner/user-task.js";
+import { guardTask, taskDeadline, underDeadline, type GuardOptions } from "../runner/task-guard.js";
+import { StageError } from "../runner/stage.js";
+import { CONTRACT_VERSIONS } from "../contract/returns.js";
+import { UsageError } from "./args.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
@@ -37,34 +41,84 @@ const NO_TASK: TaskModule = {
   baselines: {},
 };
 
+/** Says what is about to happen before it may take a while (loading a task's code). */
+export type Progress = (message: string) => void;
+
 /** The spec's task: a task of the user's repository (compiled here when its sources changed), or the
- *  install's compiled task. */
+ *  install's compiled task; either way its functions run under the deadline of task code, their returns
+ *  checked (src/runner/task-guard.ts). */
 export async function loadTask(
   spec: SpecFile,
   projectCache?: string,
+  progress?: Progress,
 ): Promise<{ module: TaskModule; user: UserTask | null }> {
+  const seconds = taskDeadline();
+  if (typeof seconds === "string") throw new UsageError(seconds);
   const user = spec.task === null ? null : userTaskOf(spec.path, spec.task, projectCache);
-  if (user) {
-    compileUserTask(user);
-    const entry = join(user.compiled, "index.js");
-    const mod = (await import(entry)) as { task?: TaskModule };
-    if (!mod.task)
-      throw new DiagnosticError([
-        {
-          file: join(user.source, "index.ts"),
-          message: "the task module exports no `task`",
-          fix:
-            "export const task: TaskModule = { … } " +
-            "(npx medbench new-task NAME writes one to start from)",
-        },
-      ]);
-    refuseBadParts(
-      taskBindings(user.compiledRoot, spec.task!, mod.task, join("tasks", spec.task!)).problems,
-      relative(user.root, join(user.source, "index.ts")),
-    );
-    return { module: mod.task, user };
+  if (!user) {
+    const module = await loadInstalledTask(spec);
+    if (module === NO_TASK) return { module, user: null };
+    return { module: guardTask(module, guardOptions(spec, taskFolder(spec.task!), seconds)), user: null };
   }
-  return { module: await loadInstalledTask(spec), user: null };
+  compileUserTask(user);
+  const folder = relative(user.root, user.source).split("\\").join("/");
+  if (!require.cache[join(user.compiled, "index.js")]) progress?.(`loading task ${spec.task} (${folder}/)…`);
+  const mod = loadUnderDeadline(user, `${folder}/index.ts`, seconds) as { task?: TaskModule };
+  if (!mod.task)
+    throw new DiagnosticError([
+      {
+        file: join(user.source, "index.ts"),
+        message: "the task module exports no `task`",
+        fix: "export const task: TaskModule = { … } (npx medbench new-task NAME writes one to start from)",
+      },
+    ]);
+  refuseUnknownContract(mod.task, join(user.source, "index.ts"));
+  refuseBadParts(
+    taskBindings(user.compiledRoot, spec.task!, mod.task, join("tasks", spec.task!)).problems,
+    relative(user.root, join(user.source, "index.ts")),
+  );
+  return { module: guardTask(mod.task, guardOptions(spec, folder, seconds)), user };
+}
+
+function guardOptions(spec: SpecFile, folder: string, seconds: number): GuardOptions {
+  const published = spec.spec as Record<string, Json> | null;
+  const primary = published && typeof published === "object" ? published.primary_metric : undefined;
+  return { folder, primary: typeof primary === "string" ? primary : null, seconds };
+}
+
+/** A task's compiled entry module, its top level run under the deadline: a module that never finishes
+ *  loading, or that fails to (a package not installed, an error thrown), is refused, naming the file. */
+function loadUnderDeadline(user: UserTask, file: string, seconds: number): unknown {
+  const entry = join(user.compiled, "index.js");
+  try {
+    return underDeadline("loading the task's modules", seconds, () => require(entry) as unknown);
+  } catch (e) {
+    if (e instanceof StageError) throw new DiagnosticError([{ file, message: e.message, fix: e.fix }]);
+    const problem = loadProblem(user, e);
+    if (problem) throw new DiagnosticError([problem]);
+    throw e;
+  }
+}
+
+/** A task written against a contract version this medbench does not know is refused where it says so. */
+function refuseUnknownContract(task: TaskModule, file: string): void {
+  const version: unknown = (task as { contract?: unknown }).contract;
+  if (CONTRACT_VERSIONS.includes(version as number)) return;
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const before = text.slice(0, Math.max(0, text.indexOf("contract:"))).split("\n");
+  throw new DiagnosticError([
+    {
+      file: relative(process.cwd(), file) || file,
+      ...(text.includes("contract:") ? { line: before.length, column: before.at(-1)!.length + 1 } : {}),
+      message:
+        `the task says \`contract: ${JSON.stringify(version) ?? "undefined"}\`, a version this medbench ` +
+        `does not know (it knows ${CONTRACT_VERSIONS.join(", ")})`,
+      fix:
+        `write the task against contract ${CONTRACT_VERSIONS.at(-1)} ` +
+        "(src/contract/task.ts, docs/tasks.md), " +
+        "or install the medbench it was written for",
+    },
+  ]);
 }
 
 async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
@@ -100,6 +154,7 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
     ]);
   }
   const module = ((await import(entry)) as { task: TaskModule }).task;
+  refuseUnknownContract(module, resolve(installRoot(), taskFolder(spec.task), "index.ts"));
   refuseBadParts(
     taskBindings(installRoot(), spec.task, module).problems,
     `${taskFolder(spec.task!)}/index.ts`,
@@ -133,12 +188,13 @@ export async function loadRuntime(
   variables: Record<string, Json>,
   projectCache?: string,
   env: CheckEnv | null = null,
+  progress?: Progress,
 ): Promise<Runtime> {
   if (projectCache) useCodeMemo(join(projectCache, "code-memo.json"));
   checkCompiled(installRoot());
   const spec = loadSpec(specPath, variables, specPath, projectCache && join(projectCache, "specs"));
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
-  const { module, user } = await loadTask(spec, projectCache);
+  const { module, user } = await loadTask(spec, projectCache, progress);
   checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module, env);
   return {
     build: buildInfo(spec),

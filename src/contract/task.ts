@@ -104,7 +104,9 @@ export interface ScoreOutput {
   items: ItemVerdict[];
   metrics: MetricRows[];
   paired: PairedRows[];
-  /** Counts and tables reported as they are (breakdowns, the original summary rows). */
+  /** Counts and tables reported as they are (breakdowns, the original summary rows). `notices`, a list of
+   *  sentences, is what every reader of the run must know beside its numbers (replies read by a rule of
+   *  medbench's own choice): shown after each build, under the run by `check` and in the report. */
   tables: Record<string, Json>;
 }
 

@@ -273,6 +273,7 @@
               ["thinking audit", el("code", {}, JSON.stringify(m.thinking_audit))],
               ["API errors / truncated", (m.api_errors ?? 0) + " / " + (m.truncated ?? 0)],
               ["parse failures", String((r.metrics.tables || {}).parse_failures ?? "–")],
+              ["notices", r.notices.length ? el("pre", {}, r.notices.join("\n")) : "none"],
               ["medbench, hash recipe", r.metrics.medbench_version + ", " + r.metrics.hash_recipe],
             ],
           ),

@@ -12,6 +12,7 @@ import { declaredCheck, type CheckDecl } from "../check/declare.js";
 import { findRuns, intervalOf, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
+import { runNotices } from "../util/metrics.js";
 import { inlineSafe, pageScript, pageStyle } from "./page.js";
 
 export interface ReportRun {
@@ -19,6 +20,8 @@ export interface ReportRun {
   model: string | null;
   partial: boolean;
   metrics: Record<string, unknown>;
+  /** What the run's result says every reader must know (runNotices). */
+  notices: string[];
 }
 /** One full run on a task's leaderboard: its primary metric with the interval, and its tags. */
 export interface LeaderboardRow {
@@ -85,6 +88,7 @@ async function taskOf(
       model: f.metrics!.model ?? basename(f.dir),
       partial: Boolean(f.metrics!.partial),
       metrics: f.metrics as Record<string, unknown>,
+      notices: runNotices(f.metrics!),
     }));
   const decl = declaredCheck(spec);
   const primary = decl?.metric ?? (runs[0]?.metrics.primary as string | undefined) ?? null;

@@ -225,6 +225,13 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
     memo: null,
   };
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
+  const unrecorded = unrecordedRun(rt, opts);
+  if (opts.frozen && unrecorded)
+    throw new BuildFailure(
+      "lock",
+      `--frozen checks a build against medbench.lock, and ${unrecorded}`,
+      "build it without --frozen",
+    );
   // A variable set the lock has never recorded would add an entry: refused whole, before any stage is keyed.
   if (opts.frozen && !locked)
     throw new BuildFailure(
@@ -375,26 +382,39 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
     cache.stat.save(); // the results files' hashes, so that the next no-op does not read them
   }
   let lockChanged = false;
+  if (unrecorded) emit({ type: "info", message: unrecorded });
   try {
-    lockChanged = opts.frozen
-      ? false
-      : await writeLock(project.lockPath, join(project.cacheDir, "locks", "medbench.lock.lck"), (l) => {
-          // Read again under the lock: a build of other variables may have recorded itself meanwhile.
-          const now = l.specs[specKey];
-          l.specs[specKey] =
-            now?.spec_hash === spec.specHash
-              ? {
-                  ...entry,
-                  pins: mergePins(now.pins, newPins),
-                  builds: { ...now.builds, [variableSet]: entry.builds[variableSet]! },
-                }
-              : entry;
-        });
+    lockChanged =
+      opts.frozen || unrecorded
+        ? false
+        : await writeLock(project.lockPath, join(project.cacheDir, "locks", "medbench.lock.lck"), (l) => {
+            // Read again under the lock: a build of other variables may have recorded itself meanwhile.
+            const now = l.specs[specKey];
+            l.specs[specKey] =
+              now?.spec_hash === spec.specHash
+                ? {
+                    ...entry,
+                    pins: mergePins(now.pins, newPins),
+                    builds: { ...now.builds, [variableSet]: entry.builds[variableSet]! },
+                  }
+                : entry;
+          });
   } catch (e) {
     throw writeFailure(e, "medbench.lock", "lock");
   }
   await cache.remote?.settle(); // uploads end before the build does (a failed one only warns)
   return { stages: reports, results, lockChanged, outputs: Object.fromEntries(upstream) };
+}
+
+/** Why this build is not recorded in medbench.lock, or null. The lock is committed: a partial run of a
+ *  private release (few private items) recorded there would publish hashes (of its requests, and every key
+ *  after them) that confirm a guess of those items. */
+function unrecordedRun(rt: Runtime, opts: BuildOptions): string | null {
+  if (!opts.resultsSuffix || !rt.task.module.privateRelease) return null;
+  return (
+    "a partial run of a task whose release is private is not recorded in medbench.lock: its hashes " +
+    "would confirm a guess of the few private items it holds"
+  );
 }
 
 /** Why a stage that is not fresh runs: what changed in its key record since the build that recorded

@@ -5,6 +5,7 @@
 import { join, relative } from "node:path";
 import type { TaskModule, TaskParts } from "../contract/task.js";
 import { taskFolder } from "../contract/task-folder.js";
+import { unguarded } from "./task-guard.js";
 
 /** A part a stage calls: one of TaskParts, or the built-in model NAME (`baseline NAME`). */
 export type TaskPart = Exclude<keyof TaskParts, "baselines"> | `baseline ${string}`;
@@ -101,6 +102,7 @@ export function taskBindings(
   module: TaskModule,
   compiledDir = join("dist", taskFolder(task)),
 ): TaskBindings {
+  module = unguarded(module);
   const hit = bound.get(module);
   if (hit) return hit;
   const parts = new Map<TaskPart, PartBinding>();

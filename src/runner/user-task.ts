@@ -15,7 +15,7 @@ import {
   rmSync,
   writeFileSync,
 } from "../util/builtins.js";
-import { dirname, join, posix, relative, resolve } from "node:path";
+import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
 import { consult } from "../util/consulted.js";
@@ -114,6 +114,7 @@ export function compileUserTask(task: UserTask): void {
   const manifestFile = join(task.compiled, "compiled.json");
   consult(manifestFile);
   const compiler = `${task.compiler.name}@${task.compiler.version}`;
+  refuseLinkedEntry(task);
   refuseLinks(task);
   const read = readManifest(manifestFile);
   // No manifest to say what was compiled (a kill, damage): drop what medbench writes there, the compiled
@@ -220,6 +221,51 @@ function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<stri
     }
   }
   if (problems.length) throw new DiagnosticError(problems);
+}
+
+/** The wiring module is compiled from the folder's own file: a link (to a file anywhere) is not followed,
+ *  as no source of the folder is, so its task would have no compiled entry. */
+function refuseLinkedEntry(task: UserTask): void {
+  const entry = join(task.source, "index.ts");
+  if (!lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink()) return;
+  const file = relative(process.cwd(), entry) || entry;
+  throw new DiagnosticError([
+    {
+      file,
+      message:
+        "the task's index.ts is a link: medbench compiles and keys only the task folder's own files, " +
+        "never through a link",
+      fix: `put the file itself there (cp --remove-destination "$(readlink -f ${file})" ${file})`,
+    },
+  ]);
+}
+
+/**
+ * What went wrong loading a task's compiled modules, as the user's mistake where it is one: a package that
+ * is not installed, at the import in the source that names it; any other error thrown at a module's top
+ * level, with its message. Null for an error that is no task's (medbench's own).
+ */
+export function loadProblem(task: UserTask, e: unknown): Diagnostic | null {
+  const err = e as { code?: unknown; message?: unknown; requireStack?: unknown } | null;
+  const from = Array.isArray(err?.requireStack) ? String(err.requireStack[0]) : "";
+  const request = /Cannot find module '([^']+)'/.exec(String(err?.message))?.[1];
+  if (err?.code === "MODULE_NOT_FOUND" && request && from.startsWith(task.compiled + sep)) {
+    const source = join(task.source, relative(task.compiled, from)).replace(/\.js$/, ".ts");
+    const text = existsSync(source) ? readFileSync(source, "utf8") : "";
+    const name = request.startsWith("@") ? request.split("/").slice(0, 2).join("/") : request.split("/")[0];
+    return {
+      file: relative(process.cwd(), source) || source,
+      ...placeOf(text, request),
+      message: `imports ${request}, a package that is not installed here`,
+      fix: `install it in this repository (npm install ${name}), or remove the import`,
+    };
+  }
+  if (!(e instanceof Error)) return null;
+  return {
+    file: relative(process.cwd(), join(task.source, "index.ts")),
+    message: `loading the task's modules failed: ${e.message.split("\n")[0]}`,
+    fix: "correct the task's code (what runs when its modules load), then build again",
+  };
 }
 
 /** Where a module name is written in a source (its first quoted occurrence), 1-based. */

@@ -17,3 +17,21 @@ export function metricEntries(file: { metrics?: Record<string, unknown> }): [str
     return v !== null && typeof v === "object" && "ci_method" in v;
   });
 }
+
+/** What a run's task says of it beside the numbers (`tables.notices` of its scorer: replies read by a rule
+ *  of medbench's own choice). */
+export function scorerNotices(result: object): string[] {
+  const tables = (result as { tables?: unknown } | null)?.tables;
+  const own =
+    tables && typeof tables === "object" && !Array.isArray(tables)
+      ? (tables as { notices?: unknown }).notices
+      : undefined;
+  return Array.isArray(own) ? own.map(String) : [];
+}
+
+/** What a run's result says every reader must know: the build's notices (a reconstruction, a sample), then
+ *  its scorer's. */
+export function runNotices(result: object): string[] {
+  const build = (result as { notices?: unknown } | null)?.notices;
+  return [...(Array.isArray(build) ? build.map(String) : []), ...scorerNotices(result)];
+}

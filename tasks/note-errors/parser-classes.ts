@@ -101,7 +101,7 @@ export const PARSER_CLASSES: ParserClass[] = [
     example: { text: FOUR("Error - Yes") },
     reading: "Yes",
     source: "ours",
-    why: 'a separator other than ":" (-, =, ：, none) is allowed',
+    why: 'a separator other than ":" (-, –, —, =, ：, none) is allowed',
   },
   {
     id: "other_case_or_words",
@@ -130,6 +130,13 @@ export const PARSER_CLASSES: ParserClass[] = [
     reading: "no_error_line",
     source: "ours",
     why: "words between Error and the value are not read (conservative)",
+  },
+  {
+    id: "other_word_value",
+    example: { text: FOUR("Error: True") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "a word other than yes/no (True, False) is not read: the page's verdict is Yes or No (conservative)",
   },
   {
     id: "non_english_value",
@@ -176,9 +183,10 @@ export function parserClass(reply: ReplyView, v: Omit<ParsedVerdict, "class">): 
   if (v.verdict === null) {
     const l = (last ?? "").replace(decoration, "").trim();
     if (!last) return /^\s*\d+[.)]\s*error\b/im.test(answer) ? "numbered_error_line" : "no_error_line";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–]?\s*["'“‘]/i.test(l)) return "quoted_value";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–]?\s*\(/i.test(l)) return "parenthesised_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*["'“‘]/i.test(l)) return "quoted_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*\(/i.test(l)) return "parenthesised_value";
     if (/^(?:[-•]\s*)?(?:final\s+)?error\s+[a-z]/i.test(l)) return "error_detected";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]\s*[a-z]/i.test(l)) return "other_word_value";
     return "non_english_value";
   }
   if (v.strict !== null) return "strict_format";

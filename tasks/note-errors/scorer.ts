@@ -115,7 +115,14 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
   for (const m of reportedMetrics()) metrics[m.name] = m.fn(rows);
   const keys: BreakdownKey[] = ["category", "rule", "condition", "edited_line"];
   const count = (f: (it: NoteItem) => boolean) => items.filter(f).length;
+  const ours = count((it) => OURS.has(it.verdicts.parser_class));
+  const replied = count((it) => it.verdicts.reason !== "api_error");
   return {
+    // Shown by build, check and report: how much of the run rests on our reading where the page is silent.
+    notices: [
+      `${ours} of ${replied} replies were read by a parser rule of medbench's own choice, where the task ` +
+        "document is silent (per class: tables.counts.parser_classes; docs/protocols/note-errors.md)",
+    ],
     pairs: rows.length,
     notes: items.length,
     synthetic: items.some((it) => it.meta.synthetic),
@@ -132,7 +139,7 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
       parser_classes: Object.fromEntries(
         PARSER_CLASSES.map((c) => [c.id, count((it) => it.verdicts.parser_class === c.id)]),
       ),
-      parser_our_choice: count((it) => OURS.has(it.verdicts.parser_class)),
+      parser_our_choice: ours,
       parse_failures_error: count((it) => it.meta.side === "error" && isFailure(it)),
       parse_failures_clean: count((it) => it.meta.side === "clean" && isFailure(it)),
     },

@@ -58,15 +58,15 @@ export function isTemplateEcho(line: string): boolean {
 
 /**
  * The tolerant parser: the last line that names the Error field, with markdown dropped, bullets,
- * "Final Error" and any separator allowed (":", "-", "=", "：", or none), case ignored; its first yes/no
- * word is the verdict.
+ * "Final Error" and any separator allowed (":", "-", "–", "—", "=", "：", or none), case ignored; its first
+ * yes/no word is the verdict.
  * Without such a line: no verdict (a bare "Yes" elsewhere in the reply is not read as one).
  */
 export function tolerantVerdict(answer: string): Verdict | null {
   const lines = errorLines(answer);
   const last = lines[lines.length - 1];
   if (last === undefined) return null;
-  const m = /^(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–]\s*)?(?:\[\s*)?(yes|no)\b/i.exec(last);
+  const m = /^(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–—]\s*)?(?:\[\s*)?(yes|no)\b/i.exec(last);
   if (!m) return null;
   return m[1]!.toLowerCase() === "yes" ? "Yes" : "No";
 }

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
 import type { BuildEvent, SummaryRow } from "../../runner/events.js";
-import { metricEntries } from "../../util/metrics.js";
+import { metricEntries, runNotices } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse, UsageError } from "../args.js";
 import { sizeHeap } from "../small-run-heap.js";
@@ -88,7 +88,13 @@ async function run(argv: string[]): Promise<number> {
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
   const { loadRuntime } = await import("../runtime.js");
   const { build } = await import("../../runner/executor.js");
-  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir, { registryFiles: opts.registryFiles });
+  const rt = await loadRuntime(
+    specPath,
+    vars,
+    opts.project.cacheDir,
+    { registryFiles: opts.registryFiles },
+    (message) => logger.log({ type: "info", message }),
+  );
   const known = rt.plan.order.flatMap((d) => [d.name, d.kind]);
   for (const name of opts.refresh)
     if (!known.includes(name))
@@ -251,6 +257,5 @@ function summaryOf(metricsFile: string): SummaryRow[] {
 
 function noticesOf(metricsFile: string): string[] {
   if (!existsSync(metricsFile)) return [];
-  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as { notices?: unknown };
-  return Array.isArray(m.notices) ? m.notices.map(String) : [];
+  return runNotices(JSON.parse(readFileSync(metricsFile, "utf8")) as object);
 }

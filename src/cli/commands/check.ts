@@ -65,6 +65,7 @@ function renderCheck(r: CheckReport, c: ReturnType<typeof paint>, pct: (x: numbe
           `${r.metric} ${pct(x.value).padStart(6)} [${pct(x.lo)}, ${pct(x.hi)}]  ` +
           `${x.status === "ok" ? "" : `${status(x.status)}: ${x.reason}  `}${c.dim(x.tags.join(", "))}`,
       );
+    for (const n of x.notices) out.push(`  ${" ".repeat(w)}  ${c.dim("notice")} ${n}`);
   }
   out.push("", "criteria");
   const wc = Math.max(...r.criteria.map((x) => x.id.length));

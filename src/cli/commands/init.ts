@@ -5,7 +5,7 @@ import { installRoot } from "../../util/paths.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import { builtInSpecNames } from "../options.js";
-import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
+import { makeRoot, placeProblem, rootProblem, shownPath, writing } from "../new-files.js";
 import { GITIGNORE, PROJECT_README, ROUTES_TEMPLATE } from "../project-template.js";
 
 export const command: Command = {
@@ -74,13 +74,19 @@ async function run(argv: string[]): Promise<number> {
         "  fix: move them aside (or run init in a new folder), then run init again",
     );
   makeRoot(root);
-  const added = addIgnores(join(root, ".gitignore"));
+  const at = (f: string) => shownPath(root, f);
+  const added = writing(at(".gitignore"), () => addIgnores(join(root, ".gitignore")));
   for (const [file, text] of writes)
-    if (!kept.includes(file)) writeFileSync(join(root, file), text, { flag: "wx" });
-  for (const rel of copies) {
-    mkdirSync(dirname(join(root, rel)), { recursive: true });
-    cpSync(join(installRoot(), rel), join(root, rel), { recursive: true, errorOnExist: true, force: false });
-  }
+    if (!kept.includes(file)) writing(at(file), () => writeFileSync(join(root, file), text, { flag: "wx" }));
+  for (const rel of copies)
+    writing(at(rel), () => {
+      mkdirSync(dirname(join(root, rel)), { recursive: true });
+      cpSync(join(installRoot(), rel), join(root, rel), {
+        recursive: true,
+        errorOnExist: true,
+        force: false,
+      });
+    });
   if (values.json) {
     const written = writes.filter(([f]) => !kept.includes(f)).map(([f]) => f);
     process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");

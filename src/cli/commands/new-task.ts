@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
-import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
+import { makeRoot, placeProblem, rootProblem, shownPath, writing } from "../new-files.js";
 import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
 
 export const command: Command = {
@@ -15,13 +15,17 @@ Writes a task that builds offline, on a two-item sample, with its built-in basel
   specs/NAME/sample/items.jsonl the sample release
   specs/NAME/prompts/user.txt   the prompt template
   tasks/NAME/*.ts               prompts, parser, scorer, baselines (compiled by medbench when built)
-It never overwrites a file. NAME: lower-case letters, digits and dashes.
+It never overwrites a file. NAME: lower-case letters, digits and dashes, at most 64.
 
 examples:
   npx medbench new-task my-task
   npx medbench build specs/my-task.yaml`,
   run,
 };
+
+/** A task's name is a file name several times over (specs/NAME.yaml, results/NAME/…), and a slug people
+ *  read: well inside any file system's limit of 255 bytes a name. */
+const MAX_NAME = 64;
 
 async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
@@ -31,8 +35,12 @@ async function run(argv: string[]): Promise<number> {
   );
   if (positionals.length !== 1) throw usageError(command, "new-task takes one NAME");
   const name = positionals[0]!;
-  if (!/^[a-z][a-z0-9-]*$/.test(name))
-    throw new UsageError(`task name ${JSON.stringify(name)}: use lower-case letters, digits and dashes`);
+  if (!/^[a-z][a-z0-9-]*$/.test(name) || name.length > MAX_NAME)
+    throw new UsageError(
+      `task name ${JSON.stringify(name.length > MAX_NAME ? `${name.slice(0, 20)}…` : name)}: ` +
+        `use lower-case letters, digits and dashes, at most ${MAX_NAME} of them` +
+        (name.length > MAX_NAME ? ` (it has ${name.length})` : ""),
+    );
   const root = resolve((values.project as string | undefined) ?? ".");
   const files: [string, string][] = [
     [`specs/${name}.yaml`, taskSpec(name, sha256Hex(Buffer.from(SAMPLE_ITEMS)))],
@@ -49,10 +57,11 @@ async function run(argv: string[]): Promise<number> {
         "  fix: choose another name, or move them aside",
     );
   makeRoot(root);
-  for (const [rel, text] of files) {
-    mkdirSync(dirname(join(root, rel)), { recursive: true });
-    writeFileSync(join(root, rel), text, { flag: "wx" });
-  }
+  for (const [rel, text] of files)
+    writing(shownPath(root, rel), () => {
+      mkdirSync(dirname(join(root, rel)), { recursive: true });
+      writeFileSync(join(root, rel), text, { flag: "wx" });
+    });
   if (values.json) {
     process.stdout.write(JSON.stringify({ written: files.map(([f]) => f) }) + "\n");
     return 0;

@@ -1,0 +1,99 @@
+// What a task's functions return, checked against the contract (src/contract/task.ts) before any stage
+// writes it: a task author's bug (a NaN, a value of 5 in a proportion, two requests of one id, no metric)
+// must be refused, never published as a number. Each check gives the problems as sentences, empty when none.
+
+/** The contract versions this medbench runs. */
+export const CONTRACT_VERSIONS: readonly number[] = [2];
+
+/** Where a value first breaks the rule, as a short phrase; at most this many are listed. */
+const MAX_LISTED = 3;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+const shown = (v: unknown): string =>
+  typeof v === "number" ? String(v) : v === undefined ? "undefined" : (JSON.stringify(v) ?? String(v));
+
+/** The first few problems, and how many more there were. */
+function listed(problems: string[]): string[] {
+  if (problems.length <= MAX_LISTED) return problems;
+  return [...problems.slice(0, MAX_LISTED), `and ${problems.length - MAX_LISTED} more`];
+}
+
+/** buildRequests: a list of at least one request, each an object with a non-empty string id, no id twice. */
+export function requestProblems(value: unknown): string[] {
+  if (!Array.isArray(value)) return [`returned ${shown(value)}, not a list of requests`];
+  if (value.length === 0) return ["returned no request (an empty list): a run of nothing measures nothing"];
+  const out: string[] = [];
+  const seen = new Set<string>();
+  value.forEach((r: unknown, i) => {
+    const id = isObject(r) ? r.id : undefined;
+    if (!isObject(r)) out.push(`request ${i} is ${shown(r)}, not an object`);
+    else if (typeof id !== "string" || id === "") out.push(`request ${i} has the id ${shown(id)}`);
+    else if (seen.has(id)) out.push(`the id ${JSON.stringify(id)} is given to two requests`);
+    else seen.add(id);
+  });
+  return listed(out);
+}
+
+/** score (and rescore): items, paired and tables present; at least one metric, each with finite row values
+ *  in its unit's range; the spec's primary metric among them (`primary`, when the spec names one). */
+export function scoreProblems(value: unknown, primary: string | null): string[] {
+  if (!isObject(value)) return [`returned ${shown(value)}, not { items, metrics, paired, tables }`];
+  const out: string[] = [];
+  if (!Array.isArray(value.items)) out.push(`returned items ${shown(value.items)}, not a list`);
+  if (!Array.isArray(value.paired)) out.push(`returned paired ${shown(value.paired)}, not a list`);
+  if (!isObject(value.tables)) out.push(`returned tables ${shown(value.tables)}, not an object`);
+  const metrics = value.metrics;
+  if (!Array.isArray(metrics) || metrics.length === 0)
+    return [...out, `returned metrics ${shown(metrics)}: a run needs at least one metric`];
+  const names = new Set<string>();
+  for (const m of metrics as unknown[]) {
+    if (!isObject(m) || typeof m.name !== "string" || m.name === "") {
+      out.push(`a metric is ${shown(m)}, without a name`);
+      continue;
+    }
+    if (names.has(m.name)) out.push(`the metric ${m.name} is returned twice`);
+    names.add(m.name);
+    out.push(...metricProblems(m));
+  }
+  if (primary !== null && !names.has(primary))
+    out.push(
+      `returned no metric ${primary}, the spec's primary_metric ` +
+        `(its metrics: ${[...names].join(", ") || "none"})`,
+    );
+  return listed(out);
+}
+
+const UNITS: Record<string, [number, number]> = {
+  proportion: [0, 1],
+  score: [-Infinity, Infinity],
+};
+
+/** One metric's unit and rows: each row a finite value, and finite fields. A mean's rows are its values, so
+ *  each is within the unit's range; a statistic's rows are what it reads, and may be counts. */
+function metricProblems(m: Record<string, unknown>): string[] {
+  const unit = m.unit ?? "proportion";
+  const known = typeof unit === "string" ? UNITS[unit] : undefined;
+  if (!known) return [`metric ${String(m.name)} has the unit ${shown(unit)} (use proportion or score)`];
+  const range = m.statistic === undefined || m.statistic === "mean" ? known : UNITS.score!;
+  if (!Array.isArray(m.rows)) return [`metric ${String(m.name)} has rows ${shown(m.rows)}, not a list`];
+  const out: string[] = [];
+  for (const row of m.rows as unknown[]) {
+    const at = `metric ${String(m.name)}, row ${isObject(row) ? shown(row.id) : shown(row)}`;
+    if (!isObject(row)) {
+      out.push(`${at}: not an object`);
+      continue;
+    }
+    const v = row.value;
+    if (typeof v !== "number" || !Number.isFinite(v))
+      out.push(`${at}: value ${shown(v)} is not a finite number`);
+    else if (v < range[0] || v > range[1])
+      out.push(`${at}: value ${v} is outside [${range[0]}, ${range[1]}], the range of a ${unit}`);
+    for (const [name, f] of Object.entries(isObject(row.fields) ? row.fields : {}))
+      if (typeof f !== "number" || !Number.isFinite(f))
+        out.push(`${at}: field ${name} ${shown(f)} is not a finite number`);
+    if (out.length > MAX_LISTED) break;
+  }
+  return out;
+}
