@@ -10,6 +10,7 @@ import type { CallOutcome } from "../src/model/client.js";
 import { readReply } from "../src/model/reply.js";
 import { mismatchWarning, nonAnswers, nonAnswerWarning, servedModels } from "../src/model/reply-audit.js";
 import { secretValues } from "../src/model/redact.js";
+import { routeQueryValues } from "../src/model/url-secrets.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
@@ -181,7 +182,8 @@ async function runRoute(
       `route ${route.name} needs an API key in $${route.api_key_env}, which is not set`,
       `export ${route.api_key_env}=… (the key is never written to any file)`,
     );
-  const secrets = secretValues(loadRoutes(ctx.options.registryFiles).values(), ctx.options.env);
+  const routes = [...loadRoutes(ctx.options.registryFiles).values()];
+  const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
   const breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
