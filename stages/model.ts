@@ -8,7 +8,7 @@ import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { readReply } from "../src/model/reply.js";
-import { mismatchWarning, nonAnswers, nonAnswerWarning, servedModels } from "../src/model/reply-audit.js";
+import { auditReplies } from "../src/model/reply-audit.js";
 import { secretValues } from "../src/model/redact.js";
 import { routeQueryValues } from "../src/model/url-secrets.js";
 import { RouteBreaker } from "../src/model/breaker.js";
@@ -367,13 +367,9 @@ export async function callModel(
     });
     ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
   }
-  // Refusals, filtered replies and tool calls are answers, but no text: counted and said, never hidden.
-  const counts = routeName === "medbench" ? null : nonAnswers(replies);
-  const said = counts && nonAnswerWarning(p.model, counts, replies.length - apiErrors - otherShards);
-  if (said) ctx.emit({ type: "warning", stage: ctx.stage, message: said });
-  const served = counts && servedModels(replies, model);
-  const other = served && mismatchWarning(p.model, model, served.served_models);
-  if (other) ctx.emit({ type: "warning", stage: ctx.stage, message: other });
+  // Refusals, filtered replies, tool calls and substitute models: counted and said, never hidden.
+  const replyAudit = routeName === "medbench" ? null : auditReplies(replies, p.model, model);
+  for (const message of replyAudit?.warnings ?? []) ctx.emit({ type: "warning", stage: ctx.stage, message });
   if (otherShards) {
     const s = ctx.options.shard!;
     ctx.emit({
@@ -400,7 +396,7 @@ export async function callModel(
       api_errors: apiErrors,
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
-      ...(counts ? { reply_audit: { ...counts, ...served } } : {}),
+      ...(replyAudit ? { reply_audit: replyAudit.counts } : {}),
       n: replies.length,
       // Requests of several configurations: the counts of each, so the headline is judged on its own.
       ...(requests.some((r) => r.configuration)
