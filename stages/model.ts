@@ -8,8 +8,9 @@ import { createHash } from "../src/util/builtins.js";
 import { loadRoutes, splitModel, type Route } from "../src/model/registry.js";
 import type { CallOutcome } from "../src/model/client.js";
 import { readReply } from "../src/model/reply.js";
-import { mismatchWarning, nonAnswers, nonAnswerWarning, servedModels } from "../src/model/reply-audit.js";
+import { auditReplies } from "../src/model/reply-audit.js";
 import { secretValues } from "../src/model/redact.js";
+import { routeQueryValues } from "../src/model/url-secrets.js";
 import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
 import { thinkingAudit } from "../src/model/thinking-audit.js";
@@ -221,7 +222,8 @@ async function runRoute(
       `route ${route.name} needs an API key in $${route.api_key_env}, which is not set`,
       `export ${route.api_key_env}=… (the key is never written to any file)`,
     );
-  const secrets = secretValues(loadRoutes(ctx.options.registryFiles).values(), ctx.options.env);
+  const routes = [...loadRoutes(ctx.options.registryFiles).values()];
+  const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
   const breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
   const replies: ReplyRecord[] = new Array(requests.length);
   const inflight = new Map<string, Promise<CallOutcome>>();
@@ -425,13 +427,9 @@ export async function callModel(
     });
     ctx.incomplete?.(`${apiErrors} of ${replies.length} requests failed`);
   }
-  // Refusals, filtered replies and tool calls are answers, but no text: counted and said, never hidden.
-  const counts = routeName === "medbench" ? null : nonAnswers(replies);
-  const said = counts && nonAnswerWarning(p.model, counts, replies.length - apiErrors - otherShards);
-  if (said) ctx.emit({ type: "warning", stage: ctx.stage, message: said });
-  const served = counts && servedModels(replies, model);
-  const other = served && mismatchWarning(p.model, model, served.served_models);
-  if (other) ctx.emit({ type: "warning", stage: ctx.stage, message: other });
+  // Refusals, filtered replies, tool calls and substitute models: counted and said, never hidden.
+  const replyAudit = routeName === "medbench" ? null : auditReplies(replies, p.model, model);
+  for (const message of replyAudit?.warnings ?? []) ctx.emit({ type: "warning", stage: ctx.stage, message });
   if (otherShards) {
     const s = ctx.options.shard!;
     ctx.emit({
@@ -456,7 +454,7 @@ export async function callModel(
       ...(refused ? { refused } : {}),
       ...(otherShards ? { other_shards: otherShards } : {}),
       truncated: replies.filter((r) => r.finish_reason === "length").length,
-      ...(counts ? { reply_audit: { ...counts, ...served } } : {}),
+      ...(replyAudit ? { reply_audit: replyAudit.counts } : {}),
       n: replies.length,
       // Requests of several configurations: the counts of each, so the headline is judged on its own.
       ...(requests.some((r) => r.configuration)

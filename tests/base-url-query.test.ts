@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Project, cleanedAfterEach } from "./rig.js";
 import { filesUnder } from "./helpers.js";
 import { projectAgainstFake, RESULTS, resultRecords } from "./fake-build.js";
-import { publicUrl, queryValues } from "../src/model/redact.js";
+import { publicUrl, queryValues } from "../src/model/url-secrets.js";
 
 const cleaned = cleanedAfterEach();
 const KEY = "qk-PLANTED-5a4b3c2d1e0f";

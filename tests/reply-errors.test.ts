@@ -26,7 +26,10 @@ function sentSince(fake: Fake, before: Map<string, number>): Map<string, number>
 const SHAPES: [string, RegExp][] = [
   [
     "openrouter-error-in-200",
-    /^a failed generation in a 200 reply \(finish_reason "error"\): 502: Upstream provider returned an error \(application\/json\)$/,
+    new RegExp(
+      '^a failed generation in a 200 reply \\(finish_reason "error"\\): ' +
+        "502: Upstream provider returned an error \\(application/json\\)$",
+    ),
   ],
   [
     "openrouter-error-object-in-200",
@@ -34,7 +37,10 @@ const SHAPES: [string, RegExp][] = [
   ],
   [
     "openrouter-error-event-in-200",
-    /^an event stream \(text\/event-stream\) where a JSON reply was expected; the stream's error: .*server_error: Provider disconnected unexpectedly/,
+    new RegExp(
+      "^an event stream \\(text/event-stream\\) where a JSON reply was expected; " +
+        "the stream's error: .*server_error: Provider disconnected unexpectedly",
+    ),
   ],
 ];
 

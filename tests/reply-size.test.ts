@@ -36,7 +36,7 @@ describe("a reply past the route's size limit", () => {
     expect(replies(p).every((x) => x.error === null && x.text.startsWith("{"))).toBe(true);
   });
 
-  it("always too large: each such request fails with the limit named, the run incomplete, no trace", async () => {
+  it("always too large: each request fails naming the limit, the run incomplete, no trace", async () => {
     const { fake, p } = await setup({ faults: { large: 5 }, faultAttempts: 99, largeBytes: 4 << 20 });
     const r = await p.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(1);

@@ -59,9 +59,8 @@ describe("the served model in a build", () => {
     });
     expect(audit.served_model_mismatches).toBe(substituted);
     const warning = buildWarnings(r.stderr).find((m) => m.includes("another model"));
-    expect(warning).toContain(
-      `${substituted} replies name another model than test-model (replay-vendor/substitute-model: ${substituted})`,
-    );
+    const substitute = `replay-vendor/substitute-model: ${substituted}`;
+    expect(warning).toContain(`${substituted} replies name another model than test-model (${substitute})`);
   });
 
   it("no warning and no mismatch when every reply names the model asked for", async () => {

@@ -1,6 +1,6 @@
 // One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and successes that are no
-// reply (malformed, or an error reported in a 200: src/model/reply.ts) are retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals,
-// returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
+// reply (malformed, or an error reported in a 200: src/model/reply.ts) are retried with exponential backoff
+// and jitter (Retry-After honoured); other HTTP errors are refusals, returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
 // them share. Whatever the server sends back is redacted of secrets before it leaves this module.
 import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";

@@ -135,42 +135,46 @@ export function postJson(
       headers: { ...target.headers, "content-length": String(payload.length) },
     });
     req.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
-    req.on("response", (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      // Bounded before it is held whole: a declared length past the limit ends the try at once, and the
-      // bytes received (after decompression) are counted as they come.
-      const limit = target.maxReplyBytes ?? Infinity;
-      const tooLarge = () => finish(new HttpError("too_large", String(limit)));
-      if (Number(res.headers["content-length"] ?? 0) > limit) return tooLarge();
-      let received = 0;
-      const stream = decoded(res);
-      stream.on("data", (c: Buffer) => {
-        received += c.length;
-        if (received > limit) tooLarge();
-        else chunks.push(c);
-      });
-      stream.on("error", (e: NodeJS.ErrnoException) =>
-        finish(new HttpError("connection", e.code ?? e.message)),
-      );
-      // The connection lost mid-body (Node reports it on the response, not the request).
-      res.on("aborted", () => finish(new HttpError("connection", "ECONNRESET")));
-      res.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
-      stream.on("end", () => {
-        let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as fetch's text() decodes
-        const retryAfter = res.headers["retry-after"];
-        finish(null, {
-          status: res.statusCode ?? 0,
-          retryAfter: typeof retryAfter === "string" ? retryAfter : null,
-          location: res.headers.location ?? null,
-          contentType: res.headers["content-type"] ?? null,
-          text,
-        });
-      });
-    });
+    req.on("response", (res: IncomingMessage) => readReply(res, target.maxReplyBytes ?? Infinity, finish));
     if (signal?.aborted) return onAbort();
     if (signal) forget = onAbortOf(signal, onAbort);
     req.end(payload);
+  });
+}
+
+/** Reads a response's body as it arrives and settles the try with it. The body is bounded before it is held
+ *  whole: a declared length past `limit` ends the try at once, and the bytes received (after
+ *  decompression) are counted as they come. */
+function readReply(
+  res: IncomingMessage,
+  limit: number,
+  finish: (err: HttpError | null, reply?: HttpReply) => void,
+): void {
+  const chunks: Buffer[] = [];
+  const tooLarge = () => finish(new HttpError("too_large", String(limit)));
+  if (Number(res.headers["content-length"] ?? 0) > limit) return tooLarge();
+  let received = 0;
+  const stream = decoded(res);
+  stream.on("data", (c: Buffer) => {
+    received += c.length;
+    if (received > limit) tooLarge();
+    else chunks.push(c);
+  });
+  stream.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
+  // The connection lost mid-body (Node reports it on the response, not the request).
+  res.on("aborted", () => finish(new HttpError("connection", "ECONNRESET")));
+  res.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
+  stream.on("end", () => {
+    let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as fetch's text() decodes
+    const retryAfter = res.headers["retry-after"];
+    finish(null, {
+      status: res.statusCode ?? 0,
+      retryAfter: typeof retryAfter === "string" ? retryAfter : null,
+      location: res.headers.location ?? null,
+      contentType: res.headers["content-type"] ?? null,
+      text,
+    });
   });
 }
 

@@ -5,8 +5,7 @@ import type { Route } from "./registry.js";
 
 export const REDACTED = "[redacted]";
 
-/** Values that must never be written: each route's key (from its variable in env), its header values and
- *  the values of its base_url's query. */
+/** Values that must never be written: each route's key (from its variable in env) and its header values. */
 export function secretValues(
   routes: Iterable<Route>,
   env: Record<string, string | undefined>,
@@ -20,7 +19,6 @@ export function secretValues(
   };
   for (const r of routes) {
     if (r.api_key_env) add(env[r.api_key_env]);
-    for (const v of queryValues(r.base_url_with_secrets ?? "")) add(v);
     for (const v of Object.values(r.headers ?? {})) {
       add(String(v));
       add(/^bearer\s+(.+)$/i.exec(String(v))?.[1]);
@@ -87,29 +85,4 @@ export function redactJson<T>(value: T, secrets: readonly string[]): T {
 export function urlUserinfo(url: string): string | null {
   const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)@/.exec(url);
   return m ? m[1]! : null;
-}
-
-// A query parameter: its name and `=` kept, its value up to the next & or # replaced. Read from the text,
-// not a parsed URL, so that a URL too broken to parse is hidden the same way.
-const PARAM_VALUE = /([?&][^=&#]*=)[^&#]*/g;
-
-/** The URL with every query value replaced by [redacted]; a URL without a query, unchanged. */
-export function publicUrl(url: string): string {
-  return url.includes("?") ? url.replace(PARAM_VALUE, `$1${REDACTED}`) : url;
-}
-
-/** The values of the URL's query, as written and decoded (a server may echo either). */
-export function queryValues(url: string): string[] {
-  const out = new Set<string>();
-  for (const m of url.matchAll(/[?&][^=&#]*=([^&#]*)/g)) {
-    const raw = m[1]!;
-    if (!raw) continue;
-    out.add(raw);
-    try {
-      out.add(decodeURIComponent(raw.replace(/\+/g, " ")));
-    } catch {
-      // not valid percent-encoding: the raw value alone is the secret
-    }
-  }
-  return [...out];
 }

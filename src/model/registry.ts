@@ -8,7 +8,8 @@ import {
   readDocumentBytes,
   type SourceDoc,
 } from "../spec/document.js";
-import { publicUrl, queryValues, REDACTED, urlUserinfo } from "./redact.js";
+import { REDACTED, urlUserinfo } from "./redact.js";
+import { publicUrl, queryValues } from "./url-secrets.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";

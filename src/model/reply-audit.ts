@@ -2,6 +2,7 @@
 // model's refusals, the provider's content filter and tool calls are stored and scored (they are what the
 // deployed model answers; docs/model-requests.md), and never hidden; and the models the replies name.
 import { servesAsked } from "./served-model.js";
+import type { Json } from "../util/json.js";
 
 /** The fields of a reply record the audit reads (src/contract/records.ts: ReplyRecord). */
 export interface AuditedReply {
@@ -22,7 +23,7 @@ export interface NonAnswers {
 }
 
 /** The answered replies that hold no text answer, by kind (a reply is counted under one kind at most). */
-export function nonAnswers(replies: readonly AuditedReply[]): NonAnswers {
+function nonAnswers(replies: readonly AuditedReply[]): NonAnswers {
   const out: NonAnswers = { refusals: 0, content_filtered: 0, tool_calls: 0 };
   for (const r of replies) {
     if (r.error !== null) continue;
@@ -34,7 +35,7 @@ export function nonAnswers(replies: readonly AuditedReply[]): NonAnswers {
 }
 
 /** The terminal's line on them, or null when every answered reply is a text answer. */
-export function nonAnswerWarning(model: string, counts: NonAnswers, of: number): string | null {
+function nonAnswerWarning(model: string, counts: NonAnswers, of: number): string | null {
   const parts = [
     counts.refusals ? `${counts.refusals} refused by the model` : "",
     counts.content_filtered ? `${counts.content_filtered} withheld by the provider's content filter` : "",
@@ -48,7 +49,7 @@ export function nonAnswerWarning(model: string, counts: NonAnswers, of: number):
 }
 
 /** The models the answered replies name, counted, and how many of those replies name another model. */
-export function servedModels(
+function servedModels(
   replies: readonly AuditedReply[],
   asked: string,
 ): { served_models: Record<string, number>; served_model_mismatches: number } {
@@ -63,7 +64,7 @@ export function servedModels(
 }
 
 /** The terminal's line on replies that name another model than the one asked for, or null. */
-export function mismatchWarning(model: string, asked: string, served: Record<string, number>): string | null {
+function mismatchWarning(model: string, asked: string, served: Record<string, number>): string | null {
   const others = Object.entries(served).filter(([name]) => !servesAsked(asked, name));
   if (others.length === 0) return null;
   const n = others.reduce((sum, [, k]) => sum + k, 0);
@@ -72,4 +73,21 @@ export function mismatchWarning(model: string, asked: string, served: Record<str
     `${model}: ${n} replies name another model than ${asked} (${names}); the route may serve a ` +
     "substitute (metrics.reply_audit.served_models)"
   );
+}
+
+/** A route's reply audit (metrics.reply_audit) and the terminal's warnings on it. `model` is ROUTE/MODEL,
+ *  `asked` the model named in the requests. */
+export function auditReplies(
+  replies: readonly AuditedReply[],
+  model: string,
+  asked: string,
+): { counts: Record<string, Json>; warnings: string[] } {
+  const kinds = nonAnswers(replies);
+  const served = servedModels(replies, asked);
+  const answered = replies.filter((r) => r.error === null).length;
+  const warnings = [
+    nonAnswerWarning(model, kinds, answered),
+    mismatchWarning(model, asked, served.served_models),
+  ].filter((w): w is string => w !== null);
+  return { counts: { ...kinds, ...served }, warnings };
 }
