@@ -71,6 +71,7 @@ describe("the openai route sends what each model takes", () => {
 
   it.each([
     ["openai/gpt-5.1", "none"],
+    ["openai/gpt-5-mini", "minimal"], // "gpt-5.*" does not match it: the dot is a dot
     ["openai/o3-mini", "low"],
   ])("%s: thinking off is sent as reasoning_effort %s", async (model, effort) => {
     const { fake, p } = await setup();

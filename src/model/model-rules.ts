@@ -5,8 +5,20 @@
 import type { Json } from "../util/json.js";
 import type { ModelRule, Route } from "./registry.js";
 
+type Matched = { pattern: string; rule: ModelRule } | null;
+
 /** The rule that applies to a model: the first pattern, in the order written, that matches its name. */
-export function modelRule(route: Route, model: string): { pattern: string; rule: ModelRule } | null {
+export function modelRule(route: Route, model: string): Matched {
+  let byModel = matchedRules.get(route);
+  if (!byModel) matchedRules.set(route, (byModel = new Map()));
+  let matched = byModel.get(model);
+  if (matched === undefined) byModel.set(model, (matched = firstMatch(route, model)));
+  return matched;
+}
+// Each body asks three times (token field, thinking off, fixed fields): found once per route and model.
+const matchedRules = new WeakMap<Route, Map<string, Matched>>();
+
+function firstMatch(route: Route, model: string): Matched {
   for (const [pattern, rule] of Object.entries(route.request.models ?? {}))
     if (globMatches(pattern, model)) return { pattern, rule };
   return null;
