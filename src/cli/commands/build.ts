@@ -225,7 +225,8 @@ async function buildRoster(
   }
   const check = (await import("./check.js")).command;
   const project = values.project === undefined ? [] : ["--project", values.project as string];
-  const verdict = await check.run([specPath, ...project, ...(values.json ? ["--json"] : [])]);
+  const registries = ((values.registry as string[] | undefined) ?? []).flatMap((r) => ["--registry", r]);
+  const verdict = await check.run([specPath, ...project, ...registries, ...(values.json ? ["--json"] : [])]);
   return Math.max(verdict, failed ? 1 : 0);
 }
 

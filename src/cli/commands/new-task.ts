@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
+import { builtInSpecNames } from "../options.js";
 import { makeRoot, placeProblem, rootProblem } from "../new-files.js";
 import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
 
@@ -33,6 +34,11 @@ async function run(argv: string[]): Promise<number> {
   const name = positionals[0]!;
   if (!/^[a-z][a-z0-9-]*$/.test(name))
     throw new UsageError(`task name ${JSON.stringify(name)}: use lower-case letters, digits and dashes`);
+  if (builtInSpecNames().includes(name))
+    throw new UsageError(
+      `task name ${name} is the name of a task medbench ships (medbench build ${name} builds it): choose ` +
+        `another name, or copy the built-in spec to edit it (medbench init --task ${name})`,
+    );
   const root = resolve((values.project as string | undefined) ?? ".");
   const files: [string, string][] = [
     [`specs/${name}.yaml`, taskSpec(name, sha256Hex(Buffer.from(SAMPLE_ITEMS)))],
