@@ -6,7 +6,7 @@ import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
 import { compileFix, installRoot, medbenchVersion } from "../util/paths.js";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { UsageError } from "./args.js";
+import { CommandFailure, UsageError } from "./args.js";
 import { COMMANDS } from "./commands/index.js";
 import { visibleJson, visibleLines } from "../util/visible.js";
 
@@ -93,6 +93,8 @@ export function errorObject(e: unknown, command: string, exit: number) {
   }
   if (e instanceof BuildFailure)
     return { code: "build-failed", message: e.message, fix: e.fix ?? null, location: e.stage, exit };
+  if (e instanceof CommandFailure)
+    return { code: "failed", message: e.message, fix: e.fix, location: null, exit };
   const full = diskFull(e);
   if (full) return { code: "disk-full", message: full.message, fix: full.fix, location: full.path, exit };
   return {
@@ -135,6 +137,10 @@ function reportError(e: unknown): number {
         (e.fix ? `  fix: ${visibleLines(e.fix)}\n` : "") +
         "nothing was recorded: medbench.lock and earlier results are as they were\n",
     );
+    return 1;
+  }
+  if (e instanceof CommandFailure) {
+    process.stderr.write(`${c.red("error:")} ${visibleLines(e.message)}\n  fix: ${visibleLines(e.fix)}\n`);
     return 1;
   }
   const full = diskFull(e);
