@@ -215,6 +215,8 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     // report covers the built-in task built by name; check, hash and diff take a built-in's name.
     const report = await medbench("report", "-o", "report.html", "--json");
     expect(report.exitCode, report.stderr).toBe(0);
+    // my-task, the built-in voice-command and its copy: each spec lists the one run it built.
+    expect(JSON.parse(report.stdout)).toMatchObject({ runs: 3, tasks: 3 });
     const page = readFileSync(join(project, "report.html"), "utf8");
     expect(page).toContain("kor-surgical-robot-voice-command");
     expect(page).not.toMatch(/adding a route `medbench`/);
