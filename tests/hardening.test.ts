@@ -3,6 +3,8 @@
 // (tests/fixtures/README.md): what is refused is the runner's, not any task's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execa } from "execa";
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { BIN, Project, SUMS_SPECS } from "./rig.js";
 
 const SPEC = "specs/sums.yaml";
@@ -119,6 +121,34 @@ describe("hardening: clear refusals", () => {
     const err = await refused(["export", RESULT, "-o", out]);
     expect(err).toMatch(message);
     expect(p.read("medbench.lock")).toBe(lock);
+  });
+
+  it("export -o keeps a gzip file it did not write (a backup), and replaces a bundle it wrote", async () => {
+    const backup = gzipSync(Buffer.from("a user's backup, not a bundle\n"));
+    p.write("backup.tar.gz", backup);
+    const err = await refused(["export", RESULT, "-o", "backup.tar.gz"]);
+    expect(err).toMatch(/-o backup\.tar\.gz exists and is not a bundle: refusing to overwrite it/);
+    expect(readFileSync(p.path("backup.tar.gz")).equals(backup)).toBe(true);
+    for (let i = 0; i < 2; i++) {
+      const r = await p.run(["export", RESULT, "-o", "mine.tar.gz"]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+  });
+
+  it("export -o - writes the bundle to stdout, and refuses --json beside it", async () => {
+    const file = await p.run(["export", RESULT, "-o", "file.tar.gz"]);
+    expect(file.exitCode, file.stderr).toBe(0);
+    const piped = await execa("node", [BIN, "export", RESULT, "-o", "-"], {
+      cwd: p.dir,
+      reject: false,
+      encoding: "buffer",
+      env: { NO_COLOR: "1" },
+    });
+    expect(piped.exitCode, String(piped.stderr)).toBe(0);
+    expect(Buffer.from(piped.stdout).equals(readFileSync(p.path("file.tar.gz")))).toBe(true);
+    expect(p.exists("-")).toBe(false);
+    const err = await refused(["export", RESULT, "-o", "-", "--json"]);
+    expect(err).toMatch(/-o - writes the bundle to stdout, where --json would mix its object in/);
   });
 
   it("build's human output, the metrics table included, is on stdout", async () => {

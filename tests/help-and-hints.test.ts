@@ -3,6 +3,7 @@
 // tests/download.test.ts.
 import { afterAll, describe, expect, it } from "vitest";
 import { Project, SUMS_SPECS } from "./rig.js";
+import { fakeRoute } from "./fake.js";
 
 describe("help and hints", () => {
   const projects: Project[] = [];
@@ -28,6 +29,23 @@ describe("help and hints", () => {
       /--model deepseek\/\S+ --registry routes\.yaml, after adding a route `deepseek` to routes\.yaml/,
     );
     expect(r.stdout).not.toMatch(/--model zhipu\/\S+\n/);
+  });
+
+  it("check names the registry given (build --roster passes it on); medbench/ needs none", async () => {
+    const p = new Project();
+    projects.push(p);
+    p.write("team.yaml", `routes:\n${fakeRoute("deepseek", "http://127.0.0.1:9")}`);
+    const r = await p.run(["check", "specs/note-errors.yaml", "--registry", "team.yaml"]);
+    expect(r.exitCode, r.stderr).toBe(1);
+    // The route the registry has: built with it, nothing to add; one it lacks: added to that registry.
+    expect(r.stdout).toMatch(
+      /no run: medbench build specs\/note-errors\.yaml --model deepseek\/\S+ --registry team\.yaml\n/,
+    );
+    expect(r.stdout).toMatch(
+      /--model zhipu\/\S+ --registry team\.yaml, after adding a route `zhipu` to team\.yaml\n/,
+    );
+    expect(r.stdout).toContain("no run: medbench build specs/note-errors.yaml --model medbench/random\n");
+    expect(r.stdout).not.toContain("routes.yaml");
   });
 
   it("diff names a removed parameter's side as (none), never undefined", async () => {

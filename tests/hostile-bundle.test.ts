@@ -208,6 +208,89 @@ describe("verify refuses a hostile bundle before reading it", () => {
   });
 });
 
+describe("verify of a bundle within the limits whose records are not valid", () => {
+  let p: Project;
+  let n = 0;
+  beforeAll(async () => {
+    p = new Project();
+    await p.build();
+    expect((await p.run(["export", RESULT, "-o", "bundle.tar.gz"])).exitCode).toBe(0);
+  });
+  afterAll(() => p.remove());
+
+  /** The bundle unpacked to a folder, edited, and packed again: both are verified. */
+  const edited = async (edit: (dir: string) => void) => {
+    const dir = p.path(`e${n++}`);
+    mkdirSync(dir);
+    await execa("tar", ["xzf", p.path("bundle.tar.gz"), "-C", dir]);
+    edit(dir);
+    await execa("tar", ["czf", `${dir}.tar.gz`, "-C", dir, "."]);
+    return [dir, `${dir}.tar.gz`];
+  };
+  const refusedBoth = async (targets: string[], message: RegExp) => {
+    for (const target of targets) {
+      const r = await p.run(["verify", target]);
+      expectCleanFailure(r.stderr);
+      expect(r.exitCode, r.stdout + r.stderr).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+  };
+
+  it("a replies line cut short: refused, naming the member and the line", async () => {
+    let line = 0;
+    const targets = await edited((d) => {
+      const file = `${d}/outputs/model/replies`;
+      const cut = readFileSync(file).subarray(0, -40);
+      writeFileSync(file, cut);
+      line = cut.toString("utf8").split("\n").length;
+    });
+    await refusedBoth(targets, new RegExp(`outputs/model/replies line ${line} is not a JSON record`));
+  });
+
+  it("requests that are not JSON: refused, naming the member and the line", async () => {
+    const targets = await edited((d) => writeFileSync(`${d}/outputs/prompts/requests`, "not json\n"));
+    await refusedBoth(targets, /stage parse stopped: outputs\/prompts\/requests line 1 is not a JSON record/);
+  });
+
+  it("a member that is a file and also a folder, in either order: refused, named", async () => {
+    const file = { path: "outputs/model/replies", size: 3, data: Buffer.from("{}\n") };
+    const inside = { path: "outputs/model/replies/x", size: 3, data: Buffer.from("{}\n") };
+    for (const [name, entries] of [
+      ["file-first.tar.gz", [file, inside]],
+      ["folder-first.tar.gz", [inside, file]],
+      ["twice.tar.gz", [file, file]],
+    ] as const) {
+      p.write(name, handMadeTar([...entries]));
+      const r = await p.run(["verify", name]);
+      expectCleanFailure(r.stderr);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/member outputs\/model\/replies (is both a file and a folder|appears twice)/);
+      expect(r.stderr).not.toContain("/tmp/");
+    }
+  });
+
+  it("a slug or a member name with escape sequences is shown escaped, never obeyed", async () => {
+    const fake = "\x1b[2J\x1b[H\x1b[32mALL CLEAR\x1b[0m\r\n\u009b2J";
+    const targets = await edited((d) => {
+      const b = JSON.parse(readFileSync(`${d}/bundle.json`, "utf8")) as Record<string, unknown>;
+      b.slug = fake;
+      writeFileSync(`${d}/bundle.json`, JSON.stringify(b));
+    });
+    const named = p.path("named.tar.gz");
+    writeFileSync(named, handMadeTar([{ path: `results/${fake}`, size: 2, data: Buffer.from("{}") }]));
+    for (const target of [...targets, named])
+      for (const json of [[], ["--json"]]) {
+        const r = await p.run(["verify", target, ...json]);
+        expectCleanFailure(r.stderr);
+        expect(r.exitCode).not.toBe(0);
+        const shown = r.stdout + r.stderr;
+        expect(shown).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+        expect(shown).not.toMatch(/^ALL CLEAR/m);
+        expect(shown).toMatch(/\\x1b\[2J|\\u001b\[2J/);
+      }
+  });
+});
+
 describe("a partial run is never verified as the published result", () => {
   it("exports --limit 2 with a warning, and verify says partial, exit 1", async () => {
     const p = new Project();

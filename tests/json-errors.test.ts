@@ -1,6 +1,7 @@
 // Issue 25.4: with --json, a command that fails prints one JSON error object on stdout (code, message, fix,
 // location, exit), so that a CI consumer has something to parse; stderr keeps the message for a person.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execa } from "execa";
 import { expectCleanFailure, Project } from "./rig.js";
 
 const SPEC = "specs/voice-command.yaml";
@@ -92,5 +93,61 @@ describe("--json on failure (issue 25.4)", () => {
     expect(e.location).toMatch(/^two\.yaml:\d+:\d+$/);
     expect(e.more.length).toBeGreaterThan(0);
     expect(e.more[0]!.location).toMatch(/^two\.yaml:\d+:\d+$/);
+  });
+});
+
+// The rule (README, "Commands"): a command that did its job prints its result, whose verdict is in it (exit 1
+// when the verdict is no); a command that could not do its job prints {"error": …} (exit 1 or 2).
+describe("--json: a verdict is the result's, a failure is an error object", () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = new Project();
+    await p.buildSpec(SPEC);
+    const exported = await p.run([
+      "export",
+      "results/kor-surgical-robot-voice-command/medbench_prior",
+      "-o",
+      "b.tar.gz",
+    ]);
+    expect(exported.exitCode, exported.stderr).toBe(0);
+  });
+  afterAll(() => p.remove());
+
+  /** The one object on stdout, checked to be a result (no `error` member). */
+  const resultOf = (stdout: string) => {
+    const lines = stdout.trim().split("\n");
+    const v = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+    expect(v).not.toHaveProperty("error");
+    return v;
+  };
+
+  it("verify, check and hash: exit 1 with the result, its verdict in it", async () => {
+    await execa("mkdir", [p.path("b")]);
+    await execa("tar", ["xzf", p.path("b.tar.gz"), "-C", p.path("b")]);
+    p.edit("b/results/metrics.json", (t) => t.replace('"value": ', '"value": 0.5, "was": '));
+    const verify = await p.run(["verify", "b", "--json"]);
+    expect(verify.exitCode, verify.stderr).toBe(1);
+    expect(resultOf(verify.stdout)).toMatchObject({ ok: false });
+    const check = await p.run(["check", "specs/note-errors.yaml", "--json"]);
+    expect(check.exitCode, check.stderr).toBe(1);
+    expect(resultOf(check.stdout)).toMatchObject({ status: "incomplete" });
+    p.write("doc.json", JSON.stringify({ spec_hash: "0".repeat(64), spec: { a: 1 } }));
+    const hash = await p.run(["hash", "doc.json", "--json"]);
+    expect(hash.exitCode, hash.stderr).toBe(1);
+    expect(resultOf(hash.stdout)).toMatchObject({ matches: false });
+  });
+
+  it("build says whether it is complete; a remote that cannot be listed is an error object", async () => {
+    expect(resultOf((await p.run(["build", SPEC, "--json"])).stdout)).toMatchObject({ complete: true });
+    const gone = {
+      MEDBENCH_REMOTE: "s3://medbench/x",
+      MEDBENCH_REMOTE_ENDPOINT: "http://127.0.0.1:9", // nothing listens there
+      AWS_ACCESS_KEY_ID: "x",
+      AWS_SECRET_ACCESS_KEY: "x",
+    };
+    const pull = await p.run(["cache", "pull", "--json"], gone);
+    expect(pull.exitCode, pull.stderr).toBe(1);
+    expect(errorOf(pull.stdout)).toMatchObject({ code: "failed", exit: 1 });
+    expect(pull.stderr).toMatch(/error: cannot list s3:\/\/medbench\/x; nothing was copied\n {2}fix: /);
   });
 });

@@ -73,6 +73,8 @@ describe("a failed request is not an answer (14.1)", () => {
     const first = await build(p);
     expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
     expect(first.stderr).toMatch(/requests failed .*the next build sends them again/);
+    // --json: the result says so itself (complete: false beside exit 1), as verify's ok does.
+    expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toMatchObject({ complete: false });
     const failed = unanswered(fake);
     expect(failed.length).toBeGreaterThan(N / 5);
     expect(failedRequests(p).size).toBe(failed.length);

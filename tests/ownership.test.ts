@@ -337,6 +337,35 @@ describe("what medbench owns, third pass", () => {
     expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
   });
 
+  it("a marker resealed to list a user's file, or an edited file the spec no longer writes: both kept", async () => {
+    const q = sumsProject();
+    await q.buildSpec(SPEC);
+    const marker = `${RESULT}/${MARKER}`;
+    const sealedMarker = q.read(marker);
+    const reseal = (body: string) =>
+      `medbench-sealed sha256:${createHash("sha256").update(body).digest("hex")}\n${body}`;
+    const body = sealedMarker.replace(/^medbench-sealed[^\n]*\n/, "");
+    expect(reseal(body)).toBe(sealedMarker);
+    q.write(`${RESULT}/notes.txt`, "my notes\n");
+    q.write(marker, reseal(body.replace('"build.json",', '"build.json",\n    "notes.txt",')));
+    const r = await refusedIn(q, ["build", SPEC]);
+    expect(r.stderr).toMatch(
+      /medbench_calculator holds files that are not what its build wrote there: notes\.txt \(its marker lists/,
+    );
+    expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
+    // A results file the marker rightly lists but the spec no longer writes goes only as the build wrote it.
+    rmSync(q.path(`${RESULT}/notes.txt`));
+    q.write(marker, sealedMarker);
+    q.edit(SPEC, (t) => t.replace("    replies.jsonl: model/replies\n", ""));
+    q.edit(`${RESULT}/replies.jsonl`, (t) => t + "my own line\n");
+    const e = await refusedIn(q, ["build", SPEC]);
+    expect(e.stderr).toMatch(/holds files that are not what its build wrote there: replies\.jsonl/);
+    expect(q.read(`${RESULT}/replies.jsonl`)).toMatch(/my own line\n$/);
+    q.edit(`${RESULT}/replies.jsonl`, (t) => t.replace("my own line\n", ""));
+    await q.buildSpec(SPEC);
+    expect(q.exists(`${RESULT}/replies.jsonl`)).toBe(false);
+  });
+
   it("a build.json copied into a folder of the user's does not make medbench adopt it", async () => {
     const q = sumsProject();
     await q.buildSpec(SPEC);

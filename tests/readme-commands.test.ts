@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { REPO } from "./helpers.js";
 import { BIN } from "./rig.js";
@@ -59,6 +59,20 @@ async function startServer(cwd: string, args: string[]): Promise<void> {
   });
 }
 
+/** `stats ci` on a run's items.jsonl pools every subset: where its point is not the build table's
+ *  exact_match (the clean subset's), the README says so beside the command. */
+function pooledExplained(project: string, line: Line, stdout: string): void {
+  const input = line.args[line.args.indexOf("--input") + 1]!;
+  const metrics = JSON.parse(readFileSync(join(project, dirname(input), "metrics.json"), "utf8")) as {
+    metrics: { exact_match: { value: number } };
+  };
+  const point = (JSON.parse(stdout) as { point: number }).point;
+  if (point !== metrics.metrics.exact_match.value)
+    expect(line.comment, line.text).toMatch(
+      /every subset pooled; the table's exact_match is the clean subset's/,
+    );
+}
+
 describe("README.md", () => {
   it("runs every command of its Commands section as written, with the exit code it gives", async () => {
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
@@ -91,6 +105,8 @@ describe("README.md", () => {
       const r = await run(project, line.args);
       expect(r.exitCode, `${line.text}\n${r.stderr}`).toBe(want);
       expect(r.stderr, line.text).not.toContain("internal error");
+      if (line.args[2] === "stats" && line.text.includes("items.jsonl"))
+        pooledExplained(project, line, r.stdout);
       ran++;
     }
     expect(ran).toBeGreaterThanOrEqual(20);

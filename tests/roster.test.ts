@@ -35,9 +35,15 @@ describe("build --roster", () => {
     expect(r.stdout).toContain("syn-snuh-note-errors check");
     expect(r.stdout).not.toContain("missing: no run");
     // The same check as `medbench check` prints, which now finds every run.
-    const check = await p.run(["check", SPEC]);
+    const check = await p.run(["check", SPEC, "--registry", "routes.yaml"]);
     expect(check.exitCode).toBe(r.exitCode);
     expect(check.stdout).toBe(r.stdout.slice(r.stdout.indexOf("syn-snuh-note-errors check")));
+    // Why a run cannot be used is said once, on its roster line, not again under each criterion needing it.
+    const incomplete = check.stdout.split("\n").filter((l) => / incomplete: results\//.test(l));
+    expect(incomplete.length).toBeGreaterThan(0);
+    expect(check.stdout.split("results/syn-snuh-note-errors/").length - 1).toBe(incomplete.length);
+    // The builds it suggests use the registry given, which has the routes: nothing to add.
+    expect(check.stdout).not.toContain("after adding a route");
   }, 0);
 
   it("refuses --model with --roster, and a spec without a check", async () => {

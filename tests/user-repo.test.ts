@@ -97,7 +97,7 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     const init = await medbench("init");
     expect(init.exitCode, init.stderr).toBe(0);
     expect(readFileSync(join(project, ".gitignore"), "utf8").split("\n")).toEqual(
-      expect.arrayContaining(["cache/", "results/"]),
+      expect.arrayContaining(["cache/", "results/", "node_modules/"]),
     );
     const routes = readFileSync(join(project, "routes.yaml"), "utf8");
     for (const route of ["vllm", "sglang", "ollama", "openrouter", "openai"])
@@ -203,5 +203,36 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     expect(exportedBuiltIn.exitCode, exportedBuiltIn.stderr).toBe(0);
     const verifiedBuiltIn = await medbench("verify", "voice.tar.gz");
     expect(verifiedBuiltIn.exitCode, verifiedBuiltIn.stdout + verifiedBuiltIn.stderr).toBe(0);
+
+    // README's flow goes on: the built-in spec copied to edit, then both built, side by side.
+    const copied = await medbench("init", "--task", "voice-command");
+    expect(copied.exitCode, copied.stderr).toBe(0);
+    await build("specs/voice-command.yaml");
+    expect(existsSync(join(project, "results/kor-surgical-robot-voice-command/project/medbench_prior"))).toBe(
+      true,
+    );
+    expect(Object.values(await build("voice-command")).every((s) => s === "fresh")).toBe(true);
+    // report covers the built-in task built by name; check, hash and diff take a built-in's name.
+    const report = await medbench("report", "-o", "report.html", "--json");
+    expect(report.exitCode, report.stderr).toBe(0);
+    // my-task, the built-in voice-command and its copy: each spec lists the one run it built.
+    expect(JSON.parse(report.stdout)).toMatchObject({ runs: 3, tasks: 3 });
+    const page = readFileSync(join(project, "report.html"), "utf8");
+    expect(page).toContain("kor-surgical-robot-voice-command");
+    expect(page).not.toMatch(/adding a route `medbench`/);
+    const check = await medbench("check", "note-errors");
+    expect(check.exitCode, check.stderr).toBe(1); // incomplete: nothing of its roster is built
+    expect(check.stdout).toContain("medbench build note-errors --model medbench/random\n");
+    expect(check.stdout).not.toMatch(/adding a route `medbench`/);
+    const hashed = await medbench("hash", "voice-command");
+    expect(hashed.exitCode, hashed.stderr).toBe(0);
+    expect(hashed.stdout.trim()).toBe((await medbench("hash", "specs/voice-command.yaml")).stdout.trim());
+    const diff = await medbench("diff", "voice-command", "specs/voice-command.yaml");
+    expect(diff.exitCode, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain("no stage invalidated");
+    const named = await medbench("new-task", "voice-command");
+    expect(named.exitCode).toBe(2);
+    expect(named.stderr).toMatch(/voice-command is the name of a task medbench ships/);
+    expect(existsSync(join(project, "tasks/voice-command"))).toBe(false);
   }, 0);
 });

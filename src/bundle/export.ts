@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { filesUnder } from "../runner/code.js";
-import { create } from "tar";
+import { create, type Pack } from "tar";
 import { Cache } from "../runner/cache.js";
 import { specFileOf, specFilesRoot } from "../runner/project.js";
 import type { Manifest, BuildOptions } from "../runner/executor.js";
@@ -25,6 +25,7 @@ import { bundlePins, lockEntry, specFiles } from "./members.js";
 import { BUNDLE_FORMAT, isData, outputPath, type BundleManifest } from "./layout.js";
 import { withheldField } from "./private.js";
 
+/** Packs the result into `outFile`, or onto stdout when it is `-` (the caller checked the place). */
 export async function exportResult(resultDir: string, outFile: string, opts: BuildOptions): Promise<string> {
   const buildFile = join(resultDir, "build.json");
   if (!existsSync(buildFile))
@@ -142,14 +143,23 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
     put("lock.json", lockEntry(manifest));
     const entries = listFiles(staging);
     // Fixed times and owners: the same result packs to the same bytes.
-    await create(
-      { gzip: { level: 9 }, file: outFile, cwd: staging, portable: true, noMtime: true, mtime: new Date(0) },
-      entries,
-    );
+    const packing = { gzip: { level: 9 }, cwd: staging, portable: true, noMtime: true, mtime: new Date(0) };
+    if (outFile === "-") await toStdout(create(packing, entries));
+    else await create({ ...packing, file: outFile }, entries);
     return outFile;
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/** Streams a packed bundle onto stdout, and resolves once the last byte is handed over. */
+function toStdout(pack: Pack): Promise<void> {
+  return new Promise((done, fail) => {
+    pack.on("error", fail);
+    process.stdout.on("error", fail);
+    pack.on("end", () => done());
+    pack.pipe(process.stdout, { end: false });
+  });
 }
 
 function listFiles(root: string, rel = ""): string[] {

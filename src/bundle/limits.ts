@@ -35,11 +35,15 @@ function refuse(bundle: string, why: string): never {
   );
 }
 
+/** Characters no name medbench exports holds, and a terminal would obey (escape sequences, new lines). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** Why `p` is not a plain relative path inside the bundle (no absolute, no `..`, no `\`), or null. */
 export function pathProblem(p: unknown): string | null {
   if (typeof p !== "string" || p === "") return "not a non-empty string";
   if (p.length > BUNDLE_LIMITS.pathChars) return `longer than ${BUNDLE_LIMITS.pathChars} characters`;
   if (p.includes("\0") || p.includes("\\")) return "holds a NUL or a backslash";
+  if (CONTROL.test(p)) return "holds a control character";
   if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return "is absolute";
   if (p.split("/").some((s) => s === "" || s === "." || s === ".."))
     return "has an empty, `.` or `..` segment";
@@ -51,6 +55,7 @@ export function nameProblem(n: unknown): string | null {
   if (typeof n !== "string" || n === "") return "not a non-empty string";
   if (n.length > 255) return "longer than 255 characters";
   if (/[/\\\0]/.test(n)) return "holds a path separator or a NUL";
+  if (CONTROL.test(n)) return "holds a control character";
   if (n === "." || n === "..") return "is `.` or `..`";
   return null;
 }
@@ -59,7 +64,23 @@ export function nameProblem(n: unknown): string | null {
 class Budget {
   private members = 0;
   private total = 0;
+  private readonly files = new Set<string>();
+  private readonly folders = new Set<string>();
   constructor(private readonly bundle: string) {}
+
+  /** A path is one member: a file given twice, or a file that is also a folder (or on the way to a member),
+   *  would leave the unpacked bundle holding whichever came last. */
+  private place(path: string, type: string): void {
+    const segments = path.split("/");
+    for (let i = 1; i <= segments.length; i++) {
+      const at = segments.slice(0, i).join("/");
+      const isFile = i === segments.length && type === "File";
+      if (this.files.has(at))
+        refuse(this.bundle, `member ${at} ${isFile ? "appears twice" : "is both a file and a folder"}`);
+      if (isFile && this.folders.has(at)) refuse(this.bundle, `member ${at} is both a file and a folder`);
+      (isFile ? this.files : this.folders).add(at);
+    }
+  }
 
   add(member: string, type: string, size: number): void {
     // `tar -C dir .` names members ./x and the root ./ : the same paths.
@@ -69,6 +90,7 @@ class Budget {
     if (bad) refuse(this.bundle, `member ${JSON.stringify(path.slice(0, 200))} ${bad}`);
     if (type !== "File" && type !== "Directory")
       refuse(this.bundle, `member ${path} is a ${type}, not a plain file or folder (links are refused)`);
+    this.place(path.replace(/\/$/, ""), type);
     if (++this.members > BUNDLE_LIMITS.members)
       refuse(this.bundle, `it has more than ${BUNDLE_LIMITS.members} members`);
     if (path === "bundle.json" && size > BUNDLE_LIMITS.manifestBytes)

@@ -27,6 +27,7 @@ import { callsModel, isData, readsData, outputPath, type BundleManifest } from "
 import { checkMembers, checkRecords, specFiles } from "./members.js";
 import { BundleRefused, checkBundleDir, checkManifest, checkSpecFiles, unpackBundle } from "./limits.js";
 import { withheldOutputs } from "./private.js";
+import { replayOrRefuse } from "./replay-failure.js";
 import type { StageDecl } from "../spec/load.js";
 import type { Project } from "../runner/project.js";
 import type { TaskModule } from "../../tasks/task.js";
@@ -580,7 +581,8 @@ async function runStages(
         break;
       }
       live.failures.push(failuresOf(decl.name, kind, out, live.items));
-    } else out = await kind.run(ctx);
+    } else
+      out = await replayOrRefuse(decl.name, bundledInputs(decl, produced, published), () => kind.run(ctx));
     const m = new Map<string, Buffer>();
     const h: Record<string, string> = {};
     for (const [k, v] of Object.entries(out)) {
@@ -599,6 +601,17 @@ async function runStages(
     produced.ran.add(decl.name);
   }
   return produced;
+}
+
+/** The bundled members a replayed stage reads (outputs of the stages taken from the bundle, not replayed). */
+function bundledInputs(decl: StageDecl, produced: Outputs & { ran: Set<string> }, published: Outputs) {
+  const read = new Map<string, Buffer>();
+  for (const ref of Object.values(decl.inputs)) {
+    if (!("stage" in ref) || produced.ran.has(ref.stage)) continue;
+    for (const [output, data] of published.get(ref.stage) ?? [])
+      read.set(outputPath(ref.stage, output), data);
+  }
+  return read;
 }
 
 /** A stage of a private bundle that reads a withheld output, again as its kind can (replayWithheld). */

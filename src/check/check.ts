@@ -44,6 +44,7 @@ export async function runCheck(
   check: CheckDecl,
   root: string,
   headline: string | null,
+  registries: string[] = [],
 ): Promise<CheckReport> {
   const found = await findRuns(root, spec.slug);
   const apiLimits = check.criteria.flatMap((c) =>
@@ -52,6 +53,7 @@ export async function runCheck(
   const { runs, inputs } = rosterRuns(spec, check, found, {
     headline,
     apiIncompleteAt: apiLimits.length ? Math.min(...apiLimits) : null,
+    registries,
   });
   const byRole = new Map(runs.map((r) => [r.role, r]));
   const units = new Map<string, UnitRecord[] | string>();

@@ -45,13 +45,9 @@ function unusable(c: Criterion, runs: RosterRun[]): CriterionResult | null {
     kind: c.kind,
     description: c.description,
     status: "incomplete",
-    // A missing run's command is in the roster; why a built run cannot be used is said here too.
-    summary:
-      "no usable run of " +
-      bad
-        .map((r) => `${r.role} (${r.status}${r.status === "incomplete" ? `: ${r.reason}` : ""})`)
-        .join("; ") +
-      (bad.some((r) => r.status === "missing") ? ": see the roster" : ""),
+    // Why each run cannot be used, and the build that makes one, is said once, in the roster: a reason
+    // repeated under every criterion that needs the run buried the verdict (the JSON keeps it per run).
+    summary: "no usable run of " + bad.map((r) => `${r.role} (${r.status})`).join("; ") + ": see the roster",
     numbers: { unusable: bad.map((r) => r.role) },
   };
 }

@@ -33,17 +33,26 @@ export interface RosterOptions {
   headline: string | null;
   /** API errors at or above this share make a run incomplete. */
   apiIncompleteAt: number | null;
+  /** The route registries the user builds with (--registry), named in the builds suggested. */
+  registries?: string[];
 }
 
-/** The build to suggest for a roster model: as is when medbench ships its route, else with a registry of
- *  the user's that must add it (a route the shipped registry lacks would only fail). */
-function suggestBuild(specPath: string, model: string): string {
+/** The build to suggest for a roster model: as is for a built-in baseline (`medbench/…`) or a route medbench
+ *  ships; with the registries given (`registries`) when they hold its route; else with a registry that
+ *  must add it (a route no registry has would only fail). */
+function suggestBuild(specPath: string, model: string, registries: string[]): string {
   const route = model.split("/")[0]!;
   const cmd = `medbench build ${specPath} --model ${model}`;
-  return loadRoutes([]).has(route)
-    ? cmd
-    : `${cmd} --registry routes.yaml, after adding a route \`${route}\` to routes.yaml ` +
-        "(medbench ships none of that name; `medbench init` writes a routes.yaml to start from)";
+  if (route === "medbench" || loadRoutes([]).has(route)) return cmd;
+  const given = registries.map((r) => ` --registry ${r}`).join("");
+  if (registries.length && loadRoutes(registries).has(route)) return cmd + given;
+  const file = registries[0] ?? "routes.yaml";
+  return (
+    `${cmd}${given || ` --registry ${file}`}, after adding a route \`${route}\` to ${file} ` +
+    (registries.length
+      ? ""
+      : "(medbench ships none of that name; `medbench init` writes a routes.yaml to start from)")
+  ).trimEnd();
 }
 
 const short = (h: string | undefined) => (h ? `${h.slice(0, 12)}…` : "none");
@@ -55,7 +64,7 @@ export function rosterRuns(
   found: FoundRun[],
   o: RosterOptions,
 ): { runs: RosterRun[]; inputs: "release" | "sample" | null } {
-  const buildCmd = (model: string) => suggestBuild(spec.path, model);
+  const buildCmd = (model: string) => suggestBuild(spec.path, model, o.registries ?? []);
   const usable = (m: MetricsJson) =>
     !m.partial &&
     m.spec_hash === spec.specHash &&

@@ -3,7 +3,7 @@ import { Cache } from "../runner/cache.js";
 import { localInventory, sum, type Inventory } from "../runner/inventory.js";
 import type { Project } from "../runner/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
-import { UsageError } from "./args.js";
+import { CommandFailure, UsageError } from "./args.js";
 
 function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -104,10 +104,11 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
   const cache = new Cache(project.cacheDir, remote);
   const sync = await import("../remote/sync.js");
   const there = await sync.remoteInventory(remote);
-  if (!there) {
-    process.stderr.write(`error: cannot list ${remote.config.url}; nothing was copied\n`);
-    return 1;
-  }
+  if (!there)
+    throw new CommandFailure(
+      `cannot list ${remote.config.url}; nothing was copied`,
+      "check MEDBENCH_REMOTE, MEDBENCH_REMOTE_ENDPOINT and the credentials, then run it again",
+    );
   const local = localInventory(cache);
   const t = await (action === "push" ? sync.push : sync.pull)(cache, remote, local, there);
   const whole = remote.available && t.refused === 0;

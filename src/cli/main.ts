@@ -6,8 +6,9 @@ import { BuildFailure } from "../runner/failure.js";
 import { paint, useColour } from "../log/loggers.js";
 import { compileFix, installRoot, medbenchVersion } from "../util/paths.js";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { UsageError } from "./args.js";
+import { CommandFailure, UsageError } from "./args.js";
 import { COMMANDS } from "./commands/index.js";
+import { visibleJson, visibleLines } from "../util/visible.js";
 
 async function mainHelp(): Promise<string> {
   const commands = [...COMMANDS.values()];
@@ -58,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
     const exit = reportError(e);
     // `--json`: a CI consumer gets one object to parse on failure too (what, where, how to fix it).
     if (wantsJson(rest))
-      process.stdout.write(JSON.stringify({ error: errorObject(e, name ?? "", exit) }) + "\n");
+      process.stdout.write(visibleJson(JSON.stringify({ error: errorObject(e, name ?? "", exit) })) + "\n");
     return exit;
   }
 }
@@ -92,6 +93,8 @@ export function errorObject(e: unknown, command: string, exit: number) {
   }
   if (e instanceof BuildFailure)
     return { code: "build-failed", message: e.message, fix: e.fix ?? null, location: e.stage, exit };
+  if (e instanceof CommandFailure)
+    return { code: "failed", message: e.message, fix: e.fix, location: null, exit };
   const full = diskFull(e);
   if (full) return { code: "disk-full", message: full.message, fix: full.fix, location: full.path, exit };
   return {
@@ -118,20 +121,26 @@ function diskFull(e: unknown): { message: string; fix: string; path: string | nu
 function reportError(e: unknown): number {
   const c = paint(useColour(process.stderr));
   if (e instanceof DiagnosticError) {
-    const text = e.diagnostics.map(formatDiagnostic).join("\n\n");
+    const text = visibleLines(e.diagnostics.map(formatDiagnostic).join("\n\n"));
     process.stderr.write(text.replace(/^error:/gm, c.red("error:")) + "\n");
     return 2;
   }
+  // A message may quote what the user or a bundle gave (a member's name): shown, never obeyed by a terminal.
   if (e instanceof UsageError) {
-    process.stderr.write(`${c.red("error:")} ${e.message}\n`);
+    process.stderr.write(`${c.red("error:")} ${visibleLines(e.message)}\n`);
     return 2;
   }
   if (e instanceof BuildFailure) {
     const where = ["lock", "results", "shard"].includes(e.stage) ? "" : `stage ${e.stage}: `;
     process.stderr.write(
-      `${c.red("error:")} ${where}${e.message}\n${e.fix ? `  fix: ${e.fix}\n` : ""}` +
+      `${c.red("error:")} ${where}${visibleLines(e.message)}\n` +
+        (e.fix ? `  fix: ${visibleLines(e.fix)}\n` : "") +
         "nothing was recorded: medbench.lock and earlier results are as they were\n",
     );
+    return 1;
+  }
+  if (e instanceof CommandFailure) {
+    process.stderr.write(`${c.red("error:")} ${visibleLines(e.message)}\n  fix: ${visibleLines(e.fix)}\n`);
     return 1;
   }
   const full = diskFull(e);

@@ -1,6 +1,6 @@
 // The options shared by the commands that open a project and build or read a spec's stages.
 import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync } from "../util/builtins.js";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
 import { openProject, type Project } from "../runner/project.js";
 import { readdirSync } from "../util/builtins.js";
@@ -55,20 +55,26 @@ export const VARIABLE_OPTIONS = [
   "var",
 ] as const;
 
-/** The one spec a command names: a file, or the name of a spec medbench ships (`voice-command`). A name the
- *  project also has a spec of (specs/NAME.yaml, a copy from `init --task`) is refused: both would be recorded
- *  in medbench.lock as specs/NAME.yaml, and the project's file would answer for the built-in one. */
+/** The one spec a command names: a file, or the name of a spec medbench ships (`voice-command`). */
 export function oneSpec(positionals: string[], command: Command, name: string, projectRoot: string): string {
   if (positionals.length !== 1) throw usageError(command, `${name} takes one spec file`);
-  const arg = positionals[0]!;
+  return specOrBuiltIn(positionals[0]!, name, projectRoot);
+}
+
+/** A spec argument: a file, or the name of a spec medbench ships. An install outside the project (global,
+ *  linked) names its specs in medbench.lock as specs/NAME.yaml, so there a name the project also has a spec
+ *  of (a copy from `init --task`) is refused: the project's file would answer for the built-in one. An
+ *  install inside the project (node_modules/medbench) is recorded by that path: no clash. */
+export function specOrBuiltIn(arg: string, name: string, projectRoot: string): string {
   const installed = builtInSpec(arg);
   if (installed === null) return arg;
   const own = resolve(projectRoot, "specs", `${arg}.yaml`);
-  if (existsSync(own) && realpathSync(own) !== realpathSync(installed))
+  const outside = relative(projectRoot, installed).startsWith("..");
+  if (outside && existsSync(own) && realpathSync(own) !== realpathSync(installed))
     throw new UsageError(
       `${arg} names both medbench's built-in spec and this project's specs/${arg}.yaml, which medbench.lock ` +
-        `would record under one name: build the project's by its path (medbench ${name} specs/${arg}.yaml), ` +
-        "or rename it to build the built-in one",
+        `would record under one name (medbench is installed outside the project): use the project's by its ` +
+        `path (medbench ${name} specs/${arg}.yaml), or install medbench in the project (npm i -D medbench)`,
     );
   return installed;
 }

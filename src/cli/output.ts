@@ -3,6 +3,7 @@
 // a folder, a link, any other existing file (medbench.lock, a spec, README.md), nor a file inside a results
 // folder, which the next build would refuse to replace (docs/hardening.md, "Issue 25.1").
 import { closeSync, lstatSync, openSync, readSync, statSync } from "../util/builtins.js";
+import { constants, gunzipSync } from "node:zlib";
 import { dirname, relative, resolve, sep } from "node:path";
 import { RESULTS_ROOT } from "../spec/results-dir.js";
 import { isResultsFolder } from "../runner/ownership.js";
@@ -19,8 +20,29 @@ export interface OutputKind {
 export const BUNDLE_OUTPUT: OutputKind = {
   what: "bundle",
   example: "result.tar.gz",
-  isOurs: (head) => head[0] === 0x1f && head[1] === 0x8b, // gzip
+  isOurs: isBundle,
 };
+
+/** Whether a file's first bytes are those of a bundle export wrote: gzip, whose tar starts with the member
+ *  bundle.json (export packs its members in name order, and no other member sorts before it). A gzip file of
+ *  anyone else (a backup, a tarball) is not one. */
+function isBundle(head: Buffer): boolean {
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return false;
+  let tar: Buffer;
+  try {
+    // The head is cut mid-stream: a sync flush inflates what it holds instead of failing on the end.
+    tar = gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH });
+  } catch {
+    return false;
+  }
+  const name = "bundle.json";
+  return (
+    tar.length >= 513 &&
+    tar.toString("latin1", 0, name.length + 1) === `${name}\0` &&
+    tar.toString("latin1", 257, 262) === "ustar" &&
+    tar[512] === 0x7b // the member's first byte: `{`
+  );
+}
 
 export const REPORT_OUTPUT: OutputKind = {
   what: "report",
@@ -31,7 +53,7 @@ export const REPORT_OUTPUT: OutputKind = {
 };
 
 function headOf(path: string): Buffer {
-  const head = Buffer.alloc(512);
+  const head = Buffer.alloc(16384); // a bundle's head: enough gzip to inflate its first tar header
   const fd = openSync(path, "r");
   try {
     return head.subarray(0, readSync(fd, head, 0, head.length, 0));

@@ -1,7 +1,12 @@
 // What `medbench init` writes into a benchmark author's repository (src/cli/commands/init.ts).
 
 /** The lines .gitignore needs: what a build writes and can write again. */
-export const GITIGNORE = ["# medbench: the local cache and built results", "cache/", "results/"];
+export const GITIGNORE = [
+  "# medbench: the local cache and built results; the installed packages",
+  "cache/",
+  "results/",
+  "node_modules/",
+];
 
 /** A route registry whose routes are all commented out: nothing is sent until one is uncommented. */
 export const ROUTES_TEMPLATE = `# Model routes for this project: a model is ROUTE/MODEL, e.g.

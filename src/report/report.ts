@@ -13,6 +13,7 @@ import { findRuns, intervalOf, tagsOf, type MetricsJson } from "../check/runs.js
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { runNotices } from "../util/metrics.js";
+import { openProject, projectPath } from "../runner/project.js";
 import { inlineSafe, pageScript, pageStyle } from "./page.js";
 
 export interface ReportRun {
@@ -80,7 +81,11 @@ async function taskOf(
   root: string,
 ): Promise<ReportTask> {
   // A metrics.json that is not JSON stops the report, naming it; one that is no run's result is listed.
-  const found = await findRuns(root, spec.slug, { refuseInvalid: true });
+  // Two specs of one slug (a built-in and the project's copy of it) each list the runs they built.
+  const own = projectPath(openProject(root), resolve(root, name));
+  const found = (await findRuns(root, spec.slug, { refuseInvalid: true })).filter((f) =>
+    [own, null].includes(builtBy(join(root, f.dir))),
+  );
   const runs = found
     .filter((f) => f.metrics)
     .map((f) => ({
@@ -107,6 +112,16 @@ async function taskOf(
     broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
     modified: found.filter((f) => f.modified).map((f) => ({ dir: f.dir, why: f.modified! })),
   };
+}
+
+/** The spec build.json says built a results folder (null when it does not say: listed with every spec). */
+function builtBy(dir: string): string | null {
+  try {
+    const spec = (JSON.parse(readFileSync(join(dir, "build.json"), "utf8")) as { spec?: unknown }).spec;
+    return typeof spec === "string" ? spec : null;
+  } catch {
+    return null;
+  }
 }
 
 function leaderboardRow(

@@ -148,6 +148,76 @@ function provenByBuild(dir: string, built: BuiltRecord, present: string[], files
   });
 }
 
+const listOf = (names: string[]) =>
+  names.slice(0, 5).join(", ") + (names.length > 5 ? ` and ${names.length - 5} more` : "");
+
+/** What a results folder's marker (or, before the marker, its build.json) proves of it: the spec that made
+ *  it, the files of `present` its build wrote, byte for byte, the values it was built with, and the files
+ *  the marker lists (a listed file not proven is one edited since, or a user's listed by hand). */
+interface Claim {
+  made: string;
+  wrote: string[];
+  builtWith: Record<string, unknown> | null;
+  listed: string[];
+}
+
+function claimOf(
+  project: Project,
+  dir: string,
+  present: string[],
+  files: string[],
+): Claim | OwnershipProblem {
+  const name = show(project, dir);
+  const marker = existsSync(join(dir, MARKER)) ? readMarker(join(dir, MARKER)) : null;
+  const moveAway =
+    `move ${name} out of results/ (medbench never replaces a folder it cannot prove it made; the next ` +
+    "build makes it again from the cache)";
+  if (typeof marker === "string" && marker !== "older")
+    return {
+      message:
+        `${name}/${MARKER} is not the marker medbench wrote there (${marker}), so medbench cannot ` +
+        `tell what it owns in ${name}`,
+      fix: moveAway,
+    };
+  if (marker !== null && typeof marker === "object" && marker.dir !== name)
+    return {
+      message:
+        `${name}/${MARKER} was written for ${marker.dir}: a marker copied from another results folder ` +
+        "proves nothing here",
+      fix: moveAway,
+    };
+  consult(join(dir, "build.json"));
+  const built = readJson(join(dir, "build.json")) as BuiltRecord | null;
+  if (typeof marker === "object" && marker !== null) {
+    // The seal says the list is medbench's, not that each file is still what the build wrote: a resealed
+    // list would otherwise make the next build delete a user's file. A listed file this build writes again
+    // is its own (an edited one is restored from the cache); any other goes only when its sha256 is the
+    // output build.json records for it.
+    const listed = present.filter((f) => marker.files.includes(f));
+    const rewritten = listed.filter((f) => files.includes(f));
+    const proven = provenByBuild(
+      dir,
+      built ?? {},
+      listed.filter((f) => !files.includes(f)),
+      files,
+    );
+    const wrote = ["build.json", ...rewritten, ...proven];
+    return { made: marker.spec, wrote, builtWith: marker.values, listed };
+  }
+  if (typeof built?.spec !== "string")
+    return {
+      message:
+        `${name} exists, and medbench did not make it ` +
+        (marker ? `(its ${MARKER} is not sealed, and it holds no build.json)` : `(it holds no ${MARKER})`),
+      fix:
+        `move ${name} out of results/ (medbench never replaces a folder it did not make), or choose a ` +
+        "results.dir that names a new folder",
+    };
+  const builtWith = typeof built.variables === "object" && built.variables !== null ? built.variables : null;
+  const wrote = ["build.json", ...provenByBuild(dir, built, present, files)];
+  return { made: built.spec, wrote, builtWith, listed: [] };
+}
+
 /**
  * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results files
  * are `files` and whose variables in results.dir have the `values` (placeholderValues) (null: it may). The
@@ -189,47 +259,9 @@ export function ownershipProblem(
       };
   }
   const present = entriesOf(dir);
-  const moveAway =
-    `move ${name} out of results/ (medbench never replaces a folder it cannot prove it made; the next ` +
-    "build makes it again from the cache)";
-  const marker = existsSync(join(dir, MARKER)) ? readMarker(join(dir, MARKER)) : null;
-  let made: string;
-  let wrote: string[];
-  let builtWith: Record<string, unknown> | null;
-  if (typeof marker === "object" && marker !== null) {
-    if (marker.dir !== name)
-      return {
-        message:
-          `${name}/${MARKER} was written for ${marker.dir}: a marker copied from another results folder ` +
-          "proves nothing here",
-        fix: moveAway,
-      };
-    made = marker.spec;
-    wrote = marker.files;
-    builtWith = marker.values;
-  } else if (typeof marker === "string" && marker !== "older") {
-    return {
-      message:
-        `${name}/${MARKER} is not the marker medbench wrote there (${marker}), so medbench cannot ` +
-        `tell what it owns in ${name}`,
-      fix: moveAway,
-    };
-  } else {
-    consult(join(dir, "build.json"));
-    const built = readJson(join(dir, "build.json")) as BuiltRecord | null;
-    if (typeof built?.spec !== "string")
-      return {
-        message:
-          `${name} exists, and medbench did not make it ` +
-          (marker ? `(its ${MARKER} is not sealed, and it holds no build.json)` : `(it holds no ${MARKER})`),
-        fix:
-          `move ${name} out of results/ (medbench never replaces a folder it did not make), or choose a ` +
-          "results.dir that names a new folder",
-      };
-    made = built.spec;
-    wrote = ["build.json", MARKER, ...provenByBuild(dir, built, present.files, files)];
-    builtWith = typeof built.variables === "object" && built.variables !== null ? built.variables : null;
-  }
+  const claim = claimOf(project, dir, present.files, files);
+  if ("message" in claim) return claim;
+  const { made, wrote, builtWith } = claim;
   if (made !== spec)
     return {
       message: `${name} holds the results of ${made}, not of ${spec}`,
@@ -250,14 +282,23 @@ export function ownershipProblem(
       };
   }
   const owned = new Set([...wrote, MARKER]);
+  const changed = present.files.filter((f) => !owned.has(f) && claim.listed.includes(f));
+  if (changed.length)
+    return {
+      message:
+        `${name} holds files that are not what its build wrote there: ${listOf(changed)} (its marker lists ` +
+        "them and this build does not write them, but their sha256 is not the output its build.json " +
+        "records for them: edited since, or not medbench's)",
+      fix:
+        "move them out of the results folder (a build removes only the files it wrote, byte for byte), then " +
+        "build again",
+    };
   const theirs = present.files.filter((f) => !owned.has(f));
   // A folder is the build's when a file it wrote lies in it; any other (an empty one too) is not.
   theirs.push(...present.folders.filter((f) => ![...owned].some((o) => o.startsWith(`${f}/`))));
   if (theirs.length)
     return {
-      message:
-        `${name} holds files medbench did not write: ${theirs.slice(0, 5).join(", ")}` +
-        (theirs.length > 5 ? ` and ${theirs.length - 5} more` : ""),
+      message: `${name} holds files medbench did not write: ${listOf(theirs)}`,
       fix:
         "move them out of the results folder (a build replaces it whole, and never removes what it did " +
         "not write), then build again",

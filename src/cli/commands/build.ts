@@ -133,9 +133,12 @@ async function run(argv: string[]): Promise<number> {
     summary,
     lockChanged: report.lockChanged,
   });
+  const unwhole = unwholeStages(report.stages, opts.shard !== undefined);
+  // The verdict is in the result (--json's rule, README "Commands"): complete false goes with exit 1.
   const stdout = values.json
     ? JSON.stringify({
         spec_hash: rt.spec.specHash,
+        complete: unwhole.length === 0,
         stages: report.stages.map((s) => ({
           name: s.name,
           kind: s.kind,
@@ -153,7 +156,7 @@ async function run(argv: string[]): Promise<number> {
   const built = events.slice(Math.max(0, start));
   if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
     noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
-  return incompleteExit(report.stages, opts.shard !== undefined);
+  return incompleteExit(unwhole);
 }
 
 /** Stages and replies another machine wrote to the shared remote are trusted as they are (anyone who can
@@ -185,11 +188,15 @@ function sayWhatCameFromRemote(
     });
 }
 
+/** The stages whose model requests did not all get an answer. A shard leaves the other shards' requests by
+ *  design: that alone is not a failure. */
+function unwholeStages<S extends { name: string; incomplete?: string }>(stages: S[], shard: boolean): S[] {
+  return stages.filter((s) => s.incomplete && !(shard && /other shards/.test(s.incomplete)));
+}
+
 /** A build whose model requests did not all get an answer is not a success (exit 1): its results are written
- *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). A shard
- *  leaves the other shards' requests by design: that alone is not a failure. */
-function incompleteExit(stages: { name: string; incomplete?: string }[], shard: boolean): number {
-  const unwhole = stages.filter((s) => s.incomplete && !(shard && /other shards/.test(s.incomplete)));
+ *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). */
+function incompleteExit(unwhole: { name: string; incomplete?: string }[]): number {
   if (unwhole.length === 0) return 0;
   process.stderr.write(
     `error: the build is incomplete: ${unwhole.map((s) => `stage ${s.name}: ${s.incomplete}`).join("; ")}\n` +
@@ -231,7 +238,8 @@ async function buildRoster(
   }
   const check = (await import("./check.js")).command;
   const project = values.project === undefined ? [] : ["--project", values.project as string];
-  const verdict = await check.run([specPath, ...project, ...(values.json ? ["--json"] : [])]);
+  const registries = ((values.registry as string[] | undefined) ?? []).flatMap((r) => ["--registry", r]);
+  const verdict = await check.run([specPath, ...project, ...registries, ...(values.json ? ["--json"] : [])]);
   return Math.max(verdict, failed ? 1 : 0);
 }
 

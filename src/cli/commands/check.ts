@@ -3,21 +3,23 @@ import { paint, useColour } from "../../log/loggers.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
 import type { CheckReport } from "../../check/check.js";
-import { projectDir } from "../options.js";
+import { projectDir, specOrBuiltIn } from "../options.js";
 
 export const command: Command = {
-  help: `usage: medbench check SPEC [--project DIR] [--json]
+  help: `usage: medbench check SPEC [--registry FILE] [--project DIR] [--json]
 
   Reads the full results of the roster the spec's \`check:\` block names (results/<slug>/…, built for the
   spec's current spec_hash) and computes every criterion. Exit 0 when the check holds, 1 when it fails or
-  is incomplete (a run missing, or too many API errors), 2 for a usage mistake.`,
+  is incomplete (a run missing, or too many API errors), 2 for a usage mistake. SPEC may be the name of a
+  built-in spec (voice-command). --registry: the route registries you build with, named in the builds
+  it suggests.`,
   run,
 };
 
 async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { json: { type: "boolean" }, project: { type: "string" } },
+    { json: { type: "boolean" }, project: { type: "string" }, registry: { type: "string", multiple: true } },
     "check",
   );
   if (positionals.length !== 1) throw usageError(command, "check takes one spec file");
@@ -26,13 +28,17 @@ async function run(argv: string[]): Promise<number> {
   const { runCheck } = await import("../../check/check.js");
   // The criteria load the interval procedures (@stdlib): only when a check runs, never for --help.
   const { pct } = await import("../../check/criteria.js");
-  const rt = await loadRuntime(positionals[0]!, {});
+  const root = projectDir(values.project);
+  const rt = await loadRuntime(specOrBuiltIn(positionals[0]!, "check", root), {});
   const decl = declaredCheck(rt.spec);
   if (!decl)
     throw new UsageError(
       `${rt.spec.path} declares no check: add a \`check:\` block (its roster and criteria, docs/check.md)`,
     );
-  const report = await runCheck(rt.spec, decl, projectDir(values.project), rt.task.module.headline ?? null);
+  const registries = values.registry ?? [];
+  // Named as the user named it (a built-in by its name), so the builds it suggests run as shown.
+  const spec = { ...rt.spec, path: positionals[0]! };
+  const report = await runCheck(spec, decl, root, rt.task.module.headline ?? null, registries);
   if (values.json) process.stdout.write(JSON.stringify(report) + "\n");
   else process.stdout.write(renderCheck(report, paint(useColour(process.stdout)), pct));
   return report.status === "pass" ? 0 : 1;

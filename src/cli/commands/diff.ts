@@ -2,7 +2,7 @@
 import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
-import { projectDir } from "../options.js";
+import { projectDir, specOrBuiltIn } from "../options.js";
 
 export const command: Command = {
   help: `usage: medbench diff A B [--project DIR] [--json]
@@ -19,10 +19,11 @@ async function run(argv: string[]): Promise<number> {
   );
   if (positionals.length !== 2) throw usageError(command, "diff takes two specs");
   const { diffSpecs } = await import("../diff.js");
+  const root = projectDir(values.project);
   const d = await diffSpecs({
-    a: positionals[0]!,
-    b: positionals[1]!,
-    root: projectDir(values.project),
+    a: specOrBuiltIn(positionals[0]!, "diff", root),
+    b: specOrBuiltIn(positionals[1]!, "diff", root),
+    root,
   });
   if (values.json) {
     process.stdout.write(JSON.stringify(d) + "\n");

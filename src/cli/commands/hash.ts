@@ -1,11 +1,13 @@
 // medbench hash FILE: the spec_hash of a spec file or a medbench.kr task document.
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
+import { specOrBuiltIn } from "../options.js";
 
 export const command: Command = {
   help: `usage: medbench hash FILE [--json]
 
-  FILE is a spec file of specs/ or a task document (JSON or YAML, an object with a \`spec\` member).`,
+  FILE is a spec file of specs/, the name of a built-in spec (voice-command), or a task document (JSON or
+  YAML, an object with a \`spec\` member).`,
   run,
 };
 
@@ -13,7 +15,7 @@ async function run(argv: string[]): Promise<number> {
   const { hashDocument } = await import("../../spec/load.js");
   const { values, positionals } = parse(argv, { json: { type: "boolean" } }, "hash");
   if (positionals.length !== 1) throw usageError(command, "hash takes one file");
-  const { specHash, published } = hashDocument(positionals[0]!);
+  const { specHash, published } = hashDocument(specOrBuiltIn(positionals[0]!, "hash", process.cwd()));
   if (values.json)
     process.stdout.write(
       JSON.stringify({

@@ -87,6 +87,7 @@ async function run(argv: string[]): Promise<number> {
         force: false,
       });
     });
+  if (task) resultsApart(join(root, `specs/${task}.yaml`), task);
   if (values.json) {
     const written = writes.filter(([f]) => !kept.includes(f)).map(([f]) => f);
     process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");
@@ -106,6 +107,18 @@ async function run(argv: string[]): Promise<number> {
   ];
   process.stdout.write(lines.join("\n") + "\n");
   return 0;
+}
+
+/** The copy's results go to a folder of their own (results/<slug>/project/…): the built-in spec, built by
+ *  name, keeps its folder, so both build side by side (a model's folder always holds `_`, never this one). */
+function resultsApart(file: string, task: string): void {
+  const text = readFileSync(file, "utf8");
+  const apart = text.replace(
+    /^( {2})dir: results\/\{slug\}\//m,
+    `$1# apart from the built-in spec's results (medbench build ${task}): this copy is yours to edit\n` +
+      "$1dir: results/{slug}/project/",
+  );
+  writeFileSync(file, apart);
 }
 
 /** Writes .gitignore, or adds to it the lines it lacks; returns those added (null when it was new). */

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { parse, UsageError } from "../args.js";
 import { usageError, type Command } from "../command.js";
+import { builtInSpecNames } from "../options.js";
 import { makeRoot, placeProblem, rootProblem, shownPath, writing } from "../new-files.js";
 import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
 
@@ -40,6 +41,11 @@ async function run(argv: string[]): Promise<number> {
       `task name ${JSON.stringify(name.length > MAX_NAME ? `${name.slice(0, 20)}…` : name)}: ` +
         `use lower-case letters, digits and dashes, at most ${MAX_NAME} of them` +
         (name.length > MAX_NAME ? ` (it has ${name.length})` : ""),
+    );
+  if (builtInSpecNames().includes(name))
+    throw new UsageError(
+      `task name ${name} is the name of a task medbench ships (medbench build ${name} builds it): choose ` +
+        `another name, or copy the built-in spec to edit it (medbench init --task ${name})`,
     );
   const root = resolve((values.project as string | undefined) ?? ".");
   const files: [string, string][] = [

@@ -3,12 +3,14 @@ import { resolve } from "node:path";
 import { parse } from "../args.js";
 import { checkOutput, REPORT_OUTPUT } from "../output.js";
 import { usageError, type Command } from "../command.js";
-import { projectDir } from "../options.js";
+import { projectDir, specOrBuiltIn } from "../options.js";
+import { specsToReport } from "../report-specs.js";
 
 export const command: Command = {
   help: `usage: medbench report [SPEC...] -o report.html [--project DIR] [--json]
 
-  Every run under results/ of the given specs (default: every spec in specs/).`,
+  Every run under results/ of the given specs (files, or names of built-in specs; default: every spec in
+  specs/ and every built-in spec medbench.lock records a build of).`,
   run,
 };
 
@@ -26,7 +28,10 @@ async function run(argv: string[]): Promise<number> {
   const root = projectDir(values.project);
   checkOutput(values.output, resolve(root, values.output), REPORT_OUTPUT, root);
   const { writeReport } = await import("../../report/report.js");
-  const out = await writeReport({ specs: positionals, output: values.output, root });
+  const specs = positionals.length
+    ? positionals.map((arg) => specOrBuiltIn(arg, "report", root))
+    : specsToReport(root);
+  const out = await writeReport({ specs, output: values.output, root });
   if (values.json)
     process.stdout.write(
       JSON.stringify({

@@ -5,6 +5,7 @@ import { sizeHeap } from "../small-run-heap.js";
 import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport } from "../../bundle/verify.js";
+import { visible, visibleJson } from "../../util/visible.js";
 
 export const command: Command = {
   help: `usage: medbench verify BUNDLE|DIR [--data-dir DIR] [--live [--registry FILE]] [--run-task-code]
@@ -52,53 +53,56 @@ async function run(argv: string[]): Promise<number> {
   // Live replies reach the shared cache before the process ends, as a build's do.
   await (await import("../../remote/store.js")).settleRemotes();
   if (values.json) {
-    process.stdout.write(JSON.stringify(r) + "\n");
+    process.stdout.write(visibleJson(JSON.stringify(r)) + "\n");
     return r.ok ? 0 : 1;
   }
   const c = paint(useColour(process.stdout));
-  const out: string[] = [`verify ${r.bundle}: ${r.slug}, spec_hash ${r.spec_hash}`];
+  // Every string from the bundle (its slug, member names, values) is shown, never obeyed by the terminal.
+  const v = (x: unknown) => visible(typeof x === "string" ? x : String(JSON.stringify(x)));
+  const out: string[] = [`verify ${v(r.bundle)}: ${v(r.slug)}, spec_hash ${v(r.spec_hash)}`];
   for (const ch of r.checks) {
     const mark = ch.ok === true ? c.green("ok  ") : ch.ok === false ? c.red("FAIL") : c.dim("--  ");
-    out.push(`  ${mark} ${ch.name}: ${ch.lines[0] ?? ""}`, ...ch.lines.slice(1).map((l) => `         ${l}`));
+    const [first = "", ...rest] = ch.lines.map(v);
+    out.push(`  ${mark} ${v(ch.name)}: ${first}`, ...rest.map((l) => `         ${l}`));
   }
   if (r.differences.length) {
     out.push("", "differences (published -> recomputed):");
     for (const d of r.differences.slice(0, 50))
-      out.push(`  ${d.what}: ${JSON.stringify(d.published)} -> ${JSON.stringify(d.recomputed)}`);
+      out.push(`  ${v(d.what)}: ${v(d.published)} -> ${v(d.recomputed)}`);
     if (r.differences.length > 50) out.push(`  … and ${r.differences.length - 50} more (--json for all)`);
   }
   if (r.live) {
     out.push("", "live rerun (replies kept apart from the published ones):");
     for (const d of r.live.request_differences)
       out.push(
-        `  ${c.yellow("warning")} ${d.stage} sent ${d.path} = ${JSON.stringify(d.sent)}, ` +
-          `recorded ${JSON.stringify(d.recorded)} (the route here differs from the published one)`,
+        `  ${c.yellow("warning")} ${v(d.stage)} sent ${v(d.path)} = ${v(d.sent)}, ` +
+          `recorded ${v(d.recorded)} (the route here differs from the published one)`,
       );
     if (r.live.incomplete)
       out.push(
-        `  ${c.red("incomplete")}: ${r.live.incomplete}; failed requests are left out of what follows, ` +
+        `  ${c.red("incomplete")}: ${v(r.live.incomplete)}; failed requests are left out of what follows, ` +
           "never counted as changed verdicts",
       );
     for (const w of r.live.from_remote?.writers ?? [])
       out.push(
         `  ${w.replies} replies came from the shared remote ${r.live.from_remote!.remote}, not sent from ` +
-          `here: written by ${w.writer} (items ${w.items.slice(0, 10).join(", ")}` +
+          `here: written by ${v(w.writer)} (items ${v(w.items.slice(0, 10).join(", "))}` +
           `${w.items.length > 10 ? `, … ${w.items.length - 10} more` : ""})`,
       );
-    if (r.live.verdicts.length) out.push(`  ${comparedAs(r.live.compare)}:`);
+    if (r.live.verdicts.length) out.push(`  ${v(comparedAs(r.live.compare))}:`);
     // Every verdict the task declares; without a declaration, the first and those that changed.
     const { declared, headline } = r.live.compare;
-    for (const v of r.live.verdicts.filter((x) => declared || x.changed > 0 || x.key === headline)) {
+    for (const x of r.live.verdicts.filter((y) => declared || y.changed > 0 || y.key === headline)) {
       out.push(
-        `  ${v.key} on ${v.group}: ${v.changed} of ${v.n} verdicts differed ` +
-          `(${v.to_true} to true, ${v.to_false} to false)`,
+        `  ${v(x.key)} on ${v(x.group)}: ${x.changed} of ${x.n} verdicts differed ` +
+          `(${x.to_true} to true, ${x.to_false} to false)`,
       );
     }
     for (const m of r.live.metrics) {
       const f = (x: number | null) => (x === null ? "–" : x.toFixed(4));
       const where = m.inside === null ? "" : m.inside ? "inside" : c.yellow("outside");
       out.push(
-        `  ${m.metric}: live ${f(m.live)}, published ${f(m.published)} [${f(m.lo)}, ${f(m.hi)}] ${where}`,
+        `  ${v(m.metric)}: live ${f(m.live)}, published ${f(m.published)} [${f(m.lo)}, ${f(m.hi)}] ${where}`,
       );
     }
   }
