@@ -2,14 +2,16 @@
 // A fake OpenAI-compatible server on 127.0.0.1 for tests and for trying medbench by hand:
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
-//        [--fault empty=29 --fault auth=31] [--dead-after N]
+//        [--fault empty=29 --fault auth=31 --fault 409=37] [--dead-after N]
 //        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
 //        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
-// `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do). --dead-after N:
-// after N replies the server accepts every request and never answers. set(options) changes them at run time
+// `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do); a 429 carries
+// `retryAfter` (null: none) and, like a 409, `faultHeaders` (from a test: retry-after-ms, x-ratelimit-*).
+// --dead-after N: after N replies the server accepts every request and never answers. set(options) changes
+// them at run time
 // (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 // --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
@@ -119,7 +121,8 @@ export function parseArgs(argv) {
     replay: {}, // provider reply corpus entries by name -> period (scripts/provider-replies)
     refuseSchema: false,
     reasoning: "none",
-    retryAfter: 1,
+    retryAfter: 1, // a 429 fault's Retry-After in seconds (null: none)
+    faultHeaders: {}, // headers added to a 429 or 409 fault's reply (retry-after-ms, x-ratelimit-*)
     hangMs: 5000,
     variant: 0,
     faultAttempts: 1,
@@ -158,7 +161,7 @@ export function parseArgs(argv) {
   return opts;
 }
 
-const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length", "empty", "auth"];
+const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length", "empty", "auth", "409"];
 
 export function startFakeOpenAI(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
@@ -186,11 +189,10 @@ export function startFakeOpenAI(options = {}) {
     return entry;
   };
   for (const name of Object.keys(opts.replay)) corpusEntry(name); // a wrong name fails at start
-  // Each replayed shape picks its own residue too (after the faults'), as faults do.
+  // Each replayed shape picks its own residue too (after the first nine faults', fixed so that a fault added
+  // later moves no replayed shape to other requests), as faults do.
   const replayFor = (h) =>
-    Object.keys(opts.replay).find(
-      (name, i) => h % opts.replay[name] === (FAULT_ORDER.length + i) % opts.replay[name],
-    );
+    Object.keys(opts.replay).find((name, i) => h % opts.replay[name] === (9 + i) % opts.replay[name]);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
@@ -261,9 +263,12 @@ export function startFakeOpenAI(options = {}) {
       if (fault && fault !== "length" && n <= opts.faultAttempts) {
         count(fault);
         if (fault === "429") {
-          res
-            .writeHead(429, { "retry-after": String(opts.retryAfter) })
-            .end('{"error":{"message":"rate limited"}}');
+          const after = opts.retryAfter === null ? {} : { "retry-after": String(opts.retryAfter) };
+          res.writeHead(429, { ...after, ...opts.faultHeaders }).end('{"error":{"message":"rate limited"}}');
+          return;
+        }
+        if (fault === "409") {
+          res.writeHead(409, opts.faultHeaders).end('{"error":{"message":"conflict"}}');
           return;
         }
         if (fault === "500" || fault === "503") {

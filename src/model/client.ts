@@ -1,5 +1,6 @@
-// One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and malformed successes are
-// retried with exponential backoff and jitter (Retry-After honoured); other HTTP errors are refusals,
+// One OpenAI-compatible chat completion with retries: 408, 409, 429, 5xx, resets, timeouts and malformed
+// successes are retried with exponential backoff and jitter (the server's wait honoured: retry-after-ms,
+// Retry-After, OpenAI's x-ratelimit-reset-*, src/model/rate-limit.ts); other HTTP errors are refusals,
 // returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
 // them share. Whatever the server sends back is redacted of secrets before it leaves this module.
 import seedrandom from "seedrandom";
@@ -7,6 +8,7 @@ import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
+import { isTransient, rateAdvice } from "./rate-limit.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
@@ -110,12 +112,12 @@ export async function chatCompletion(
         } catch {
           lastError = "malformed response body (not JSON)";
         }
-      } else if (res.status === 429 || res.status === 408 || res.status >= 500) {
+      } else if (isTransient(res.status)) {
         lastError = `HTTP ${res.status}`;
-        waitMs = retryAfterMs(res.retryAfter);
+        waitMs = rateAdvice(res.headers, 0).waitMs;
         if (waitMs !== null && waitMs > remaining()) {
           // Waiting would pass the deadline: a failure now, which the next build sends again.
-          lastError += ` with Retry-After ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
+          lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
           break;
         }
       } else {
@@ -166,12 +168,4 @@ function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-function retryAfterMs(h: string | null): number | null {
-  if (!h) return null;
-  const s = Number(h);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
-  const t = Date.parse(h);
-  return Number.isFinite(t) ? Math.max(0, t - Date.now()) : null;
 }
