@@ -4,7 +4,7 @@
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
 //        [--fault empty=29 --fault auth=31 --fault 409=37] [--dead-after N]
 //        [--refuse-schema] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000] [--fault-attempts 1]
-//        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
+//        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD] [--rate-limit RPM[:BURST]]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
@@ -16,12 +16,15 @@
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 // --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
 // requests whose body hash falls in that period, on their first --fault-attempts attempts, like a fault.
+// --rate-limit RPM[:BURST] puts a token bucket before all of it (scripts/fake-rate-limit.mjs): OpenAI's
+// rate-limit headers on every reply, 429 when it is empty.
 import { createServer } from "node:http";
 import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { NOTE_ERRORS_POLICIES } from "./fake-policies/note-errors.mjs";
 import { loadProviderReplies, replayed } from "./provider-replies/index.mjs";
+import { parseRateLimit, rateLimiter } from "./fake-rate-limit.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
@@ -130,6 +133,7 @@ export function parseArgs(argv) {
     echoHeader: null, // tests: a header name whose value each reply echoes (in reasoning_content)
     keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
     record: null, // a file each request body is appended to, one line each, as received (benchmarks)
+    rateLimit: null, // { requestsPerMinute, burst? }: a token bucket answering 429 (fake-rate-limit.mjs)
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -152,6 +156,7 @@ export function parseArgs(argv) {
     else if (a === "--dead-after") opts.deadAfter = Number(v());
     else if (a === "--keep-received") opts.keepReceived = Number(v());
     else if (a === "--record") opts.record = v();
+    else if (a === "--rate-limit") opts.rateLimit = parseRateLimit(v());
     else throw new Error(`unknown option ${a}`);
   }
   for (const k of ["port", "latencyMs", "retryAfter", "hangMs", "variant", "faultAttempts"])
@@ -177,6 +182,7 @@ export function startFakeOpenAI(options = {}) {
     maxOpen: 0, // the most open at once
   };
   const record = opts.record ? createWriteStream(opts.record, { flags: "a" }) : null;
+  const limiter = opts.rateLimit ? rateLimiter(opts.rateLimit) : null;
   const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
   if (!policy) throw new Error(`unknown policy ${opts.policy}`);
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
@@ -247,6 +253,12 @@ export function startFakeOpenAI(options = {}) {
         const last = stats.received[stats.received.length - 1];
         if (last && last.body === body) last.fault = f;
       };
+      const limit = limiter?.take(body.model);
+      if (limit && !limit.ok) {
+        count("rate-limit");
+        res.writeHead(429, limit.headers).end(limit.body);
+        return;
+      }
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
       if (opts.gate) await opts.gate; // tests: hold every reply until the promise resolves
       if (opts.deadAfter !== null && stats.answered.size >= opts.deadAfter) {
@@ -334,7 +346,7 @@ export function startFakeOpenAI(options = {}) {
       // Tests: a gateway that echoes a request header back (its value must be redacted by the client).
       if (opts.echoHeader) message.reasoning_content = `echo ${req.headers[opts.echoHeader] ?? "(none)"}`;
       stats.answered.add(key);
-      res.writeHead(200, { "content-type": "application/json" });
+      res.writeHead(200, { "content-type": "application/json", ...limit?.headers });
       res.end(
         JSON.stringify({
           id: `chatcmpl-${key.slice(0, 12)}`,
@@ -373,6 +385,7 @@ export function startFakeOpenAI(options = {}) {
 const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
     [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema] [--reasoning none|field|think]
     [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
+    [--rate-limit RPM[:BURST]]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -9,24 +9,22 @@ const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 
-/** A route to the fake with quick retries; `fields`: more route fields, one per line. */
+const BASE = `concurrency: 4
+timeout_s: 120
+retry: { max_attempts: 3, base_ms: 1, max_ms: 5, max_total_s: 300 }
+max_failures_in_a_row: 1000`;
+
+/** A route to the fake with quick retries; `fields`: route fields, one a line, replacing the base's. */
 function registry(url: string, fields = ""): string {
-  const more = fields
-    .trim()
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => `    ${l}\n`)
-    .join("");
+  const lines = fields.split("\n").filter(Boolean);
+  const given = new Set(lines.map((l) => l.split(":")[0]));
+  const kept = BASE.split("\n").filter((l) => !given.has(l.split(":")[0]));
   return `routes:
   fake:
     base_url: ${url}
-    concurrency: 4
-    timeout_s: 120
-    retry: { max_attempts: 3, base_ms: 1, max_ms: 5, max_total_s: 300 }
-    max_failures_in_a_row: 1000
     request:
       thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-${more}`;
+${[...kept, ...lines].map((l) => `    ${l}\n`).join("")}`;
 }
 
 async function setup(server: Record<string, unknown>, fields = "") {
@@ -87,5 +85,46 @@ describe("409", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(fake.stats.faults["409"]).toBeGreaterThan(0);
     expect(metrics(p).metrics.api_errors).toBe(0);
+  });
+});
+
+describe("a rate-limited route", () => {
+  // A bucket of 5 requests refilled at 50 a second; one try per request, so a 429 that spent a try would
+  // lose its item.
+  const BUCKET = { requestsPerMinute: 3000, burst: 5 };
+  const ONE_TRY = "retry: { max_attempts: 1, base_ms: 1, max_ms: 5, max_total_s: 300 }";
+
+  it("pauses and paces the route at the server's rate: every item answered, few 429s, no try spent", async () => {
+    const { fake, p } = await setup({ rateLimit: BUCKET }, `concurrency: 8\n${ONE_TRY}`);
+    const r = await p.buildAgainstFake();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(metrics(p).metrics.api_errors).toBe(0);
+    const limited = fake.stats.faults["rate-limit"] ?? 0;
+    expect(limited).toBeGreaterThan(0); // the bucket ran out: the route met the limit
+    // Paced after the first 429s (the route's concurrency in flight), a 429 is rare: far fewer than the
+    // 138 requests the bucket cannot hold at once.
+    expect(limited).toBeLessThanOrEqual(20);
+  });
+
+  it("never sends faster than its requests_per_minute", async () => {
+    // The server allows 50 a second with a bucket of 20; the route declares half that rate: the bucket never
+    // runs out, however the requests are timed on either side.
+    const { fake, p } = await setup(
+      { rateLimit: { requestsPerMinute: 3000, burst: 20 } },
+      `concurrency: 8\nrequests_per_minute: 1500\n${ONE_TRY}`,
+    );
+    const r = await p.buildAgainstFake();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(fake.stats.faults["rate-limit"]).toBeUndefined();
+    expect(metrics(p).metrics.api_errors).toBe(0);
+  });
+
+  it("refuses a requests_per_minute that is not a positive number, at its place in the registry", async () => {
+    const { fake, p } = await setup({}, "requests_per_minute: 0");
+    const r = await p.buildAgainstFake();
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/routes\.yaml:\d+:\d+: routes\.fake\.requests_per_minute: must be > 0/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(fake.stats.requests).toBe(0);
   });
 });

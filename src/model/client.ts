@@ -9,6 +9,7 @@ import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
 import { isTransient, rateAdvice } from "./rate-limit.js";
+import { estimatedTokens, pacerFor } from "./pacer.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
@@ -87,22 +88,37 @@ export async function chatCompletion(
 ): Promise<CallOutcome> {
   const { target, secrets } = prepared(route, apiKey, hooks.secrets);
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
-  const deadlineMs = route.retry.max_total_s * 1000;
-  const started = Date.now();
-  const remaining = () => deadlineMs - (Date.now() - started);
+  const pacer = pacerFor(route);
+  const tokens = estimatedTokens(payload, body);
+  const deadline = Date.now() + route.retry.max_total_s * 1000;
+  const remaining = () => deadline - Date.now();
   let lastError = "";
   let timedOut = false;
-  let attempt = 0;
-  while (attempt < route.retry.max_attempts) {
+  let attempt = 0; // tries sent
+  let spent = 0; // tries that count against max_attempts: all but 429s
+  let limitedTries = 0;
+  while (spent < route.retry.max_attempts) {
     if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
+    if (!pacer.free) {
+      // The route is paused or paced: this request waits its turn, within its deadline.
+      const turn = await pacer.turn(tokens, deadline, hooks.signal);
+      if (turn === "aborted") return { kind: "cancelled", attempts: attempt };
+      if (turn === "late") {
+        lastError ||= "rate limited: the route's pause outlasted the request's deadline";
+        break;
+      }
+    }
     const budget = Math.min(route.timeout_s * 1000, remaining());
     if (budget <= 0) break;
     attempt++;
+    spent++;
     let waitMs: number | null = null;
+    let limited = false;
     timedOut = false;
     try {
       const res = await postJson(target, payload, budget, hooks.signal);
       const text = res.text;
+      if (res.status !== 429) pacer.settled();
       if (res.status >= 200 && res.status < 300) {
         try {
           const parsed = redactJson(JSON.parse(text) as Json, secrets);
@@ -114,11 +130,18 @@ export async function chatCompletion(
         }
       } else if (isTransient(res.status)) {
         lastError = `HTTP ${res.status}`;
-        waitMs = rateAdvice(res.headers, 0).waitMs;
+        const advice = rateAdvice(res.headers, tokens);
+        waitMs = advice.waitMs;
         if (waitMs !== null && waitMs > remaining()) {
           // Waiting would pass the deadline: a failure now, which the next build sends again.
           lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
           break;
+        }
+        if (res.status === 429) {
+          // A rate limit pauses the whole route, and spends none of this request's tries.
+          limited = true;
+          spent--;
+          pacer.limited(waitMs ?? backoffMs(route, ++limitedTries), advice);
         }
       } else {
         // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
@@ -132,6 +155,7 @@ export async function chatCompletion(
       }
     } catch (e) {
       if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
+      pacer.settled();
       const err = e as HttpError;
       timedOut = err.why === "timeout";
       lastError =
@@ -139,9 +163,12 @@ export async function chatCompletion(
           ? `timeout after ${Math.round(budget) / 1000} s`
           : `connection error (${err.code ?? err.message})`;
     }
-    if (attempt === route.retry.max_attempts) break;
-    const backoff = Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (attempt - 1)) * (0.5 + jitter());
-    const delay = Math.max(waitMs ?? 0, backoff);
+    if (spent === route.retry.max_attempts) break;
+    if (limited) {
+      hooks.onRetry?.(lastError);
+      continue; // the pacer holds the next try until the route may send again
+    }
+    const delay = Math.max(waitMs ?? 0, backoffMs(route, spent));
     if (delay >= remaining()) break;
     hooks.onRetry?.(lastError);
     if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
@@ -152,6 +179,11 @@ export async function chatCompletion(
     attempts: attempt,
     ...(timedOut ? { timedOut } : {}),
   };
+}
+
+/** The exponential backoff before try n + 1, with jitter. */
+function backoffMs(route: Route, n: number): number {
+  return Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (n - 1)) * (0.5 + jitter());
 }
 
 /** Waits, unless the signal fires first (then false). */
