@@ -248,7 +248,8 @@ async function runRoute(
         const outcome: CallOutcome = await call;
         if (outcome.kind === "cancelled") return; // not sent: no reply and no error; the next build sends it
         if (outcome.kind === "refused") {
-          const auth = outcome.status === 401 || outcome.status === 403; // every format would be refused
+          // Every format would be refused: a refused key, or a route that cannot work (out of quota).
+          const auth = outcome.status === 401 || outcome.status === 403 || !!outcome.stopsRoute;
           if (req.schema && level < FORMATS.length - 1 && !auth) {
             level++;
             continue;

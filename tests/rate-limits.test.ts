@@ -2,10 +2,14 @@
 // wait is read from retry-after-ms, Retry-After and OpenAI's x-ratelimit-reset-* headers (the corpus shapes
 // of scripts/provider-replies), 409 is retried as openai-node retries it.
 import { describe, expect, it } from "vitest";
+import { execa } from "execa";
+import { resolve } from "node:path";
 import { Project, cleanedAfterEach } from "./rig.js";
+import { REPO } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
 
 const { servers, projects } = cleanedAfterEach();
+const DIST = resolve(REPO, "dist");
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 
@@ -94,7 +98,7 @@ describe("a rate-limited route", () => {
   const BUCKET = { requestsPerMinute: 3000, burst: 5 };
   const ONE_TRY = "retry: { max_attempts: 1, base_ms: 1, max_ms: 5, max_total_s: 300 }";
 
-  it("pauses and paces the route at the server's rate: every item answered, few 429s, no try spent", async () => {
+  it("pauses and paces the route at the server's rate: all answered, few 429s, no try spent", async () => {
     const { fake, p } = await setup({ rateLimit: BUCKET }, `concurrency: 8\n${ONE_TRY}`);
     const r = await p.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(0);
@@ -119,12 +123,42 @@ describe("a rate-limited route", () => {
     expect(metrics(p).metrics.api_errors).toBe(0);
   });
 
-  it("refuses a requests_per_minute that is not a positive number, at its place in the registry", async () => {
+  it("refuses a requests_per_minute that is not above 0, at its place in the registry", async () => {
     const { fake, p } = await setup({}, "requests_per_minute: 0");
     const r = await p.buildAgainstFake();
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/routes\.yaml:\d+:\d+: routes\.fake\.requests_per_minute: must be > 0/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(fake.stats.requests).toBe(0);
+  });
+});
+
+describe("OpenAI's insufficient_quota", () => {
+  it("stops the route at once with a message about billing, not HTTP 429, and retries nothing", async () => {
+    const { fake, p } = await setup(
+      { replay: { "openai-insufficient-quota": 1 }, faultAttempts: 99 },
+      "retry: { max_attempts: 3, base_ms: 1, max_ms: 5, max_total_s: 5 }",
+    );
+    const r = await p.buildAgainstFake();
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/out of quota \(HTTP 429 insufficient_quota: You exceeded your current quota/);
+    expect(r.stderr).toMatch(/a billing problem, not a rate limit/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    // Stopped at the first answer: at most the requests already in flight were sent, each once, one format.
+    expect(fake.stats.requests).toBeLessThanOrEqual(4);
+    expect(Math.max(...fake.stats.bodies.values())).toBe(1);
+    const formats = fake.stats.received.map((x) => x.body.response_format?.type);
+    expect(new Set(formats)).toEqual(new Set(["json_schema"]));
+  });
+});
+
+describe("retry jitter", () => {
+  it("is drawn by each process for itself, so that shards do not retry in lockstep", async () => {
+    const draw = `import(${JSON.stringify(`${DIST}/src/model/rate-limit.js`)}).then((m) =>
+      console.log([1, 2, 3].map((n) => m.backoffMs({ base_ms: 1000, max_ms: 1e9 }, n)).join(" ")))`;
+    const runs = await Promise.all([0, 1].map(() => execa("node", ["-e", draw])));
+    const [a, b] = runs.map((x) => x.stdout.trim());
+    expect(a).toMatch(/^[\d.]+ [\d.]+ [\d.]+$/);
+    expect(a).not.toBe(b);
   });
 });

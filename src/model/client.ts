@@ -3,24 +3,21 @@
 // Retry-After, OpenAI's x-ratelimit-reset-*, src/model/rate-limit.ts); other HTTP errors are refusals,
 // returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
 // them share. Whatever the server sends back is redacted of secrets before it leaves this module.
-import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
-import { isTransient, rateAdvice } from "./rate-limit.js";
+import { backoffMs, isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
 import { estimatedTokens, pacerFor } from "./pacer.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
-  // non-transient: the request itself is rejected
-  | { kind: "refused"; status: number; body: string; attempts: number }
+  // non-transient: the request itself is rejected (stopsRoute: why no request of the route can succeed)
+  | { kind: "refused"; status: number; body: string; attempts: number; stopsRoute?: string }
   // transient errors until the deadline or tries ran out (timedOut: the last try got no answer in time)
   | { kind: "failed"; error: string; attempts: number; timedOut?: boolean }
   // the caller stopped it (the route is failing): not sent, not an error
   | { kind: "cancelled"; attempts: number };
-
-const jitter = seedrandom("medbench-retry-jitter");
 
 export interface CallHooks {
   onRetry?: (why: string) => void;
@@ -128,6 +125,18 @@ export async function chatCompletion(
         } catch {
           lastError = "malformed response body (not JSON)";
         }
+      } else if (quotaProblem(res.status, text) !== null) {
+        const why = redact(quotaProblem(res.status, text)!, secrets);
+        return {
+          kind: "refused",
+          status: res.status,
+          body: redact(text, secrets).slice(0, 2000),
+          attempts: attempt,
+          stopsRoute:
+            `the provider says the account is out of quota (HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
+            "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
+            "account's spending limit, or use another key",
+        };
       } else if (isTransient(res.status)) {
         lastError = `HTTP ${res.status}`;
         const advice = rateAdvice(res.headers, tokens);
@@ -141,7 +150,7 @@ export async function chatCompletion(
           // A rate limit pauses the whole route, and spends none of this request's tries.
           limited = true;
           spent--;
-          pacer.limited(waitMs ?? backoffMs(route, ++limitedTries), advice);
+          pacer.limited(waitMs ?? backoffMs(route.retry, ++limitedTries), advice);
         }
       } else {
         // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
@@ -168,7 +177,7 @@ export async function chatCompletion(
       hooks.onRetry?.(lastError);
       continue; // the pacer holds the next try until the route may send again
     }
-    const delay = Math.max(waitMs ?? 0, backoffMs(route, spent));
+    const delay = Math.max(waitMs ?? 0, backoffMs(route.retry, spent));
     if (delay >= remaining()) break;
     hooks.onRetry?.(lastError);
     if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
@@ -179,11 +188,6 @@ export async function chatCompletion(
     attempts: attempt,
     ...(timedOut ? { timedOut } : {}),
   };
-}
-
-/** The exponential backoff before try n + 1, with jitter. */
-function backoffMs(route: Route, n: number): number {
-  return Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (n - 1)) * (0.5 + jitter());
 }
 
 /** Waits, unless the signal fires first (then false). */

@@ -1,6 +1,7 @@
 // What a server's reply says about waiting: which statuses are transient, how long to wait before the next
 // request (retry-after-ms, Retry-After, OpenAI's x-ratelimit-reset-*), and the rates it allows when a
-// rate limit was hit.
+// rate limit was hit, whether a 429 is a billing problem (OpenAI's insufficient_quota) rather than a rate
+// limit, and the backoff when the server says nothing.
 import type { IncomingHttpHeaders } from "node:http";
 
 /** Retried like openai-node's client does: 408 (timeout), 409 (lock), 429 (rate limit) and 5xx. */
@@ -100,4 +101,27 @@ export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): nu
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const at = Date.parse(after);
   return Number.isFinite(at) ? Math.max(0, at - now) : null;
+}
+/**
+ * OpenAI's 429 for an account without credit (error code or type insufficient_quota): waiting does not
+ * help, so it stops the route. Its message, or null for any other reply.
+ */
+export function quotaProblem(status: number, text: string): string | null {
+  if (status !== 429 || !text.includes("insufficient_quota")) return null;
+  try {
+    const error = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown; message?: unknown } })
+      .error;
+    if (error?.code !== "insufficient_quota" && error?.type !== "insufficient_quota") return null;
+    return typeof error.message === "string" ? error.message : "insufficient_quota";
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The exponential backoff before try n + 1, with jitter drawn by each process for itself: shards and
+ * parallel builds that failed together must not retry together.
+ */
+export function backoffMs(retry: { base_ms: number; max_ms: number }, n: number): number {
+  return Math.min(retry.max_ms, retry.base_ms * 2 ** (n - 1)) * (0.5 + Math.random());
 }
