@@ -180,6 +180,9 @@ export function startFakeOpenAI(options = {}) {
     answered: new Set(),
     connections: 0, // TCP connections accepted (a keep-alive client opens few)
     maxOpen: 0, // the most open at once
+    firstAt: null, // when the first request came and the last reply went (ms since the epoch; benchmarks)
+    lastAnsweredAt: null,
+    replies: 0, // 200s with a completion
   };
   const record = opts.record ? createWriteStream(opts.record, { flags: "a" }) : null;
   const limiter = opts.rateLimit ? rateLimiter(opts.rateLimit) : null;
@@ -209,6 +212,9 @@ export function startFakeOpenAI(options = {}) {
           requests: stats.requests,
           bodies: attempts.size,
           max_attempts: Math.max(0, ...attempts.values()),
+          replies: stats.replies,
+          first_at: stats.firstAt,
+          last_answered_at: stats.lastAnsweredAt,
           faults: stats.faults,
         }),
       );
@@ -235,6 +241,7 @@ export function startFakeOpenAI(options = {}) {
         return;
       }
       stats.requests++;
+      stats.firstAt ??= Date.now();
       record?.write(raw.replace(/\n/g, " ") + "\n"); // a newline in JSON is whitespace
       if (stats.received.length < opts.keepReceived)
         stats.received.push({
@@ -346,6 +353,8 @@ export function startFakeOpenAI(options = {}) {
       // Tests: a gateway that echoes a request header back (its value must be redacted by the client).
       if (opts.echoHeader) message.reasoning_content = `echo ${req.headers[opts.echoHeader] ?? "(none)"}`;
       stats.answered.add(key);
+      stats.replies++;
+      stats.lastAnsweredAt = Date.now();
       res.writeHead(200, { "content-type": "application/json", ...limit?.headers });
       res.end(
         JSON.stringify({
