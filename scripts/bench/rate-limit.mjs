@@ -14,6 +14,7 @@ import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
 import { load, server, writeFakeRoutes } from "./fake-process.mjs";
+import { promptfooEnv, promptfooProject } from "./promptfoo-project.mjs";
 
 const target = Number(argv.items ?? 2070);
 const rpm = Number(argv.rpm ?? 600);
@@ -79,38 +80,17 @@ if (promptfoo && (await fs.pathExists(promptfoo))) {
 console.log(`  load at the end ${load()}`);
 await fs.remove(work);
 
-/** promptfoo's eval of the bodies medbench sent (each once), as scripts/bench/promptfoo.mjs sets it up. */
+/** promptfoo's eval of the bodies medbench sent (each once), set up as scripts/bench/promptfoo.mjs does. */
 async function promptfooEval(url) {
   const lines = (await fs.readFile(bodiesFile, "utf8")).split("\n").filter(Boolean);
-  const bodies = [...new Set(lines)].map((l) => JSON.parse(l));
   const pf = path.join(work, "promptfoo");
-  await fs.mkdirp(pf);
-  const { messages: _m, model: _model, ...fields } = bodies[0];
-  const { chat_template_kwargs, ...openaiFields } = fields;
-  await fs.writeFile(
-    path.join(pf, "tests.yaml"),
-    JSON.stringify(bodies.map((b) => ({ vars: { messages: JSON.stringify(b.messages) } }))),
+  const config = await promptfooProject(
+    pf,
+    [...new Set(lines)].map((l) => JSON.parse(l)),
   );
-  await fs.writeFile(
-    path.join(pf, "promptfooconfig.yaml"),
-    JSON.stringify({
-      prompts: ["{{ messages }}"],
-      providers: [
-        {
-          id: "openai:chat:bench",
-          config: { apiBaseUrl: url, apiKey: "none", ...openaiFields, passthrough: { chat_template_kwargs } },
-        },
-      ],
-      tests: "file://tests.yaml",
-    }),
-  );
-  const env = {
-    PROMPTFOO_DISABLE_TELEMETRY: "1",
-    PROMPTFOO_DISABLE_UPDATE: "1",
-    PROMPTFOO_CONFIG_DIR: path.join(pf, "home"),
-    PROMPTFOO_CACHE_PATH: path.join(pf, "cache"),
-  };
+  await config(url);
   const args = ["eval", "-c", "promptfooconfig.yaml", "--max-concurrency", String(concurrency)];
+  const env = promptfooEnv(pf);
   return timed(promptfoo, [...args, "--no-progress-bar", "--no-table", "--no-cache"], pf, {
     env,
     rss: false,
