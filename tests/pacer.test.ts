@@ -75,3 +75,15 @@ describe("the pacer", () => {
     expect(await turn).toBe("late");
   });
 });
+
+describe("the pacer's timers", () => {
+  it("does not give up at once on a deadline beyond a timer's range", async () => {
+    vi.useRealTimers(); // Node's own timers: a delay past 2^31 - 1 ms fires at once there
+    const pacer = new Pacer();
+    pacer.limited(20, { requestsPerMs: null, tokensPerMs: null });
+    const controller = new AbortController();
+    const turn = pacer.turn(1, Date.now() + 2 ** 32, controller.signal);
+    // Waits for the pause (20 ms), not for a clock: the turn settles either way, "go" or a wrong "late".
+    expect(await turn).toBe("go");
+  });
+});

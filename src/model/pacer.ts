@@ -7,6 +7,7 @@ import type { Route } from "./registry.js";
 
 /** A learned rate is used at this fraction, so that a client's clock and the server's never race. */
 const LEARNED_MARGIN = 0.98;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export type Turn = "go" | "late" | "aborted";
 
@@ -59,7 +60,10 @@ export class Pacer {
         resolve(turn);
       };
       const onAbort = () => leave("aborted");
-      const late = setTimeout(() => leave("late"), Math.max(0, deadline - this.now()));
+      // A deadline past a timer's range (about 24.8 days) is never met while waiting: no timer, which Node
+      // would otherwise fire at once.
+      const left = Math.max(0, deadline - this.now());
+      const late = left <= MAX_TIMER_MS ? setTimeout(() => leave("late"), left) : undefined;
       signal?.addEventListener("abort", onAbort, { once: true });
       waiter.forget = () => {
         clearTimeout(late);
@@ -116,10 +120,13 @@ export class Pacer {
       const now = this.now();
       const at = Math.max(this.pausedUntil, this.nextAt);
       if (at > now) {
-        this.timer = setTimeout(() => {
-          this.timer = null;
-          this.pump();
-        }, at - now);
+        this.timer = setTimeout(
+          () => {
+            this.timer = null;
+            this.pump();
+          },
+          Math.min(at - now, MAX_TIMER_MS),
+        );
         return;
       }
       const waiter = this.queue.shift()!;
