@@ -2,28 +2,33 @@
 // A fake OpenAI-compatible server on 127.0.0.1 for tests and for trying medbench by hand:
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
 //        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
-//        [--fault empty=29 --fault auth=31 --fault large=37] [--large-bytes N] [--dead-after N]
+//        [--fault empty=29 --fault auth=31 --fault large=37 --fault 409=41] [--large-bytes N] [--dead-after N]
 //        [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000]
 //        [--fault-attempts 1]
-//        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD]
+//        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD] [--rate-limit RPM[:BURST]]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
 // --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
 // `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
 // `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do); `large` a
-// 200 answer of --large-bytes (default 1 MiB), streamed without a content-length. --dead-after N:
-// after N replies the server accepts every request and never answers. set(options) changes them at run time
+// 200 answer of --large-bytes (default 1 MiB), streamed without a content-length; a 429 carries
+// `retryAfter` (null: none) and, like a 409, `faultHeaders` (from a test: retry-after-ms, x-ratelimit-*).
+// --dead-after N: after N replies the server accepts every request and never answers. set(options) changes
+// them at run time
 // (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
 // opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
 // --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
 // requests whose body hash falls in that period, on their first --fault-attempts attempts, like a fault.
 // --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in that period (all by
 // default) with the entry NAME (a provider's own refusal); from a test, refuseSchemaPeriod.
+// --rate-limit RPM[:BURST] puts a token bucket before all of it (scripts/fake-rate-limit.mjs): OpenAI's
+// rate-limit headers on every reply, 429 when it is empty.
 import { createServer } from "node:http";
 import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { NOTE_ERRORS_POLICIES } from "./fake-policies/note-errors.mjs";
 import { loadProviderReplies, replayed } from "./provider-replies/index.mjs";
+import { parseRateLimit, rateLimiter } from "./fake-rate-limit.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
@@ -123,7 +128,8 @@ export function parseArgs(argv) {
     replay: {}, // provider reply corpus entries by name -> period (scripts/provider-replies)
     refuseSchema: false,
     reasoning: "none",
-    retryAfter: 1,
+    retryAfter: 1, // a 429 fault's Retry-After in seconds (null: none)
+    faultHeaders: {}, // headers added to a 429 or 409 fault's reply (retry-after-ms, x-ratelimit-*)
     hangMs: 5000,
     variant: 0,
     faultAttempts: 1,
@@ -133,6 +139,7 @@ export function parseArgs(argv) {
     largeBytes: 1 << 20, // the size of a `large` fault's reply
     keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
     record: null, // a file each request body is appended to, one line each, as received (benchmarks)
+    rateLimit: null, // { requestsPerMinute, burst? }: a token bucket answering 429 (fake-rate-limit.mjs)
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -160,6 +167,7 @@ export function parseArgs(argv) {
     else if (a === "--keep-received") opts.keepReceived = Number(v());
     else if (a === "--large-bytes") opts.largeBytes = Number(v());
     else if (a === "--record") opts.record = v();
+    else if (a === "--rate-limit") opts.rateLimit = parseRateLimit(v());
     else throw new Error(`unknown option ${a}`);
   }
   for (const k of ["port", "latencyMs", "retryAfter", "hangMs", "variant", "faultAttempts"])
@@ -169,7 +177,19 @@ export function parseArgs(argv) {
   return opts;
 }
 
-const FAULT_ORDER = ["429", "500", "503", "reset", "hang", "malformed", "length", "empty", "auth", "large"];
+const FAULT_ORDER = [
+  "429",
+  "500",
+  "503",
+  "reset",
+  "hang",
+  "malformed",
+  "length",
+  "empty",
+  "auth",
+  "large",
+  "409",
+];
 
 export function startFakeOpenAI(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
@@ -183,8 +203,12 @@ export function startFakeOpenAI(options = {}) {
     answered: new Set(),
     connections: 0, // TCP connections accepted (a keep-alive client opens few)
     maxOpen: 0, // the most open at once
+    firstAt: null, // when the first request came and the last reply went (ms since the epoch; benchmarks)
+    lastAnsweredAt: null,
+    replies: 0, // 200s with a completion
   };
   const record = opts.record ? createWriteStream(opts.record, { flags: "a" }) : null;
+  const limiter = opts.rateLimit ? rateLimiter(opts.rateLimit) : null;
   const policy = typeof opts.policy === "function" ? opts.policy : POLICIES[opts.policy];
   if (!policy) throw new Error(`unknown policy ${opts.policy}`);
   // Each fault picks its own residue, so that one body meets at most one kind of fault.
@@ -212,6 +236,9 @@ export function startFakeOpenAI(options = {}) {
           requests: stats.requests,
           bodies: attempts.size,
           max_attempts: Math.max(0, ...attempts.values()),
+          replies: stats.replies,
+          first_at: stats.firstAt,
+          last_answered_at: stats.lastAnsweredAt,
           faults: stats.faults,
         }),
       );
@@ -238,6 +265,7 @@ export function startFakeOpenAI(options = {}) {
         return;
       }
       stats.requests++;
+      stats.firstAt ??= Date.now();
       record?.write(raw.replace(/\n/g, " ") + "\n"); // a newline in JSON is whitespace
       if (stats.received.length < opts.keepReceived)
         stats.received.push({
@@ -257,6 +285,12 @@ export function startFakeOpenAI(options = {}) {
         const last = stats.received[stats.received.length - 1];
         if (last && last.body === body) last.fault = f;
       };
+      const limit = limiter?.take(body.model);
+      if (limit && !limit.ok) {
+        count("rate-limit");
+        res.writeHead(429, limit.headers).end(limit.body);
+        return;
+      }
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
       if (opts.gate) await opts.gate; // tests: hold every reply until the promise resolves
       if (opts.deadAfter !== null && stats.answered.size >= opts.deadAfter) {
@@ -279,9 +313,12 @@ export function startFakeOpenAI(options = {}) {
       if (fault && fault !== "length" && n <= opts.faultAttempts) {
         count(fault);
         if (fault === "429") {
-          res
-            .writeHead(429, { "retry-after": String(opts.retryAfter) })
-            .end('{"error":{"message":"rate limited"}}');
+          const after = opts.retryAfter === null ? {} : { "retry-after": String(opts.retryAfter) };
+          res.writeHead(429, { ...after, ...opts.faultHeaders }).end('{"error":{"message":"rate limited"}}');
+          return;
+        }
+        if (fault === "409") {
+          res.writeHead(409, opts.faultHeaders).end('{"error":{"message":"conflict"}}');
           return;
         }
         if (fault === "500" || fault === "503") {
@@ -361,7 +398,9 @@ export function startFakeOpenAI(options = {}) {
       // Tests: a gateway that echoes the URL it was sent to (a key in its query must be redacted).
       if (opts.echoUrl) message.reasoning_content = `echo ${req.url}`;
       stats.answered.add(key);
-      res.writeHead(200, { "content-type": "application/json" });
+      stats.replies++;
+      stats.lastAnsweredAt = Date.now();
+      res.writeHead(200, { "content-type": "application/json", ...limit?.headers });
       res.end(
         JSON.stringify({
           id: `chatcmpl-${key.slice(0, 12)}`,
@@ -401,6 +440,7 @@ const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice
     [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think]
     [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
     [--large-bytes 1048576]
+    [--rate-limit RPM[:BURST]]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

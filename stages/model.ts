@@ -290,7 +290,11 @@ async function runRoute(
         if (outcome.kind === "cancelled") return; // not sent: no reply and no error; the next build sends it
         // A lower format only when the server refused the format itself (not the item's length, a
         // parameter, the key or the model: each would be refused again, and the format claimed would lie).
-        const refusal = outcome.kind === "refused" ? classifyRefusal(outcome.status, outcome.body) : null;
+        // A route that cannot work (out of quota) is not read as a refusal of the item or its format.
+        const refusal =
+          outcome.kind === "refused" && !outcome.stopsRoute
+            ? classifyRefusal(outcome.status, outcome.body)
+            : null;
         if (refusal?.kind === "format" && req.schema && level < FORMATS.length - 1) {
           run.formatRefusal ??= `HTTP ${refusal.status}: ${refusal.message}`;
           level++;

@@ -127,7 +127,7 @@ describe("a failed request is not an answer (14.1)", () => {
     const failed = replies(p).filter((r) => r.error !== null);
     expect(failed.length).toBeGreaterThan(0);
     for (const r of failed)
-      expect(r.error).toMatch(/HTTP 429 with Retry-After 3600 s, beyond the request's deadline/);
+      expect(r.error).toMatch(/HTTP 429 asking to wait 3600 s, beyond the request's deadline/);
     expect(metrics(p).incomplete).toBe(true);
     // The server limits only each body's first attempt: the next build gets every reply.
     const before = new Map(fake.stats.bodies);

@@ -20,9 +20,12 @@ export const spread = (xs, d = 2) => {
   return `${s[0].toFixed(d)} / ${median(s).toFixed(d)} / ${s[s.length - 1].toFixed(d)}`;
 };
 
-/** The fake server as its own process, keeping no body; `record`: a file it appends every body to. */
-export async function server(record) {
-  const args = [path.join(repo, "scripts/fake-openai.mjs"), "--port", "0", "--keep-received", "0"];
+/**
+ * The fake server as its own process, keeping no body; `record`: a file it appends every body to; `extra`:
+ * more of its options (e.g. ["--rate-limit", "600"]).
+ */
+export async function server(record, extra = []) {
+  const args = [path.join(repo, "scripts/fake-openai.mjs"), "--port", "0", "--keep-received", "0", ...extra];
   const child = spawn("node", record ? [...args, "--record", record] : args, {
     stdio: ["ignore", "pipe", "inherit"],
   });

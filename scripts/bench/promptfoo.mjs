@@ -15,6 +15,7 @@ import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
 import { load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
+import { promptfooEnv, promptfooProject } from "./promptfoo-project.mjs";
 
 const target = Number(argv.items ?? 2000);
 const pairs = Number(argv.pairs ?? 4);
@@ -58,35 +59,8 @@ const bodies = (await fs.readFile(bodiesFile, "utf8"))
 
 // promptfoo's project: one test per body, its messages as a variable the prompt renders as the chat.
 const pf = path.join(work, "promptfoo");
-await fs.mkdirp(pf);
-const { messages: _m, model: _model, ...fields } = bodies[0];
-const { chat_template_kwargs, ...openaiFields } = fields;
-await fs.writeFile(
-  path.join(pf, "tests.yaml"),
-  JSON.stringify(bodies.map((b) => ({ vars: { messages: JSON.stringify(b.messages) } }))),
-);
-const pfConfig = (url) =>
-  fs.writeFile(
-    path.join(pf, "promptfooconfig.yaml"),
-    JSON.stringify({
-      prompts: ["{{ messages }}"],
-      providers: [
-        {
-          id: "openai:chat:bench",
-          config: { apiBaseUrl: url, apiKey: "none", ...openaiFields, passthrough: { chat_template_kwargs } },
-        },
-      ],
-      tests: "file://tests.yaml",
-    }),
-  );
-const pfEnv = {
-  PROMPTFOO_DISABLE_TELEMETRY: "1",
-  PROMPTFOO_DISABLE_DEBUG_LOG: "1",
-  PROMPTFOO_DISABLE_ERROR_LOG: "1",
-  PROMPTFOO_DISABLE_UPDATE: "1",
-  PROMPTFOO_CONFIG_DIR: path.join(pf, "home"),
-  PROMPTFOO_CACHE_PATH: path.join(pf, "cache"),
-};
+const pfConfig = await promptfooProject(pf, bodies);
+const pfEnv = promptfooEnv(pf);
 const pfEval = () =>
   timed(
     promptfoo,

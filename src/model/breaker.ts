@@ -13,6 +13,7 @@ export class RouteBreaker {
   private timeouts = 0;
   private finished = 0;
   private stalled = false;
+  private fatal: string | null = null;
   private last = "";
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
@@ -39,6 +40,11 @@ export class RouteBreaker {
   record(outcome: CallOutcome): void {
     if (outcome.kind === "cancelled" || this.tripped) return;
     this.finished++;
+    if (outcome.kind === "refused" && outcome.stopsRoute) {
+      // No request of the route can succeed (e.g. a billing problem): stopped at the first.
+      this.fatal = outcome.stopsRoute;
+      return this.controller.abort();
+    }
     // A refused key, model or URL: every request of the route will be refused alike.
     const auth = outcome.kind === "refused" && stopsRoute(outcome.status);
     if (outcome.kind === "failed" || auth) {
@@ -58,6 +64,7 @@ export class RouteBreaker {
 
   /** What happened, for the stage's error. */
   why(): string {
+    if (this.fatal) return this.fatal;
     if (this.stalled)
       return (
         `the route stalls: ${this.timeouts} of ${this.finished} requests got no answer within their ` +

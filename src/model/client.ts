@@ -1,24 +1,25 @@
-// One OpenAI-compatible chat completion with retries: 429, 5xx, resets, timeouts and successes that are no
-// reply (malformed, or an error reported in a 200: src/model/reply.ts) are retried with exponential backoff
-// and jitter (Retry-After honoured); other HTTP errors are refusals, returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits between
+// One OpenAI-compatible chat completion with retries: 408, 409, 429, 5xx, resets, timeouts and successes
+// that are no reply (malformed, or an error reported in a 200: src/model/reply.ts) are retried with
+// exponential backoff and jitter (the server's wait honoured: retry-after-ms, Retry-After, OpenAI's
+// x-ratelimit-reset-*, src/model/rate-limit.ts); other HTTP errors are refusals, returned as such. Each
+// request has one deadline (retry.max_total_s) that its tries and the waits between
 // them share. Whatever the server sends back is redacted of secrets before it leaves this module.
-import seedrandom from "seedrandom";
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
 import { successBody } from "./reply.js";
 import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
+import { backoffMs, isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
+import { estimatedTokens, pacerFor } from "./pacer.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
-  // non-transient: the request itself is rejected
-  | { kind: "refused"; status: number; body: string; attempts: number }
+  // non-transient: the request itself is rejected (stopsRoute: why no request of the route can succeed)
+  | { kind: "refused"; status: number; body: string; attempts: number; stopsRoute?: string }
   // transient errors until the deadline or tries ran out (timedOut: the last try got no answer in time)
   | { kind: "failed"; error: string; attempts: number; timedOut?: boolean }
   // the caller stopped it (the route is failing): not sent, not an error
   | { kind: "cancelled"; attempts: number };
-
-const jitter = seedrandom("medbench-retry-jitter");
 
 export interface CallHooks {
   onRetry?: (why: string) => void;
@@ -81,22 +82,37 @@ export async function chatCompletion(
 ): Promise<CallOutcome> {
   const { target, secrets } = prepared(route, apiKey, hooks.secrets);
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
-  const deadlineMs = route.retry.max_total_s * 1000;
-  const started = Date.now();
-  const remaining = () => deadlineMs - (Date.now() - started);
+  const pacer = pacerFor(route);
+  const tokens = estimatedTokens(payload, body);
+  const deadline = Date.now() + route.retry.max_total_s * 1000;
+  const remaining = () => deadline - Date.now();
   let lastError = "";
   let timedOut = false;
-  let attempt = 0;
-  while (attempt < route.retry.max_attempts) {
+  let attempt = 0; // tries sent
+  let spent = 0; // tries that count against max_attempts: all but 429s
+  let limitedTries = 0;
+  while (spent < route.retry.max_attempts) {
     if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
+    if (!pacer.free) {
+      // The route is paused or paced: this request waits its turn, within its deadline.
+      const turn = await pacer.turn(tokens, deadline, hooks.signal);
+      if (turn === "aborted") return { kind: "cancelled", attempts: attempt };
+      if (turn === "late") {
+        lastError ||= "rate limited: the route's pause outlasted the request's deadline";
+        break;
+      }
+    }
     const budget = Math.min(route.timeout_s * 1000, remaining());
     if (budget <= 0) break;
     attempt++;
+    spent++;
     let waitMs: number | null = null;
+    let limited = false;
     timedOut = false;
     try {
       const res = await postJson(target, payload, budget, hooks.signal);
       const text = res.text;
+      if (res.status !== 429) pacer.settled();
       if (res.status >= 200 && res.status < 300) {
         const success = successBody(text, res.contentType);
         if ("body" in success)
@@ -107,13 +123,32 @@ export async function chatCompletion(
             attempts: attempt,
           };
         lastError = success.problem; // an error in a 200 too: a failed try, redacted below
-      } else if (res.status === 429 || res.status === 408 || res.status >= 500) {
+      } else if (quotaProblem(res.status, text) !== null) {
+        const why = redact(quotaProblem(res.status, text)!, secrets);
+        return {
+          kind: "refused",
+          status: res.status,
+          body: redact(text, secrets).slice(0, 2000),
+          attempts: attempt,
+          stopsRoute:
+            `the provider says the account is out of quota (HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
+            "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
+            "account's spending limit, or use another key",
+        };
+      } else if (isTransient(res.status)) {
         lastError = `HTTP ${res.status}`;
-        waitMs = retryAfterMs(res.retryAfter);
+        const advice = rateAdvice(res.headers, tokens);
+        waitMs = advice.waitMs;
         if (waitMs !== null && waitMs > remaining()) {
           // Waiting would pass the deadline: a failure now, which the next build sends again.
-          lastError += ` with Retry-After ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
+          lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
           break;
+        }
+        if (res.status === 429) {
+          // A rate limit pauses the whole route, and spends none of this request's tries.
+          limited = true;
+          spent--;
+          pacer.limited(waitMs ?? backoffMs(route.retry, ++limitedTries), advice);
         }
       } else {
         // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
@@ -127,6 +162,7 @@ export async function chatCompletion(
       }
     } catch (e) {
       if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
+      pacer.settled();
       const err = e as HttpError;
       timedOut = err.why === "timeout";
       lastError =
@@ -136,9 +172,12 @@ export async function chatCompletion(
             ? tooLargeError(route)
             : `connection error (${err.code ?? err.message})`;
     }
-    if (attempt === route.retry.max_attempts) break;
-    const backoff = Math.min(route.retry.max_ms, route.retry.base_ms * 2 ** (attempt - 1)) * (0.5 + jitter());
-    const delay = Math.max(waitMs ?? 0, backoff);
+    if (spent === route.retry.max_attempts) break;
+    if (limited) {
+      hooks.onRetry?.(lastError);
+      continue; // the pacer holds the next try until the route may send again
+    }
+    const delay = Math.max(waitMs ?? 0, backoffMs(route.retry, spent));
     if (delay >= remaining()) break;
     hooks.onRetry?.(lastError);
     if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
@@ -174,12 +213,4 @@ function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-function retryAfterMs(h: string | null): number | null {
-  if (!h) return null;
-  const s = Number(h);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
-  const t = Date.parse(h);
-  return Number.isFinite(t) ? Math.max(0, t - Date.now()) : null;
 }

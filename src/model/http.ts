@@ -3,19 +3,24 @@
 // one timer for its whole limit (connect, send, wait, read), which destroys the request and its socket, so
 // a server that accepts and never answers, or stalls mid-body, frees the socket either way. (The socket's
 // own idle limit is the agent's, for idle sockets: setting it per request cost two timer updates each.)
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
 
 export interface HttpReply {
   status: number;
-  /** The Retry-After header, when the server sent one. */
-  retryAfter: string | null;
   /** A redirect's target (a 3xx is not followed: the route's base_url should name the server itself). */
   location: string | null;
   /** The Content-Type header (a 200 may be an event stream or an HTML page, not JSON). */
   contentType: string | null;
+  /** Every response header (a rate limit's are read from them). */
+  headers: IncomingHttpHeaders;
   text: string;
 }
 
@@ -167,12 +172,11 @@ function readReply(
   stream.on("end", () => {
     let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as fetch's text() decodes
-    const retryAfter = res.headers["retry-after"];
     finish(null, {
       status: res.statusCode ?? 0,
-      retryAfter: typeof retryAfter === "string" ? retryAfter : null,
       location: res.headers.location ?? null,
       contentType: res.headers["content-type"] ?? null,
+      headers: res.headers,
       text,
     });
   });

@@ -27,6 +27,9 @@ export interface Route {
   /** One try's limit; retry.max_total_s is the whole request's deadline, its tries and waits included. */
   timeout_s: number;
   retry: { max_attempts: number; base_ms: number; max_ms: number; max_total_s: number };
+  /** The most requests and estimated tokens the route sends a minute (src/model/pacer.ts); none: no cap. */
+  requests_per_minute?: number | null;
+  tokens_per_minute?: number | null;
   /** Requests failed in a row (no answer within their deadline, or the key refused) that stop the stage. */
   max_failures_in_a_row: number;
   /** The largest reply body read, in MiB: past it a try fails before the body is held whole. */
@@ -116,6 +119,8 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) },
         max_failures_in_a_row: r.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
         max_reply_mb: r.max_reply_mb ?? DEFAULTS.max_reply_mb,
+        requests_per_minute: r.requests_per_minute ?? null,
+        tokens_per_minute: r.tokens_per_minute ?? null,
         request: r.request ?? {},
       });
     }

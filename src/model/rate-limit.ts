@@ -1,0 +1,127 @@
+// What a server's reply says about waiting: which statuses are transient, how long to wait before the next
+// request (retry-after-ms, Retry-After, OpenAI's x-ratelimit-reset-*), and the rates it allows when a
+// rate limit was hit, whether a 429 is a billing problem (OpenAI's insufficient_quota) rather than a rate
+// limit, and the backoff when the server says nothing.
+import type { IncomingHttpHeaders } from "node:http";
+
+/** Retried like openai-node's client does: 408 (timeout), 409 (lock), 429 (rate limit) and 5xx. */
+export const isTransient = (status: number): boolean =>
+  status === 408 || status === 409 || status === 429 || status >= 500;
+
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return typeof value === "string" ? value : undefined;
+};
+
+/**
+ * A Go-style duration as OpenAI writes its reset headers ("1s", "6m0s", "20ms", "1h2m3.5s"), or a bare
+ * number of seconds; null when it is neither.
+ */
+export function durationMs(text: string): number | null {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+  const unitMs: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001 };
+  const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|us|µs|h|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== trimmed) return null;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * unitMs[p[2]!]!, 0);
+}
+
+/** One limit of OpenAI's x-ratelimit-* headers: its size, what is left, and the time until it is full. */
+interface Limit {
+  limit: number | null;
+  remaining: number | null;
+  resetMs: number;
+}
+
+function limitOf(headers: IncomingHttpHeaders, kind: "requests" | "tokens"): Limit | null {
+  const reset = header(headers, `x-ratelimit-reset-${kind}`);
+  const resetMs = reset === undefined ? null : durationMs(reset);
+  if (resetMs === null) return null;
+  const number = (name: string) => {
+    const n = Number(header(headers, `x-ratelimit-${name}-${kind}`) ?? NaN);
+    return Number.isFinite(n) && n >= 0 ? n : null;
+  };
+  return { limit: number("limit"), remaining: number("remaining"), resetMs };
+}
+
+/** What a limit refills per millisecond: the part used (limit - remaining) comes back over its reset time. */
+function refillPerMs(l: Limit): number | null {
+  if (l.limit === null || l.remaining === null || l.resetMs <= 0) return null;
+  const used = l.limit - l.remaining;
+  return used > 0 ? used / l.resetMs : null;
+}
+
+/** Whether a request of `need` units cannot pass this limit now (unknown remaining: assumed exhausted). */
+const exhausted = (l: Limit, need: number) => l.remaining === null || l.remaining < need;
+
+/** The time until `need` units are back, or the whole reset when the refill rate is not known. */
+function waitFor(l: Limit, need: number): number {
+  const rate = refillPerMs(l);
+  return rate === null ? l.resetMs : Math.min(l.resetMs, (need - (l.remaining ?? 0)) / rate);
+}
+
+export interface RateAdvice {
+  /** How long the server asks to wait, or null when it does not say. */
+  waitMs: number | null;
+  /** The rates the server allows, per millisecond, for the limits this reply shows exhausted. */
+  requestsPerMs: number | null;
+  tokensPerMs: number | null;
+}
+
+/**
+ * A rate-limited reply's advice for a request estimated at `tokens` tokens. The wait: retry-after-ms, then
+ * Retry-After (seconds or an HTTP date), as openai-node reads them; failing both, OpenAI's reset headers of
+ * the limits the request cannot pass, each shortened to the time until the request fits when the limit,
+ * what remains and the reset give the refill rate.
+ */
+export function rateAdvice(headers: IncomingHttpHeaders, tokens: number, now = Date.now()): RateAdvice {
+  const requests = limitOf(headers, "requests");
+  const tokenLimit = limitOf(headers, "tokens");
+  const hit = [
+    requests && exhausted(requests, 1) ? ([requests, 1] as const) : null,
+    tokenLimit && exhausted(tokenLimit, tokens) ? ([tokenLimit, tokens] as const) : null,
+  ].filter((x) => x !== null);
+  // Neither limit shows exhausted: the larger wait of those given, as a limit the reply does not name may be.
+  const considered = hit.length ? hit : [requests, tokenLimit].flatMap((l) => (l ? [[l, 1] as const] : []));
+  const resetWait = considered.length ? Math.max(...considered.map(([l, need]) => waitFor(l, need))) : null;
+  return {
+    waitMs: retryAfterMs(headers, now) ?? resetWait,
+    requestsPerMs: requests && exhausted(requests, 1) ? refillPerMs(requests) : null,
+    tokensPerMs: tokenLimit && exhausted(tokenLimit, tokens) ? refillPerMs(tokenLimit) : null,
+  };
+}
+
+/** retry-after-ms (milliseconds), then Retry-After (seconds, or an HTTP date); null without either. */
+export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): number | null {
+  const ms = Number.parseFloat(header(headers, "retry-after-ms") ?? "");
+  if (Number.isFinite(ms)) return Math.max(0, ms);
+  const after = header(headers, "retry-after");
+  if (!after) return null;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(after);
+  return Number.isFinite(at) ? Math.max(0, at - now) : null;
+}
+/**
+ * OpenAI's 429 for an account without credit (error code or type insufficient_quota): waiting does not
+ * help, so it stops the route. Its message, or null for any other reply.
+ */
+export function quotaProblem(status: number, text: string): string | null {
+  if (status !== 429 || !text.includes("insufficient_quota")) return null;
+  try {
+    const error = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown; message?: unknown } })
+      .error;
+    if (error?.code !== "insufficient_quota" && error?.type !== "insufficient_quota") return null;
+    return typeof error.message === "string" ? error.message : "insufficient_quota";
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The exponential backoff before try n + 1, with jitter drawn by each process for itself: shards and
+ * parallel builds that failed together must not retry together.
+ */
+export function backoffMs(retry: { base_ms: number; max_ms: number }, n: number): number {
+  return Math.min(retry.max_ms, retry.base_ms * 2 ** (n - 1)) * (0.5 + Math.random());
+}
