@@ -197,19 +197,20 @@ describe("a user's task imports only from its own folder", () => {
         )
         .replace('score: "scorer.ts"', 'score: "../t2/scorer.ts"');
       expect(loaded).toContain("require(other)");
-      for (const [text, source] of [
-        [loaded, "../t2/scorer.ts"],
-        [index.replace('score: "scorer.ts"', 'score: "../../README.md"'), "../../README.md"],
-        [index.replace('score: "scorer.ts"', 'score: "/etc/hostname"'), "/etc/hostname"],
+      const outside = (source: string) =>
+        `tasks/t1/index.ts: parts.score names ${source}, which is not a source file inside the task's folder`;
+      for (const [text, said] of [
+        // The computed name is refused first, where it is written, before any of the task's code runs.
+        [loaded, "tasks/t1/index.ts:8:19: a computed module name"],
+        [index.replace('score: "scorer.ts"', 'score: "../../README.md"'), outside("../../README.md")],
+        [index.replace('score: "scorer.ts"', 'score: "/etc/hostname"'), outside("/etc/hostname")],
       ] as const) {
         p.write("tasks/t1/index.ts", text);
         const before = p.snapshot(["medbench.lock", "results"]);
         const r = await p.run(["build", "specs/t1.yaml"]);
         expect(r.exitCode, r.stderr).toBe(2);
         expect(r.stderr).not.toMatch(/\n\s+at /);
-        expect(r.stderr).toContain(
-          `tasks/t1/index.ts: parts.score names ${source}, which is not a source file inside the task's folder`,
-        );
+        expect(r.stderr).toContain(said);
         expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
       }
       // A link in the folder to another task's scorer is no source of the folder either.

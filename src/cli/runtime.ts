@@ -19,6 +19,7 @@ import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
 import { taskBindings } from "../runner/task-parts.js";
 import { compileUserTask, userTaskOf, type UserTask } from "../runner/user-task.js";
+import { checkTaskSources, declaredEnvironment } from "../runner/task-rules.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
@@ -46,6 +47,7 @@ export async function loadTask(
   const user = spec.task === null ? null : userTaskOf(spec.path, spec.task, projectCache);
   if (user) {
     compileUserTask(user);
+    const reads = checkTaskSources(user.source, process.cwd());
     const entry = join(user.compiled, "index.js");
     const mod = (await import(entry)) as { task?: TaskModule };
     if (!mod.task)
@@ -62,6 +64,7 @@ export async function loadTask(
       taskBindings(user.compiledRoot, spec.task!, mod.task, join("tasks", spec.task!)).problems,
       relative(user.root, join(user.source, "index.ts")),
     );
+    declaredEnvironment(mod.task.environment, reads, relative(process.cwd(), join(user.source, "index.ts")));
     return { module: mod.task, user };
   }
   return { module: await loadInstalledTask(spec), user: null };
@@ -99,11 +102,12 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
       ),
     ]);
   }
+  // Before the task's code runs: a module that breaks the rules could change what is loaded after it.
+  const reads = checkTaskSources(join(installRoot(), taskFolder(spec.task)), installRoot());
   const module = ((await import(entry)) as { task: TaskModule }).task;
-  refuseBadParts(
-    taskBindings(installRoot(), spec.task, module).problems,
-    `${taskFolder(spec.task!)}/index.ts`,
-  );
+  const indexFile = `${taskFolder(spec.task!)}/index.ts`;
+  refuseBadParts(taskBindings(installRoot(), spec.task, module).problems, indexFile);
+  declaredEnvironment(module.environment, reads, indexFile);
   return module;
 }
 

@@ -1,13 +1,10 @@
 // The code a stage's key holds: its kind's compiled module and what it loads (never infrastructure), plus,
 // per task part the stage calls, the module declared for it and what that loads (or, for a part the task
-// does not declare, the whole task folder), with the exact versions of the packages all of it loads.
-import {
-  codeIdentity,
-  isInfrastructure,
-  taskDataFiles,
-  taskFolderEntries,
-  userTaskIdentity,
-} from "./code.js";
+// does not declare, every compiled module of the task folder), with the packages all of it loads, and the
+// values of the environment variables the task declares.
+import { codeIdentity, isInfrastructure, taskFolderModules, userTaskIdentity } from "./code.js";
+import { sha256Hex } from "../hash/sha256.js";
+import { consultEnv } from "../util/consulted.js";
 import type { UserTask } from "./user-task.js";
 import { taskBindings, type TaskPart } from "./task-parts.js";
 import { join } from "node:path";
@@ -23,7 +20,7 @@ export interface StageCode {
   task: Json;
 }
 
-/** Said of a part the task does not declare: its stage is keyed on every file of the task folder. */
+/** Said of a part the task does not declare: its stage is keyed on every module of the task folder. */
 export const WHOLE_FOLDER = "whole task folder";
 
 export function stageCode(
@@ -45,15 +42,39 @@ export function stageCode(
       else whole = true;
       parts[part] = b ? { module: b.module, exports: b.exports } : WHOLE_FOLDER;
     }
-    entries.push(...(whole ? taskFolderEntries(root, task.name) : taskDataFiles(root, task.name)));
+    if (whole) entries.push(...taskFolderModules(root, task.name));
   }
   const data = task.name !== "" && kind.taskData ? kind.taskData(task.module) : null;
   const { files, packages } = codeIdentity(root, entries, isInfrastructure);
+  return { code: files, packages, task: taskRecord(parts, calls.length > 0, task.module, data) };
+}
+
+/** The task's share of a key: the parts called, the variables its code reads (when it runs any) and the
+ *  declarations the kind reads; null when the stage calls no task code. */
+function taskRecord(
+  parts: Record<string, Json>,
+  calls: boolean,
+  module: TaskModule,
+  data: Json | null,
+): Json {
+  if (!calls && data === null) return null;
+  const env = calls ? environmentOf(module) : {};
   return {
-    code: files,
-    packages,
-    task: calls.length || data !== null ? { parts, ...(data !== null ? { declared: data } : {}) } : null,
+    parts,
+    ...(Object.keys(env).length ? { environment: env } : {}),
+    ...(data !== null ? { declared: data } : {}),
   };
+}
+
+/** Each declared variable by name and the sha256 of its value (null when unset): its value can be a
+ *  secret, and a key record is written to the cache. */
+function environmentOf(module: TaskModule): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const name of [...(module.environment ?? [])].sort()) {
+    const value = consultEnv(name);
+    out[name] = value === null ? null : sha256Hex(value);
+  }
+  return out;
 }
 
 /**
@@ -89,7 +110,7 @@ function userStageCode(
   return {
     code: { ...own.files, ...code.files },
     packages: { ...own.packages, ...code.packages },
-    task: calls.length || data !== null ? { parts, ...(data !== null ? { declared: data } : {}) } : null,
+    task: taskRecord(parts, calls.length > 0, task.module, data),
   };
 }
 
