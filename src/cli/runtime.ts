@@ -19,7 +19,7 @@ import { TASK_PATTERN, taskFolder } from "../contract/task-folder.js";
 import { consult } from "../util/consulted.js";
 import { taskBindings } from "../runner/task-parts.js";
 import { compileUserTask, userTaskOf, type UserTask } from "../runner/user-task.js";
-import { checkTaskSources, declaredEnvironment } from "../runner/task-rules.js";
+import { checkTaskSources, declaredEnvironment, type TaskReads } from "../runner/task-rules.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
@@ -43,11 +43,12 @@ const NO_TASK: TaskModule = {
 export async function loadTask(
   spec: SpecFile,
   projectCache?: string,
-): Promise<{ module: TaskModule; user: UserTask | null }> {
+): Promise<{ module: TaskModule; user: UserTask | null; reads?: TaskReads }> {
   const user = spec.task === null ? null : userTaskOf(spec.path, spec.task, projectCache);
   if (user) {
-    compileUserTask(user);
+    // Before compiling: a refused source leaves the compiled folder (part of the cache) as it was.
     const reads = checkTaskSources(user.source, process.cwd());
+    compileUserTask(user);
     const entry = join(user.compiled, "index.js");
     const mod = (await import(entry)) as { task?: TaskModule };
     if (!mod.task)
@@ -64,13 +65,17 @@ export async function loadTask(
       taskBindings(user.compiledRoot, spec.task!, mod.task, join("tasks", spec.task!)).problems,
       relative(user.root, join(user.source, "index.ts")),
     );
-    declaredEnvironment(mod.task.environment, reads, relative(process.cwd(), join(user.source, "index.ts")));
-    return { module: mod.task, user };
+    declaredEnvironment(
+      mod.task.environment,
+      reads.env,
+      relative(process.cwd(), join(user.source, "index.ts")),
+    );
+    return { module: mod.task, user, reads };
   }
-  return { module: await loadInstalledTask(spec), user: null };
+  return { ...(await loadInstalledTask(spec)), user: null };
 }
 
-async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
+async function loadInstalledTask(spec: SpecFile): Promise<{ module: TaskModule; reads?: TaskReads }> {
   if (spec.task === null) {
     const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskParts);
     if (needs)
@@ -82,7 +87,7 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
           "add `task: <name>` (a folder of tasks/)",
         ),
       ]);
-    return NO_TASK;
+    return { module: NO_TASK };
   }
   const entry = resolve(installRoot(), "dist", taskFolder(spec.task), "index.js");
   consult(entry);
@@ -107,8 +112,8 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
   const module = ((await import(entry)) as { task: TaskModule }).task;
   const indexFile = `${taskFolder(spec.task!)}/index.ts`;
   refuseBadParts(taskBindings(installRoot(), spec.task, module).problems, indexFile);
-  declaredEnvironment(module.environment, reads, indexFile);
-  return module;
+  declaredEnvironment(module.environment, reads.env, indexFile);
+  return { module, reads };
 }
 
 /** A task whose `parts` do not hold (docs/tasks.md, Parts) is refused, naming its wiring module. */
@@ -142,14 +147,14 @@ export async function loadRuntime(
   checkCompiled(installRoot());
   const spec = loadSpec(specPath, variables, specPath, projectCache && join(projectCache, "specs"));
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
-  const { module, user } = await loadTask(spec, projectCache);
+  const { module, user, reads } = await loadTask(spec, projectCache);
   checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module, env);
   return {
     build: buildInfo(spec),
     spec,
     plan,
     kinds: new Map(STAGE_KINDS),
-    task: { name: spec.task ?? "", module, user },
+    task: { name: spec.task ?? "", module, user, ...(reads ? { reads: reads.byFile } : {}) },
   };
 }
 

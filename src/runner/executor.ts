@@ -160,7 +160,8 @@ export interface Runtime {
   plan: Plan;
   kinds: Map<string, StageKind>;
   /** `user`: a task of the user's repository (src/runner/user-task.ts); null for one of the install. */
-  task: { name: string; module: TaskModule; user?: UserTask | null };
+  /** `reads`: per source of the task folder, the environment variables it reads (task-rules.ts). */
+  task: { name: string; module: TaskModule; user?: UserTask | null; reads?: Record<string, string[]> };
 }
 
 /**

@@ -43,17 +43,25 @@ interface SourceFacts {
   env: Record<string, { line: number; column: number }>;
 }
 
-/** Where each environment variable is first read, per source file (relative to the folder's parent). */
+/** Where each environment variable is first read (the file as shown). */
 export type EnvReads = Record<string, { file: string; line: number; column: number }>;
+
+/** What a task's sources read: each variable's first place, and per source (relative to the task
+ *  folder, `/`-separated) the variables it reads. */
+export interface TaskReads {
+  env: EnvReads;
+  byFile: Record<string, string[]>;
+}
 
 /**
  * Checks every source of a task's folder (`folder`, absolute; files named relative to `shownFrom`) and
  * returns the environment variables they read. A link in the folder is refused: what it points to is
  * outside what the folder's keys cover.
  */
-export function checkTaskSources(folder: string, shownFrom: string): EnvReads {
+export function checkTaskSources(folder: string, shownFrom: string): TaskReads {
   const problems: Diagnostic[] = [];
   const env: EnvReads = {};
+  const byFile: Record<string, string[]> = {};
   for (const file of sourcesOf(folder, shownFrom, problems)) {
     const shown = relative(shownFrom, file).split("\\").join("/");
     const isIndex = relative(folder, file) === "index.ts";
@@ -64,9 +72,11 @@ export function checkTaskSources(folder: string, shownFrom: string): EnvReads {
     ) as unknown as SourceFacts;
     for (const f of facts.findings) problems.push({ file: shown, ...f });
     for (const [name, at] of Object.entries(facts.env)) env[name] ??= { file: shown, ...at };
+    const names = Object.keys(facts.env);
+    if (names.length) byFile[relative(folder, file).split("\\").join("/")] = names.sort();
   }
   if (problems.length) throw new DiagnosticError(problems);
-  return env;
+  return { env, byFile };
 }
 
 /** Every .ts source of the folder (not .d.ts); a link anywhere in it is a problem. */
