@@ -52,14 +52,20 @@ describe("task rules", () => {
         WIRING + "delete (SUBSETS as never as { a?: 1 }).a;\n" + "export const made = makeTable();\n",
     });
     expect(said).toEqual([
-      "index.ts:12:1 index.ts runs this at load, and index.ts is in no stage's key: what it changes would go unseen",
+      "index.ts:12:1 index.ts runs this at load, and index.ts is in no stage's key: " +
+        "what it changes would go unseen",
       "index.ts:13:21 index.ts calls this at load, and index.ts is in no stage's key",
     ]);
   });
 
   it("refuses a module that changes what it imports at load, not one that builds its own values", () => {
-    const own =
-      'import { T } from "./t.js";\nconst mine = { ...T };\nmine.x = 1;\nexport const v = [1].map((x) => x);\n';
+    const own = [
+      'import { T } from "./t.js";',
+      "const mine = { ...T };",
+      "mine.x = 1;",
+      "export const v = [1].map((x) => x);",
+      "",
+    ].join("\n");
     expect(check({ "a.ts": own })).toEqual([]);
     const said = check({ "a.ts": 'import { T } from "./t.js";\nT.x = 2;\ndelete T.y;\n' });
     expect(said.map((s) => s.split(" ")[0])).toEqual(["a.ts:2:1", "a.ts:3:1"]);

@@ -2,7 +2,7 @@
 // runner's infrastructure), and the exact version of each package that code imports; which modules a stage
 // starts from is src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
 // checkCompiled() makes sure it was compiled from the sources beside it.
-import { existsSync, readdirSync, statSync } from "../util/builtins.js";
+import { existsSync, readdirSync, realpathSync, statSync } from "../util/builtins.js";
 import { createRequire, isBuiltin } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { DiagnosticError } from "../spec/diagnostic.js";
@@ -160,12 +160,22 @@ function lockVersions(root: string): Record<string, string> | null {
   return versions;
 }
 
+/** The real path of `root`'s node_modules (Node resolves packages to real paths: node_modules may be a
+ *  link), or null without one. */
+function installedModules(root: string): string | null {
+  const dir = join(root, "node_modules");
+  consult(dir);
+  return existsSync(dir) ? realpathSync(dir) : null;
+}
+
 /** A package installed under `root` must be what its package-lock.json pins, as `npm ci` installs it:
  *  else the code that runs is not the code the lock names (a lock bumped without an install). */
 function checkLocked(root: string, dir: string, p: PackageFacts): void {
   const locked = lockVersions(root);
-  const path = relative(root, dir).split("\\").join("/");
-  if (!locked || !path.startsWith("node_modules/")) return; // no lock, or a package of another install
+  const modules = locked ? installedModules(root) : null;
+  // No lock, or a package of another install (found above the root, or medbench's own beside it).
+  if (!locked || !modules || !dir.startsWith(modules + sep)) return;
+  const path = `node_modules/${relative(modules, dir).split("\\").join("/")}`;
   const pinned = locked[path];
   if (pinned === p.version) return;
   throw new DiagnosticError([

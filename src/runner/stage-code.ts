@@ -98,10 +98,10 @@ function environmentOf(
 }
 
 /**
- * A task of the user's repository (src/runner/user-task.ts), keyed as an installed task is: per part the stage
- * calls, the compiled module declared for it and what that imports (under the project's cache/compiled), or,
- * for a part the task does not declare, every compiled module of the task; the packages they load and the
- * compiler's version.
+ * A task of the user's repository (src/runner/user-task.ts), keyed as an installed task is: per part the
+ * stage calls, the compiled module declared for it and what that imports (under the project's
+ * cache/compiled), or, for a part the task does not declare, every compiled module of the task; the
+ * packages they load and the compiler's version.
  */
 function userStageCode(root: string, kind: StageKind, task: TaskOfStage, calls: TaskPart[]): StageCode {
   const user = task.user!;

@@ -93,7 +93,9 @@ function sourcesOf(folder: string, shownFrom: string, problems: Diagnostic[]): s
         message:
           "a link in the task's folder: the code and data a stage observes must be the folder's own, " +
           "or an edit of the link's target would rerun nothing",
-        fix: `replace the link by a copy of what it points to (cp --remove-destination "$(readlink -f ${shown})" ${shown})`,
+        fix:
+          "replace the link by a copy of what it points to " +
+          `(cp --remove-destination "$(readlink -f ${shown})" ${shown})`,
       });
     } else if (e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".d.ts")) out.push(abs);
   }
@@ -243,8 +245,12 @@ export function declaredEnvironment(declared: unknown, reads: EnvReads, indexFil
     throw new DiagnosticError(
       undeclared.map(([name, at]) => ({
         ...at,
-        message: `reads the environment variable ${name}, which the task does not declare: its value would be in no key`,
-        fix: `declare it in the task object (index.ts): environment: [${JSON.stringify(name)}]; a stage calling the task's code is then keyed on its value`,
+        message:
+          `reads the environment variable ${name}, which the task does not declare: ` +
+          "its value would be in no key",
+        fix:
+          `declare it in the task object (index.ts): environment: [${JSON.stringify(name)}]; ` +
+          "a stage whose code reads it is then keyed on its value",
       })),
     );
   return [...names].sort();
@@ -273,7 +279,8 @@ function checkProcessUse(
       : "uses `process`: task code's results may depend only on its inputs and declared variables",
     envAccess && name === undefined
       ? 'read each variable by name (process.env.NAME) and declare it in the task (`environment: ["NAME"]`)'
-      : 'remove it; a setting the task needs is a parameter of the spec, or a declared variable read with process.env.NAME (`environment: ["NAME"]`)',
+      : "remove it; a setting the task needs is a parameter of the spec, or a declared variable read " +
+          'with process.env.NAME (`environment: ["NAME"]`)',
   );
 }
 
