@@ -271,6 +271,9 @@ describe("edit matrix: packages of a user's task", () => {
     p.write("package-lock.json", lock("2.0.0"));
     expect((await p.run(["build", spec])).exitCode).toBe(0);
     p.write("package-lock.json", lock("2.0.1")); // bumped, and not installed
+    // prompts, before parse, would run now: the refusal comes first, before any stage runs
+    const template = p.read("specs/t1/prompts/user.txt");
+    p.write("specs/t1/prompts/user.txt", `${template}Be brief.\n`);
     const before = p.snapshot();
     const r = await p.run(["build", spec]);
     expect(r.exitCode, r.stderr).toBe(2);
@@ -281,6 +284,7 @@ describe("edit matrix: packages of a user's task", () => {
     expect(r.stderr).toContain("npm ci");
     expect(p.snapshot()).toBe(before);
     rmSync(p.path("package-lock.json"));
+    p.write("specs/t1/prompts/user.txt", template);
   });
 
   it("--refresh that makes other outputs under the same key says so and keeps the cached entry", async () => {

@@ -235,6 +235,11 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       "run `medbench build` without --frozen and commit medbench.lock",
     );
 
+  // What refuses to be keyed (an installed package that is not the one the lock pins) refuses the build
+  // before any stage runs, not halfway.
+  for (const decl of plan.order)
+    stageCode(installRoot(), kinds.get(decl.kind)!, decl.params as Json, rt.task);
+
   const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
   for (const decl of plan.order) {
     const kind = kinds.get(decl.kind)!;
