@@ -73,3 +73,37 @@ describe("code identity", () => {
     ]);
   });
 });
+
+describe("which task modules each stage of the built-in tasks is keyed on", () => {
+  /** The task modules (by file name) in the key of a stage of `kind` with `params`. */
+  const taskModules = (task: string, kind: string, params: object): string[] => {
+    const c = compiled(task);
+    const id = c.stageCode(REPO, c.kinds.get(kind)!, params as never, { name: task, module: c.task });
+    const prefix = `dist/tasks/${task}/`;
+    return Object.keys(id.code)
+      .filter((f) => f.startsWith(prefix))
+      .map((f) => f.slice(prefix.length));
+  };
+
+  it("mtsamples: instances, readings and judges reach only the stages that import them", () => {
+    expect(taskModules("mtsamples", "model", { model: "medbench/impression" })).toEqual([
+      "baselines.js",
+      "criteria.js",
+    ]);
+    expect(taskModules("mtsamples", "judge", { judges: ["local/qwen3-8b"] })).toEqual(["judges.js"]);
+    expect(taskModules("mtsamples", "prompts", {})).toEqual(["instances.js", "prompts.js"]);
+    expect(taskModules("mtsamples", "score", {})).toEqual([
+      "instances.js",
+      "judge-readings.js",
+      "readings.js",
+      "scorer.js",
+    ]);
+  });
+
+  it("note-errors: each stage is keyed on its part's modules, never on index.ts", () => {
+    expect(taskModules("note-errors", "parse", {})).toEqual(["task-parse.js", "verdict.js"]);
+    expect(taskModules("note-errors", "bootstrap", {})).toEqual(["metrics.js", "rows.js"]);
+    for (const kind of ["prompts", "parse", "score", "bootstrap"])
+      expect(taskModules("note-errors", kind, {})).not.toContain("index.js");
+  });
+});
