@@ -1,6 +1,7 @@
 // The code identity of a stage: the compiled modules it runs (following their imports, stopping at the
-// runner's infrastructure), and the exact version of each package that code imports; which modules a stage
-// starts from is src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
+// runner's infrastructure), and each package that code loads, followed into the installed package and keyed
+// by its version and the content of its files that run; which modules a stage starts from is
+// src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
 // checkCompiled() makes sure it was compiled from the sources beside it.
 import { existsSync, readdirSync, realpathSync, statSync } from "../util/builtins.js";
 import { createRequire, isBuiltin } from "node:module";
