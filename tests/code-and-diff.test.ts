@@ -80,16 +80,23 @@ describe("code identity", () => {
     });
   });
 
-  it("a package version change reruns the stages whose code imports it", async () => {
+  it("a lock that pins another version than the installed one is refused, as npm ci would install it", async () => {
     const lockFile = install.path("package-lock.json");
-    const npmLock = JSON.parse(readFileSync(lockFile, "utf8"));
+    const pristine = readFileSync(lockFile, "utf8");
+    const npmLock = JSON.parse(pristine);
     npmLock.packages["node_modules/@stdlib/stats-base-dists-beta-quantile"].version = "0.0.0-test";
     writeFileSync(lockFile, JSON.stringify(npmLock));
+    const said = "package-lock.json pins @stdlib/stats-base-dists-beta-quantile 0.0.0-test, and ";
     const status = await p.run(["status", SPEC], {}, install.bin);
-    expect(status.stdout).toMatch(
-      /package changed: @stdlib\/stats-base-dists-beta-quantile \S+ -> 0\.0\.0-test/,
-    );
-    expect(await build()).toMatchObject({ score: "fresh", bootstrap: "ran" });
+    expect(status.stdout).toMatch(new RegExp(`stale\\s+bootstrap[^\\n]*\\n\\s+cannot be keyed: ${said}`));
+    const before = p.snapshot(["cache/stages", "cache/objects", "medbench.lock", "results"]);
+    const r = await p.run(["build", SPEC], {}, install.bin);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(said);
+    expect(r.stderr).toContain("run `npm ci`");
+    expect(p.snapshot(["cache/stages", "cache/objects", "medbench.lock", "results"])).toBe(before);
+    writeFileSync(lockFile, pristine);
+    expect(await build()).toMatchObject({ score: "fresh", bootstrap: "fresh" });
   });
 
   it("a lock written by the previous hash recipe gets one clear message, and nothing runs", async () => {

@@ -43,7 +43,9 @@ describe("code identity", () => {
   it("keys the voice-command parse stage by the ajv it loads on first use", () => {
     const { stageCode, kinds, task } = compiled("voice-command");
     const id = stageCode(REPO, kinds.get("parse")!, {}, { name: "voice-command", module: task });
-    expect(id.packages.ajv).toMatch(/^\d+\.\d+\.\d+$/);
+    // The installed version and the sha256 of its files that run, and so of every package ajv loads.
+    expect(id.packages.ajv).toMatch(/^\d+\.\d+\.\d+ sha256:[0-9a-f]{64}$/);
+    expect(id.packages["fast-uri"]).toMatch(/ sha256:/);
     expect(Object.keys(id.code)).toContain("dist/tasks/voice-command/parser.js");
   });
 
@@ -62,7 +64,46 @@ describe("code identity", () => {
     // A task's module, loaded by its folder's path (every file of the folder is in the key of a stage that
     // calls the task), and a task of the user's repository, loaded from its compiled folder (keyed the same
     // way, src/runner/code.ts userTaskIdentity); a schema validator, generated from a schema and only
-    // checking a spec or a registry.
-    expect(unfollowed.sort()).toEqual(["dist/src/cli/runtime.js: 2", "dist/src/spec/schema.js: 1"]);
+    // checking a spec or a registry; and the scanner itself, whose createRequire resolves a package's file
+    // to key it and loads nothing.
+    expect(unfollowed.sort()).toEqual([
+      "dist/src/cli/runtime.js: 2",
+      "dist/src/runner/code.js: 1",
+      "dist/src/spec/schema.js: 1",
+    ]);
+  });
+});
+
+describe("which task modules each stage of the built-in tasks is keyed on", () => {
+  /** The task modules (by file name) in the key of a stage of `kind` with `params`. */
+  const taskModules = (task: string, kind: string, params: object): string[] => {
+    const c = compiled(task);
+    const id = c.stageCode(REPO, c.kinds.get(kind)!, params as never, { name: task, module: c.task });
+    const prefix = `dist/tasks/${task}/`;
+    return Object.keys(id.code)
+      .filter((f) => f.startsWith(prefix))
+      .map((f) => f.slice(prefix.length));
+  };
+
+  it("mtsamples: instances, readings and judges reach only the stages that import them", () => {
+    expect(taskModules("mtsamples", "model", { model: "medbench/impression" })).toEqual([
+      "baselines.js",
+      "criteria.js",
+    ]);
+    expect(taskModules("mtsamples", "judge", { judges: ["local/qwen3-8b"] })).toEqual(["judges.js"]);
+    expect(taskModules("mtsamples", "prompts", {})).toEqual(["instances.js", "prompts.js"]);
+    expect(taskModules("mtsamples", "score", {})).toEqual([
+      "instances.js",
+      "judge-readings.js",
+      "readings.js",
+      "scorer.js",
+    ]);
+  });
+
+  it("note-errors: each stage is keyed on its part's modules, never on index.ts", () => {
+    expect(taskModules("note-errors", "parse", {})).toEqual(["task-parse.js", "verdict.js"]);
+    expect(taskModules("note-errors", "bootstrap", {})).toEqual(["metrics.js", "rows.js"]);
+    for (const kind of ["prompts", "parse", "score", "bootstrap"])
+      expect(taskModules("note-errors", kind, {})).not.toContain("index.js");
   });
 });

@@ -55,7 +55,9 @@ describe("the code memo", () => {
       entries: Record<string, unknown>;
     };
     expect(Object.keys(memo.entries)).toContain(install.path(COMPILED_SCORER));
-    expect(Object.keys(memo.entries)).toContain(install.path(SOURCE_SCORER));
+    // A source is remembered per derivation: its sha256 (checkCompiled) and its task rules apart.
+    expect(Object.keys(memo.entries)).toContain(`${install.path(SOURCE_SCORER)}\nsha256`);
+    expect(Object.keys(memo.entries)).toContain(`${install.path(SOURCE_SCORER)}\ntask-rules`);
     const again = await p.buildSpec(SPEC, [], {}, install.bin);
     expect(new Set(Object.values(again.status))).toEqual(new Set(["fresh"]));
   });
@@ -86,7 +88,7 @@ describe("the code memo", () => {
     expect(new Set(Object.values(again.status))).toEqual(new Set(["fresh"]));
     expect(labelOf(p)).toBe("correct sums");
     const memo = JSON.parse(sealedBody(p.read("cache/code-memo.json")));
-    expect(memo.version).toBe(2);
+    expect(memo.version).toBe(3);
     expect(Object.keys(memo.entries)).toContain(install.path("dist/stages/score.js"));
   });
 

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AddressInfo } from "node:net";
 import { extract } from "../tasks/mtsamples/instances.js";
-import { helmParse, helmScores, medarcParse, medarcScore } from "../tasks/mtsamples/judges.js";
+import { helmParse, helmScores, medarcParse, medarcScore } from "../tasks/mtsamples/judge-readings.js";
 import { score } from "../tasks/mtsamples/scorer.js";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";

@@ -313,7 +313,7 @@ describe("a no-op build answered from its record", () => {
   });
 
   // Last: it edits the install the other projects share.
-  it("medbench's compiled code edited (size and mtime kept), or a file added to the task, is keyed again", async () => {
+  it("medbench's compiled code edited (size and mtime kept), or a file added to the task, is seen", async () => {
     const p = projects.code;
     const scorer = install.path("dist/tests/fixtures/sums/task/scorer.js");
     const before = statSync(scorer);
@@ -327,10 +327,11 @@ describe("a no-op build answered from its record", () => {
     await settle();
     expect((await noop(p)).replayed).toBe(false); // records again
     expect((await noop(p)).replayed).toBe(true);
+    // A file added to the task's folder is seen (the folder is listed), and is in no key: no part reads it.
     writeFileSync(install.path("tests/fixtures/sums/task/table.txt"), "a data file of the task\n");
     const added = await noop(p);
     expect(added.replayed).toBe(false);
-    expect(added.status.score).toBe("ran");
+    expect(added.status.score).toBe("fresh");
   });
 });
 
@@ -352,6 +353,33 @@ describe("a no-op build in a project without a tasks folder (a user's own reposi
       const replayed = await build();
       expect(replayed.exitCode).toBe(0);
       expect(replayed.stderr).toContain(REPLAYED);
+    } finally {
+      p.remove();
+    }
+  });
+});
+
+describe("a no-op record of a task that declares an environment variable", () => {
+  it("is not replayed once the variable's value differs: the stage that reads it runs", async () => {
+    const p = new Project(false);
+    try {
+      for (const args of [["init"], ["new-task", "t1"]]) expect((await p.run(args)).exitCode).toBe(0);
+      p.edit("tasks/t1/index.ts", (t) =>
+        t.replace("contract: 2,", 'contract: 2,\n  environment: ["T1_SUFFIX"],'),
+      );
+      p.edit("tasks/t1/parser.ts", (t) =>
+        t.replace("value: m[0]", 'value: m[0] + (process.env.T1_SUFFIX ?? "")'),
+      );
+      const build = (env: { [k: string]: string } = {}) => p.buildSpec("specs/t1.yaml", [], env);
+      await build();
+      await settle();
+      expect((await build()).run.stderr).not.toContain(REPLAYED); // records
+      expect((await build()).run.stderr).toContain(REPLAYED);
+      const changed = await build({ T1_SUFFIX: "0" });
+      expect(changed.run.stderr).not.toContain(REPLAYED);
+      expect(changed.status).toMatchObject({ model: "fresh", parse: "ran", score: "ran" });
+      const records = readdirSync(p.path("cache/noop")).map((f) => p.read(join("cache/noop", f)));
+      expect(records.join("")).toContain('"env":{"T1_SUFFIX":null}'); // unset when recorded
     } finally {
       p.remove();
     }

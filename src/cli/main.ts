@@ -31,6 +31,8 @@ Exit codes: 0 ok, 1 a build failed or is incomplete (rerun it to retry), 2 bad u
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // Task code's dates read the process's time zone, which no key holds: every build runs in one.
+  process.env.TZ = "UTC";
   const [name, ...rest] = argv;
   try {
     if (!name || name === "--help" || name === "-h" || name === "help") {

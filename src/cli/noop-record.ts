@@ -8,12 +8,13 @@ import { readdirSync, readFileSync, statSync } from "../util/builtins.js";
 import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import type { BuildEvent } from "../runner/events.js";
-import { consultedPaths } from "../util/consulted.js";
+import { consultedEnv, consultedPaths } from "../util/consulted.js";
+import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { settledBefore } from "../runner/stat-signature.js";
 import { installRoot } from "../util/paths.js";
 
-const VERSION = 2; // 2: the record carries a checksum of its content
+const VERSION = 3; // 2: the record carries a checksum of its content; 3: and the variables tasks declare
 /** What a no-op's outcome depends on besides files: the environment variables a build reads (a build
  *  with MEDBENCH_REMOTE set is never recorded: a shared cache is not a local file). */
 const ENV = ["MEDBENCH_DATA_DIR", "NO_COLOR", "TERM"];
@@ -27,6 +28,8 @@ interface NoopRecord {
   check: string;
   key: string;
   files: Record<string, Signature>;
+  /** The variables a task declares (a stage's key holds them): name -> sha256 of its value, or null. */
+  env: Record<string, string | null>;
   events: BuildEvent[];
   stdout: string;
 }
@@ -54,6 +57,8 @@ export function replayable(cacheDir: string, key: string): Replay | null {
   if (record.version !== VERSION || record.key !== key || record.check !== checkOf(record)) return null;
   const paths = Object.keys(record.files);
   for (const path of paths) if (!same(signature(path), record.files[path]!)) return null;
+  for (const [name, hash] of Object.entries(record.env))
+    if (valueHash(process.env[name]) !== hash) return null;
   return { events: record.events, stdout: record.stdout, files: paths.length };
 }
 
@@ -112,8 +117,17 @@ export function recordNoop(
     if (!settledBefore(seen[1], seen[2], startedMs)) return;
     files[path] = sig;
   }
-  const check = checkOf({ key, files, events, stdout });
-  const text = JSON.stringify({ version: VERSION, check, key, files, events, stdout } satisfies NoopRecord);
+  const env = Object.fromEntries([...consultedEnv()].map(([name, value]) => [name, valueHash(value)]));
+  const check = checkOf({ key, files, env, events, stdout });
+  const text = JSON.stringify({
+    version: VERSION,
+    check,
+    key,
+    files,
+    env,
+    events,
+    stdout,
+  } satisfies NoopRecord);
   const file = recordFile(cacheDir, key);
   try {
     if (readFileSync(file, "utf8") === text) return; // a --rekey build that found what was recorded
@@ -168,8 +182,13 @@ const same = (a: Signature, b: Signature): boolean =>
  * seal stops a forger: docs/hardening.md, issue 25.2). JSON.stringify of the parsed record gives back its
  * bytes.
  */
-const checkOf = (r: Pick<NoopRecord, "key" | "files" | "events" | "stdout">): string =>
-  fnv1a(JSON.stringify([r.key, r.files, r.events, r.stdout]));
+const checkOf = (r: Pick<NoopRecord, "key" | "files" | "env" | "events" | "stdout">): string =>
+  fnv1a(JSON.stringify([r.key, r.files, r.env, r.events, r.stdout]));
+
+/** A variable's value as recorded: its sha256 (it may be a secret; crypto loads only for a task that
+ *  declares variables). */
+const valueHash = (value: string | null | undefined): string | null =>
+  value === null || value === undefined ? null : sha256Hex(value);
 
 const recordFile = (cacheDir: string, key: string) => join(cacheDir, "noop", `${fnv1a(key)}.json`);
 

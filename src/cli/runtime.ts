@@ -23,6 +23,7 @@ import { guardTask, taskDeadline, underDeadline, type GuardOptions } from "../ru
 import { StageError } from "../runner/stage.js";
 import { CONTRACT_VERSIONS } from "../contract/returns.js";
 import { UsageError } from "./args.js";
+import { checkTaskSources, declaredEnvironment, type TaskReads } from "../runner/task-rules.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
@@ -51,15 +52,18 @@ export async function loadTask(
   spec: SpecFile,
   projectCache?: string,
   progress?: Progress,
-): Promise<{ module: TaskModule; user: UserTask | null }> {
+): Promise<{ module: TaskModule; user: UserTask | null; reads?: TaskReads }> {
   const seconds = taskDeadline();
   if (typeof seconds === "string") throw new UsageError(seconds);
   const user = spec.task === null ? null : userTaskOf(spec.path, spec.task, projectCache);
   if (!user) {
-    const module = await loadInstalledTask(spec);
+    const { module, reads } = await loadInstalledTask(spec);
     if (module === NO_TASK) return { module, user: null };
-    return { module: guardTask(module, guardOptions(spec, taskFolder(spec.task!), seconds)), user: null };
+    const guarded = guardTask(module, guardOptions(spec, taskFolder(spec.task!), seconds));
+    return { module: guarded, user: null, ...(reads ? { reads } : {}) };
   }
+  // Before compiling: a refused source leaves the compiled folder (part of the cache) as it was.
+  const reads = checkTaskSources(user.source, process.cwd());
   compileUserTask(user);
   const folder = relative(user.root, user.source).split("\\").join("/");
   if (!require.cache[join(user.compiled, "index.js")]) progress?.(`loading task ${spec.task} (${folder}/)…`);
@@ -77,7 +81,12 @@ export async function loadTask(
     taskBindings(user.compiledRoot, spec.task!, mod.task, join("tasks", spec.task!)).problems,
     relative(user.root, join(user.source, "index.ts")),
   );
-  return { module: guardTask(mod.task, guardOptions(spec, folder, seconds)), user };
+  declaredEnvironment(
+    mod.task.environment,
+    reads.env,
+    relative(process.cwd(), join(user.source, "index.ts")),
+  );
+  return { module: guardTask(mod.task, guardOptions(spec, folder, seconds)), user, reads };
 }
 
 function guardOptions(spec: SpecFile, folder: string, seconds: number): GuardOptions {
@@ -121,7 +130,7 @@ function refuseUnknownContract(task: TaskModule, file: string): void {
   ]);
 }
 
-async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
+async function loadInstalledTask(spec: SpecFile): Promise<{ module: TaskModule; reads?: TaskReads }> {
   if (spec.task === null) {
     const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskParts);
     if (needs)
@@ -133,7 +142,7 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
           "add `task: <name>` (a folder of tasks/)",
         ),
       ]);
-    return NO_TASK;
+    return { module: NO_TASK };
   }
   const entry = resolve(installRoot(), "dist", taskFolder(spec.task), "index.js");
   consult(entry);
@@ -153,13 +162,14 @@ async function loadInstalledTask(spec: SpecFile): Promise<TaskModule> {
       ),
     ]);
   }
+  // Before the task's code runs: a module that breaks the rules could change what is loaded after it.
+  const reads = checkTaskSources(join(installRoot(), taskFolder(spec.task)), installRoot());
   const module = ((await import(entry)) as { task: TaskModule }).task;
-  refuseUnknownContract(module, resolve(installRoot(), taskFolder(spec.task), "index.ts"));
-  refuseBadParts(
-    taskBindings(installRoot(), spec.task, module).problems,
-    `${taskFolder(spec.task!)}/index.ts`,
-  );
-  return module;
+  const indexFile = `${taskFolder(spec.task!)}/index.ts`;
+  refuseUnknownContract(module, resolve(installRoot(), indexFile));
+  refuseBadParts(taskBindings(installRoot(), spec.task, module).problems, indexFile);
+  declaredEnvironment(module.environment, reads.env, indexFile);
+  return { module, reads };
 }
 
 /** A task whose `parts` do not hold (docs/tasks.md, Parts) is refused, naming its wiring module. */
@@ -194,14 +204,14 @@ export async function loadRuntime(
   checkCompiled(installRoot());
   const spec = loadSpec(specPath, variables, specPath, projectCache && join(projectCache, "specs"));
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
-  const { module, user } = await loadTask(spec, projectCache, progress);
+  const { module, user, reads } = await loadTask(spec, projectCache, progress);
   checkSpec(spec, STAGE_KINDS, spec.task === null ? null : module, env);
   return {
     build: buildInfo(spec),
     spec,
     plan,
     kinds: new Map(STAGE_KINDS),
-    task: { name: spec.task ?? "", module, user },
+    task: { name: spec.task ?? "", module, user, ...(reads ? { reads: reads.byFile } : {}) },
   };
 }
 

@@ -158,6 +158,12 @@ export interface TaskModule {
    * stage's key holds only the code that function reaches. Undeclared, a part is keyed on the whole folder.
    */
   parts?: TaskParts;
+  /**
+   * The environment variables the task's code reads (`process.env.NAME`, by literal name): each is in the
+   * key of every stage that calls the task's code, by name and the sha256 of its value. A read of any other
+   * is refused when the task loads (docs/tasks.md, "What task code may read").
+   */
+  environment?: readonly string[];
   buildRequests(input: PromptsInput): TaskRequest[];
   parseReply(input: ParseInput): ParsedReply;
   score(input: ScoreInput): ScoreOutput;

@@ -10,7 +10,9 @@ import type { Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
 import { readSealed, sealed, warnDiscarded } from "../util/sealed.js";
 
-const VERSION = 2; // 2: the imports a scan found include CommonJS requires (dist/ is CommonJS)
+// 2: the imports a scan found include CommonJS requires (dist/ is CommonJS); 3: one entry per file and
+// derivation (a task source is both hashed and checked)
+const VERSION = 3;
 
 interface Entry extends StatSignature {
   /** Which derivation made `facts` (a file is always derived the same way; this guards a change of mind). */
@@ -44,11 +46,12 @@ export function useCodeMemo(path: string): void {
 export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
   const st = statSync(abs);
   consult(abs, st);
-  const hit = entries[abs];
+  const id = kind === "scan" ? abs : `${abs}\n${kind}`; // a scan, the most frequent, by its path alone
+  const hit = entries[id];
   if (hit && hit.kind === kind && sameSignature(hit, st)) return hit.facts as T;
   const facts = derive(readFileSync(abs));
   if (settled(st)) {
-    entries[abs] = { ...signatureOf(st), kind, facts };
+    entries[id] = { ...signatureOf(st), kind, facts };
     dirty = true;
   }
   return facts;

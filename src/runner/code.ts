@@ -1,10 +1,12 @@
 // The code identity of a stage: the compiled modules it runs (following their imports, stopping at the
-// runner's infrastructure), and the exact version of each package that code imports; which modules a stage
-// starts from is src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
+// runner's infrastructure), and each package that code loads, followed into the installed package and keyed
+// by its version and the content of its files that run; which modules a stage starts from is
+// src/runner/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
 // checkCompiled() makes sure it was compiled from the sources beside it.
-import { existsSync, readFileSync, readdirSync } from "../util/builtins.js";
-import { isBuiltin } from "node:module";
-import { dirname, join, relative, resolve } from "node:path";
+import { existsSync, readdirSync, realpathSync, statSync } from "../util/builtins.js";
+import { createRequire, isBuiltin } from "node:module";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { DiagnosticError } from "../spec/diagnostic.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { taskFolder } from "../contract/task-folder.js";
 import { factsOf } from "./code-memo.js";
@@ -14,7 +16,8 @@ import type { UserTask } from "./user-task.js";
 export interface CodeIdentity {
   /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
   files: Record<string, string>;
-  /** npm package imported by that code -> its exact installed version. */
+  /** npm package that code loads (and every package that one loads) -> its installed version and the
+   *  sha256 of its files that run. */
   packages: Record<string, string>;
 }
 
@@ -38,8 +41,8 @@ export const IMPORT_RE = new RegExp(
 
 interface Scanned {
   sha256: string;
-  modules: string[]; // absolute paths of the relative imports that exist
-  packages: string[]; // names of the bare imports
+  modules: string[]; // absolute paths of the relative imports that exist, and of the packages' entry files
+  packages: string[]; // names of the bare imports that no installed package answers
 }
 
 // Code does not change while one process runs: read and hash each file once (and, through the code memo,
@@ -55,7 +58,7 @@ export const importsIn = (text: string): string[] =>
 export function moduleFacts(file: string): { sha256: string; imports: string[] } {
   return factsOf(file, "scan", (bytes) => ({
     sha256: sha256Hex(bytes),
-    imports: file.endsWith(".js") ? importsIn(bytes.toString("utf8")) : [],
+    imports: /\.[cm]?js$/.test(file) ? importsIn(bytes.toString("utf8")) : [],
   }));
 }
 
@@ -67,16 +70,43 @@ function scan(file: string): Scanned {
   const packages: string[] = [];
   for (const spec of imports) {
     if (spec.startsWith(".")) {
-      const target = resolve(dirname(file), spec);
-      consult(target);
-      if (existsSync(target)) modules.push(target);
+      const target = resolveRelative(file, spec);
+      if (target) modules.push(target);
     } else if (!spec.startsWith("node:") && !isBuiltin(spec)) {
-      packages.push(packageName(spec));
+      const entry = resolvePackage(file, spec);
+      if (entry) modules.push(entry);
+      else packages.push(packageName(spec));
     }
   }
   hit = { sha256, modules, packages };
   scanned.set(file, hit);
   return hit;
+}
+
+/** A relative import's file: as written, or (in a package, whose code names modules as Node resolves
+ *  them) with `.js`, `.json` or `/index.js` added. */
+function resolveRelative(file: string, spec: string): string | undefined {
+  const target = resolve(dirname(file), spec);
+  const inPackage = file.includes(`${sep}node_modules${sep}`);
+  const candidates = inPackage
+    ? [target, `${target}.js`, `${target}.json`, join(target, "index.js")]
+    : [target];
+  for (const c of candidates) {
+    consult(c);
+    if (existsSync(c) && statSync(c).isFile()) return c;
+  }
+  return undefined;
+}
+
+/** The file Node loads for a bare import from `file` (the package's entry or the subpath's file). */
+function resolvePackage(file: string, spec: string): string | undefined {
+  try {
+    const entry = createRequire(file).resolve(spec);
+    consult(dirname(entry)); // the resolver looked there (a folder replaced by a link, a file added)
+    return entry;
+  } catch {
+    return undefined; // not installed: it fails when it runs, and is keyed by name meanwhile
+  }
 }
 
 /** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
@@ -85,42 +115,81 @@ function packageName(spec: string): string {
   return spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
 }
 
-// Per root: medbench's own, and a user's repository holding a task of its own.
-const lockedVersions = new Map<string, Record<string, string>>();
+/** The installed package a file belongs to: the folder after its last `node_modules`. */
+function packageRootOf(file: string): string | null {
+  const marker = `${sep}node_modules${sep}`;
+  const at = file.lastIndexOf(marker);
+  if (at < 0) return null;
+  const rest = file.slice(at + marker.length).split(sep);
+  return file.slice(0, at + marker.length) + rest.slice(0, rest[0]!.startsWith("@") ? 2 : 1).join(sep);
+}
 
-/** The versions package-lock.json pins (none without one), read once per process and remembered. */
-function lockVersions(root: string): Record<string, string> {
-  const known = lockedVersions.get(root);
-  if (known) return known;
+interface PackageFacts {
+  name: string;
+  version: string;
+  /** Package-relative path -> sha256, of package.json and every file its loaded code reaches. */
+  files: Record<string, string>;
+}
+
+/** A package's key entry: its version and one sha256 over the files of it that run (package.json, which
+ *  says which run, included): an edit in place, a link, a transitive bump all change it. */
+function packageEntry(p: PackageFacts): string {
+  const lines = Object.entries(sorted(p.files)).map(([rel, sha]) => `${sha}  ${rel}\n`);
+  return `${p.version} sha256:${sha256Hex(lines.join(""))}`;
+}
+
+// Per root: medbench's own, and a user's repository holding a task of its own.
+const lockedVersions = new Map<string, Record<string, string> | null>();
+
+/** The versions package-lock.json pins, by install path (null without a lock), read once per process. */
+function lockVersions(root: string): Record<string, string> | null {
+  if (lockedVersions.has(root)) return lockedVersions.get(root)!;
   const lockFile = join(root, "package-lock.json");
   consult(lockFile);
   const versions = !existsSync(lockFile)
-    ? {}
-    : factsOf(lockFile, "lock-versions", (bytes) => {
+    ? null
+    : factsOf(lockFile, "lock-paths", (bytes) => {
         const lock = JSON.parse(bytes.toString("utf8")) as {
           packages?: Record<string, { version?: string }>;
         };
         const out: Record<string, string> = {};
         for (const [path, entry] of Object.entries(lock.packages ?? {}))
-          if (path.startsWith("node_modules/") && entry.version)
-            out[path.slice("node_modules/".length)] = entry.version;
+          if (path.startsWith("node_modules/")) out[path] = entry.version ?? "";
         return out;
       });
   lockedVersions.set(root, versions);
   return versions;
 }
 
-/** The version package-lock.json pins, else the one installed (medbench installed as a dependency). */
-function packageVersion(root: string, name: string): string {
-  const locked = lockVersions(root)[name];
-  if (locked) return locked;
-  for (let dir = root; ; dir = dirname(dir)) {
-    const manifest = join(dir, "node_modules", name, "package.json");
-    consult(manifest);
-    if (existsSync(manifest))
-      return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
-    if (dirname(dir) === dir) return "unknown";
-  }
+/** The real path of `root`'s node_modules (Node resolves packages to real paths: node_modules may be a
+ *  link), or null without one. */
+function installedModules(root: string): string | null {
+  const dir = join(root, "node_modules");
+  consult(dir);
+  return existsSync(dir) ? realpathSync(dir) : null;
+}
+
+/** A package installed under `root` must be what its package-lock.json pins, as `npm ci` installs it:
+ *  else the code that runs is not the code the lock names (a lock bumped without an install). */
+function checkLocked(root: string, dir: string, p: PackageFacts): void {
+  const locked = lockVersions(root);
+  const modules = locked ? installedModules(root) : null;
+  // No lock, or a package of another install (found above the root, or medbench's own beside it).
+  if (!locked || !modules || !dir.startsWith(modules + sep)) return;
+  const path = `node_modules/${relative(modules, dir).split("\\").join("/")}`;
+  const pinned = locked[path];
+  if (pinned === p.version) return;
+  throw new DiagnosticError([
+    {
+      file: join(root, "package-lock.json"),
+      message:
+        pinned === undefined
+          ? `${path} (${p.name} ${p.version}) is installed, and package-lock.json does not name it`
+          : `package-lock.json pins ${p.name} ${pinned}, and ${path} holds ${p.version}: the code that ` +
+            "would run is not the code the lock names",
+      fix: `run \`npm ci\` in ${root} (it installs exactly what package-lock.json pins)`,
+    },
+  ]);
 }
 
 /** Every file under `dir`, recursively, as absolute paths (none when it does not exist). */
@@ -170,21 +239,46 @@ export function codeIdentity(
   versionsRoot = root,
 ): CodeIdentity {
   const files: Record<string, string> = {};
-  const packages = new Set<string>();
+  const packages: Record<string, string> = {};
+  const installed = new Map<string, PackageFacts>(); // package folder -> what of it runs
+  const seen = new Set<string>();
   const queue = entries.map((e) => resolve(root, e));
   while (queue.length) {
     const file = queue.pop()!;
     const rel = relative(root, file).split("\\").join("/");
-    if (rel in files || stop(rel)) continue;
+    if (seen.has(file) || stop(rel)) continue;
+    seen.add(file);
     const s = scan(file);
-    files[rel] = s.sha256;
+    const pkg = rel.startsWith("node_modules/") || rel.startsWith("../") ? packageRootOf(file) : null;
+    if (pkg) addPackageFile(installed, pkg, file, s.sha256);
+    else files[rel] = s.sha256;
     queue.push(...s.modules);
-    for (const p of s.packages) packages.add(p);
+    for (const name of s.packages) packages[name] = "not installed";
   }
-  return {
-    files: sorted(files),
-    packages: sorted(Object.fromEntries([...packages].map((p) => [p, packageVersion(versionsRoot, p)]))),
-  };
+  for (const [dir, p] of installed) {
+    checkLocked(versionsRoot, dir, p);
+    const label = p.name in packages ? `${p.name}@${p.version}` : p.name;
+    packages[label] = packageEntry(p);
+  }
+  return { files: sorted(files), packages: sorted(packages) };
+}
+
+function addPackageFile(installed: Map<string, PackageFacts>, dir: string, file: string, sha: string): void {
+  let p = installed.get(dir);
+  if (!p) {
+    const manifest = join(dir, "package.json");
+    const facts = factsOf(manifest, "package", (bytes) => {
+      const m = JSON.parse(bytes.toString("utf8")) as { name?: string; version?: string };
+      return {
+        name: m.name ?? relative(dirname(dir), dir),
+        version: m.version ?? "",
+        sha256: sha256Hex(bytes),
+      };
+    });
+    p = { name: facts.name, version: facts.version, files: { "package.json": facts.sha256 } };
+    installed.set(dir, p);
+  }
+  p.files[relative(dir, file).split("\\").join("/")] = sha;
 }
 
 /**
@@ -195,32 +289,18 @@ export function codeIdentity(
 export function userTaskIdentity(task: UserTask, modules?: string[]): CodeIdentity {
   const compiled = modules ?? installFilesUnder(task.compiled).filter((f) => f.endsWith(".js"));
   const code = codeIdentity(task.compiledRoot, compiled, undefined, task.root);
-  const data = codeIdentity(
-    task.root,
-    installFilesUnder(task.source).filter((f) => !f.endsWith(".ts")),
-  );
   const files: Record<string, string> = {};
-  for (const [rel, sha] of Object.entries({ ...code.files, ...data.files })) files[`project:${rel}`] = sha;
+  for (const [rel, sha] of Object.entries(code.files)) files[`project:${rel}`] = sha;
   return {
     files: sorted(files),
     packages: sorted({ ...code.packages, [task.compiler.name]: task.compiler.version }),
   };
 }
 
-/** Every file of a task's folder as key entries: its compiled modules, and its files that are not compiled
- *  (prompt data, tables), which run as they are. */
-export function taskFolderEntries(root: string, task: string): string[] {
-  return [...taskFolderModules(root, task), ...taskDataFiles(root, task)];
-}
-
-function taskFolderModules(root: string, task: string): string[] {
+/** Every compiled module of a task's folder (its other files are read by no task code: a module imports a
+ *  JSON table, which its key then holds; src/runner/task-rules.ts refuses any other read). */
+export function taskFolderModules(root: string, task: string): string[] {
   const files = installFilesUnder(join(root, "dist", taskFolder(task))).filter((f) => f.endsWith(".js"));
-  return files.map((f) => relative(root, f));
-}
-
-/** The task folder's files that are not compiled: any part may read them. */
-export function taskDataFiles(root: string, task: string): string[] {
-  const files = installFilesUnder(join(root, taskFolder(task))).filter((f) => !f.endsWith(".ts"));
   return files.map((f) => relative(root, f));
 }
 

@@ -160,7 +160,8 @@ export interface Runtime {
   plan: Plan;
   kinds: Map<string, StageKind>;
   /** `user`: a task of the user's repository (src/runner/user-task.ts); null for one of the install. */
-  task: { name: string; module: TaskModule; user?: UserTask | null };
+  /** `reads`: per source of the task folder, the environment variables it reads (task-rules.ts). */
+  task: { name: string; module: TaskModule; user?: UserTask | null; reads?: Record<string, string[]> };
 }
 
 /**
@@ -241,6 +242,11 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       "run `medbench build` without --frozen and commit medbench.lock",
     );
 
+  // What refuses to be keyed (an installed package that is not the one the lock pins) refuses the build
+  // before any stage runs, not halfway.
+  for (const decl of plan.order)
+    stageCode(installRoot(), kinds.get(decl.kind)!, decl.params as Json, rt.task);
+
   const waiting = new Set<string>(); // --shard: stages left incomplete, and those that read them
   for (const decl of plan.order) {
     const kind = kinds.get(decl.kind)!;
@@ -254,7 +260,8 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
       const { record, paths } = await stageRecord(decl, scope, ctx);
       const key = stageKey(record);
       const forced = opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
-      const manifest = forced ? null : await freshManifest(cache, key);
+      const cached = await freshManifest(cache, key);
+      const manifest = forced ? null : cached;
       // --frozen sends no request: a stage whose last run left requests unanswered would send them.
       const unfinished = opts.frozen && !manifest ? cache.readManifest(key) : null;
       if (unfinished?.key === key && unfinished.incomplete)
@@ -278,13 +285,14 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
         emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key, status, ms: 0 });
       } else {
         status = "ran";
-        const reasons = forced ? ["--refresh"] : whyRun(cache, last?.stages[decl.name]?.key, record);
+        const reasons = forced ? ["--refresh"] : whyRun(cache, last?.stages[decl.name]?.key, record, paths);
         emit({ type: "stage-start", stage: decl.name, kind: decl.kind, key, reasons });
         const t0 = performance.now();
         let incomplete: string | undefined;
         const memo = (scope.memo ??= (await import("./memo.js")).memoStore(cache));
         const produced = await kind.run({ ...ctx, memo, incomplete: (why) => void (incomplete = why) });
         outputs = await storeOutputs(cache, produced);
+        if (cached && !kind.inBundle) refuseUnreproduced(decl.name, cache, cached, outputs, opts.project);
         const m: Manifest = {
           key,
           kind: decl.kind,
@@ -419,15 +427,47 @@ function unrecordedRun(rt: Runtime, opts: BuildOptions): string | null {
 
 /** Why a stage that is not fresh runs: what changed in its key record since the build that recorded
  *  `lastKey` (none: never built; no record: that build's record is not in this cache). */
-function whyRun(cache: Cache, lastKey: string | undefined, record: KeyRecord): string[] {
+function whyRun(
+  cache: Cache,
+  lastKey: string | undefined,
+  record: KeyRecord,
+  paths: Record<string, string>,
+): string[] {
   const same = cache.readManifest(stageKey(record)) as Manifest | null;
   if (same?.incomplete) return [`its last run was incomplete (${same.incomplete})`];
   if (!lastKey) return ["never built"];
   if (lastKey === stageKey(record)) return ["outputs missing from the cache"];
   const old = cache.readManifest(lastKey) as Manifest | null;
   if (!old?.record) return [];
-  const reasons = explain(old.record, record);
+  const reasons = explain(old.record, record, paths);
   return reasons.length ? reasons : ["outputs missing from the cache"];
+}
+
+/**
+ * `--refresh` ran a stage again under a key the cache already held, and it made other outputs: the key
+ * misses something the stage reads (verify recomputes such a stage, so its outputs must follow from its
+ * key). Said, naming the stage, and the cached entry is kept, not silently replaced (Bazel's
+ * reproducibility check is the model; model and data stages, whose outputs a server or a release gives,
+ * are exempt).
+ */
+function refuseUnreproduced(
+  stage: string,
+  cache: Cache,
+  cached: Manifest,
+  outputs: Record<string, string>,
+  project: Project,
+): void {
+  const names = [...new Set([...Object.keys(cached.outputs), ...Object.keys(outputs)])];
+  const differ = names.filter((n) => cached.outputs[n] !== outputs[n]);
+  if (!differ.length) return;
+  throw new StageError(
+    `--refresh ran stage ${stage} again under the same key, and its outputs differ (${differ.join(", ")}): ` +
+      'its key misses something it reads (docs/records.md, "What a stage\'s key covers"); the cache ' +
+      "keeps the earlier outputs",
+    "find what the stage reads that its key does not hold (an undeclared environment variable, a file " +
+      "outside the task folder, a clock or randomness not drawn from its seed) and make it an input; to " +
+      `drop the cached entry instead, remove ${projectPath(project, cache.manifestPath(cached.key))}`,
+  );
 }
 
 /** The memo of a stage context before any stage ran: keying a stage never reads replies. */

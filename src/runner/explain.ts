@@ -23,15 +23,45 @@ export function codeChanges(before: Record<string, string>, after: Record<string
   return out;
 }
 
-/** The differences between two key records, in words. */
-export function explain(before: KeyRecord, after: KeyRecord): string[] {
+/** The declared environment variables whose values differ between two records' task parts, in words. */
+function environmentChanges(before: Json, after: Json): string[] {
+  const envOf = (t: Json) =>
+    ((t as { environment?: Record<string, string | null> } | null)?.environment ?? {}) as Record<
+      string,
+      string | null
+    >;
+  const a = envOf(before),
+    b = envOf(after);
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .sort()
+    .filter((name) => a[name] !== b[name])
+    .map((name) =>
+      !(name in a)
+        ? `environment variable now read: ${name}`
+        : !(name in b)
+          ? `environment variable no longer read: ${name}`
+          : `environment variable changed: ${name}`,
+    );
+}
+
+const withoutEnvironment = (t: Json): Json => {
+  if (t === null || typeof t !== "object" || Array.isArray(t) || !("environment" in t)) return t;
+  const { environment: _, ...rest } = t;
+  return rest;
+};
+
+/** The differences between two key records, in words. `paths`: the spec's file inputs by name (a changed
+ *  template is named by its file). */
+export function explain(before: KeyRecord, after: KeyRecord, paths: Record<string, string> = {}): string[] {
   const out: string[] = [];
   if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
   if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
   for (const d of jsonDiff(before.params, after.params))
     out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   out.push(...codeChanges(before.code, after.code));
-  for (const d of jsonDiff((before.task ?? null) as Json, (after.task ?? null) as Json))
+  const [taskBefore, taskAfter] = [(before.task ?? null) as Json, (after.task ?? null) as Json];
+  out.push(...environmentChanges(taskBefore, taskAfter));
+  for (const d of jsonDiff(withoutEnvironment(taskBefore), withoutEnvironment(taskAfter)))
     out.push(`task parts changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
   const packages = new Set([...Object.keys(before.packages ?? {}), ...Object.keys(after.packages ?? {})]);
   for (const p of [...packages].sort())
@@ -43,7 +73,8 @@ export function explain(before: KeyRecord, after: KeyRecord): string[] {
     const a = before.inputs[name] ?? {},
       b = after.inputs[name] ?? {};
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
-    const detail = changed.length === 1 && changed[0] === "file" ? "" : `: ${changed.join(", ")}`;
+    const file = changed.length === 1 && changed[0] === "file";
+    const detail = file ? (paths[name] ? `: ${paths[name]}` : "") : `: ${changed.join(", ")}`;
     if (changed.length) out.push(`input ${name} changed${detail}`);
   }
   for (const d of jsonDiff(before.identity as Json, after.identity as Json))

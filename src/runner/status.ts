@@ -70,8 +70,9 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     }
     const ctx = stageContext(decl, scope, []);
     let record: KeyRecord;
+    let paths: Record<string, string>;
     try {
-      record = (await stageRecord(decl, scope, ctx)).record;
+      ({ record, paths } = await stageRecord(decl, scope, ctx));
     } catch (e) {
       blocked.add(decl.name);
       states.push({
@@ -99,7 +100,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
       : last?.incomplete
         ? [`its last run was incomplete (${last.incomplete}); the next build runs it again`]
         : old
-          ? explain(old.record, record)
+          ? explain(old.record, record, paths)
           : [
               cache.readManifest(key)
                 ? "outputs missing from the cache"

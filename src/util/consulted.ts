@@ -13,3 +13,15 @@ export function consult(path: string, trusted?: Stats): void {
 }
 
 export const consultedPaths = (): ReadonlyMap<string, Stats | undefined> => paths;
+
+/** Environment variable name -> its value as a stage's key read it (null: unset). */
+const variables = new Map<string, string | null>();
+
+/** The value of an environment variable a stage's key holds, noted for the no-op record. */
+export function consultEnv(name: string): string | null {
+  const value = process.env[name] ?? null;
+  variables.set(name, value);
+  return value;
+}
+
+export const consultedEnv = (): ReadonlyMap<string, string | null> => variables;

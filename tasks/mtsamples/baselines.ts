@@ -1,6 +1,6 @@
 // Built-in models for offline runs: clearly not LLMs, they give the pipeline something to score.
 import type { BaselineInput } from "../task.js";
-import { CRITERIA } from "./judges.js";
+import { CRITERIA } from "./criteria.js";
 
 /**
  * Generation: the note's IMPRESSION (or ASSESSMENT) line, else its last line, as the plan. Reads the input.

@@ -1,11 +1,6 @@
-// The judges: the judge prompt, and each judge reply read as HELM reads it and as MedARC reads it
-// (shared docs: mtsamples.md; the choices where it is silent: docs/protocols/mtsamples.md).
+// The judges' prompt: one judge request per plan (shared docs: mtsamples.md; the choices where it is
+// silent: docs/protocols/mtsamples.md). How a judge reply is read: judge-readings.ts.
 import type { ParsedReply, TaskModule, TaskRequest } from "../task.js";
-import type { Json } from "../../src/util/json.js";
-import { toJs } from "../../src/util/python-json.js";
-import { helmAnnotation, helmReading, medarcObject, medarcReading } from "./readings.js";
-
-export const CRITERIA = ["accuracy", "completeness", "clarity"] as const;
 
 /** Every placeholder filled in one pass, each value verbatim (as Python's string.Template.substitute fills
  *  HELM's prompt): a value holding `{gold_response}` or `$&` is inserted as it is, never filled again. */
@@ -49,37 +44,6 @@ export function judgeRequests(
     });
   });
   return out;
-}
-
-/** HELM: greedy {.*} across lines, parsed with Python's json; on "Expecting ',' delimiter" one } is appended,
- *  once; the annotation must hold the three criteria, each with score and explanation (exact keys). */
-export function helmParse(text: string): Record<string, Json> | null {
-  const a = helmAnnotation(text);
-  return a ? (toJs(a) as Record<string, Json>) : null;
-}
-
-/** HELM's per-judge scores: int(score) of every member of the annotation (an extra criterion-shaped member
- *  counts); null when HELM drops the judge, or where HELM raises (medbench's choice: drop the judge). */
-export function helmScores(text: string): number[] | null {
-  const r = helmReading(text);
-  return r.ok ? r.scores : null;
-}
-
-/** MedARC: from the last }, the first { searching back whose span parses (Python's json) to an object. */
-export function medarcParse(text: string): Record<string, Json> | null {
-  try {
-    const obj = medarcObject(text);
-    return obj ? (toJs(obj) as Record<string, Json>) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** MedARC's judge score in [0, 1]: normalize_helm_reward (exact keys; scores coerced as Python's float,
- *  clamped to 1-5 with Python's min/max, mapped to (s - 1) / 4, averaged over the valid ones;
- *  0 when none). */
-export function medarcScore(text: string): { score: number; valid: number; crash?: string } {
-  return medarcReading(text);
 }
 
 /** The task's judgeRequests (its `parts.judge`). */

@@ -9,7 +9,7 @@ import type {
   TaskRequest,
 } from "../task.js";
 import type { Json } from "../../src/util/json.js";
-import { medarcScore } from "./judges.js";
+import { medarcScore } from "./judge-readings.js";
 import { helmReading } from "./readings.js";
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);

@@ -94,3 +94,6 @@ export function statistics(): Record<string, (rows: readonly UnitRow[]) => numbe
     reportedMetrics().map((m) => [m.name, (rows: readonly UnitRow[]) => m.fn(rows.map(decode))]),
   );
 }
+
+/** The task's statistics record, as the task object holds it (the bootstrap part). */
+export const STATISTICS = statistics();
