@@ -213,7 +213,7 @@ async function runRoute(
   // Loaded when requests are answered, not when the stage is keyed: a no-op build needs no HTTP client.
   const { chatCompletion } = await import("../src/model/client.js");
   const { memoReply, recall } = await import("../src/model/reply-memo.js");
-  const { classifyRefusal } = await import("../src/model/refusal.js");
+  const { classifyRefusal, isFinal } = await import("../src/model/refusal.js");
   const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
   const { SentRequests } = await import("../src/model/sent-requests.js");
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
@@ -300,7 +300,7 @@ async function runRoute(
           level++;
           continue;
         }
-        if (refusal && refusal.kind !== "route" && outcome.kind === "refused") {
+        if (refusal && isFinal(refusal) && outcome.kind === "refused") {
           // The item itself is refused: its final outcome, kept so that later builds do not send it again.
           if (!kept) ctx.memo.put(ns, key, JSON.stringify(memoRefusal(outcome)));
           replies[i] = refusedReply(req.id, key, format, refusal);

@@ -134,4 +134,22 @@ describe("a refusal of the item", () => {
     expect(fake.stats.requests).toBeLessThanOrEqual(3 + 4); // those in flight at most, besides
     expect(formatsSent(fake)).toEqual(new Set(["json_schema"])); // no other format tried
   });
+
+  it.each([
+    ["openrouter-invalid-model-400", /is not a valid model ID/],
+    ["a 400 no wording explains", /HTTP 400: .*server error/],
+  ])("%s is not final: it stops the route, and nothing is kept", async (shape, last) => {
+    const known = shape.startsWith("openrouter");
+    const options = known ? { replay: { [shape]: 1 } } : { policy: () => ({ http_error: 400 }) };
+    const { fake, p } = await setup({ ...options, faultAttempts: 99 });
+    p.edit("routes.yaml", (t) => t.replace("max_failures_in_a_row: 1000", "max_failures_in_a_row: 3"));
+    const r = await p.buildAgainstFake();
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/3 requests in a row failed/);
+    expect(r.stderr).toMatch(last);
+    const sent = fake.stats.requests;
+    // Nothing was filed as a final refusal: the next build asks again.
+    await p.buildAgainstFake();
+    expect(fake.stats.requests).toBeGreaterThan(sent);
+  });
 });

@@ -6,7 +6,7 @@
 // they are at least a fifth of the requests finished, the route is stalled and stops the same way.
 import { defaultMaxListeners, setMaxListeners } from "node:events";
 import type { CallOutcome } from "./client.js";
-import { stopsRoute } from "./refusal.js";
+import { countsAgainstRoute } from "./refusal.js";
 
 export class RouteBreaker {
   private inARow = 0;
@@ -36,7 +36,8 @@ export class RouteBreaker {
     return this.signal.aborted;
   }
 
-  /** Counts a request's outcome: a failure or a refused key adds one, any other answer resets the count. */
+  /** Counts a request's outcome: a failure or a refusal of the route adds one; an answer, or a final refusal
+   *  of the item (its length, a parameter), resets the count. */
   record(outcome: CallOutcome): void {
     if (outcome.kind === "cancelled" || this.tripped) return;
     this.finished++;
@@ -45,9 +46,9 @@ export class RouteBreaker {
       this.fatal = outcome.stopsRoute;
       return this.controller.abort();
     }
-    // A refused key, model or URL: every request of the route will be refused alike.
-    const auth = outcome.kind === "refused" && stopsRoute(outcome.status);
-    if (outcome.kind === "failed" || auth) {
+    // A refused key, model or URL (or a refusal we cannot read): every request may be refused alike.
+    const refused = outcome.kind === "refused" && countsAgainstRoute(outcome.status, outcome.body);
+    if (outcome.kind === "failed" || refused) {
       this.inARow++;
       this.last =
         outcome.kind === "failed" ? outcome.error : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;

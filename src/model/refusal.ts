@@ -22,6 +22,18 @@ interface ErrorFields {
  *  toward the route's max_failures_in_a_row. */
 export const stopsRoute = (status: number): boolean => status === 401 || status === 403 || status === 404;
 
+/** A refusal of the item itself, final: the same request would be refused again until the server or the
+ *  request changes. Any other refusal (one we cannot read) is a failed request, re-sent by the next build. */
+export const isFinal = (refusal: Refusal): boolean =>
+  refusal.kind === "context_length" || refusal.kind === "unsupported_parameter";
+
+/** A refusal that may be the route's own (the key, the model, or a 400 we cannot read, as some gateways
+ *  answer an unknown model or a bad key): it counts toward the route's max_failures_in_a_row. */
+export function countsAgainstRoute(status: number, body: string): boolean {
+  const kind = classifyRefusal(status, body).kind;
+  return (kind === "route" && status >= 400) || kind === "request"; // a redirect is the URL's, said once
+}
+
 const MESSAGE_CHARS = 500;
 
 // Wordings of a refused response format, each from the server that sends it (the corpus entries in
@@ -34,6 +46,8 @@ const FORMAT_WORDS = [
   /invalid format: .*json schema/i, // Ollama
   /\bresponse_format\b/i, // OpenAI, and gateways that name the field
 ];
+// A gateway that answers a route's own problem with a bare 400 (OpenRouter: an unknown model ID).
+const ROUTE_WORDS = [/is not a valid model id/i];
 const CONTEXT_WORDS = [/context_length_exceeded/i, /context length/i, /context window/i];
 const PARAMETER_CODES = new Set(["unsupported_parameter", "unsupported_value", "unknown_parameter"]);
 const PARAMETER_WORDS = [/unsupported parameter/i, /unsupported value/i, /unrecognized request argument/i];
@@ -44,6 +58,7 @@ export function classifyRefusal(status: number, body: string): Refusal {
   const out = (kind: RefusalKind): Refusal => ({ kind, status, message });
   // A redirect names another URL for the route: about the route too, never a request's final outcome.
   if (stopsRoute(status) || status < 400) return out("route");
+  if (code === "insufficient_quota" || ROUTE_WORDS.some((w) => w.test(message))) return out("route");
   // OpenAI names the field it refuses: a refusal of response_format is about the format, whatever its words.
   if (param !== null && /^response_format\b/.test(param)) return out("format");
   if (code === "context_length_exceeded" || CONTEXT_WORDS.some((w) => w.test(message)))
