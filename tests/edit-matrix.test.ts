@@ -300,4 +300,19 @@ describe("edit matrix: packages of a user's task", () => {
     expect(p.snapshot(["cache/stages", "medbench.lock", "results"])).toBe(before);
     expect(p.read("medbench.lock")).toBe(lock);
   });
+
+  it("--refresh prompts is held to the same rule: its outputs are computed, not fetched", async () => {
+    const pristine = p.read("tasks/t1/prompts.ts");
+    const draw = "meta: { gold: it.answer, draw: Math.random() }";
+    p.edit("tasks/t1/prompts.ts", (t) => replaced(t, "meta: { gold: it.answer }", draw));
+    await statuses();
+    const before = p.snapshot(["cache/stages", "medbench.lock", "results"]);
+    const r = await p.run(["build", spec, "--refresh", "prompts"]);
+    p.write("tasks/t1/prompts.ts", pristine);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      "--refresh ran stage prompts again under the same key, and its outputs differ",
+    );
+    expect(p.snapshot(["cache/stages", "medbench.lock", "results"])).toBe(before);
+  });
 });

@@ -292,7 +292,10 @@ async function buildLocked(rt: Runtime, opts: BuildOptions, emit: Emit): Promise
         const memo = (scope.memo ??= (await import("./memo.js")).memoStore(cache));
         const produced = await kind.run({ ...ctx, memo, incomplete: (why) => void (incomplete = why) });
         outputs = await storeOutputs(cache, produced);
-        if (cached && !kind.inBundle) refuseUnreproduced(decl.name, cache, cached, outputs, opts.project);
+        // A stage whose outputs a bundle carries (data fetched, model replies) may differ on a rerun by
+        // nature; one computed from its inputs (prompts included) may not.
+        const computed = kind.inBundle !== "data" && kind.inBundle !== "model";
+        if (cached && computed) refuseUnreproduced(decl.name, cache, cached, outputs, opts.project);
         const m: Manifest = {
           key,
           kind: decl.kind,
