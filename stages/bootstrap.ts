@@ -56,6 +56,20 @@ function metricEntry(
   };
 }
 
+/** A statistic's point is a finite number in its unit's range, or null (undefined): anything else is a bug
+ *  of the task's statistic, refused rather than published as a number. */
+function refuseStatisticPoint(m: MetricRows, point: number | null): void {
+  const unit = m.unit ?? "proportion";
+  const outOfRange = unit === "proportion" && point !== null && (point < 0 || point > 1);
+  if (point === null || (Number.isFinite(point) && !outOfRange)) return;
+  throw new StageError(
+    `the task's statistic \`${m.statistic}\` returned ${point} for metric ${m.name}` +
+      (outOfRange ? ", outside its unit proportion's range [0, 1]" : ", not a finite number"),
+    "make the statistic (the task's `statistics`) return a finite number in the metric's unit, " +
+      "or null where it is undefined",
+  );
+}
+
 type Scored = { metrics: MetricRows[]; paired: PairedRows[] };
 type Procedures = Pick<
   typeof import("../src/stats/intervals.js"),
@@ -108,6 +122,7 @@ export function intervalsOf(
         m.name,
         () => {
           const ci = plan.done();
+          refuseStatisticPoint(m, ci.point);
           return {
             ...metricEntry(m, ci),
             statistic: m.statistic!,
