@@ -48,6 +48,19 @@ describe("secrets in a route never reach a file or a stream", () => {
     expect(p.exists("medbench.lock") ? p.read("medbench.lock") : "").not.toContain(password);
   });
 
+  it("never prints a query key of a base_url refused for its password", async () => {
+    const p = new Project();
+    projects.push(p);
+    const key = "qk-Secret-7hX2mPq9";
+    p.write("routes.yaml", `routes:\n  fake:\n    base_url: http://u:pw-1234@127.0.0.1:9/v1?key=${key}\n`);
+    const r = await p.buildAgainstFake();
+    expectCleanFailure(r.stderr);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/carries a user name or password/);
+    expect(r.stdout + r.stderr).not.toContain(key);
+    expect(r.stdout + r.stderr).not.toContain("pw-1234");
+  });
+
   it("never prints the password of a base_url that another check refuses first", async () => {
     const p = new Project();
     projects.push(p);

@@ -174,12 +174,12 @@ export async function chatCompletion(
     }
     if (spent === route.retry.max_attempts) break;
     if (limited) {
-      hooks.onRetry?.(lastError);
+      hooks.onRetry?.(redact(lastError, secrets));
       continue; // the pacer holds the next try until the route may send again
     }
     const delay = Math.max(waitMs ?? 0, backoffMs(route.retry, spent));
     if (delay >= remaining()) break;
-    hooks.onRetry?.(lastError);
+    hooks.onRetry?.(redact(lastError, secrets));
     if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
   }
   return {

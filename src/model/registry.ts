@@ -94,13 +94,13 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     const src = parseSourceDoc(bytes, file);
     const nonFinite = nonFiniteNumbers(src);
     if (nonFinite.length) throw new DiagnosticError(nonFinite);
-    // Before any other check: a schema or URL message quotes the value, password and all.
     const raw = (src.value as { routes?: unknown } | null)?.routes;
-    if (raw && typeof raw === "object")
-      for (const [name, r] of Object.entries(raw as Record<string, { base_url?: unknown } | null>))
-        if (typeof r?.base_url === "string") refuseUserinfo(src, name, r.base_url);
     const value = src.value as { routes: Record<string, Partial<Route>> | null };
     withQueryHidden(raw, () => {
+      // Before any other check: a schema or URL message quotes the value, password and all.
+      if (raw && typeof raw === "object")
+        for (const [name, r] of Object.entries(raw as Record<string, { base_url?: unknown } | null>))
+          if (typeof r?.base_url === "string") refuseUserinfo(src, name, r.base_url);
       checkSchema(src.value, () => src, REGISTRY_SCHEMA);
       const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
       if (badUrls.length) throw new DiagnosticError(badUrls);
