@@ -5,7 +5,11 @@ import * as intervals from "../src/stats/intervals.js";
 import { intervalsOf } from "../stages/bootstrap.js";
 import type { MetricRow } from "../src/contract/task.js";
 
-const rows: MetricRow[] = Array.from({ length: 20 }, (_, i) => ({ id: `r${i}`, value: i % 2, cluster: `c${i}` }));
+const rows: MetricRow[] = Array.from({ length: 20 }, (_, i) => ({
+  id: `r${i}`,
+  value: i % 2,
+  cluster: `c${i}`,
+}));
 const params = { resamples: 50, seed: 1, rng: "numpy" as const, level: 0.95 };
 
 function run(point: number | null, unit: "proportion" | "score") {
