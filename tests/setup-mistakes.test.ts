@@ -86,7 +86,8 @@ describe("a task that cannot load", () => {
     renameSync(p.path("tasks/t1/index.ts"), p.path("wiring.ts"));
     symlinkSync("../../wiring.ts", p.path("tasks/t1/index.ts"));
     try {
-      expect(await refused()).toMatch(/tasks\/t1\/index\.ts: the task's index\.ts is a link/);
+      // Refused by the task-source rules (no link in a task's folder) before its own check is reached.
+      expect(await refused()).toMatch(/tasks\/t1\/index\.ts: a link in the task's folder/);
     } finally {
       rmSync(p.path("tasks/t1/index.ts"));
       renameSync(p.path("wiring.ts"), p.path("tasks/t1/index.ts"));

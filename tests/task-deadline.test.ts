@@ -50,9 +50,20 @@ describe("task code under a deadline", () => {
     expect(r.stderr).toMatch(/stage score: tasks\/t1\/scorer\.ts: score\(\) did not finish within 1 s/);
   });
 
-  it("process.exit(0) in score() is a failed build, not exit 0 without results", async () => {
+  it("process.exit(0) in score() is refused where it is written, before anything runs", async () => {
     const r = await buildWith(
       (t) => t.replace("const items = requests.map(", "process.exit(0);\n  const items = requests.map("),
+      {},
+    );
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/tasks\/t1\/scorer\.ts:\d+:\d+: uses `process`/);
+  });
+
+  it("process.exit(0) reached past the source rules is still a failed build", async () => {
+    // The rules read the source; a name built at run time is beyond them, and the guard catches the exit.
+    const exit = 'const host = globalThis as Record<string, any>;\n  host["pro" + "cess"].exit(0);\n';
+    const r = await buildWith(
+      (t) => t.replace("const items = requests.map(", `${exit}  const items = requests.map(`),
       {},
     );
     expect(r.exitCode, r.stderr).toBe(1);

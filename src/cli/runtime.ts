@@ -24,6 +24,7 @@ import { StageError } from "../runner/stage.js";
 import { CONTRACT_VERSIONS } from "../contract/returns.js";
 import { UsageError } from "./args.js";
 import { checkTaskSources, declaredEnvironment, type TaskReads } from "../runner/task-rules.js";
+import { holdBeforeWork } from "./small-run-heap.js";
 
 /**
  * For specs whose stages call no task (a download only): any call is a bug the planner should have caught.
@@ -55,6 +56,8 @@ export async function loadTask(
 ): Promise<{ module: TaskModule; user: UserTask | null; reads?: TaskReads }> {
   const seconds = taskDeadline();
   if (typeof seconds === "string") throw new UsageError(seconds);
+  // A command that shows progress is about to work (build, verify): its heap is sized from here on.
+  if (progress) holdBeforeWork();
   const user = spec.task === null ? null : userTaskOf(spec.path, spec.task, projectCache);
   if (!user) {
     const { module, reads } = await loadInstalledTask(spec);

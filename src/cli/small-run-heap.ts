@@ -30,11 +30,18 @@ let small: boolean | undefined;
 export function sizeHeap(e: BuildEvent): void {
   if (e.type === "stage-start" && small === undefined) {
     small = true;
-    if (!userSized()) holdYoungGeneration();
+    holdBeforeWork();
   } else if (e.type === "progress" && e.total >= LARGE_RUN && small) {
     small = false;
     if (youngHeld) releaseYoungGeneration();
   } else if (e.type === "stage-done" && e.status === "ran" && small) collectGarbage();
+}
+
+/** The young generation held before a command's first heavy work that is not a stage's: checking a task's
+ *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any
+ *  stage started. */
+export function holdBeforeWork(): void {
+  if (!youngHeld && !userSized()) holdYoungGeneration();
 }
 
 // Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
