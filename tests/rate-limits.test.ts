@@ -6,12 +6,10 @@ import { execa } from "execa";
 import { resolve } from "node:path";
 import { Project, cleanedAfterEach } from "./rig.js";
 import { REPO } from "./helpers.js";
-import { startFake, type Fake } from "./fake.js";
+import { RESULTS, projectAgainstFake, resultMetrics as metrics } from "./fake-build.js";
 
-const { servers, projects } = cleanedAfterEach();
+const cleaned = cleanedAfterEach();
 const DIST = resolve(REPO, "dist");
-
-const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 
 const BASE = `concurrency: 4
 timeout_s: 120
@@ -31,16 +29,9 @@ function registry(url: string, fields = ""): string {
 ${[...kept, ...lines].map((l) => `    ${l}\n`).join("")}`;
 }
 
-async function setup(server: Record<string, unknown>, fields = "") {
-  const fake: Fake = await startFake(server);
-  servers.push(fake);
-  const p = new Project();
-  projects.push(p);
-  p.write("routes.yaml", registry(fake.url, fields));
-  return { fake, p };
-}
+const setup = (server: Record<string, unknown>, fields = "") =>
+  projectAgainstFake(cleaned, server, (url) => registry(url, fields));
 
-const metrics = (p: Project) => JSON.parse(p.read(`${RESULTS}/metrics.json`));
 const errors = (p: Project) =>
   p
     .read(`${RESULTS}/replies.jsonl`)
