@@ -7,6 +7,7 @@ import {
   fixedFieldMessage,
   fixedFieldProblems,
   thinkingOff,
+  thinkingOffRefusal,
 } from "../src/model/model-rules.js";
 import { escapePointer, type Json } from "../src/util/json.js";
 import type { CheckEnv, StageProblem } from "../src/runner/stage.js";
@@ -29,13 +30,7 @@ export function modelRuleProblems(params: Json, env: CheckEnv): StageProblem[] {
   const out: StageProblem[] = [];
   const off = p.thinking === "off" ? thinkingOff(route, model) : null;
   if (off?.kind === "refused")
-    out.push({
-      pointer: "/params/thinking",
-      message:
-        `model ${model} on route ${name} cannot run a task with thinking off: ${off.why} ` +
-        `(the route's request.models "${off.pattern}")`,
-      fix: "run a model that can switch thinking off, or one the route gives a lowest effort (reasoning_low)",
-    });
+    out.push({ pointer: "/params/thinking", ...thinkingOffRefusal(name, model, off) });
   for (const [field, { value, pointer }] of sentFields(p, name, model))
     for (const x of fixedFieldProblems(route, model, { [field]: value }))
       out.push({ pointer, message: fixedFieldMessage(route, model, x), fix: FIXED_FIELD_FIX });

@@ -19,6 +19,7 @@ import {
   fixedFieldMessage,
   fixedFieldProblems,
   thinkingOff,
+  thinkingOffRefusal,
   tokenField,
 } from "../src/model/model-rules.js";
 import { ownsKey } from "../src/remote/shard.js";
@@ -127,12 +128,10 @@ export function requestBody(
 function thinkingOffFields(route: Route, model: string): Record<string, Json> {
   const off = thinkingOff(route, model);
   if (off.kind === "fields" || off.kind === "lowest") return off.fields;
-  if (off.kind === "refused")
-    throw new StageError(
-      `model ${model} on route ${route.name} cannot run a task with thinking off: ${off.why} ` +
-        `(the route's request.models "${off.pattern}")`,
-      "run a model that can switch thinking off, or one the route gives a lowest effort (reasoning_low)",
-    );
+  if (off.kind === "refused") {
+    const { message, fix } = thinkingOffRefusal(route.name, model, off);
+    throw new StageError(message, fix);
+  }
   const lowest = off.lowest ? ` (or the lowest reasoning effort for ${model})` : "";
   throw new StageError(
     `route ${route.name} does not declare how to switch thinking off${lowest}, ` +

@@ -91,6 +91,20 @@ export function fixedFieldMessage(route: Route, model: string, x: FixedFieldProb
   );
 }
 
+/** Why a model that cannot switch thinking off refuses a thinking-off task, and the fix (check and run). */
+export function thinkingOffRefusal(
+  routeName: string,
+  model: string,
+  off: { why: string; pattern: string },
+): { message: string; fix: string } {
+  return {
+    message:
+      `model ${model} on route ${routeName} cannot run a task with thinking off: ${off.why} ` +
+      `(the route's request.models "${off.pattern}")`,
+    fix: "run a model that can switch thinking off, or one the route gives a lowest effort (reasoning_low)",
+  };
+}
+
 export const FIXED_FIELD_FIX =
   "leave the field out of the spec's request for this model (or set it to the value the model takes), or " +
   "run a model that takes it; a server that does take it needs a route whose request.models says so " +
