@@ -19,9 +19,9 @@ function sourceFiles(dir) {
   });
 }
 
-/** The folder a file counts in: src/<room>, or the top folder (stages, tasks, bin). */
+/** The folder a repository-relative file path counts in: src/<room>, or the top folder (stages, tasks, bin). */
 export function folderOf(path) {
-  const parts = relative(REPO, path).split("/");
+  const parts = path.split("/");
   if (parts[0] !== "src") return parts[0];
   return parts.length > 2 ? `src/${parts[1]}` : "src";
 }
@@ -123,8 +123,8 @@ export function measure(repo = REPO) {
 export function folderCycles(edges) {
   const graph = new Map();
   for (const edge of edges) {
-    const from = folderOf(join(REPO, edge.from));
-    const to = folderOf(join(REPO, edge.to));
+    const from = folderOf(edge.from);
+    const to = folderOf(edge.to);
     if (from === to) continue;
     if (!graph.has(from)) graph.set(from, new Set());
     if (!graph.has(to)) graph.set(to, new Set());
