@@ -19,7 +19,7 @@ function sourceFiles(dir) {
   });
 }
 
-/** The folder a repository-relative file path counts in: src/<room>, or the top folder (stages, tasks, bin). */
+/** The folder a repository-relative path counts in: src/<room>, or the top folder (stages, tasks, bin). */
 export function folderOf(path) {
   const parts = path.split("/");
   if (parts[0] !== "src") return parts[0];
@@ -191,9 +191,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.log(`functions over 100 lines: ${facts.functionsOver100.length}`);
     for (const fn of facts.functionsOver100) console.log(`  ${fn.lines} ${fn.name} (${fn.file})`);
     console.log(`functions over 60 lines: ${facts.functionsOver60}`);
+    const outside = `${facts.singleLetterOutsideKept} (${facts.singleLetterOutsideKeptPercent} %)`;
     console.log(
       `single-letter names: ${facts.singleLetter} of ${facts.names} (${facts.singleLetterPercent} %); ` +
-        `outside i j k e x y n _: ${facts.singleLetterOutsideKept} (${facts.singleLetterOutsideKeptPercent} %)`,
+        `outside i j k e x y n _: ${outside}`,
     );
     console.log(`folder-level import cycles (all imports): ${facts.folderCycles.length}`);
     for (const group of facts.folderCycles) console.log(`  ${group.join(" ")}`);
