@@ -26,9 +26,10 @@ export async function cleanUp(): Promise<void> {
   while (cleanups.length) await cleanups.pop()!();
 }
 
-export async function startS3(): Promise<S3> {
+/** `args`: the server's own options (e.g. --no-conditional-writes). */
+export async function startS3(args: string[] = []): Promise<S3> {
   const dir = mkdtempSync(join(tmpdir(), "medbench-s3-"));
-  const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir], {
+  const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir, ...args], {
     reject: false,
     stdin: "pipe",
   });
