@@ -106,6 +106,34 @@ function conditionalWrites(server, off) {
   });
 }
 
+/** A small seeded generator of numbers in [0, 1) (mulberry32), so that a throttled run is the same each time. */
+function seeded(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A store under load, for tests: `throttle N` answers one request in N, drawn from a seeded sequence, 503
+ *  SlowDown (as S3 asks a client to slow down; N = 0 stops it); `delay MS` answers every request MS later. */
+function pacing(server) {
+  const pace = { every: 0, draw: seeded(1), delayMs: 0 };
+  server.middleware.unshift(async (ctx, next) => {
+    if (pace.delayMs > 0) await new Promise((wake) => setTimeout(wake, pace.delayMs));
+    if (pace.every > 0 && pace.draw() < 1 / pace.every) {
+      ctx.status = 503;
+      ctx.type = "application/xml";
+      ctx.body = "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
+      return;
+    }
+    await next();
+  });
+  return pace;
+}
+
 export async function startS3({ dir, bucket = "medbench", port = 0, conditional = true }) {
   mkdirSync(dir, { recursive: true });
   const server = new S3rver({
@@ -118,8 +146,9 @@ export async function startS3({ dir, bucket = "medbench", port = 0, conditional 
   writeWhole(server.store);
   conditionalWrites(server, !conditional);
   const stall = stallable(server);
+  const pace = pacing(server);
   const { port: bound } = await server.run();
-  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, stall, close: () => server.close() };
+  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, stall, pace, close: () => server.close() };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
@@ -141,8 +170,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     conditional: !process.argv.includes("--no-conditional-writes"),
   });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
-  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it; each is
-  // acknowledged.
+  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it;
+  // `throttle N` and `delay MS` pace it (see pacing); each is acknowledged.
   process.stdin.setEncoding("utf8");
   let pending = "";
   process.stdin.on("data", (chunk) => {
@@ -152,6 +181,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       pending = pending.slice(i + 1);
       if (word === "stall") s.stall.start(match, Number(allow), mode === "miss");
       else if (word === "go") s.stall.end();
+      else if (word === "throttle") s.pace.every = Number(match);
+      else if (word === "delay") s.pace.delayMs = Number(match);
       process.stdout.write(`${word}\n`);
     }
   });

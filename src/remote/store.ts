@@ -10,6 +10,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { hostname, userInfo } from "node:os";
 import { sha256Hex } from "../hash/sha256.js";
 import { claimTtlMs, RequestClaims } from "./claims.js";
+import { isThrottled, RemotePace, THROTTLED_TRIES, throttleWaitMs } from "./pace.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 
 // Loaded only when a remote is configured: the SDK is large, and most runs never need it.
@@ -124,12 +125,29 @@ export class RemoteStore {
     this.claims = new RequestClaims(this, writer, warn, claimTtl);
   }
 
+  /** Throttled calls and every call's latency (pace.ts). */
+  readonly pace = new RemotePace();
   /** Claims on requests, so that machines sharing this store send each once (claims.ts). */
   readonly claims: RequestClaims;
 
   /** One call with its deadline: a store that accepts and never answers fails it (and switches the remote
    *  off) instead of holding the build forever. */
   private async send<T = unknown>(command: object): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      try {
+        const answer = await this.sendOnce<T>(command);
+        this.pace.answered(performance.now() - started);
+        return answer;
+      } catch (e) {
+        if (!isThrottled(e) || attempt >= THROTTLED_TRIES) throw e;
+        this.pace.throttled++;
+        await new Promise((wake) => setTimeout(wake, throttleWaitMs(attempt)));
+      }
+    }
+  }
+
+  private async sendOnce<T>(command: object): Promise<T> {
     const client = await this.client();
     const send = client.send.bind(client) as (c: object, o: { abortSignal: AbortSignal }) => Promise<unknown>;
     return (await send(command, { abortSignal: AbortSignal.timeout(this.deadlineMs) })) as T;
@@ -177,7 +195,10 @@ export class RemoteStore {
     return this.config.prefix + key;
   }
 
-  private fail(e: unknown): void {
+  /** A call failed: the remote is switched off, unless the call was only throttled (then it is skipped). */
+  private fail(e: unknown, skippable = true): void {
+    // A store that answers nothing but "slow down" for many calls in a row is as good as down.
+    if (skippable && isThrottled(e) && this.pace.skip()) return;
     if (this.down !== null) return;
     let why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     for (const s of this.secrets) if (s.length >= 4) why = why.split(s).join("***");
@@ -307,7 +328,11 @@ export class RemoteStore {
   async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
     await this.claims.releaseAll();
+    const slow = this.pace.summary(this.config.url);
+    if (slow !== null && !this.paceSaid) this.warn(slow);
+    this.paceSaid ||= slow !== null;
   }
+  private paceSaid = false;
 
   /** Every object name under a folder of the store (relative to the prefix), with its size; null when the
    *  remote is down (it warned, and `failure` says why). */
@@ -322,7 +347,7 @@ export class RemoteStore {
       ))
         for (const o of page.Contents ?? []) out.set(o.Key!.slice(this.config.prefix.length), o.Size ?? 0);
     } catch (e) {
-      this.fail(e);
+      this.fail(e, false);
       return null;
     }
     return out;
