@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // An S3-compatible server (s3rver) on 127.0.0.1 for tests, benchmarks and trying MEDBENCH_REMOTE by hand:
-//   node scripts/s3-server.mjs --dir /tmp/s3 [--bucket medbench] [--port 0]
+//   node scripts/s3-server.mjs --dir /tmp/s3 [--bucket medbench] [--port 0] [--no-conditional-writes]
 // Prints one JSON line {"endpoint": …, "bucket": …, "dir": …} once it listens, and serves until killed.
 // Tests can stall it through stdin (`stall MATCH N`, `go`: see stallable below).
 // Its credentials are s3rver's fixed test pair (AWS_ACCESS_KEY_ID=S3RVER, AWS_SECRET_ACCESS_KEY=S3RVER).
@@ -8,7 +8,7 @@
 import S3rver from "s3rver";
 import S3Object from "s3rver/lib/models/object.js";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -79,7 +79,62 @@ function stallable(server) {
   };
 }
 
-export async function startS3({ dir, bucket = "medbench", port = 0 }) {
+/** Conditional writes as AWS S3 documents them (PutObject, If-None-Match: *): 412 PreconditionFailed when
+ *  the name exists, 409 ConditionalRequestConflict while another conditional write of it is under way.
+ *  s3rver ignores the header; `off` keeps it so (a store that cannot claim). */
+function conditionalWrites(server, off) {
+  const writing = new Set();
+  const refuse = (ctx, status, code) => {
+    ctx.status = status;
+    ctx.type = "application/xml";
+    ctx.body = `<Error><Code>${code}</Code><Message>conditional write refused</Message></Error>`;
+  };
+  server.middleware.unshift(async (ctx, next) => {
+    if (off || ctx.method !== "PUT" || ctx.get("if-none-match") !== "*") return next();
+    const [, bucket, ...rest] = ctx.path.split("/");
+    const key = decodeURIComponent(rest.join("/"));
+    const name = `${bucket}/${key}`;
+    if (writing.has(name)) return refuse(ctx, 409, "ConditionalRequestConflict");
+    if (existsSync(server.store.getResourcePath(bucket, key, "object")))
+      return refuse(ctx, 412, "PreconditionFailed");
+    writing.add(name);
+    try {
+      await next();
+    } finally {
+      writing.delete(name);
+    }
+  });
+}
+
+/** A small seeded generator of numbers in [0, 1) (mulberry32), so that a throttled run is the same each time. */
+function seeded(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A store under load, for tests: `throttle N` answers one request in N, drawn from a seeded sequence, 503
+ *  SlowDown (as S3 asks a client to slow down; N = 0 stops it); `delay MS` answers every request MS later. */
+function pacing(server) {
+  const pace = { every: 0, draw: seeded(1), delayMs: 0 };
+  server.middleware.unshift(async (ctx, next) => {
+    if (pace.delayMs > 0) await new Promise((wake) => setTimeout(wake, pace.delayMs));
+    if (pace.every > 0 && pace.draw() < 1 / pace.every) {
+      ctx.status = 503;
+      ctx.type = "application/xml";
+      ctx.body = "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
+      return;
+    }
+    await next();
+  });
+  return pace;
+}
+
+export async function startS3({ dir, bucket = "medbench", port = 0, conditional = true }) {
   mkdirSync(dir, { recursive: true });
   const server = new S3rver({
     address: "127.0.0.1",
@@ -89,9 +144,11 @@ export async function startS3({ dir, bucket = "medbench", port = 0 }) {
     configureBuckets: [{ name: bucket }],
   });
   writeWhole(server.store);
+  conditionalWrites(server, !conditional);
   const stall = stallable(server);
+  const pace = pacing(server);
   const { port: bound } = await server.run();
-  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, stall, close: () => server.close() };
+  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, stall, pace, close: () => server.close() };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
@@ -101,13 +158,20 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   };
   const dir = arg("dir");
   if (!dir) {
-    process.stderr.write("usage: node scripts/s3-server.mjs --dir DIR [--bucket NAME] [--port N]\n");
+    process.stderr.write(
+      "usage: node scripts/s3-server.mjs --dir DIR [--bucket NAME] [--port N] [--no-conditional-writes]\n",
+    );
     process.exit(2);
   }
-  const s = await startS3({ dir, bucket: arg("bucket", "medbench"), port: Number(arg("port", "0")) });
+  const s = await startS3({
+    dir,
+    bucket: arg("bucket", "medbench"),
+    port: Number(arg("port", "0")),
+    conditional: !process.argv.includes("--no-conditional-writes"),
+  });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
-  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it; each is
-  // acknowledged.
+  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it;
+  // `throttle N` and `delay MS` pace it (see pacing); each is acknowledged.
   process.stdin.setEncoding("utf8");
   let pending = "";
   process.stdin.on("data", (chunk) => {
@@ -117,6 +181,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       pending = pending.slice(i + 1);
       if (word === "stall") s.stall.start(match, Number(allow), mode === "miss");
       else if (word === "go") s.stall.end();
+      else if (word === "throttle") s.pace.every = Number(match);
+      else if (word === "delay") s.pace.delayMs = Number(match);
       process.stdout.write(`${word}\n`);
     }
   });

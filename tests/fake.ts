@@ -25,6 +25,9 @@ export interface Fake {
     received: FakeRequest[];
     connections: number;
     maxOpen: number;
+    /** When the first request came and the last reply went (ms since the epoch). */
+    firstAt: number | null;
+    lastAnsweredAt: number | null;
   };
   set(options: Record<string, unknown>): void;
   close(): Promise<void>;

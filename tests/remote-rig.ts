@@ -19,6 +19,9 @@ export type S3 = {
    *  `miss`: those then find nothing, whatever was written meanwhile. */
   stall(match: string, allow: number, miss?: "miss"): Promise<void>;
   go(): Promise<void>;
+  /** One request in N answered 503 SlowDown (0: none), and every request `delay` ms late. */
+  throttle(every: number): Promise<void>;
+  delay(ms: number): Promise<void>;
 };
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -26,9 +29,10 @@ export async function cleanUp(): Promise<void> {
   while (cleanups.length) await cleanups.pop()!();
 }
 
-export async function startS3(): Promise<S3> {
+/** `args`: the server's own options (e.g. --no-conditional-writes). */
+export async function startS3(args: string[] = []): Promise<S3> {
   const dir = mkdtempSync(join(tmpdir(), "medbench-s3-"));
-  const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir], {
+  const child = execa("node", [resolve(REPO, "scripts/s3-server.mjs"), "--dir", dir, ...args], {
     reject: false,
     stdin: "pipe",
   });
@@ -66,6 +70,8 @@ export async function startS3(): Promise<S3> {
     child,
     stall: (match, allow, miss) => command(`stall ${match} ${allow}${miss ? " miss" : ""}`),
     go: () => command("go"),
+    throttle: (every) => command(`throttle ${every}`),
+    delay: (ms) => command(`delay ${ms}`),
   };
 }
 

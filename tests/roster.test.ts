@@ -55,3 +55,42 @@ describe("build --roster", () => {
     expect(none.stderr).toContain("declares no check, so no roster");
   }, 0);
 });
+
+describe("build --roster over several routes", () => {
+  const ROUTES = ["deepseek", "openai", "zhipu", "alibaba"];
+  let fakes: Fake[];
+  let p: Project;
+  beforeAll(async () => {
+    // One server per route, each answering after 300 ms, so that a run's model stage lasts a while.
+    fakes = await Promise.all(
+      ROUTES.map(() => startFake({ policy: "note-errors", latencyMs: 300 }) as Promise<Fake>),
+    );
+    p = new Project();
+    p.write("routes.yaml", `routes:\n${ROUTES.map((route, i) => fakeRoute(route, fakes[i]!.url)).join("")}`);
+  });
+  afterAll(async () => {
+    await Promise.all(fakes.map((fake) => fake.close()));
+    p.remove();
+  });
+
+  it("builds runs on different routes at the same time and runs on one route in turn", async () => {
+    const r = await p.run(["build", SPEC, "--roster", "--registry", "routes.yaml"]);
+    expect([0, 1], r.stderr).toContain(r.exitCode);
+    for (const fake of fakes) expect(fake.stats.requests).toBeGreaterThan(0);
+    // Each route's server was asked during the others' time: some two of them overlap (in turn, none would).
+    const spans = fakes.map((fake) => [fake.stats.firstAt!, fake.stats.lastAnsweredAt!] as const);
+    const overlapping = spans.some(([start], i) =>
+      spans.some(([otherStart, otherEnd], j) => i !== j && start >= otherStart && start < otherEnd),
+    );
+    expect(overlapping, JSON.stringify(spans)).toBe(true);
+    // The built-in route's four runs: each ends before the next starts.
+    const lines = r.stderr.split("\n").filter((line) => /^roster [5-8]\/8: /.test(line));
+    expect(lines.map((line) => line.replace(/^(roster \d\/8): .*?(: (done|failed).*)?$/, "$1$2"))).toEqual(
+      [5, 6, 7, 8].flatMap((n) => [
+        `roster ${n}/8`,
+        expect.stringMatching(new RegExp(`^roster ${n}/8: done`)),
+      ]),
+    );
+    expect(r.stdout).toContain("syn-snuh-note-errors check");
+  }, 0);
+});

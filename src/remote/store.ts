@@ -9,6 +9,8 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import { hostname, userInfo } from "node:os";
 import { sha256Hex } from "../hash/sha256.js";
+import { claimTtlMs, RequestClaims } from "./claims.js";
+import { isThrottled, RemotePace, THROTTLED_TRIES, throttleWaitMs } from "./pace.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 
 // Loaded only when a remote is configured: the SDK is large, and most runs never need it.
@@ -118,11 +120,34 @@ export class RemoteStore {
     private readonly secrets: string[] = [],
     private readonly deadlineMs = DEFAULT_DEADLINE_S * 1000,
     private readonly writer = "unknown",
-  ) {}
+    claimTtl = claimTtlMs({}),
+  ) {
+    this.claims = new RequestClaims(this, writer, warn, claimTtl);
+  }
+
+  /** Throttled calls and every call's latency (pace.ts). */
+  readonly pace = new RemotePace();
+  /** Claims on requests, so that machines sharing this store send each once (claims.ts). */
+  readonly claims: RequestClaims;
 
   /** One call with its deadline: a store that accepts and never answers fails it (and switches the remote
    *  off) instead of holding the build forever. */
   private async send<T = unknown>(command: object): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      try {
+        const answer = await this.sendOnce<T>(command);
+        this.pace.answered(performance.now() - started);
+        return answer;
+      } catch (e) {
+        if (!isThrottled(e) || attempt >= THROTTLED_TRIES) throw e;
+        this.pace.throttled++;
+        await new Promise((wake) => setTimeout(wake, throttleWaitMs(attempt)));
+      }
+    }
+  }
+
+  private async sendOnce<T>(command: object): Promise<T> {
     const client = await this.client();
     const send = client.send.bind(client) as (c: object, o: { abortSignal: AbortSignal }) => Promise<unknown>;
     return (await send(command, { abortSignal: AbortSignal.timeout(this.deadlineMs) })) as T;
@@ -156,6 +181,11 @@ export class RemoteStore {
     return this.down;
   }
 
+  /** Whether a keyed object was refused as damaged in this process. */
+  wasRefused(key: string): boolean {
+    return this.damaged.has(key);
+  }
+
   /** How many damaged objects were refused so far. */
   get refused(): number {
     return this.damaged.size;
@@ -165,7 +195,10 @@ export class RemoteStore {
     return this.config.prefix + key;
   }
 
-  private fail(e: unknown): void {
+  /** A call failed: the remote is switched off, unless the call was only throttled (then it is skipped). */
+  private fail(e: unknown, skippable = true): void {
+    // A store that answers nothing but "slow down" for many calls in a row is as good as down.
+    if (skippable && isThrottled(e) && this.pace.skip()) return;
     if (this.down !== null) return;
     let why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     for (const s of this.secrets) if (s.length >= 4) why = why.split(s).join("***");
@@ -294,7 +327,12 @@ export class RemoteStore {
   /** Waits for every upload started so far. */
   async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
+    await this.claims.releaseAll();
+    const slow = this.pace.summary(this.config.url);
+    if (slow !== null && !this.paceSaid) this.warn(slow);
+    this.paceSaid ||= slow !== null;
   }
+  private paceSaid = false;
 
   /** Every object name under a folder of the store (relative to the prefix), with its size; null when the
    *  remote is down (it warned, and `failure` says why). */
@@ -309,10 +347,45 @@ export class RemoteStore {
       ))
         for (const o of page.Contents ?? []) out.set(o.Key!.slice(this.config.prefix.length), o.Size ?? 0);
     } catch (e) {
-      this.fail(e);
+      this.fail(e, false);
       return null;
     }
     return out;
+  }
+
+  /** Writes a small keyed object only if no object of that name exists (a conditional write,
+   *  If-None-Match: *): "created", "exists" (412, or 409 for a concurrent conditional write of the same
+   *  name), or "down" (the remote failed: it warned and is off). The body is not enveloped. */
+  async putIfAbsent(key: string, body: Buffer): Promise<"created" | "exists" | "down"> {
+    if (this.down !== null) return "down";
+    try {
+      const { PutObjectCommand } = await sdk();
+      const name = this.name(key);
+      await this.send(
+        new PutObjectCommand({ Bucket: this.config.bucket, Key: name, Body: body, IfNoneMatch: "*" }),
+      );
+      return "created";
+    } catch (e) {
+      const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || status === 409) return "exists";
+      this.fail(e);
+      return "down";
+    }
+  }
+
+  /** A small keyed object written by putIfAbsent, unchecked (it carries no hash); null when absent or down. */
+  getPlain(key: string): Promise<Buffer | null> {
+    return this.getRaw(key);
+  }
+
+  /** Deletes objects, quietly: a failure leaves them (a claim then expires on its own). */
+  async removeQuietly(keys: string[]): Promise<void> {
+    if (this.down !== null || keys.length === 0) return;
+    try {
+      await this.remove(keys);
+    } catch {
+      /* a claim left behind expires; an unreachable remote has warned already or will on its next call */
+    }
   }
 
   async remove(keys: string[]): Promise<void> {
@@ -349,7 +422,8 @@ export function openRemote(
   const secrets = [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.AWS_ACCESS_KEY_ID].filter(
     (s): s is string => !!s,
   );
-  const store = new RemoteStore(config, warn, secrets, remoteDeadlineMs(env), writerId(env));
+  const deadline = remoteDeadlineMs(env);
+  const store = new RemoteStore(config, warn, secrets, deadline, writerId(env), claimTtlMs(env));
   open.add(store);
   return store;
 }

@@ -7,6 +7,7 @@ import type { Cache } from "./cache.js";
 import type { MemoStore } from "./stage.js";
 import { ReplyLog } from "./reply-log.js";
 import { replyName } from "../remote/store.js";
+import { claimName } from "../remote/claims.js";
 export { ReplyLog, type Compaction } from "./reply-log.js";
 
 /** The memo folder of a namespace (its name made safe for a file name; also the remote's folder). */
@@ -39,19 +40,31 @@ export function memoStore(cache: Cache): MemoStore {
     return s;
   };
   const remote = cache.remote;
+  // Read-through: a reply another machine received, checked against its hash, then kept here too. A reply
+  // found nowhere is claimed first, so that machines sharing the remote send it once (remote/claims.ts).
+  const remoteGet = async (ns: string, key: string): Promise<Buffer | null> => {
+    const name = replyName(folder(ns), key);
+    const lookup = () => remote!.getKeyed(name);
+    let data = await lookup();
+    if (data === null) {
+      const refused = () => remote!.wasRefused(name);
+      const claimed = await remote!.claims.claim(claimName(folder(ns), key), lookup, refused);
+      data = claimed.kind === "found" ? claimed.data : null;
+    }
+    if (data !== null) space(ns).put(key, data);
+    return data;
+  };
   return {
     get: (ns, key) => {
       const local = space(ns).get(key);
       if (local !== null || !remote) return local;
-      // Read-through: a reply another machine received, checked against its hash, then kept here too.
-      return remote.getKeyed(replyName(folder(ns), key)).then((data) => {
-        if (data !== null) space(ns).put(key, data);
-        return data;
-      });
+      return remoteGet(ns, key);
     },
     put: (ns, key, data) => {
       space(ns).put(key, data); // here first: a reply is never lost to a remote that is down
-      void remote?.putKeyed(replyName(folder(ns), key), Buffer.from(data));
+      if (!remote) return;
+      void remote.putKeyed(replyName(folder(ns), key), Buffer.from(data));
+      remote.claims.answered(claimName(folder(ns), key));
     },
   };
 }

@@ -27,8 +27,8 @@ export const command: Command = {
   --rekey               key every stage even when nothing changed since the last no-op build
   --shard I/N           send only this machine's share of the model requests (no results, no lock);
                         with MEDBENCH_REMOTE, a later plain build anywhere assembles the whole run
-  --roster              build every run the spec's \`check:\` roster names (each its model, in turn), then
-                        print the check (exit 0 when it holds, 1 otherwise)
+  --roster              build every run the spec's \`check:\` roster names (each its model; runs on
+                        different routes at once), then print the check (exit 0 when it holds, 1 otherwise)
   --project DIR         the project root (default: the current directory)
   --json                events as JSON lines on stderr; one JSON summary as the last stdout line
   --quiet               warnings and errors only`,
@@ -207,10 +207,10 @@ function incompleteExit(unwhole: { name: string; incomplete?: string }[]): numbe
 }
 
 /**
- * `build SPEC --roster`: one build per run of the spec's check roster, in turn (so no route ever has more
- * requests in flight than its concurrency), each with its model and the other options given; then the
- * check. A run that fails or is incomplete does not stop the others (the check names it; exit 1); a usage
- * or spec mistake does (exit 2).
+ * `build SPEC --roster`: one build per run of the spec's check roster (runs on different routes at once,
+ * runs on one route in turn: src/cli/roster-build.ts), each with its model and the other options given; then
+ * the check. A run that fails or is incomplete does not stop the others (the check names it; exit 1); a
+ * usage or spec mistake is exit 2.
  */
 async function buildRoster(
   specPath: string,
@@ -228,14 +228,17 @@ async function buildRoster(
       `${specPath} declares no check, so no roster: add a \`check:\` block (docs/check.md)`,
     );
   const rest = argv.filter((a) => a !== "--roster");
-  const quiet = Boolean(values.json || values.quiet);
-  let failed = false;
-  for (const [i, entry] of decl.roster.entries()) {
-    if (!quiet) process.stderr.write(`roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}\n`);
-    const code = await run([...rest, "--model", entry.model]);
-    if (code === 2) return code; // a usage or spec mistake: every run would meet it
-    failed ||= code !== 0; // an incomplete run is still checked (the check names it)
-  }
+  const { buildRosterRuns } = await import("../roster-build.js");
+  const jobs = decl.roster.map((entry, i) => ({
+    label: `roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}`,
+    model: entry.model,
+  }));
+  const codes = await buildRosterRuns(jobs, rest, {
+    quiet: Boolean(values.quiet),
+    json: Boolean(values.json),
+  });
+  if (codes.includes(2)) return 2; // a usage or spec mistake: every run meets it
+  const failed = codes.some((code) => code !== 0); // an incomplete run is still checked (the check names it)
   const check = (await import("./check.js")).command;
   const project = values.project === undefined ? [] : ["--project", values.project as string];
   const registries = ((values.registry as string[] | undefined) ?? []).flatMap((r) => ["--registry", r]);

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Machines building one model at the same time through one shared remote, without --shard: requests sent
+// more than once, and wall time against one machine, with claims (the S3 server refuses a second
+// conditional write, as AWS S3 and MinIO do) and without (--no-conditional-writes: the store cannot claim,
+// so the build falls back to sending what it does not find). Each machine is a process with its own project
+// clone and local cache; the model is the fake OpenAI-compatible server answering each request in --latency
+// ms, so that model time dominates. Usage: npm run build && node scripts/bench/claims.mjs [--latency 200]
+import { $, fs, path, os, argv } from "zx";
+import { startS3 } from "../s3-server.mjs";
+import { startFakeOpenAI } from "../fake-openai.mjs";
+
+$.verbose = false;
+const latencyMs = Number(argv.latency ?? 200);
+const repo = path.resolve(import.meta.dirname, "../..");
+const bin = path.join(repo, "bin/medbench.js");
+const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-claims-"));
+let made = 0;
+
+async function clone(fake) {
+  const dir = path.join(tmp, `clone-${made++}`);
+  await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
+  await fs.writeFile(
+    path.join(dir, "routes.yaml"),
+    `routes:\n  fake:\n    base_url: ${fake.url}\n    concurrency: 4\n    timeout_s: 30\n` +
+      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
+  );
+  return dir;
+}
+
+/** `machines` processes against one fresh remote; the fake's counts and the wall time. */
+async function round(machines, conditional) {
+  const s3 = await startS3({ dir: path.join(tmp, `s3-${made}`), conditional });
+  const fake = await startFakeOpenAI({ latencyMs });
+  const env = {
+    ...process.env,
+    NO_COLOR: "1",
+    MEDBENCH_REMOTE: "s3://medbench/bench",
+    MEDBENCH_REMOTE_ENDPOINT: s3.endpoint,
+    AWS_ACCESS_KEY_ID: "S3RVER",
+    AWS_SECRET_ACCESS_KEY: "S3RVER",
+    AWS_REGION: "us-east-1",
+  };
+  const dirs = await Promise.all(Array.from({ length: machines }, () => clone(fake)));
+  const started = performance.now();
+  await Promise.all(
+    dirs.map(
+      (dir) =>
+        $({
+          cwd: dir,
+          env,
+        })`node ${bin} build specs/voice-command.yaml --model fake/test-model --registry routes.yaml --quiet 2>/dev/null`,
+    ),
+  );
+  const ms = performance.now() - started;
+  const counts = [...fake.stats.bodies.values()];
+  await fake.close();
+  await s3.close();
+  return { ms, bodies: counts.length, sent: fake.stats.requests, twice: counts.filter((n) => n > 1).length };
+}
+
+const one = await round(1, true);
+console.log(`voice-command, fake model answering in ${latencyMs} ms, ${one.bodies} request bodies`);
+console.log("machines  claims  sent  bodies sent twice+  wall / one machine");
+const line = (machines, claims, r) =>
+  console.log(
+    `${String(machines).padEnd(10)}${(claims ? "yes" : "no").padEnd(8)}${String(r.sent).padEnd(6)}` +
+      `${String(r.twice).padEnd(20)}${(r.ms / one.ms).toFixed(2)}`,
+  );
+line(1, true, one);
+for (const machines of [2, 4])
+  for (const claims of [true, false]) line(machines, claims, await round(machines, claims));
+await fs.remove(tmp);

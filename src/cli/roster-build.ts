@@ -1,0 +1,147 @@
+// `build SPEC --roster`, its runs: each run is a `medbench build --model M --json` process of its own; runs
+// on different routes proceed at the same time and runs on one route one after another, so that no route
+// ever has more requests in flight (or per minute) than its own limits. One display for the whole roster:
+// a line as each run starts and ends, and on a terminal one line of progress over the runs under way.
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { installRoot } from "../util/paths.js";
+
+export interface RosterJob {
+  label: string; // "roster 3/8: weak_reference openai/gpt-oss-20b"
+  model: string;
+}
+
+interface RunState {
+  job: RosterJob;
+  progress: string; // "model 120/500", or "" before the first progress event
+}
+
+/** The route a roster model runs on: its first segment (ROUTE/MODEL). */
+export const routeOf = (model: string) => model.slice(0, Math.max(0, model.indexOf("/"))) || model;
+
+/** The jobs grouped by route, in roster order within each group. */
+export function byRoute(jobs: RosterJob[]): RosterJob[][] {
+  const groups = new Map<string, RosterJob[]>();
+  for (const job of jobs) groups.set(routeOf(job.model), [...(groups.get(routeOf(job.model)) ?? []), job]);
+  return [...groups.values()];
+}
+
+class RosterDisplay {
+  private readonly running = new Set<RunState>();
+  private footer = false;
+
+  constructor(
+    private readonly quiet: boolean,
+    private readonly out: NodeJS.WriteStream = process.stderr,
+  ) {}
+
+  say(line: string): void {
+    if (this.quiet) return;
+    this.clearFooter();
+    this.out.write(`${line}\n`);
+    this.drawFooter();
+  }
+
+  started(state: RunState): void {
+    this.running.add(state);
+    this.say(state.job.label);
+  }
+
+  ended(state: RunState, line: string): void {
+    this.running.delete(state);
+    this.say(line);
+  }
+
+  progressed(): void {
+    if (this.quiet) return;
+    this.clearFooter();
+    this.drawFooter();
+  }
+
+  private drawFooter(): void {
+    if (!this.out.isTTY || this.running.size === 0) return;
+    const parts = [...this.running].map((state) => {
+      const name = state.job.label.split(": ")[1] ?? state.job.model;
+      return `${name}${state.progress ? ` ${state.progress}` : ""}`;
+    });
+    const line = `  … ${parts.join(" · ")}`;
+    this.out.write(line.slice(0, (this.out.columns ?? 120) - 1));
+    this.footer = true;
+  }
+
+  private clearFooter(): void {
+    if (this.footer) this.out.write("\r\x1b[K");
+    this.footer = false;
+  }
+}
+
+/** One run as a child process; resolves to its exit code. JSON mode passes its lines through whole. */
+function buildOne(args: string[], state: RunState, display: RosterDisplay, json: boolean): Promise<number> {
+  const bin = resolve(installRoot(), "bin/medbench.js");
+  const childArgs = [bin, "build", ...args, "--model", state.job.model, ...(json ? [] : ["--json"])];
+  const child = spawn(process.execPath, childArgs, { stdio: ["ignore", "pipe", "pipe"] });
+  const said: string[] = [];
+  let results = "";
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    if (json) process.stdout.write(`${line}\n`);
+    else results = resultsOf(line) ?? results;
+  });
+  createInterface({ input: child.stderr! }).on("line", (line) => {
+    if (json) return void process.stderr.write(`${line}\n`);
+    const event = eventOf(line);
+    if (event?.type === "progress") {
+      state.progress = `${event.stage} ${event.done}/${event.total}`;
+      display.progressed();
+    } else if (event?.type === "warning") display.say(`  ${state.job.label}: warning: ${event.message}`);
+    else if (!event && line.trim()) said.push(line);
+  });
+  return new Promise((done) => {
+    child.on("close", (code) => {
+      const exit = code ?? 1;
+      const outcome = exit === 0 ? `done${results ? ` (${results})` : ""}` : `failed (exit ${exit})`;
+      display.ended(state, `${state.job.label}: ${outcome}`);
+      for (const line of exit === 0 ? [] : said) display.say(`  ${line}`);
+      done(exit);
+    });
+  });
+}
+
+function eventOf(
+  line: string,
+): { type?: string; stage?: string; done?: number; total?: number; message?: string } | null {
+  if (!line.startsWith("{")) return null;
+  try {
+    return JSON.parse(line) as { type?: string };
+  } catch {
+    return null;
+  }
+}
+
+function resultsOf(line: string): string | null {
+  const summary = eventOf(line) as { results?: unknown } | null;
+  return typeof summary?.results === "string" ? summary.results : null;
+}
+
+/**
+ * Builds the roster's runs, route groups at the same time; `args`: the build's other options. Returns each
+ * run's exit code, in roster order.
+ */
+export async function buildRosterRuns(
+  jobs: RosterJob[],
+  args: string[],
+  { quiet, json }: { quiet: boolean; json: boolean },
+): Promise<number[]> {
+  const display = new RosterDisplay(quiet || json);
+  const codes = new Map<RosterJob, number>();
+  await Promise.all(
+    byRoute(jobs).map(async (group) => {
+      for (const job of group) {
+        const state: RunState = { job, progress: "" };
+        display.started(state);
+        codes.set(job, await buildOne(args, state, display, json));
+      }
+    }),
+  );
+  return jobs.map((job) => codes.get(job)!);
+}
