@@ -7,7 +7,7 @@ import type { NoteMeta } from "./prompts.js";
 import type { ParsedVerdict } from "./verdict.js";
 import { PARSER_CLASSES } from "./parser-classes.js";
 
-const OURS = new Set(PARSER_CLASSES.filter((c) => c.source === "ours").map((c) => c.id));
+const OURS = new Set(PARSER_CLASSES.filter((entry) => entry.source === "ours").map((entry) => entry.id));
 
 export interface NoteItem {
   id: string;
@@ -85,8 +85,8 @@ export function pairRows(items: NoteItem[]): PairRow[] {
   }
   return [...byPair].map(([pair_id, { error, clean }]) => {
     const any = (error ?? clean)!;
-    const e = error ?? { ...any, verdicts: MISSING };
-    const c = clean ?? { ...any, verdicts: MISSING };
+    const errorItem = error ?? { ...any, verdicts: MISSING };
+    const cleanItem = clean ?? { ...any, verdicts: MISSING };
     return {
       pair_id,
       category: any.meta.category,
@@ -94,16 +94,16 @@ export function pairRows(items: NoteItem[]): PairRow[] {
       condition: any.meta.condition,
       edited_line: any.meta.edited_line,
       exposed: any.meta.exposed,
-      e: sideRow(e),
-      c: sideRow(c),
+      e: sideRow(errorItem),
+      c: sideRow(cleanItem),
       ev: {
-        e_evidence: e.verdicts.evidence,
-        c_evidence: c.verdicts.evidence,
-        e_hit: e.verdicts.evidence_hit,
-        c_hit: c.verdicts.evidence_hit,
-        e_hit_chars: e.verdicts.evidence_hit_chars,
-        span_hit: e.verdicts.span_hit,
-        p_line_hit: e.verdicts.p_line_hit,
+        e_evidence: errorItem.verdicts.evidence,
+        c_evidence: cleanItem.verdicts.evidence,
+        e_hit: errorItem.verdicts.evidence_hit,
+        c_hit: cleanItem.verdicts.evidence_hit,
+        e_hit_chars: errorItem.verdicts.evidence_hit_chars,
+        span_hit: errorItem.verdicts.span_hit,
+        p_line_hit: errorItem.verdicts.p_line_hit,
       },
     };
   });
@@ -112,9 +112,9 @@ export function pairRows(items: NoteItem[]): PairRow[] {
 /** Point values of every reported metric, the breakdowns and the counts: the run's tables. */
 export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json> {
   const metrics: Record<string, Json> = {};
-  for (const m of reportedMetrics()) metrics[m.name] = m.fn(rows);
+  for (const metric of reportedMetrics()) metrics[metric.name] = metric.fn(rows);
   const keys: BreakdownKey[] = ["category", "rule", "condition", "edited_line"];
-  const count = (f: (it: NoteItem) => boolean) => items.filter(f).length;
+  const count = (predicate: (it: NoteItem) => boolean) => items.filter(predicate).length;
   const ours = count((it) => OURS.has(it.verdicts.parser_class));
   const replied = count((it) => it.verdicts.reason !== "api_error");
   return {
@@ -137,7 +137,7 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
       think_blocks: count((it) => it.verdicts.think),
       // Replies per parser class (tasks/note-errors/parser-classes.ts), and those read by our choice.
       parser_classes: Object.fromEntries(
-        PARSER_CLASSES.map((c) => [c.id, count((it) => it.verdicts.parser_class === c.id)]),
+        PARSER_CLASSES.map((entry) => [entry.id, count((it) => it.verdicts.parser_class === entry.id)]),
       ),
       parser_our_choice: ours,
       parse_failures_error: count((it) => it.meta.side === "error" && isFailure(it)),
