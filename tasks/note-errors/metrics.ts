@@ -256,70 +256,96 @@ export interface MetricDef {
 
 export const CATEGORIES = ["diagnosis", "lab", "pharmacotherapy"] as const;
 
+const metric = (name: string, label: string, fn: MetricDef["fn"], unit?: MetricDef["unit"]): MetricDef => ({
+  name,
+  label,
+  fn,
+  ...(unit ? { unit } : {}),
+});
+
+/** BCR as the document reports it (the primary), and as other readings count it. */
+const bcrMetrics = (): MetricDef[] => [
+  metric("bcr", "BCR (both correct; a pair without a verdict is not)", (rows) => bcr(rows)),
+  metric("bcr_strict", "BCR, strict parser", (rows) => bcr(rows, "strict")),
+  metric("bcr_skip", "BCR, pairs without a verdict skipped", bcrSkip),
+  metric("bcr_unexposed", "BCR without the pairs the item check exposed", (rows) =>
+    bcr(rows.filter((x) => !x.exposed)),
+  ),
+  metric("bcr_imputed_code", "BCR, the code's random imputation (100 draws, seed 42)", (rows) =>
+    bcrImputedCode(rows),
+  ),
+  metric("bcr_imputed_corrected", "BCR, corrected imputation (side rates, exact)", bcrImputedCorrected),
+];
+
+/** Notes with a verdict, error notes positive; compute_metrics's rows per category. */
+const pointwiseMetrics = (): MetricDef[] => [
+  metric("sensitivity", "sensitivity (error notes flagged)", sensitivity),
+  metric("specificity", "specificity (twins passed)", specificity),
+  metric("balanced_accuracy", "balanced accuracy", balancedAccuracy),
+  metric("f1", "F1 (error notes positive)", f1),
+  metric("precision", "precision", precision),
+  metric("mcc", "MCC", mcc, "score"),
+  metric("flag_rate", "flag rate (notes called Error: Yes)", flagRate),
+  metric("accuracy", "compute_metrics accuracy (notes)", accuracy),
+  ...CATEGORIES.flatMap((category) => [
+    metric(`accuracy_${category}`, `compute_metrics accuracy, ${category}`, categoryAccuracy(category)),
+    metric(
+      `recall_${category}`,
+      `compute_metrics recall on error notes, ${category}`,
+      categoryRecall(category),
+    ),
+  ]),
+];
+
+const OUTCOME_METRICS: [name: string, label: string, outcome: Outcome][] = [
+  ["both_correct", "pairs both correct", "both_correct"],
+  ["both_yes", "pairs both Yes", "both_yes"],
+  ["both_no", "pairs both No", "both_no"],
+  ["both_wrong", "pairs both wrong", "both_wrong"],
+  ["no_verdict_pairs", "pairs with a member without a verdict", "no_verdict"],
+];
+
+/** Pair outcomes, the independence check and the failure rates. */
+const pairMetrics = (): MetricDef[] => [
+  ...OUTCOME_METRICS.map(([name, label, wanted]) => metric(name, label, outcomeShare(wanted))),
+  metric("expected_bcr", "expected BCR under independence (sens × spec)", expectedBcr),
+  metric("independence_ratio", "independence ratio (BCR / sens × spec)", independenceRatio, "score"),
+  metric("parse_failures_error", "parse failures, error notes", parseFailureRate("e")),
+  metric("parse_failures_clean", "parse failures, twins", parseFailureRate("c")),
+  // Rates, named apart from the run's own counts (metrics.truncated, metrics.api_errors).
+  metric("truncated_rate", "truncated replies (finish_reason length), share of notes", truncatedRate),
+  metric("api_error_rate", "API errors, share of notes", apiErrorRate),
+];
+
+const ECA_LABELS: Record<EcaCategory, string> = {
+  A: "ECA A: both sides hit (of pairs flagged on both sides)",
+  B: "ECA B: error side hit only",
+  C: "ECA C: twin side hit only",
+  D: "ECA D: neither side hit",
+  E: "ECA E: Evidence missing on one side",
+  X: "ECA X: no Evidence on either side",
+};
+
+/** The evidence-contrast analysis and the localisation of flags. */
+const evidenceMetrics = (): MetricDef[] => [
+  ...(Object.entries(ECA_LABELS) as [EcaCategory, string][]).map(([category, label]) =>
+    metric(`eca_${category}`, label, ecaShare(category)),
+  ),
+  metric("tp_localisation", "TP localisation (both flagged, error Evidence hits)", tpLocalisation),
+  metric("bcr_fp_corrected", "BCR, FP-corrected (ECA B counted)", bcrFpCorrected),
+  metric(
+    "flag_localisation",
+    "flag localisation (flagged error notes, Evidence on the edited line)",
+    flagLocalisation,
+  ),
+  metric("flag_localisation_chars", "flag localisation, character coverage (check)", flagLocalisationChars),
+  metric("span_hit", "span hit (Evidence contains the inserted text)", spanHit),
+  metric("p_line_baseline", "P-line baseline (flag localisation of quoting the P line)", pLineBaseline),
+];
+
 /** metrics.reported, in the order the results show them (the primary first). */
 export function reportedMetrics(): MetricDef[] {
-  const metric = (name: string, label: string, fn: MetricDef["fn"], unit?: MetricDef["unit"]): MetricDef => ({
-    name,
-    label,
-    fn,
-    ...(unit ? { unit } : {}),
-  });
-  return [
-    metric("bcr", "BCR (both correct; a pair without a verdict is not)", (rows) => bcr(rows)),
-    metric("bcr_strict", "BCR, strict parser", (rows) => bcr(rows, "strict")),
-    metric("bcr_skip", "BCR, pairs without a verdict skipped", bcrSkip),
-    metric("bcr_unexposed", "BCR without the pairs the item check exposed", (rows) =>
-      bcr(rows.filter((x) => !x.exposed)),
-    ),
-    metric("bcr_imputed_code", "BCR, the code's random imputation (100 draws, seed 42)", (rows) =>
-      bcrImputedCode(rows),
-    ),
-    metric("bcr_imputed_corrected", "BCR, corrected imputation (side rates, exact)", bcrImputedCorrected),
-    metric("sensitivity", "sensitivity (error notes flagged)", sensitivity),
-    metric("specificity", "specificity (twins passed)", specificity),
-    metric("balanced_accuracy", "balanced accuracy", balancedAccuracy),
-    metric("f1", "F1 (error notes positive)", f1),
-    metric("precision", "precision", precision),
-    metric("mcc", "MCC", mcc, "score"),
-    metric("flag_rate", "flag rate (notes called Error: Yes)", flagRate),
-    metric("accuracy", "compute_metrics accuracy (notes)", accuracy),
-    ...CATEGORIES.flatMap((category) => [
-      metric(`accuracy_${category}`, `compute_metrics accuracy, ${category}`, categoryAccuracy(category)),
-      metric(
-        `recall_${category}`,
-        `compute_metrics recall on error notes, ${category}`,
-        categoryRecall(category),
-      ),
-    ]),
-    metric("both_correct", "pairs both correct", outcomeShare("both_correct")),
-    metric("both_yes", "pairs both Yes", outcomeShare("both_yes")),
-    metric("both_no", "pairs both No", outcomeShare("both_no")),
-    metric("both_wrong", "pairs both wrong", outcomeShare("both_wrong")),
-    metric("no_verdict_pairs", "pairs with a member without a verdict", outcomeShare("no_verdict")),
-    metric("expected_bcr", "expected BCR under independence (sens × spec)", expectedBcr),
-    metric("independence_ratio", "independence ratio (BCR / sens × spec)", independenceRatio, "score"),
-    metric("parse_failures_error", "parse failures, error notes", parseFailureRate("e")),
-    metric("parse_failures_clean", "parse failures, twins", parseFailureRate("c")),
-    // Rates, named apart from the run's own counts (metrics.truncated, metrics.api_errors).
-    metric("truncated_rate", "truncated replies (finish_reason length), share of notes", truncatedRate),
-    metric("api_error_rate", "API errors, share of notes", apiErrorRate),
-    metric("eca_A", "ECA A: both sides hit (of pairs flagged on both sides)", ecaShare("A")),
-    metric("eca_B", "ECA B: error side hit only", ecaShare("B")),
-    metric("eca_C", "ECA C: twin side hit only", ecaShare("C")),
-    metric("eca_D", "ECA D: neither side hit", ecaShare("D")),
-    metric("eca_E", "ECA E: Evidence missing on one side", ecaShare("E")),
-    metric("eca_X", "ECA X: no Evidence on either side", ecaShare("X")),
-    metric("tp_localisation", "TP localisation (both flagged, error Evidence hits)", tpLocalisation),
-    metric("bcr_fp_corrected", "BCR, FP-corrected (ECA B counted)", bcrFpCorrected),
-    metric(
-      "flag_localisation",
-      "flag localisation (flagged error notes, Evidence on the edited line)",
-      flagLocalisation,
-    ),
-    metric("flag_localisation_chars", "flag localisation, character coverage (check)", flagLocalisationChars),
-    metric("span_hit", "span hit (Evidence contains the inserted text)", spanHit),
-    metric("p_line_baseline", "P-line baseline (flag localisation of quoting the P line)", pLineBaseline),
-  ];
+  return [...bcrMetrics(), ...pointwiseMetrics(), ...pairMetrics(), ...evidenceMetrics()];
 }
 
 // ---- breakdowns ---------------------------------------------------------------------------
