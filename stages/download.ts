@@ -151,9 +151,9 @@ function fileUrl(base: string, path: string): string {
 async function hashingTap(hash: ReturnType<typeof createHash>) {
   const { Transform } = await import("node:stream");
   return new Transform({
-    transform(chunk: Buffer, _e, cb) {
+    transform(chunk: Buffer, _encoding, callback) {
       hash.update(chunk);
-      cb(null, chunk);
+      callback(null, chunk);
     },
   });
 }

@@ -88,8 +88,12 @@ export const judge: StageKind = {
     const rows = new RecordsWriter<"judged">(ctx.tempPath());
     const audits: Record<string, Json> = {};
     for (const model of judgesOf(ctx.params)) {
-      const mp: ModelParams = { model, max_tokens: settings.max_tokens, temperature: settings.temperature };
-      const { replies, audit } = await callModel(ctx, mp, judgeReqs);
+      const modelParams: ModelParams = {
+        model,
+        max_tokens: settings.max_tokens,
+        temperature: settings.temperature,
+      };
+      const { replies, audit } = await callModel(ctx, modelParams, judgeReqs);
       for (const reply of replies)
         rows.write({
           id: reply.id,

@@ -90,7 +90,7 @@ function rescoreOutputs(
   if (!task.rescore) return null;
   const byId =
     replies === undefined ? null : new Map(readRecords("replies", replies).map((reply) => [reply.id, reply]));
-  const groups = byConfiguration(readRecords("items", items), (it) => it.meta.configuration);
+  const groups = byConfiguration(readRecords("items", items), (item) => item.meta.configuration);
   const outs = new Map(
     [...groups].map(([name, its]) => [
       name,
@@ -130,17 +130,17 @@ export const score: StageKind = {
       for (const record of await inputRecords(ctx, "replies", "replies")) replies.set(record.id, record);
     }
     const judged = ctx.inputs.judged ? judgedReplies(await inputRecords(ctx, "judged", "judged")) : undefined;
-    const scoreOf = (rs: TaskRequest[]) =>
+    const scoreOf = (group: TaskRequest[]) =>
       ctx.task.score({
-        requests: rs,
-        parsed: rs.map((request) => parsed.get(request.id) ?? null),
-        replies: rs.map((request) => replies?.get(request.id) ?? null),
+        requests: group,
+        parsed: group.map((request) => parsed.get(request.id) ?? null),
+        replies: group.map((request) => replies?.get(request.id) ?? null),
         params: ctx.params,
         judged,
       });
     // Each request configuration is scored on its own; the headline's metrics are the run's.
     const groups = byConfiguration(requests, (request) => request.configuration);
-    const scores = new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)]));
+    const scores = new Map([...groups].map(([name, group]) => [name, scoreOf(group)]));
     return assemble(
       scores,
       ctx.task,

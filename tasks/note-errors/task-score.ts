@@ -32,12 +32,12 @@ export function score({ requests, parsed, replies }: ScoreInput): ScoreOutput {
 // recorded and only the metrics and tables are computed again from them.
 export const rescore = ({ items, replies }: RescoreInput): ScoreOutput =>
   scoreItems(
-    items.map((it, i) => {
-      if (replies === null) return it as unknown as NoteItem & { unit: string; parsed: Json };
+    items.map((item, i) => {
+      if (replies === null) return item as unknown as NoteItem & { unit: string; parsed: Json };
       const reply = replies[i];
       const view = reply && reply.error === null ? reply : noReply(reply);
       const parsedVerdict = parseVerdict(view);
-      const kept = it.verdicts as unknown as NoteItem["verdicts"];
+      const kept = item.verdicts as unknown as NoteItem["verdicts"];
       const has = parsedVerdict.evidence !== null;
       const verdicts: NoteItem["verdicts"] = {
         verdict: parsedVerdict.verdict,
@@ -53,7 +53,7 @@ export const rescore = ({ items, replies }: RescoreInput): ScoreOutput =>
         parser_class: parserClass(view, parsedVerdict),
       };
       return {
-        ...it,
+        ...item,
         parsed: parsedVerdict.verdict as Json,
         verdicts: verdicts as unknown as Record<string, Json>,
       };

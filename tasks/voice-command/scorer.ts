@@ -191,11 +191,11 @@ function pct(num: number, den: number): number | null {
 
 function breakdown(items: ItemVerdict[], key: "subset" | "command_type" | "form"): Record<string, Json> {
   const out: Record<string, { n: number; exact: number }> = {};
-  for (const it of items) {
-    const k = String(it.meta[key]);
+  for (const item of items) {
+    const k = String(item.meta[key]);
     out[k] ??= { n: 0, exact: 0 };
     out[k].n++;
-    if (it.verdicts.exact) out[k].exact++;
+    if (item.verdicts.exact) out[k].exact++;
   }
   return Object.fromEntries(
     Object.entries(out)
@@ -205,23 +205,23 @@ function breakdown(items: ItemVerdict[], key: "subset" | "command_type" | "form"
 }
 
 function tables(items: ItemVerdict[]): Record<string, Json> {
-  const scored = items.filter((it) => !it.verdicts.api_error);
+  const scored = items.filter((item) => !item.verdicts.api_error);
   const subsets: Record<string, Json> = {};
   for (const subset of ["clean", "asr_generic", "asr_kor_or", "overheard"]) {
-    const its = scored.filter((it) => it.meta.subset === subset);
-    const count = (verdict: string) => its.filter((it) => it.verdicts[verdict] === true).length;
-    const defined = (verdict: string) => its.filter((it) => it.verdicts[verdict] !== null).length;
+    const its = scored.filter((item) => item.meta.subset === subset);
+    const count = (verdict: string) => its.filter((item) => item.verdicts[verdict] === true).length;
+    const defined = (verdict: string) => its.filter((item) => item.verdicts[verdict] !== null).length;
     // The original summary row, in percent.
     subsets[subset] = {
       n: its.length,
       exact_pct: pct(count("exact"), its.length),
-      no_action_pct: pct(its.filter((it) => !it.verdicts.executed).length, its.length),
+      no_action_pct: pct(its.filter((item) => !item.verdicts.executed).length, its.length),
       unsafe_exec_pct:
         subset === "overheard"
           ? pct(count("executed"), its.length)
           : pct(count("unsafe_execution"), defined("unsafe_execution")),
       over_refusal_pct: pct(count("over_refusal"), defined("over_refusal")),
-      invalid_pct: pct(its.filter((it) => !it.verdicts.valid).length, its.length),
+      invalid_pct: pct(its.filter((item) => !item.verdicts.valid).length, its.length),
     };
   }
   return {
@@ -229,16 +229,16 @@ function tables(items: ItemVerdict[]): Record<string, Json> {
     breakdowns: {
       subset: breakdown(scored, "subset"),
       command_type: breakdown(
-        scored.filter((it) => it.meta.subset === "clean"),
+        scored.filter((item) => item.meta.subset === "clean"),
         "command_type",
       ),
       form: breakdown(
-        scored.filter((it) => it.meta.subset === "clean"),
+        scored.filter((item) => item.meta.subset === "clean"),
         "form",
       ),
     },
-    parse_failures: items.filter((it) => !it.verdicts.api_error && !it.verdicts.valid).length,
-    api_errors: items.filter((it) => it.verdicts.api_error).length,
+    parse_failures: items.filter((item) => !item.verdicts.api_error && !item.verdicts.valid).length,
+    api_errors: items.filter((item) => item.verdicts.api_error).length,
     items: items.length,
   };
 }
