@@ -5,8 +5,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { REPO } from "./helpers.js";
 
-const REPO = join(__dirname, "..");
 const KEPT_LETTERS = new Set(["i", "j", "k", "e", "x", "y", "n", "_"]);
 // The model stage and its rule check, and the bootstrap, are measured with the runner's rooms.
 const ELSEWHERE = new Set(["stages/model.ts", "stages/model-rules-check.ts", "stages/bootstrap.ts"]);
