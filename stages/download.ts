@@ -40,22 +40,22 @@ function params(ctx: StageContext): Params {
 }
 
 function pinsOf(ctx: StageContext): Record<string, string | null> {
-  const p = params(ctx);
-  const pins: Record<string, string | null> = { ...(p.files ?? {}) };
-  if (p.pins_file) {
-    const file = inside(ctx.options.projectRoot, p.pins_file, "pins_file");
+  const settings = params(ctx);
+  const pins: Record<string, string | null> = { ...(settings.files ?? {}) };
+  if (settings.pins_file) {
+    const file = inside(ctx.options.projectRoot, settings.pins_file, "pins_file");
     consult(file);
     const text = readFileSync(file, "utf8");
     for (const line of text.split("\n")) {
-      const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line.trimEnd());
-      if (m) pins[m[2]!] = m[1]!;
+      const match = /^([0-9a-f]{64}) [ *](.+)$/.exec(line.trimEnd());
+      if (match) pins[match[2]!] = match[1]!;
     }
   }
   return pins;
 }
 
 function where(ctx: StageContext): Where {
-  const p = params(ctx);
+  const settings = params(ctx);
   const pins = pinsOf(ctx);
   if (ctx.options.dataDir) {
     const dir = resolve(ctx.options.dataDir);
@@ -70,21 +70,21 @@ function where(ctx: StageContext): Where {
         "point --data-dir (or MEDBENCH_DATA_DIR) at the folder that holds the release files",
       );
     }
-    return { kind: "dir", dir, label: p.source, pins };
+    return { kind: "dir", dir, label: settings.source, pins };
   }
-  if (p.base_url) return { kind: "url", base: p.base_url, label: p.source, pins };
-  if (p.sample) {
+  if (settings.base_url) return { kind: "url", base: settings.base_url, label: settings.source, pins };
+  if (settings.sample) {
     const files: Record<string, string | null> = {};
-    for (const path of Object.keys(pins)) files[path] = p.sample.files[path] ?? null;
+    for (const path of Object.keys(pins)) files[path] = settings.sample.files[path] ?? null;
     return {
       kind: "dir",
-      dir: inside(ctx.options.projectRoot, p.sample.dir, "sample dir"),
-      label: p.sample.label,
+      dir: inside(ctx.options.projectRoot, settings.sample.dir, "sample dir"),
+      label: settings.sample.label,
       pins: files,
     };
   }
   throw new StageError(
-    `no source for ${p.source}: it needs a login to download`,
+    `no source for ${settings.source}: it needs a login to download`,
     "download the release yourself and pass --data-dir DIR (or set MEDBENCH_DATA_DIR)",
   );
 }
@@ -96,19 +96,19 @@ function inside(base: string, rel: string, what: string): string {
 }
 
 /** Checks a content hash against its pin, or against what was trusted on first use. */
-function check(ctx: StageContext, w: Where, path: string, actual: string): void {
-  const pin = w.pins[path];
+function check(ctx: StageContext, origin: Where, path: string, actual: string): void {
+  const pin = origin.pins[path];
   if (pin) {
     if (pin !== actual)
       throw new StageError(
         `${path}: sha256 mismatch\n  expected ${pin}\n  actual   ${actual}\n` +
-          `  (from ${w.kind === "dir" ? w.dir : w.base})`,
+          `  (from ${origin.kind === "dir" ? origin.dir : origin.base})`,
         "use the release version the spec pins, or update the pin in the spec if the release really changed",
       );
-    ctx.pins.record(w.label, path, actual);
+    ctx.pins.record(origin.label, path, actual);
     return;
   }
-  const trusted = ctx.pins.recorded(w.label, path);
+  const trusted = ctx.pins.recorded(origin.label, path);
   if (trusted && trusted !== actual && !ctx.options.trustChanged) {
     throw new StageError(
       `${path} changed since it was trusted on first use\n  recorded ${trusted}\n  actual   ${actual}`,
@@ -129,15 +129,15 @@ function check(ctx: StageContext, w: Where, path: string, actual: string): void 
       stage: ctx.stage,
       message: `${path}: changed and accepted with --trust-changed (was ${trusted.slice(0, 16)}…)`,
     });
-  ctx.pins.record(w.label, path, actual);
+  ctx.pins.record(origin.label, path, actual);
 }
 
-function localFile(w: Extract<Where, { kind: "dir" }>, path: string): string {
-  const abs = inside(w.dir, path, "release file");
+function localFile(origin: Extract<Where, { kind: "dir" }>, path: string): string {
+  const abs = inside(origin.dir, path, "release file");
   consult(abs);
   if (!existsSync(abs))
     throw new StageError(
-      `${path} is missing from ${w.dir}`,
+      `${path} is missing from ${origin.dir}`,
       "use the complete release (every file the spec lists), or correct --data-dir",
     );
   return abs;
@@ -151,9 +151,9 @@ function fileUrl(base: string, path: string): string {
 async function hashingTap(hash: ReturnType<typeof createHash>) {
   const { Transform } = await import("node:stream");
   return new Transform({
-    transform(chunk: Buffer, _e, cb) {
+    transform(chunk: Buffer, _encoding, callback) {
       hash.update(chunk);
-      cb(null, chunk);
+      callback(null, chunk);
     },
   });
 }
@@ -190,7 +190,7 @@ async function intoFile(
   try {
     await run(file);
   } catch (e) {
-    if (!file.closed) await new Promise<void>((r) => file.once("close", () => r()));
+    if (!file.closed) await new Promise<void>((done) => file.once("close", () => done()));
     throw e;
   }
 }
@@ -246,54 +246,54 @@ export const download: StageKind = {
   },
 
   check(stage) {
-    const p = stage.params as unknown as Params;
-    return [...urlProblems(p), ...pathProblems(p)];
+    const settings = stage.params as unknown as Params;
+    return [...urlProblems(settings), ...pathProblems(settings)];
   },
 
   dataSource(ctx) {
-    const w = where(ctx);
-    const p = params(ctx);
+    const origin = where(ctx);
+    const settings = params(ctx);
     return {
-      label: w.label,
-      sample: !ctx.options.dataDir && !p.base_url && w.kind === "dir",
-      hasSample: p.sample !== undefined,
+      label: origin.label,
+      sample: !ctx.options.dataDir && !settings.base_url && origin.kind === "dir",
+      hasSample: settings.sample !== undefined,
     };
   },
 
   async identify(ctx) {
-    const w = where(ctx);
+    const origin = where(ctx);
     const files: Record<string, string | null> = {};
-    for (const path of Object.keys(w.pins).sort()) {
-      if (w.kind === "dir") {
-        const actual = await ctx.hashFile(localFile(w, path));
-        check(ctx, w, path, actual);
+    for (const path of Object.keys(origin.pins).sort()) {
+      if (origin.kind === "dir") {
+        const actual = await ctx.hashFile(localFile(origin, path));
+        check(ctx, origin, path, actual);
         files[path] = actual;
       } else {
-        files[path] = w.pins[path] ?? ctx.pins.recorded(w.label, path) ?? null;
+        files[path] = origin.pins[path] ?? ctx.pins.recorded(origin.label, path) ?? null;
       }
     }
-    return { source: w.label, files };
+    return { source: origin.label, files };
   },
 
   async run(ctx) {
-    const w = where(ctx);
+    const origin = where(ctx);
     const out: Record<string, StageOutput> = {};
-    const paths = Object.keys(w.pins).sort();
+    const paths = Object.keys(origin.pins).sort();
     let done = 0;
     const one = async (path: string) => {
       const tmp = ctx.tempPath();
       const actual =
-        w.kind === "dir"
-          ? await copyHashing(localFile(w, path), tmp)
-          : await fetchTo(fileUrl(w.base, path), tmp);
-      check(ctx, w, path, actual);
+        origin.kind === "dir"
+          ? await copyHashing(localFile(origin, path), tmp)
+          : await fetchTo(fileUrl(origin.base, path), tmp);
+      check(ctx, origin, path, actual);
       out[path] = { file: tmp, sha256: actual };
       done++;
       if (paths.length > 20 && done % 100 === 0)
         ctx.emit({ type: "progress", stage: ctx.stage, done, total: paths.length, retries: 0, errors: 0 });
     };
     const queue = [...paths];
-    const workers = Array.from({ length: w.kind === "url" ? 8 : 1 }, async () => {
+    const workers = Array.from({ length: origin.kind === "url" ? 8 : 1 }, async () => {
       while (queue.length) await one(queue.shift()!);
     });
     await Promise.all(workers);
@@ -301,19 +301,17 @@ export const download: StageKind = {
   },
 };
 
-/** Release paths (and the sample's folder) name files below their folder: never absolute, never `..`, so a
- *  spec cannot make a build hash or read a file elsewhere (`../../etc/hostname`). A sample pin names a
- *  release file: one that names none would pin nothing. Checked with the spec, before anything runs. */
 /** A user name or password in base_url would be kept in the spec's hash, the lock, the bundle and every
  *  message naming the URL: refused, as a model route's is (src/model/registry.ts), without echoing it. */
-function urlProblems(p: Params): StageProblem[] {
-  const userinfo = typeof p.base_url === "string" ? urlUserinfo(p.base_url) : null;
+function urlProblems(settings: Params): StageProblem[] {
+  const userinfo = typeof settings.base_url === "string" ? urlUserinfo(settings.base_url) : null;
   if (userinfo === null) return [];
+  const redacted = settings.base_url!.split(userinfo).join(REDACTED);
   return [
     {
       pointer: "/params/base_url",
       message:
-        `base_url ${p.base_url!.split(userinfo).join(REDACTED)} carries a user name or password, which ` +
+        `base_url ${redacted} carries a user name or password, which ` +
         "medbench would keep in the spec's hash, medbench.lock, bundles and messages",
       fix:
         "remove it from the URL; for a release behind a login, download it yourself and build with " +
@@ -323,38 +321,41 @@ function urlProblems(p: Params): StageProblem[] {
   ];
 }
 
-function pathProblems(p: Params): { pointer: string; message: string; fix: string }[] {
+/** Release paths (and the sample's folder) name files below their folder: never absolute, never `..`, so a
+ *  spec cannot make a build hash or read a file elsewhere (`../../etc/hostname`). A sample pin names a
+ *  release file: one that names none would pin nothing. Checked with the spec, before anything runs. */
+function pathProblems(settings: Params): { pointer: string; message: string; fix: string }[] {
   const leaves = (path: string) =>
     path === "" || isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.split(/[\\/]/).includes("..");
   const key = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
   const fix = "write the path relative to the release folder, without `..` (e.g. benchmark/items.jsonl)";
   const out: { pointer: string; message: string; fix: string }[] = [];
-  for (const path of Object.keys(p.files ?? {}))
+  for (const path of Object.keys(settings.files ?? {}))
     if (leaves(path))
       out.push({
         pointer: `/params/files/${key(path)}`,
         message: `release path ${path} leaves the release`,
         fix,
       });
-  if (!p.sample) return out;
-  if (typeof p.sample.dir === "string" && leaves(p.sample.dir))
+  if (!settings.sample) return out;
+  if (typeof settings.sample.dir === "string" && leaves(settings.sample.dir))
     out.push({
       pointer: "/params/sample/dir",
-      message: `sample dir ${p.sample.dir} leaves the project`,
+      message: `sample dir ${settings.sample.dir} leaves the project`,
       fix: "keep the sample inside the project (e.g. specs/<task>/sample)",
     });
-  for (const path of Object.keys(p.sample.files ?? {})) {
+  for (const path of Object.keys(settings.sample.files ?? {})) {
     if (leaves(path))
       out.push({
         pointer: `/params/sample/files/${key(path)}`,
         message: `sample path ${path} leaves the sample folder`,
         fix,
       });
-    else if (p.files && !p.pins_file && !(path in p.files))
+    else if (settings.files && !settings.pins_file && !(path in settings.files))
       out.push({
         pointer: `/params/sample/files/${key(path)}`,
         message: `sample path ${path} is not a release file of \`files\``,
-        fix: `pin one of: ${Object.keys(p.files).join(", ")}`,
+        fix: `pin one of: ${Object.keys(settings.files).join(", ")}`,
       });
   }
   return out;

@@ -24,17 +24,19 @@ export const fit: StageKind = {
   required: ["model"],
   taskParts: (params) => builtinParts(params),
   async run(ctx) {
-    const p = ctx.params as unknown as Params;
-    const baseline = p.model.startsWith("medbench/") ? builtinBaseline(ctx.task, p.model) : undefined;
+    const settings = ctx.params as unknown as Params;
+    const baseline = settings.model.startsWith("medbench/")
+      ? builtinBaseline(ctx.task, settings.model)
+      : undefined;
     const record = {
-      baseline: p.model,
-      params: p.baseline ?? {},
-      seed: p.seed ?? 0,
+      baseline: settings.model,
+      params: settings.baseline ?? {},
+      seed: settings.seed ?? 0,
       model: baseline?.fit
         ? baseline.fit({
             release: releaseFiles(ctx.inputs.release),
-            params: p.baseline ?? {},
-            seed: p.seed ?? 0,
+            params: settings.baseline ?? {},
+            seed: settings.seed ?? 0,
           })
         : null,
     };

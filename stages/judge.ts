@@ -21,7 +21,7 @@ interface Params {
   [k: string]: Json | undefined;
 }
 
-/** The judges a stage names (one, or a list), leaving out what is not a name (its parameter check says so). */
+/** The judges a stage names (one or a list), leaving out what is not a name (its parameter check says so). */
 function judgeList(params: Json): string[] {
   const j = (params as Params).judges as Json;
   const list = typeof j === "string" ? [j] : Array.isArray(j) ? j : [];
@@ -72,31 +72,35 @@ export const judge: StageKind = {
   async run(ctx) {
     if (!ctx.task.judgeRequests)
       throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
-    const p = ctx.params as Params;
+    const settings = ctx.params as Params;
     const requests = [...(await inputRecords(ctx, "requests", "requests"))];
     const parsed = new Map<string, ParsedRecord["parsed"]>();
-    for (const r of await inputRecords(ctx, "parsed", "parsed")) parsed.set(r.id, r.parsed);
+    for (const record of await inputRecords(ctx, "parsed", "parsed")) parsed.set(record.id, record.parsed);
     const templates: Record<string, string> = {};
     for (const [name, input] of Object.entries(ctx.inputs))
       if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
     const judgeReqs = ctx.task.judgeRequests({
       requests,
-      parsed: requests.map((r) => parsed.get(r.id) ?? null),
+      parsed: requests.map((request) => parsed.get(request.id) ?? null),
       templates,
       params: ctx.params,
     });
     const rows = new RecordsWriter<"judged">(ctx.tempPath());
     const audits: Record<string, Json> = {};
     for (const model of judgesOf(ctx.params)) {
-      const mp: ModelParams = { model, max_tokens: p.max_tokens, temperature: p.temperature };
-      const { replies, audit } = await callModel(ctx, mp, judgeReqs);
-      for (const r of replies)
+      const modelParams: ModelParams = {
+        model,
+        max_tokens: settings.max_tokens,
+        temperature: settings.temperature,
+      };
+      const { replies, audit } = await callModel(ctx, modelParams, judgeReqs);
+      for (const reply of replies)
         rows.write({
-          id: r.id,
+          id: reply.id,
           judge: model,
-          text: r.error === null ? r.text : null,
-          error: r.error,
-          request_sha256: r.request_sha256,
+          text: reply.error === null ? reply.text : null,
+          error: reply.error,
+          request_sha256: reply.request_sha256,
         });
       audits[model] = audit;
     }

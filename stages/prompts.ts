@@ -41,69 +41,83 @@ export const prompts: StageKind = {
     return source?.sample ? { sample: source.label } : null;
   },
   async run(ctx) {
-    const p = ctx.params as Params;
-    const templates: Record<string, string> = {};
-    for (const [name, input] of Object.entries(ctx.inputs))
-      if (name !== "release") templates[name] = input.text();
-    const release = releaseFiles(ctx.inputs.release);
+    const settings = ctx.params as Params;
     const notices = new Set<string>();
-    const notice = (m: string) => void notices.add(m);
+    const notice = (message: string) => void notices.add(message);
     const source = ctx.inputs.release?.source;
     if (source?.sample)
       notice(
         `built from the bundled SYNTHETIC sample ${source.label}, not the real release: it says nothing ` +
           "about any model (pass --data-dir with the real release)",
       );
-    const chosen0 = chosenConfigurations(ctx.task, p.configurations ?? null);
-    const all = chosen0
-      ? chosen0.flatMap(([name, c]) =>
-          withConfiguration(
-            name,
-            c,
-            ctx.task.buildRequests({
-              release,
-              templates,
-              params: ctx.params,
-              configuration: { name, ...c },
-              notice,
-            }),
-          ),
-        )
-      : ctx.task.buildRequests({ release, templates, params: ctx.params, notice });
-    let chosen = all;
-    const subsets = p.subset ? commaList(String(p.subset)) : null;
-    if (subsets) {
-      const known = new Set(all.map((r) => String(r.meta.subset)));
-      const unknown = subsets.filter((s) => !known.has(s));
-      if (unknown.length)
-        throw new StageError(`unknown subset ${unknown.join(", ")}`, `use one of: ${[...known].join(", ")}`);
-      chosen = chosen.filter((r) => subsets.includes(String(r.meta.subset)));
-    }
-    if (p.limit != null) {
-      // The first N units of each subset, in release order: a unit (a pair) is kept or dropped whole.
-      const kept = new Map<string, Set<string>>();
-      chosen = chosen.filter((r) => {
-        const s = String(r.meta.subset);
-        const units = kept.get(s) ?? new Set<string>();
-        kept.set(s, units);
-        const unit = r.unit ?? r.id;
-        if (!units.has(unit) && units.size < Number(p.limit)) units.add(unit);
-        return units.has(unit);
-      });
-    }
+    const configurations = chosenConfigurations(ctx.task, settings.configurations ?? null);
+    const all = allRequests(ctx, configurations, notice);
+    const subsets = settings.subset ? commaList(String(settings.subset)) : null;
+    const inSubsets = subsets ? requestsInSubsets(all, subsets) : all;
+    const chosen = settings.limit != null ? firstUnits(inSubsets, Number(settings.limit)) : inSubsets;
     const info = {
       total: all.length,
       selected: chosen.length,
       partial: chosen.length !== all.length,
       subset: subsets,
-      limit: p.limit ?? null,
-      ...(chosen0 ? { configurations: chosen0.map(([name]) => name) } : {}),
+      limit: settings.limit ?? null,
+      ...(configurations ? { configurations: configurations.map(([name]) => name) } : {}),
       ...(notices.size ? { notices: [...notices] } : {}),
       ...(source?.sample ? { sample: source.label } : {}),
     };
     return { requests: writeRecordsFile("requests", chosen, ctx.tempPath()), info: stableJson(info) };
   },
 };
+
+type Context = Parameters<StageKind["run"]>[0];
+
+/** Every request the task builds: once per chosen configuration, or once for a task that declares none. */
+function allRequests(
+  ctx: Context,
+  configurations: [string, RequestConfiguration][] | null,
+  notice: (message: string) => void,
+): TaskRequest[] {
+  const templates: Record<string, string> = {};
+  for (const [name, input] of Object.entries(ctx.inputs))
+    if (name !== "release") templates[name] = input.text();
+  const release = releaseFiles(ctx.inputs.release);
+  if (!configurations) return ctx.task.buildRequests({ release, templates, params: ctx.params, notice });
+  return configurations.flatMap(([name, configuration]) =>
+    withConfiguration(
+      name,
+      configuration,
+      ctx.task.buildRequests({
+        release,
+        templates,
+        params: ctx.params,
+        configuration: { name, ...configuration },
+        notice,
+      }),
+    ),
+  );
+}
+
+/** The requests of the named subsets; a name the requests do not hold is refused. */
+function requestsInSubsets(all: TaskRequest[], subsets: string[]): TaskRequest[] {
+  const known = new Set(all.map((request) => String(request.meta.subset)));
+  const unknown = subsets.filter((subset) => !known.has(subset));
+  if (unknown.length)
+    throw new StageError(`unknown subset ${unknown.join(", ")}`, `use one of: ${[...known].join(", ")}`);
+  return all.filter((request) => subsets.includes(String(request.meta.subset)));
+}
+
+/** The first `limit` units of each subset, in release order: a unit (a pair) is kept or dropped whole. */
+function firstUnits(requests: TaskRequest[], limit: number): TaskRequest[] {
+  const kept = new Map<string, Set<string>>();
+  return requests.filter((request) => {
+    const subset = String(request.meta.subset);
+    const units = kept.get(subset) ?? new Set<string>();
+    kept.set(subset, units);
+    const unit = request.unit ?? request.id;
+    if (!units.has(unit) && units.size < limit) units.add(unit);
+    return units.has(unit);
+  });
+}
 
 /** The configurations to build, in the task's declaration order; null for a task that declares none. */
 export function chosenConfigurations(
@@ -119,23 +133,27 @@ export function chosenConfigurations(
 }
 
 /** Each request of a configuration carries its name (in its id, so ids stay unique) and generation fields. */
-function withConfiguration(name: string, c: RequestConfiguration, requests: TaskRequest[]): TaskRequest[] {
-  return requests.map((r) => ({
-    ...r,
-    id: `${name}/${r.id}`,
+function withConfiguration(
+  name: string,
+  configuration: RequestConfiguration,
+  requests: TaskRequest[],
+): TaskRequest[] {
+  return requests.map((request) => ({
+    ...request,
+    id: `${name}/${request.id}`,
     configuration: name,
-    generation: { ...c.generation, ...(r.generation ?? {}) },
+    generation: { ...configuration.generation, ...(request.generation ?? {}) },
   }));
 }
 
 /** A comma list parameter (`--subset a,b`, `--configurations a,b`) as its names. */
-const commaList = (value: string): string[] => value.split(",").map((s) => s.trim());
+const commaList = (value: string): string[] => value.split(",").map((name) => name.trim());
 
 /** Configuration and subset names are checked with the spec, before anything runs. */
 function checkNames(stage: StageShape, task: TaskModule): StageProblem[] {
-  const p = stage.params as { configurations?: unknown; subset?: unknown };
+  const settings = stage.params as { configurations?: unknown; subset?: unknown };
   const out: StageProblem[] = [];
-  if (typeof p.configurations === "string") {
+  if (typeof settings.configurations === "string") {
     const names = Object.keys(task.configurations ?? {});
     if (!names.length)
       out.push({
@@ -143,12 +161,12 @@ function checkNames(stage: StageShape, task: TaskModule): StageProblem[] {
         message: "this task declares no request configurations",
         fix: "drop the `configurations` parameter",
       });
-    else if (p.configurations.trim() !== "all")
-      out.push(...unknownNames("configurations", p.configurations, names, "`all` or a comma list"));
+    else if (settings.configurations.trim() !== "all")
+      out.push(...unknownNames("configurations", settings.configurations, names, "`all` or a comma list"));
   }
   // A task that declares no subsets has them from its data: checked when its requests are built.
-  if (typeof p.subset === "string" && task.subsets)
-    out.push(...unknownNames("subset", p.subset, task.subsets, "a comma list"));
+  if (typeof settings.subset === "string" && task.subsets)
+    out.push(...unknownNames("subset", settings.subset, task.subsets, "a comma list"));
   return out;
 }
 
@@ -159,12 +177,13 @@ function unknownNames(
   known: readonly string[],
   form: string,
 ): StageProblem[] {
-  const unknown = commaList(value).filter((s) => !known.includes(s));
+  const unknown = commaList(value).filter((name) => !known.includes(name));
+  const quoted = unknown.map((name) => JSON.stringify(name)).join(", ");
   return unknown.length
     ? [
         {
           pointer: `/params/${param}`,
-          message: `unknown ${param.replace(/s$/, "")} ${unknown.map((u) => JSON.stringify(u)).join(", ")}`,
+          message: `unknown ${param.replace(/s$/, "")} ${quoted}`,
           fix: `use ${form} of: ${known.join(", ")}`,
         },
       ]

@@ -14,22 +14,22 @@ import type { JudgedReplies, ScoreOutput, TaskModule, TaskRequest } from "../tas
 import type { Json } from "../src/util/json.js";
 
 /** Records by their configuration, in first-seen order (records without one form a single group). */
-function byConfiguration<T>(records: T[], configurationOf: (r: T) => unknown): Map<string, T[]> {
+function byConfiguration<T>(records: T[], configurationOf: (record: T) => unknown): Map<string, T[]> {
   const out = new Map<string, T[]>();
-  for (const r of records) {
-    const c = configurationOf(r);
-    const k = typeof c === "string" ? c : "";
+  for (const record of records) {
+    const configuration = configurationOf(record);
+    const k = typeof configuration === "string" ? configuration : "";
     if (!out.has(k)) out.set(k, []);
-    out.get(k)!.push(r);
+    out.get(k)!.push(record);
   }
   return out;
 }
 
 function judgedReplies(rows: Iterable<{ id: string; judge: string; text: string | null }>): JudgedReplies {
   const byJudge = new Map<string, Record<string, string | null>>();
-  for (const r of rows) {
-    if (!byJudge.has(r.judge)) byJudge.set(r.judge, {});
-    byJudge.get(r.judge)![r.id] = r.text;
+  for (const row of rows) {
+    if (!byJudge.has(row.judge)) byJudge.set(row.judge, {});
+    byJudge.get(row.judge)![row.id] = row.text;
   }
   return [...byJudge].map(([judge, replies]) => ({ judge, replies }));
 }
@@ -58,7 +58,7 @@ function assemble<I>(
   return {
     items: writeItems(
       (function* () {
-        for (const o of outs.values()) yield* o.items;
+        for (const scored of outs.values()) yield* scored.items;
       })(),
     ),
     metrics: stableJson({
@@ -66,12 +66,12 @@ function assemble<I>(
       paired: head.paired,
       headline,
       configurations: Object.fromEntries(
-        [...outs].map(([name, o]) => [name, { metrics: o.metrics, paired: o.paired }]),
+        [...outs].map(([name, scored]) => [name, { metrics: scored.metrics, paired: scored.paired }]),
       ),
     }),
     tables: stableJson({
       ...head.tables,
-      by_configuration: Object.fromEntries([...outs].map(([name, o]) => [name, o.tables])),
+      by_configuration: Object.fromEntries([...outs].map(([name, scored]) => [name, scored.tables])),
       scoring_params: params,
     }),
   };
@@ -88,8 +88,9 @@ function rescoreOutputs(
   params: Json,
 ): Outputs | null {
   if (!task.rescore) return null;
-  const byId = replies === undefined ? null : new Map(readRecords("replies", replies).map((r) => [r.id, r]));
-  const groups = byConfiguration(readRecords("items", items), (it) => it.meta.configuration);
+  const byId =
+    replies === undefined ? null : new Map(readRecords("replies", replies).map((reply) => [reply.id, reply]));
+  const groups = byConfiguration(readRecords("items", items), (item) => item.meta.configuration);
   const outs = new Map(
     [...groups].map(([name, its]) => [
       name,
@@ -122,24 +123,24 @@ export const score: StageKind = {
     const requests = [...(await inputRecords(ctx, "requests", "requests"))];
     // By id, only what the scorer is given of each record (a parse's value, not its row).
     const parsed = new Map<string, ParsedRecord["parsed"]>();
-    for (const r of await inputRecords(ctx, "parsed", "parsed")) parsed.set(r.id, r.parsed);
+    for (const record of await inputRecords(ctx, "parsed", "parsed")) parsed.set(record.id, record.parsed);
     let replies: Map<string, ReplyRecord> | null = null;
     if (ctx.inputs.replies) {
       replies = new Map();
-      for (const r of await inputRecords(ctx, "replies", "replies")) replies.set(r.id, r);
+      for (const record of await inputRecords(ctx, "replies", "replies")) replies.set(record.id, record);
     }
     const judged = ctx.inputs.judged ? judgedReplies(await inputRecords(ctx, "judged", "judged")) : undefined;
-    const scoreOf = (rs: TaskRequest[]) =>
+    const scoreOf = (group: TaskRequest[]) =>
       ctx.task.score({
-        requests: rs,
-        parsed: rs.map((r) => parsed.get(r.id) ?? null),
-        replies: rs.map((r) => replies?.get(r.id) ?? null),
+        requests: group,
+        parsed: group.map((request) => parsed.get(request.id) ?? null),
+        replies: group.map((request) => replies?.get(request.id) ?? null),
         params: ctx.params,
         judged,
       });
     // Each request configuration is scored on its own; the headline's metrics are the run's.
-    const groups = byConfiguration(requests, (r) => r.configuration);
-    const scores = new Map([...groups].map(([name, rs]) => [name, scoreOf(rs)]));
+    const groups = byConfiguration(requests, (request) => request.configuration);
+    const scores = new Map([...groups].map(([name, group]) => [name, scoreOf(group)]));
     return assemble(
       scores,
       ctx.task,

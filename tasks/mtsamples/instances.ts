@@ -25,7 +25,7 @@ const PY_WS =
   "[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 const STRIP = new RegExp(`^${PY_WS}+|${PY_WS}+$`, "g");
 /** Python's str.strip(). */
-export const pyStrip = (s: string) => s.replace(STRIP, "");
+export const pyStrip = (text: string) => text.replace(STRIP, "");
 
 function sectionHelm(text: string, key: Source): string {
   const k = `${key}:`;

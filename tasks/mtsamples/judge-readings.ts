@@ -7,15 +7,15 @@ import { helmAnnotation, helmReading, medarcObject, medarcReading } from "./read
 /** HELM: greedy {.*} across lines, parsed with Python's json; on "Expecting ',' delimiter" one } is appended,
  *  once; the annotation must hold the three criteria, each with score and explanation (exact keys). */
 export function helmParse(text: string): Record<string, Json> | null {
-  const a = helmAnnotation(text);
-  return a ? (toJs(a) as Record<string, Json>) : null;
+  const annotation = helmAnnotation(text);
+  return annotation ? (toJs(annotation) as Record<string, Json>) : null;
 }
 
 /** HELM's per-judge scores: int(score) of every member of the annotation (an extra criterion-shaped member
  *  counts); null when HELM drops the judge, or where HELM raises (medbench's choice: drop the judge). */
 export function helmScores(text: string): number[] | null {
-  const r = helmReading(text);
-  return r.ok ? r.scores : null;
+  const reading = helmReading(text);
+  return reading.ok ? reading.scores : null;
 }
 
 /** MedARC: from the last }, the first { searching back whose span parses (Python's json) to an object. */

@@ -4,11 +4,14 @@ import type { ParsedReply, TaskModule, TaskRequest } from "../task.js";
 
 /** Every placeholder filled in one pass, each value verbatim (as Python's string.Template.substitute fills
  *  HELM's prompt): a value holding `{gold_response}` or `$&` is inserted as it is, never filled again. */
-export function fillJudge(template: string, v: { patient: string; response: string; gold: string }): string {
+export function fillJudge(
+  template: string,
+  parts: { patient: string; response: string; gold: string },
+): string {
   const values: Record<string, string> = {
-    patient_information: v.patient,
-    response: v.response,
-    gold_response: v.gold,
+    patient_information: parts.patient,
+    response: parts.response,
+    gold_response: parts.gold,
   };
   return template.replace(
     /\{(patient_information|response|gold_response)\}/g,
@@ -24,18 +27,18 @@ export function judgeRequests(
   const template = templates.judge;
   if (!template) throw new Error("the judge stage needs a `judge` template input");
   const out: TaskRequest[] = [];
-  requests.forEach((r, i) => {
-    const p = parsed[i];
-    if (!p || !p.ok) return; // no plan to judge (an API error, or an empty reply)
-    const meta = r.meta as { input: string; reference: string };
+  requests.forEach((request, i) => {
+    const parsedReply = parsed[i];
+    if (!parsedReply || !parsedReply.ok) return; // no plan to judge (an API error, or an empty reply)
+    const meta = request.meta as { input: string; reference: string };
     out.push({
-      id: r.id,
+      id: request.id,
       messages: [
         {
           role: "user",
           content: fillJudge(template, {
             patient: meta.input,
-            response: String(p.value),
+            response: String(parsedReply.value),
             gold: meta.reference,
           }),
         },

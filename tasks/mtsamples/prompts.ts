@@ -8,33 +8,33 @@ interface Params {
 }
 
 export function buildRequests({ release, templates, params }: PromptsInput): TaskRequest[] {
-  const p = params as Params;
-  const variant = p.variant ?? "helm";
-  const system = (p.use_think ? templates.system_think : templates.system)?.trim();
+  const settings = params as Params;
+  const variant = settings.variant ?? "helm";
+  const system = (settings.use_think ? templates.system_think : templates.system)?.trim();
   if (!system)
     throw new Error(
-      `the prompts stage needs a \`${p.use_think ? "system_think" : "system"}\` template input`,
+      `the prompts stage needs a \`${settings.use_think ? "system_think" : "system"}\` template input`,
     );
   const files = release
     .list()
-    .filter((f) => f.endsWith(".txt"))
+    .filter((name) => name.endsWith(".txt"))
     .sort();
   const requests: TaskRequest[] = [];
   for (const file of files) {
-    const x = extract(file, release.text(file), variant);
-    if (!x.ok) continue; // skipped as HELM skips it; the count is reported by the scorer
+    const extracted = extract(file, release.text(file), variant);
+    if (!extracted.ok) continue; // skipped as HELM skips it; the count is reported by the scorer
     requests.push({
       id: `all/${file.replace(/\.txt$/, "")}`,
       messages: [
         { role: "system", content: system },
-        { role: "user", content: x.instance.input },
+        { role: "user", content: extracted.instance.input },
       ],
       meta: {
         subset: "all",
         file,
-        reference: x.instance.reference,
-        source: x.instance.source,
-        input: x.instance.input,
+        reference: extracted.instance.reference,
+        source: extracted.instance.source,
+        input: extracted.instance.input,
         files_read: files.length,
       },
     });

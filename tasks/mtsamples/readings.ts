@@ -8,9 +8,9 @@ import type { PyValue } from "../../src/hash/pyjson.js";
 import { pyStrip } from "./instances.js";
 
 type PyDict = { [key: string]: PyValue };
-const isDict = (v: PyValue | undefined): v is PyDict =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-const has = (d: PyDict, k: string) => Object.prototype.hasOwnProperty.call(d, k);
+const isDict = (value: PyValue | undefined): value is PyDict =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+const has = (dict: PyDict, k: string) => Object.prototype.hasOwnProperty.call(dict, k);
 
 /** A Python exception where the reference code raises. */
 export class PyCrash extends Error {
@@ -21,9 +21,9 @@ export class PyCrash extends Error {
 
 // Python reads any Unicode decimal digit (category Nd) in int() and float(); they come in runs of ten.
 const ND = /\p{Nd}/u;
-function asciiDigits(s: string): string {
+function asciiDigits(text: string): string {
   let out = "";
-  for (const ch of s) {
+  for (const ch of text) {
     if (ch >= "0" && ch <= "9") out += ch;
     else if (ND.test(ch)) {
       let start = ch.codePointAt(0)!;
@@ -35,35 +35,36 @@ function asciiDigits(s: string): string {
 }
 
 /** Python int(v): bool, int, float (truncated), a string of a base-10 integer; raises as Python does. */
-export function pyInt(v: PyValue | undefined): bigint {
-  if (typeof v === "boolean") return v ? 1n : 0n;
-  if (typeof v === "bigint") return v;
-  if (typeof v === "number") {
-    if (Number.isNaN(v)) throw new PyCrash("ValueError");
-    if (!Number.isFinite(v)) throw new PyCrash("OverflowError");
-    return BigInt(Math.trunc(v));
+export function pyInt(value: PyValue | undefined): bigint {
+  if (typeof value === "boolean") return value ? 1n : 0n;
+  if (typeof value === "bigint") return value;
+  if (typeof value === "number") {
+    if (Number.isNaN(value)) throw new PyCrash("ValueError");
+    if (!Number.isFinite(value)) throw new PyCrash("OverflowError");
+    return BigInt(Math.trunc(value));
   }
-  if (typeof v === "string") {
-    const s = asciiDigits(pyStrip(v));
-    if (!/^[+-]?[0-9](_?[0-9])*$/.test(s)) throw new PyCrash("ValueError");
-    return BigInt(s.replace(/_/g, ""));
+  if (typeof value === "string") {
+    const text = asciiDigits(pyStrip(value));
+    if (!/^[+-]?[0-9](_?[0-9])*$/.test(text)) throw new PyCrash("ValueError");
+    return BigInt(text.replace(/_/g, ""));
   }
   throw new PyCrash("TypeError");
 }
 
 /** Python float(s) of a string, or null where it raises ValueError. */
-export function pyFloatOfString(v: string): number | null {
-  const s = asciiDigits(pyStrip(v));
-  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
+export function pyFloatOfString(value: string): number | null {
+  const text = asciiDigits(pyStrip(value));
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(text);
   if (special) return /^n/i.test(special[2]!) ? NaN : special[1] === "-" ? -Infinity : Infinity;
   const dec = "[0-9](?:_?[0-9])*";
-  if (!new RegExp(`^[+-]?(?:${dec}(?:\\.(?:${dec})?)?|\\.${dec})(?:[eE][+-]?${dec})?$`).test(s)) return null;
-  return Number(s.replace(/_/g, ""));
+  if (!new RegExp(`^[+-]?(?:${dec}(?:\\.(?:${dec})?)?|\\.${dec})(?:[eE][+-]?${dec})?$`).test(text))
+    return null;
+  return Number(text.replace(/_/g, ""));
 }
 
 // Python's min(a, b) and max(a, b): the first argument unless the second compares smaller (larger).
-const pyMin = (a: number, b: number) => (b < a ? b : a);
-const pyMax = (a: number, b: number) => (b > a ? b : a);
+const pyMin = (first: number, second: number) => (second < first ? second : first);
+const pyMax = (first: number, second: number) => (second > first ? second : first);
 
 // ------------------------------------------------------------------------------------------------ HELM
 const CRITERIA = ["accuracy", "completeness", "clarity"];
@@ -78,8 +79,8 @@ function pyIn(sub: string, container: PyValue | undefined): boolean {
 
 /** HELM's annotation of one judge reply: the object, or null where HELM drops the judge. */
 export function helmAnnotation(text: string): PyDict | null {
-  const m = /\{[\s\S]*\}/.exec(text);
-  let out = m ? m[0] : text;
+  const match = /\{[\s\S]*\}/.exec(text);
+  let out = match ? match[0] : text;
   let obj: PyValue;
   try {
     try {
@@ -90,11 +91,11 @@ export function helmAnnotation(text: string): PyDict | null {
       out += "}";
       obj = pyJsonLoads(out);
     }
-    for (const c of CRITERIA) {
-      if (!pyIn(c, obj)) return null;
-      const v = isDict(obj) ? obj[c] : undefined;
+    for (const criterion of CRITERIA) {
+      if (!pyIn(criterion, obj)) return null;
+      const member = isDict(obj) ? obj[criterion] : undefined;
       if (!isDict(obj)) throw new PyCrash("TypeError"); // str/list indexed by a str
-      if (!pyIn("score", v) || !pyIn("explanation", v)) return null;
+      if (!pyIn("score", member) || !pyIn("explanation", member)) return null;
     }
   } catch {
     return null; // every exception is caught by _annotate_with_model
@@ -114,10 +115,10 @@ export function helmMemberScores(annotation: PyDict): bigint[] {
 export type HelmReading = { ok: true; scores: number[] } | { ok: false; crash?: PyCrash["type"] };
 
 export function helmReading(text: string): HelmReading {
-  const a = helmAnnotation(text);
-  if (!a) return { ok: false };
+  const annotation = helmAnnotation(text);
+  if (!annotation) return { ok: false };
   try {
-    const scores = helmMemberScores(a);
+    const scores = helmMemberScores(annotation);
     // The metric's sum / len: Python raises OverflowError when the mean is too large for a float.
     const sum = scores.reduce((x, y) => x + y, 0n);
     if (scores.length && !Number.isFinite(Number(sum) / scores.length)) throw new PyCrash("OverflowError");
@@ -138,28 +139,28 @@ export function medarcObject(text: string): PyDict | null {
     open >= 0;
     open = open ? text.lastIndexOf("{", open - 1) : -1
   ) {
-    let v: PyValue;
+    let value: PyValue;
     try {
-      v = pyJsonLoads(text.slice(open, last + 1));
+      value = pyJsonLoads(text.slice(open, last + 1));
     } catch (e) {
       if (e instanceof PyJsonError && e.kind === "decode") continue;
       throw new PyCrash("ValueError"); // not a JSONDecodeError: the reward function raises
     }
-    if (isDict(v)) return v;
+    if (isDict(value)) return value;
   }
   return null;
 }
 
-function coerceScore(v: PyValue | undefined): number | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "bigint") {
-    const x = Number(v);
+function coerceScore(value: PyValue | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "bigint") {
+    const x = Number(value);
     if (!Number.isFinite(x)) throw new PyCrash("OverflowError"); // float(int) too large
     return x;
   }
-  if (typeof v === "number") return v;
-  if (typeof v === "string") return pyStrip(v) === "" ? null : pyFloatOfString(v);
+  if (typeof value === "number") return value;
+  if (typeof value === "string") return pyStrip(value) === "" ? null : pyFloatOfString(value);
   return null;
 }
 
@@ -175,12 +176,12 @@ export function medarcReading(text: string): MedarcReading {
     const obj = medarcObject(text);
     let acc = 0;
     let count = 0;
-    for (const c of CRITERIA) {
-      const member = obj && has(obj, c) ? obj[c] : undefined;
+    for (const criterion of CRITERIA) {
+      const member = obj && has(obj, criterion) ? obj[criterion] : undefined;
       if (member !== undefined && !isDict(member)) throw new PyCrash("AttributeError"); // .get on a non-dict
-      const s = coerceScore(member && has(member, "score") ? member.score : undefined);
-      if (s === null) continue;
-      acc += (pyMax(1, pyMin(5, s)) - 1) / 4;
+      const score = coerceScore(member && has(member, "score") ? member.score : undefined);
+      if (score === null) continue;
+      acc += (pyMax(1, pyMin(5, score)) - 1) / 4;
       count++;
     }
     return { score: count ? pyMax(0, pyMin(1, acc / count)) : 0, valid: count };

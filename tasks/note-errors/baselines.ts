@@ -21,9 +21,9 @@ export const constantYes = (n: number) => Array.from({ length: n }, () => reply(
 export function randomVerdicts(pairs: Pair[], seed = 0): Map<string, "Yes" | "No"> {
   const rng = new NumpyGenerator(seed);
   const out = new Map<string, "Yes" | "No">();
-  for (const p of pairs)
+  for (const pair of pairs)
     for (const side of ["error", "clean"] as Side[])
-      out.set(itemId(p, side), rng.random() < 0.5 ? "Yes" : "No");
+      out.set(itemId(pair, side), rng.random() < 0.5 ? "Yes" : "No");
   return out;
 }
 
@@ -41,9 +41,9 @@ export interface ConjunctionModel {
 export function documents(pairs: Pair[]): { docs: string[][]; y: number[] } {
   const docs: string[][] = [],
     y: number[] = [];
-  for (const p of pairs)
+  for (const pair of pairs)
     for (const side of ["error", "clean"] as Side[]) {
-      docs.push(noteFeatures(noteOf(p, side), p.header_code));
+      docs.push(noteFeatures(noteOf(pair, side), pair.header_code));
       y.push(side === "error" ? 1 : 0);
     }
   return { docs, y };
@@ -52,19 +52,19 @@ export function documents(pairs: Pair[]): { docs: string[][]; y: number[] } {
 /**
  * The conjunction baseline fitted on the train pairs: word 1-2 grams + word × header code, L2 LR, C = 10.
  */
-export function fitConjunction(train: Pair[], C = 10): ConjunctionModel {
+export function fitConjunction(train: Pair[], lossWeight = 10): ConjunctionModel {
   const { docs, y } = documents(train);
   const vocabulary = fitVocabulary(docs);
-  const X = countMatrix(docs, vocabulary);
-  const m = fitLogReg(X, y, C);
+  const matrix = countMatrix(docs, vocabulary);
+  const model = fitLogReg(matrix, y, lossWeight);
   return {
-    C,
+    C: lossWeight,
     vocabulary,
-    coef: [...m.coef],
-    intercept: m.intercept,
-    threshold: median(decisionFunction(X, m)),
-    iterations: m.iterations,
-    gradient: m.gradientNorm,
+    coef: [...model.coef],
+    intercept: model.intercept,
+    threshold: median(decisionFunction(matrix, model)),
+    iterations: model.iterations,
+    gradient: model.gradientNorm,
   };
 }
 
@@ -72,11 +72,11 @@ export function conjunctionScores(
   model: ConjunctionModel,
   notes: { note: string; code: string }[],
 ): number[] {
-  const X = countMatrix(
+  const matrix = countMatrix(
     notes.map((n) => noteFeatures(n.note, n.code)),
     model.vocabulary,
   );
-  const scores = decisionFunction(X, {
+  const scores = decisionFunction(matrix, {
     coef: Float64Array.from(model.coef),
     intercept: model.intercept,
     iterations: 0,

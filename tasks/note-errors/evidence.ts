@@ -32,7 +32,7 @@ export function wordCoverage(evidence: string, reference: string): number {
   const ref = words(reference);
   if (ref.length === 0) return 0;
   const have = new Set(words(evidence));
-  return ref.filter((w) => have.has(w)).length / ref.length;
+  return ref.filter((word) => have.has(word)).length / ref.length;
 }
 
 /** Share of the reference's non-space characters found in the Evidence, as a multiset. */
@@ -53,25 +53,27 @@ export function charCoverage(evidence: string, reference: string): number {
 }
 
 export function isMatch(evidence: string, reference: string): boolean {
-  const e = normalise(evidence),
-    r = normalise(reference);
-  if (r === "" || e === "") return false;
-  if (e.includes(r)) return true;
+  const evidenceText = normalise(evidence),
+    referenceText = normalise(reference);
+  if (referenceText === "" || evidenceText === "") return false;
+  if (evidenceText.includes(referenceText)) return true;
   return usesCharPath(reference)
     ? charCoverage(evidence, reference) >= COVERAGE
     : wordCoverage(evidence, reference) >= COVERAGE;
 }
 export function isMatchChars(evidence: string, reference: string): boolean {
-  const e = normalise(evidence),
-    r = normalise(reference);
-  if (r === "" || e === "") return false;
-  return e.includes(r) || charCoverage(evidence, reference) >= COVERAGE;
+  const evidenceText = normalise(evidence),
+    referenceText = normalise(reference);
+  if (referenceText === "" || evidenceText === "") return false;
+  return evidenceText.includes(referenceText) || charCoverage(evidence, reference) >= COVERAGE;
 }
 
 /** The reference texts of one side: the text of each reference line (label dropped) on that side's note. */
 export function referenceTexts(pair: Pair, side: Side): string[] {
   const note = side === "error" ? pair.error_note : pair.clean_note;
-  return pair.reference_lines.map((l: SoapLine) => soapLine(note, l)).filter((t): t is string => !!t);
+  return pair.reference_lines
+    .map((line: SoapLine) => soapLine(note, line))
+    .filter((text): text is string => !!text);
 }
 
 /**
@@ -84,13 +86,13 @@ export interface EvidenceRef {
   p_line_hit: boolean; // quoting this note's P line would match its reference
 }
 
-export function evidenceRef(p: Pair, side: Side): EvidenceRef {
-  const reference = referenceTexts(p, side);
-  const pLine = soapLine(side === "error" ? p.error_note : p.clean_note, "P");
+export function evidenceRef(pair: Pair, side: Side): EvidenceRef {
+  const reference = referenceTexts(pair, side);
+  const pLine = soapLine(side === "error" ? pair.error_note : pair.clean_note, "P");
   return {
     reference,
-    inserted: p.edits.map((e) => (side === "error" ? e.error_text : e.clean_text)).filter(Boolean),
-    p_line_hit: pLine !== null && reference.some((r) => isMatch(pLine, r)),
+    inserted: pair.edits.map((e) => (side === "error" ? e.error_text : e.clean_text)).filter(Boolean),
+    p_line_hit: pLine !== null && reference.some((referenceLine) => isMatch(pLine, referenceLine)),
   };
 }
 
@@ -106,24 +108,24 @@ export function sideEvidence(evidence: string | null, ref: EvidenceRef): SideEvi
   const norm = normalise(evidence);
   return {
     evidence: true,
-    hit: ref.reference.some((r) => isMatch(evidence, r)),
-    hit_chars: ref.reference.some((r) => isMatchChars(evidence, r)),
-    span_hit: ref.inserted.length > 0 && ref.inserted.some((t) => norm.includes(normalise(t))),
+    hit: ref.reference.some((referenceLine) => isMatch(evidence, referenceLine)),
+    hit_chars: ref.reference.some((referenceLine) => isMatchChars(evidence, referenceLine)),
+    span_hit: ref.inserted.length > 0 && ref.inserted.some((span) => norm.includes(normalise(span))),
   };
 }
 
 /** The pair-level facts, from both sides' Evidence. */
 export function evidenceRow(pair: Pair, eEvidence: string | null, cEvidence: string | null): EvidenceRow {
   const eRef = evidenceRef(pair, "error");
-  const e = sideEvidence(eEvidence, eRef),
-    c = sideEvidence(cEvidence, evidenceRef(pair, "clean"));
+  const errorSide = sideEvidence(eEvidence, eRef),
+    cleanSide = sideEvidence(cEvidence, evidenceRef(pair, "clean"));
   return {
-    e_evidence: e.evidence,
-    c_evidence: c.evidence,
-    e_hit: e.hit,
-    c_hit: c.hit,
-    e_hit_chars: e.hit_chars,
-    span_hit: e.span_hit,
+    e_evidence: errorSide.evidence,
+    c_evidence: cleanSide.evidence,
+    e_hit: errorSide.hit,
+    c_hit: cleanSide.hit,
+    e_hit_chars: errorSide.hit_chars,
+    span_hit: errorSide.span_hit,
     p_line_hit: eRef.p_line_hit,
   };
 }

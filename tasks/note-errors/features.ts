@@ -24,19 +24,19 @@ export const conjoined = (code: string, word: string) => `hc=${code}:${word}`;
 
 export function noteFeatures(note: string, headerCode: string): string[] {
   const tokens = sklearnTokens(note);
-  return [...wordNgrams(tokens, 1, 2), ...tokens.map((w) => conjoined(headerCode, w))];
+  return [...wordNgrams(tokens, 1, 2), ...tokens.map((word) => conjoined(headerCode, word))];
 }
 
 /** Python's sorted() on str: by code point (JavaScript's default sort compares UTF-16 units). */
-export function codePointCompare(a: string, b: string): number {
-  const A = [...a],
-    B = [...b];
-  for (let i = 0; i < Math.min(A.length, B.length); i++) {
-    const x = A[i]!.codePointAt(0)!,
-      y = B[i]!.codePointAt(0)!;
+export function codePointCompare(left: string, right: string): number {
+  const leftPoints = [...left],
+    rightPoints = [...right];
+  for (let i = 0; i < Math.min(leftPoints.length, rightPoints.length); i++) {
+    const x = leftPoints[i]!.codePointAt(0)!,
+      y = rightPoints[i]!.codePointAt(0)!;
     if (x !== y) return x - y;
   }
-  return A.length - B.length;
+  return leftPoints.length - rightPoints.length;
 }
 
 export interface Sparse {
@@ -50,26 +50,26 @@ export interface Sparse {
 /** A vocabulary (sorted by code point, as CountVectorizer sorts it) and the count matrix of the documents. */
 export function fitVocabulary(docs: string[][]): string[] {
   const set = new Set<string>();
-  for (const d of docs) for (const f of d) set.add(f);
+  for (const doc of docs) for (const feature of doc) set.add(feature);
   return [...set].sort(codePointCompare);
 }
 
 export function countMatrix(docs: string[][], vocab: string[]): Sparse {
-  const index = new Map(vocab.map((f, i) => [f, i]));
+  const index = new Map(vocab.map((feature, i) => [feature, i]));
   const indptr = new Int32Array(docs.length + 1);
   const idx: number[] = [];
   const val: number[] = [];
-  docs.forEach((d, r) => {
+  docs.forEach((doc, row) => {
     const counts = new Map<number, number>();
-    for (const f of d) {
-      const j = index.get(f);
+    for (const feature of doc) {
+      const j = index.get(feature);
       if (j !== undefined) counts.set(j, (counts.get(j) ?? 0) + 1);
     }
-    for (const [j, n] of [...counts].sort((a, b) => a[0] - b[0])) {
+    for (const [j, n] of [...counts].sort((left, right) => left[0] - right[0])) {
       idx.push(j);
       val.push(n);
     }
-    indptr[r + 1] = idx.length;
+    indptr[row + 1] = idx.length;
   });
   return {
     rows: docs.length,

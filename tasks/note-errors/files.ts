@@ -5,4 +5,4 @@ import type { ScoredRequest } from "./scorer.js";
 export const TEST = "pairs_test.jsonl";
 export const TRAIN = "pairs_train.jsonl";
 
-export const metaOf = (r: TaskRequest) => r.meta as unknown as ScoredRequest["meta"];
+export const metaOf = (request: TaskRequest) => request.meta as unknown as ScoredRequest["meta"];

@@ -4,6 +4,8 @@
 // matrix stays sparse) and a backtracking line search. The optimum is unique, so any solver run to
 // convergence gives the same coefficients; scikit-learn's lbfgs stops at tol 1e-4 by default, so the fixture
 // that checks this file runs it with a tight tolerance (scripts/reference/note_errors_lr.py).
+// The code spells w, b and C as weights, bias and lossWeight; the order of every float operation is the
+// reference's, so that results stay bit-exact.
 import type { Sparse } from "./features.js";
 
 export interface LogReg {
@@ -13,130 +15,181 @@ export interface LogReg {
   gradientNorm: number; // the largest |∂f| at the solution
 }
 
-function matvec(X: Sparse, w: Float64Array, b: number, out: Float64Array): void {
-  for (let r = 0; r < X.rows; r++) {
-    let s = b;
-    for (let k = X.indptr[r]!; k < X.indptr[r + 1]!; k++) s += X.data[k]! * w[X.indices[k]!]!;
-    out[r] = s;
+/** The training data and scikit-learn's C, the weight of the loss against the penalty. */
+interface Problem {
+  features: Sparse;
+  labels: ArrayLike<number>; // 0 or 1
+  lossWeight: number;
+}
+
+/** A point (or a direction) in the space of coefficients: one weight per feature and the intercept. */
+interface Point {
+  weights: Float64Array;
+  bias: number;
+}
+
+interface Gradient extends Point {
+  norm: number; // the largest absolute component
+  curvature: Float64Array; // the Hessian's weight for each row
+}
+
+interface Iterate extends Point {
+  value: number; // the objective at the point
+}
+
+function matvec(features: Sparse, weights: Float64Array, bias: number, out: Float64Array): void {
+  const { indptr, indices, data } = features;
+  for (let row = 0; row < features.rows; row++) {
+    let sum = bias;
+    for (let k = indptr[row]!; k < indptr[row + 1]!; k++) sum += data[k]! * weights[indices[k]!]!;
+    out[row] = sum;
   }
 }
 
 /** log(1 + exp(z)) without overflow. */
-const softplus = (z: number) => (z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z)));
-const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
+const softplus = (margin: number) =>
+  margin > 0 ? margin + Math.log1p(Math.exp(-margin)) : Math.log1p(Math.exp(margin));
+const sigmoid = (margin: number) =>
+  margin >= 0 ? 1 / (1 + Math.exp(-margin)) : Math.exp(margin) / (1 + Math.exp(margin));
+
+const dot = (left: Point, right: Point) => {
+  let sum = left.bias * right.bias;
+  for (let j = 0; j < left.weights.length; j++) sum += left.weights[j]! * right.weights[j]!;
+  return sum;
+};
+
+/** f at the point; leaves X w + b in margins. */
+function objective(problem: Problem, weights: Float64Array, bias: number, margins: Float64Array): number {
+  const { features, labels, lossWeight } = problem;
+  matvec(features, weights, bias, margins);
+  let value = 0;
+  for (let j = 0; j < features.cols; j++) value += 0.5 * weights[j]! * weights[j]!;
+  for (let i = 0; i < features.rows; i++)
+    value += lossWeight * (softplus(margins[i]!) - labels[i]! * margins[i]!);
+  return value;
+}
+
+/** The gradient and the Hessian's row weights at the point. */
+function gradientAt(problem: Problem, point: Point, margins: Float64Array): Gradient {
+  const { features, labels, lossWeight } = problem;
+  const { indptr, indices, data } = features;
+  matvec(features, point.weights, point.bias, margins);
+  const weights = new Float64Array(features.cols);
+  const curvature = new Float64Array(features.rows);
+  const residuals = new Float64Array(features.rows);
+  let bias = 0;
+  for (let i = 0; i < features.rows; i++) {
+    const probability = sigmoid(margins[i]!);
+    residuals[i] = lossWeight * (probability - labels[i]!);
+    curvature[i] = lossWeight * probability * (1 - probability);
+    bias += residuals[i]!;
+  }
+  for (let i = 0; i < features.rows; i++)
+    for (let k = indptr[i]!; k < indptr[i + 1]!; k++) weights[indices[k]!]! += data[k]! * residuals[i]!;
+  let norm = Math.abs(bias);
+  for (let j = 0; j < features.cols; j++) {
+    weights[j] = weights[j]! + point.weights[j]!;
+    norm = Math.max(norm, Math.abs(weights[j]!));
+  }
+  return { weights, bias, norm, curvature };
+}
+
+/** H v = v_w (no penalty on b) + Xᵀ D X v. */
+function hessianTimes(features: Sparse, curvature: Float64Array, vector: Point): Point {
+  const { indptr, indices, data } = features;
+  const margins = new Float64Array(features.rows);
+  matvec(features, vector.weights, vector.bias, margins);
+  const weights = Float64Array.from(vector.weights);
+  let bias = 0;
+  for (let i = 0; i < features.rows; i++) {
+    const scaled = curvature[i]! * margins[i]!;
+    bias += scaled;
+    for (let k = indptr[i]!; k < indptr[i + 1]!; k++) weights[indices[k]!]! += data[k]! * scaled;
+  }
+  return { weights, bias };
+}
+
+/** Solves H step = −gradient by conjugate gradients. */
+function newtonStep(features: Sparse, gradient: Gradient): Point {
+  const cols = features.cols;
+  const step: Point = { weights: new Float64Array(cols), bias: 0 };
+  const residual: Point = {
+    weights: Float64Array.from(gradient.weights, (component) => -component),
+    bias: -gradient.bias,
+  };
+  const direction: Point = { weights: Float64Array.from(residual.weights), bias: residual.bias };
+  let residualSquare = dot(residual, residual);
+  const initialNorm = Math.sqrt(residualSquare);
+  const tolerance = Math.min(0.5, Math.sqrt(initialNorm)) * initialNorm * 1e-3;
+  for (let k = 0; k < 10 * (cols + 1) && Math.sqrt(residualSquare) > tolerance; k++) {
+    const product = hessianTimes(features, gradient.curvature, direction);
+    const alpha = residualSquare / dot(direction, product);
+    for (let j = 0; j < cols; j++) {
+      step.weights[j] = step.weights[j]! + alpha * direction.weights[j]!;
+      residual.weights[j] = residual.weights[j]! - alpha * product.weights[j]!;
+    }
+    step.bias += alpha * direction.bias;
+    residual.bias -= alpha * product.bias;
+    const nextSquare = dot(residual, residual);
+    const beta = nextSquare / residualSquare;
+    residualSquare = nextSquare;
+    for (let j = 0; j < cols; j++) direction.weights[j] = residual.weights[j]! + beta * direction.weights[j]!;
+    direction.bias = residual.bias + beta * direction.bias;
+  }
+  return step;
+}
+
+/** Backtracking line search (Armijo) along the step, at most 60 halvings. */
+function lineSearch(
+  problem: Problem,
+  current: Iterate,
+  gradient: Gradient,
+  step: Point,
+  margins: Float64Array,
+): Iterate {
+  const slope = dot(gradient, step);
+  let length = 1;
+  for (let tries = 0; ; tries++, length /= 2) {
+    const weights = Float64Array.from(current.weights, (x, j) => x + length * step.weights[j]!);
+    const value = objective(problem, weights, current.bias + length * step.bias, margins);
+    if (value <= current.value + 1e-4 * length * slope || tries === 59)
+      return { weights, bias: current.bias + length * step.bias, value };
+  }
+}
 
 export function fitLogReg(
-  X: Sparse,
-  y: ArrayLike<number>, // 0 or 1
-  C: number,
+  features: Sparse,
+  labels: ArrayLike<number>, // 0 or 1
+  lossWeight: number,
   opts: { tol?: number; maxIter?: number } = {},
 ): LogReg {
   const tol = opts.tol ?? 1e-10;
   const maxIter = opts.maxIter ?? 100;
-  const n = X.rows,
-    d = X.cols;
-  let w = new Float64Array(d);
-  let b = 0;
-  const z = new Float64Array(n);
-  const objective = (w: Float64Array, b: number): number => {
-    matvec(X, w, b, z);
-    let f = 0;
-    for (let j = 0; j < d; j++) f += 0.5 * w[j]! * w[j]!;
-    for (let i = 0; i < n; i++) f += C * (softplus(z[i]!) - y[i]! * z[i]!);
-    return f;
-  };
-  let f = objective(w, b);
-  const gw = new Float64Array(d);
-  const D = new Float64Array(n);
-  const r = new Float64Array(n);
+  const problem: Problem = { features, labels, lossWeight };
+  const margins = new Float64Array(features.rows);
+  const start = new Float64Array(features.cols);
+  let current: Iterate = { weights: start, bias: 0, value: objective(problem, start, 0, margins) };
   let iterations = 0,
-    gnorm = Infinity;
+    gradientNorm = Infinity;
   for (; iterations < maxIter; iterations++) {
-    // gradient and Hessian weights at (w, b); z holds X w + b from the last objective call
-    matvec(X, w, b, z);
-    gw.fill(0);
-    let gb = 0;
-    for (let i = 0; i < n; i++) {
-      const p = sigmoid(z[i]!);
-      r[i] = C * (p - y[i]!);
-      D[i] = C * p * (1 - p);
-      gb += r[i]!;
-    }
-    for (let i = 0; i < n; i++)
-      for (let k = X.indptr[i]!; k < X.indptr[i + 1]!; k++) gw[X.indices[k]!]! += X.data[k]! * r[i]!;
-    gnorm = Math.abs(gb);
-    for (let j = 0; j < d; j++) {
-      gw[j] = gw[j]! + w[j]!;
-      gnorm = Math.max(gnorm, Math.abs(gw[j]!));
-    }
-    if (gnorm <= tol * Math.max(1, C)) break;
-    // Solve H [dw; db] = −[gw; gb] by conjugate gradients, H v = v_w (no penalty on b) + Xᵀ D X v.
-    const Hv = (vw: Float64Array, vb: number): [Float64Array, number] => {
-      const t = new Float64Array(n);
-      matvec(X, vw, vb, t);
-      const ow = Float64Array.from(vw);
-      let ob = 0;
-      for (let i = 0; i < n; i++) {
-        const s = D[i]! * t[i]!;
-        ob += s;
-        for (let k = X.indptr[i]!; k < X.indptr[i + 1]!; k++) ow[X.indices[k]!]! += X.data[k]! * s;
-      }
-      return [ow, ob];
-    };
-    const dw = new Float64Array(d);
-    let db = 0;
-    const rw = Float64Array.from(gw, (g) => -g);
-    let rb = -gb;
-    const pw = Float64Array.from(rw);
-    let pb = rb;
-    const dot = (aw: Float64Array, ab: number, cw: Float64Array, cb: number) => {
-      let s = ab * cb;
-      for (let j = 0; j < d; j++) s += aw[j]! * cw[j]!;
-      return s;
-    };
-    let rr = dot(rw, rb, rw, rb);
-    const r0 = Math.sqrt(rr);
-    for (let k = 0; k < 10 * (d + 1) && Math.sqrt(rr) > Math.min(0.5, Math.sqrt(r0)) * r0 * 1e-3; k++) {
-      const [qw, qb] = Hv(pw, pb);
-      const alpha = rr / dot(pw, pb, qw, qb);
-      for (let j = 0; j < d; j++) {
-        dw[j] = dw[j]! + alpha * pw[j]!;
-        rw[j] = rw[j]! - alpha * qw[j]!;
-      }
-      db += alpha * pb;
-      rb -= alpha * qb;
-      const rr2 = dot(rw, rb, rw, rb);
-      const beta = rr2 / rr;
-      rr = rr2;
-      for (let j = 0; j < d; j++) pw[j] = rw[j]! + beta * pw[j]!;
-      pb = rb + beta * pb;
-    }
-    // backtracking line search (Armijo)
-    const slope = dot(gw, gb, dw, db);
-    let step = 1;
-    for (let tries = 0; tries < 60; tries++, step /= 2) {
-      const nw = Float64Array.from(w, (x, j) => x + step * dw[j]!);
-      const nf = objective(nw, b + step * db);
-      if (nf <= f + 1e-4 * step * slope || tries === 59) {
-        w = nw;
-        b += step * db;
-        f = nf;
-        break;
-      }
-    }
+    const gradient = gradientAt(problem, current, margins);
+    gradientNorm = gradient.norm;
+    if (gradientNorm <= tol * Math.max(1, lossWeight)) break;
+    const step = newtonStep(features, gradient);
+    current = lineSearch(problem, current, gradient, step, margins);
   }
-  return { coef: w, intercept: b, iterations, gradientNorm: gnorm };
+  return { coef: current.weights, intercept: current.bias, iterations, gradientNorm };
 }
 
-export function decisionFunction(X: Sparse, m: LogReg): Float64Array {
-  const out = new Float64Array(X.rows);
-  matvec(X, m.coef, m.intercept, out);
+export function decisionFunction(features: Sparse, model: LogReg): Float64Array {
+  const out = new Float64Array(features.rows);
+  matvec(features, model.coef, model.intercept, out);
   return out;
 }
 
 /** numpy.median: the middle value, or the mean of the two middle values. */
 export function median(xs: ArrayLike<number>): number {
-  const s = Float64Array.from(xs).sort();
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  const sorted = Float64Array.from(xs).sort();
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }

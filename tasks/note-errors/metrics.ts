@@ -35,22 +35,22 @@ export interface PairRow {
 }
 
 export type Parser = "tolerant" | "strict";
-const v = (s: SideRow, parser: Parser) => (parser === "strict" ? s.strict : s.verdict);
+const verdictOf = (side: SideRow, parser: Parser) => (parser === "strict" ? side.strict : side.verdict);
 const ratio = (num: number, den: number): number | null => (den === 0 ? null : num / den);
 
 // ---- pair outcomes ----------------------------------------------------------------------------------------
 export type Outcome = "both_correct" | "both_yes" | "both_no" | "both_wrong" | "no_verdict";
-export function outcome(r: PairRow, parser: Parser = "tolerant"): Outcome {
-  const e = v(r.e, parser),
-    c = v(r.c, parser);
-  if (e === null || c === null) return "no_verdict";
-  if (e === "Yes") return c === "No" ? "both_correct" : "both_yes";
-  return c === "No" ? "both_no" : "both_wrong";
+export function outcome(row: PairRow, parser: Parser = "tolerant"): Outcome {
+  const errorVerdict = verdictOf(row.e, parser),
+    twinVerdict = verdictOf(row.c, parser);
+  if (errorVerdict === null || twinVerdict === null) return "no_verdict";
+  if (errorVerdict === "Yes") return twinVerdict === "No" ? "both_correct" : "both_yes";
+  return twinVerdict === "No" ? "both_no" : "both_wrong";
 }
 export const outcomeShare =
-  (o: Outcome, parser: Parser = "tolerant") =>
+  (wanted: Outcome, parser: Parser = "tolerant") =>
   (rows: PairRow[]) =>
-    ratio(rows.filter((r) => outcome(r, parser) === o).length, rows.length);
+    ratio(rows.filter((row) => outcome(row, parser) === wanted).length, rows.length);
 
 /** BCR: a pair with a member without a verdict is not both-correct. */
 export const bcr = (rows: PairRow[], parser: Parser = "tolerant") =>
@@ -58,8 +58,8 @@ export const bcr = (rows: PairRow[], parser: Parser = "tolerant") =>
 
 /** BCR over the pairs whose two members both have a verdict (the paper's text: such pairs are skipped). */
 export function bcrSkip(rows: PairRow[]): number | null {
-  const kept = rows.filter((r) => outcome(r) !== "no_verdict");
-  return ratio(kept.filter((r) => outcome(r) === "both_correct").length, kept.length);
+  const kept = rows.filter((row) => outcome(row) !== "no_verdict");
+  return ratio(kept.filter((row) => outcome(row) === "both_correct").length, kept.length);
 }
 
 // ---- pointwise metrics: notes with a verdict, error notes positive ----------------------------------------
@@ -70,37 +70,37 @@ export interface Confusion {
   fp: number;
 }
 export function confusion(rows: PairRow[], parser: Parser = "tolerant"): Confusion {
-  const m = { tp: 0, fn: 0, tn: 0, fp: 0 };
-  for (const r of rows) {
-    const e = v(r.e, parser),
-      c = v(r.c, parser);
-    if (e === "Yes") m.tp++;
-    else if (e === "No") m.fn++;
-    if (c === "No") m.tn++;
-    else if (c === "Yes") m.fp++;
+  const counts = { tp: 0, fn: 0, tn: 0, fp: 0 };
+  for (const row of rows) {
+    const errorVerdict = verdictOf(row.e, parser),
+      twinVerdict = verdictOf(row.c, parser);
+    if (errorVerdict === "Yes") counts.tp++;
+    else if (errorVerdict === "No") counts.fn++;
+    if (twinVerdict === "No") counts.tn++;
+    else if (twinVerdict === "Yes") counts.fp++;
   }
-  return m;
+  return counts;
 }
 export const sensitivity = (rows: PairRow[]) => {
-  const m = confusion(rows);
-  return ratio(m.tp, m.tp + m.fn);
+  const counts = confusion(rows);
+  return ratio(counts.tp, counts.tp + counts.fn);
 };
 export const specificity = (rows: PairRow[]) => {
-  const m = confusion(rows);
-  return ratio(m.tn, m.tn + m.fp);
+  const counts = confusion(rows);
+  return ratio(counts.tn, counts.tn + counts.fp);
 };
 export const precision = (rows: PairRow[]) => {
-  const m = confusion(rows);
-  return ratio(m.tp, m.tp + m.fp);
+  const counts = confusion(rows);
+  return ratio(counts.tp, counts.tp + counts.fp);
 };
 export function balancedAccuracy(rows: PairRow[]): number | null {
-  const s = sensitivity(rows),
-    p = specificity(rows);
-  return s === null || p === null ? null : (s + p) / 2;
+  const sens = sensitivity(rows),
+    spec = specificity(rows);
+  return sens === null || spec === null ? null : (sens + spec) / 2;
 }
 export function f1(rows: PairRow[]): number | null {
-  const m = confusion(rows);
-  return ratio(2 * m.tp, 2 * m.tp + m.fp + m.fn);
+  const counts = confusion(rows);
+  return ratio(2 * counts.tp, 2 * counts.tp + counts.fp + counts.fn);
 }
 /** Matthews correlation; 0 when a margin is empty (scikit-learn's convention). */
 export function mcc(rows: PairRow[]): number | null {
@@ -111,43 +111,49 @@ export function mcc(rows: PairRow[]): number | null {
 }
 /** Share of notes with a verdict that were flagged (Error: Yes), both sides pooled. */
 export function flagRate(rows: PairRow[]): number | null {
-  const m = confusion(rows);
-  return ratio(m.tp + m.fp, m.tp + m.fp + m.tn + m.fn);
+  const counts = confusion(rows);
+  return ratio(counts.tp + counts.fp, counts.tp + counts.fp + counts.tn + counts.fn);
 }
 export function accuracy(rows: PairRow[]): number | null {
-  const m = confusion(rows);
-  return ratio(m.tp + m.tn, m.tp + m.tn + m.fp + m.fn);
+  const counts = confusion(rows);
+  return ratio(counts.tp + counts.tn, counts.tp + counts.tn + counts.fp + counts.fn);
 }
 /** compute_metrics's per-category rows: accuracy over both notes, recall over error notes. */
 export const categoryAccuracy = (category: string) => (rows: PairRow[]) =>
-  accuracy(rows.filter((r) => r.category === category));
+  accuracy(rows.filter((row) => row.category === category));
 export const categoryRecall = (category: string) => (rows: PairRow[]) =>
-  sensitivity(rows.filter((r) => r.category === category));
+  sensitivity(rows.filter((row) => row.category === category));
 
 // ---- independence -----------------------------------------------------------------------------------------
 export function expectedBcr(rows: PairRow[]): number | null {
-  const s = sensitivity(rows),
-    p = specificity(rows);
-  return s === null || p === null ? null : s * p;
+  const sens = sensitivity(rows),
+    spec = specificity(rows);
+  return sens === null || spec === null ? null : sens * spec;
 }
 export function independenceRatio(rows: PairRow[]): number | null {
-  const b = bcr(rows),
-    e = expectedBcr(rows);
-  return b === null || e === null || e === 0 ? null : b / e;
+  const observed = bcr(rows),
+    expected = expectedBcr(rows);
+  return observed === null || expected === null || expected === 0 ? null : observed / expected;
 }
 
 // ---- failures ---------------------------------------------------------------------------------------------
 /** Share of one side's notes whose reply came back but gave no verdict (API errors are counted apart). */
 export const parseFailureRate = (side: "e" | "c") => (rows: PairRow[]) =>
-  ratio(rows.filter((r) => r[side].verdict === null && r[side].reason !== "api_error").length, rows.length);
+  ratio(
+    rows.filter((row) => row[side].verdict === null && row[side].reason !== "api_error").length,
+    rows.length,
+  );
 export const truncatedRate = (rows: PairRow[]) =>
   ratio(
-    rows.reduce((n, r) => n + (r.e.truncated ? 1 : 0) + (r.c.truncated ? 1 : 0), 0),
+    rows.reduce((n, row) => n + (row.e.truncated ? 1 : 0) + (row.c.truncated ? 1 : 0), 0),
     2 * rows.length,
   );
 export const apiErrorRate = (rows: PairRow[]) =>
   ratio(
-    rows.reduce((n, r) => n + (r.e.reason === "api_error" ? 1 : 0) + (r.c.reason === "api_error" ? 1 : 0), 0),
+    rows.reduce(
+      (n, row) => n + (row.e.reason === "api_error" ? 1 : 0) + (row.c.reason === "api_error" ? 1 : 0),
+      0,
+    ),
     2 * rows.length,
   );
 
@@ -163,12 +169,12 @@ export function bcrImputedCode(rows: PairRow[], draws = 100, seed = 42): number 
   const rate = flagRate(rows) ?? 0.5;
   const rng = new PyRandom(seed);
   let total = 0;
-  for (let d = 0; d < draws; d++) {
+  for (let draw = 0; draw < draws; draw++) {
     let both = 0;
-    for (const r of rows) {
-      const e = r.e.verdict ?? (rng.random() < rate ? "Yes" : "No");
-      const c = r.c.verdict ?? (rng.random() < rate ? "Yes" : "No");
-      if (e === "Yes" && c === "No") both++;
+    for (const row of rows) {
+      const errorVerdict = row.e.verdict ?? (rng.random() < rate ? "Yes" : "No");
+      const twinVerdict = row.c.verdict ?? (rng.random() < rate ? "Yes" : "No");
+      if (errorVerdict === "Yes" && twinVerdict === "No") both++;
     }
     total += both / rows.length;
   }
@@ -183,12 +189,12 @@ export function bcrImputedCode(rows: PairRow[], draws = 100, seed = 42): number 
  */
 export function bcrImputedCorrected(rows: PairRow[]): number | null {
   if (rows.length === 0) return null;
-  const s = sensitivity(rows) ?? 0.5,
-    p = specificity(rows) ?? 0.5;
+  const sens = sensitivity(rows) ?? 0.5,
+    spec = specificity(rows) ?? 0.5;
   let sum = 0;
-  for (const r of rows) {
-    const pe = r.e.verdict === null ? s : r.e.verdict === "Yes" ? 1 : 0;
-    const pc = r.c.verdict === null ? p : r.c.verdict === "No" ? 1 : 0;
+  for (const row of rows) {
+    const pe = row.e.verdict === null ? sens : row.e.verdict === "Yes" ? 1 : 0;
+    const pc = row.c.verdict === null ? spec : row.c.verdict === "No" ? 1 : 0;
     sum += pe * pc;
   }
   return sum / rows.length;
@@ -198,47 +204,47 @@ export function bcrImputedCorrected(rows: PairRow[]): number | null {
 export type EcaCategory = "A" | "B" | "C" | "D" | "E" | "X";
 /** Over pairs flagged on both sides: A both hit, B error only, C twin only, D neither, E one side without
  * Evidence (extraction failed), X neither side has Evidence. */
-export function ecaCategory(r: PairRow): EcaCategory | null {
-  if (outcome(r) !== "both_yes") return null;
-  const { e_evidence, c_evidence, e_hit, c_hit } = r.ev;
+export function ecaCategory(row: PairRow): EcaCategory | null {
+  if (outcome(row) !== "both_yes") return null;
+  const { e_evidence, c_evidence, e_hit, c_hit } = row.ev;
   if (!e_evidence && !c_evidence) return "X";
   if (!e_evidence || !c_evidence) return "E";
   return e_hit ? (c_hit ? "A" : "B") : c_hit ? "C" : "D";
 }
 export const ecaShare = (cat: EcaCategory) => (rows: PairRow[]) => {
-  const flagged = rows.filter((r) => ecaCategory(r) !== null);
-  return ratio(flagged.filter((r) => ecaCategory(r) === cat).length, flagged.length);
+  const flagged = rows.filter((row) => ecaCategory(row) !== null);
+  return ratio(flagged.filter((row) => ecaCategory(row) === cat).length, flagged.length);
 };
 /** TP localisation: of both-flagged pairs with Evidence on the error side, the share whose Evidence hits. */
 export function tpLocalisation(rows: PairRow[]): number | null {
-  const f = rows.filter((r) => outcome(r) === "both_yes" && r.ev.e_evidence);
-  return ratio(f.filter((r) => r.ev.e_hit).length, f.length);
+  const flagged = rows.filter((row) => outcome(row) === "both_yes" && row.ev.e_evidence);
+  return ratio(flagged.filter((row) => row.ev.e_hit).length, flagged.length);
 }
 /** FP correction: BCR with the both-flagged pairs of category B (error localised, the twin's flag elsewhere)
  * counted as both-correct. */
 export function bcrFpCorrected(rows: PairRow[]): number | null {
   return ratio(
-    rows.filter((r) => outcome(r) === "both_correct" || ecaCategory(r) === "B").length,
+    rows.filter((row) => outcome(row) === "both_correct" || ecaCategory(row) === "B").length,
     rows.length,
   );
 }
 /** Flagged error notes (any pair) whose Evidence matches the reference line(s). */
-const flaggedError = (rows: PairRow[]) => rows.filter((r) => r.e.verdict === "Yes");
+const flaggedError = (rows: PairRow[]) => rows.filter((row) => row.e.verdict === "Yes");
 export const flagLocalisation = (rows: PairRow[]) => {
-  const f = flaggedError(rows);
-  return ratio(f.filter((r) => r.ev.e_hit).length, f.length);
+  const flagged = flaggedError(rows);
+  return ratio(flagged.filter((row) => row.ev.e_hit).length, flagged.length);
 };
 export const flagLocalisationChars = (rows: PairRow[]) => {
-  const f = flaggedError(rows);
-  return ratio(f.filter((r) => r.ev.e_hit_chars).length, f.length);
+  const flagged = flaggedError(rows);
+  return ratio(flagged.filter((row) => row.ev.e_hit_chars).length, flagged.length);
 };
 export const spanHit = (rows: PairRow[]) => {
-  const f = flaggedError(rows);
-  return ratio(f.filter((r) => r.ev.span_hit).length, f.length);
+  const flagged = flaggedError(rows);
+  return ratio(flagged.filter((row) => row.ev.span_hit).length, flagged.length);
 };
 /** The P-line baseline: flag localisation if every error note were flagged quoting its P line. */
 export const pLineBaseline = (rows: PairRow[]) =>
-  ratio(rows.filter((r) => r.ev.p_line_hit).length, rows.length);
+  ratio(rows.filter((row) => row.ev.p_line_hit).length, rows.length);
 
 // ---- the declared list -----------------------------------------------------------------------------------
 export interface MetricDef {
@@ -250,81 +256,118 @@ export interface MetricDef {
 
 export const CATEGORIES = ["diagnosis", "lab", "pharmacotherapy"] as const;
 
+const metric = (name: string, label: string, fn: MetricDef["fn"], unit?: MetricDef["unit"]): MetricDef => ({
+  name,
+  label,
+  fn,
+  ...(unit ? { unit } : {}),
+});
+
+/** BCR as the document reports it (the primary), and as other readings count it. */
+const bcrMetrics = (): MetricDef[] => [
+  metric("bcr", "BCR (both correct; a pair without a verdict is not)", (rows) => bcr(rows)),
+  metric("bcr_strict", "BCR, strict parser", (rows) => bcr(rows, "strict")),
+  metric("bcr_skip", "BCR, pairs without a verdict skipped", bcrSkip),
+  metric("bcr_unexposed", "BCR without the pairs the item check exposed", (rows) =>
+    bcr(rows.filter((x) => !x.exposed)),
+  ),
+  metric("bcr_imputed_code", "BCR, the code's random imputation (100 draws, seed 42)", (rows) =>
+    bcrImputedCode(rows),
+  ),
+  metric("bcr_imputed_corrected", "BCR, corrected imputation (side rates, exact)", bcrImputedCorrected),
+];
+
+/** Notes with a verdict, error notes positive; compute_metrics's rows per category. */
+const pointwiseMetrics = (): MetricDef[] => [
+  metric("sensitivity", "sensitivity (error notes flagged)", sensitivity),
+  metric("specificity", "specificity (twins passed)", specificity),
+  metric("balanced_accuracy", "balanced accuracy", balancedAccuracy),
+  metric("f1", "F1 (error notes positive)", f1),
+  metric("precision", "precision", precision),
+  metric("mcc", "MCC", mcc, "score"),
+  metric("flag_rate", "flag rate (notes called Error: Yes)", flagRate),
+  metric("accuracy", "compute_metrics accuracy (notes)", accuracy),
+  ...CATEGORIES.flatMap((category) => [
+    metric(`accuracy_${category}`, `compute_metrics accuracy, ${category}`, categoryAccuracy(category)),
+    metric(
+      `recall_${category}`,
+      `compute_metrics recall on error notes, ${category}`,
+      categoryRecall(category),
+    ),
+  ]),
+];
+
+const OUTCOME_METRICS: [name: string, label: string, outcome: Outcome][] = [
+  ["both_correct", "pairs both correct", "both_correct"],
+  ["both_yes", "pairs both Yes", "both_yes"],
+  ["both_no", "pairs both No", "both_no"],
+  ["both_wrong", "pairs both wrong", "both_wrong"],
+  ["no_verdict_pairs", "pairs with a member without a verdict", "no_verdict"],
+];
+
+/** Pair outcomes, the independence check and the failure rates. */
+const pairMetrics = (): MetricDef[] => [
+  ...OUTCOME_METRICS.map(([name, label, wanted]) => metric(name, label, outcomeShare(wanted))),
+  metric("expected_bcr", "expected BCR under independence (sens × spec)", expectedBcr),
+  metric("independence_ratio", "independence ratio (BCR / sens × spec)", independenceRatio, "score"),
+  metric("parse_failures_error", "parse failures, error notes", parseFailureRate("e")),
+  metric("parse_failures_clean", "parse failures, twins", parseFailureRate("c")),
+  // Rates, named apart from the run's own counts (metrics.truncated, metrics.api_errors).
+  metric("truncated_rate", "truncated replies (finish_reason length), share of notes", truncatedRate),
+  metric("api_error_rate", "API errors, share of notes", apiErrorRate),
+];
+
+const ECA_LABELS: Record<EcaCategory, string> = {
+  A: "ECA A: both sides hit (of pairs flagged on both sides)",
+  B: "ECA B: error side hit only",
+  C: "ECA C: twin side hit only",
+  D: "ECA D: neither side hit",
+  E: "ECA E: Evidence missing on one side",
+  X: "ECA X: no Evidence on either side",
+};
+
+/** The evidence-contrast analysis and the localisation of flags. */
+const evidenceMetrics = (): MetricDef[] => [
+  ...(Object.entries(ECA_LABELS) as [EcaCategory, string][]).map(([category, label]) =>
+    metric(`eca_${category}`, label, ecaShare(category)),
+  ),
+  metric("tp_localisation", "TP localisation (both flagged, error Evidence hits)", tpLocalisation),
+  metric("bcr_fp_corrected", "BCR, FP-corrected (ECA B counted)", bcrFpCorrected),
+  metric(
+    "flag_localisation",
+    "flag localisation (flagged error notes, Evidence on the edited line)",
+    flagLocalisation,
+  ),
+  metric("flag_localisation_chars", "flag localisation, character coverage (check)", flagLocalisationChars),
+  metric("span_hit", "span hit (Evidence contains the inserted text)", spanHit),
+  metric("p_line_baseline", "P-line baseline (flag localisation of quoting the P line)", pLineBaseline),
+];
+
 /** metrics.reported, in the order the results show them (the primary first). */
 export function reportedMetrics(): MetricDef[] {
-  const m = (name: string, label: string, fn: MetricDef["fn"], unit?: MetricDef["unit"]): MetricDef => ({
-    name,
-    label,
-    fn,
-    ...(unit ? { unit } : {}),
-  });
-  return [
-    m("bcr", "BCR (both correct; a pair without a verdict is not)", (r) => bcr(r)),
-    m("bcr_strict", "BCR, strict parser", (r) => bcr(r, "strict")),
-    m("bcr_skip", "BCR, pairs without a verdict skipped", bcrSkip),
-    m("bcr_unexposed", "BCR without the pairs the item check exposed", (r) =>
-      bcr(r.filter((x) => !x.exposed)),
-    ),
-    m("bcr_imputed_code", "BCR, the code's random imputation (100 draws, seed 42)", (r) => bcrImputedCode(r)),
-    m("bcr_imputed_corrected", "BCR, corrected imputation (side rates, exact)", bcrImputedCorrected),
-    m("sensitivity", "sensitivity (error notes flagged)", sensitivity),
-    m("specificity", "specificity (twins passed)", specificity),
-    m("balanced_accuracy", "balanced accuracy", balancedAccuracy),
-    m("f1", "F1 (error notes positive)", f1),
-    m("precision", "precision", precision),
-    m("mcc", "MCC", mcc, "score"),
-    m("flag_rate", "flag rate (notes called Error: Yes)", flagRate),
-    m("accuracy", "compute_metrics accuracy (notes)", accuracy),
-    ...CATEGORIES.flatMap((c) => [
-      m(`accuracy_${c}`, `compute_metrics accuracy, ${c}`, categoryAccuracy(c)),
-      m(`recall_${c}`, `compute_metrics recall on error notes, ${c}`, categoryRecall(c)),
-    ]),
-    m("both_correct", "pairs both correct", outcomeShare("both_correct")),
-    m("both_yes", "pairs both Yes", outcomeShare("both_yes")),
-    m("both_no", "pairs both No", outcomeShare("both_no")),
-    m("both_wrong", "pairs both wrong", outcomeShare("both_wrong")),
-    m("no_verdict_pairs", "pairs with a member without a verdict", outcomeShare("no_verdict")),
-    m("expected_bcr", "expected BCR under independence (sens × spec)", expectedBcr),
-    m("independence_ratio", "independence ratio (BCR / sens × spec)", independenceRatio, "score"),
-    m("parse_failures_error", "parse failures, error notes", parseFailureRate("e")),
-    m("parse_failures_clean", "parse failures, twins", parseFailureRate("c")),
-    // Rates, named apart from the run's own counts (metrics.truncated, metrics.api_errors).
-    m("truncated_rate", "truncated replies (finish_reason length), share of notes", truncatedRate),
-    m("api_error_rate", "API errors, share of notes", apiErrorRate),
-    m("eca_A", "ECA A: both sides hit (of pairs flagged on both sides)", ecaShare("A")),
-    m("eca_B", "ECA B: error side hit only", ecaShare("B")),
-    m("eca_C", "ECA C: twin side hit only", ecaShare("C")),
-    m("eca_D", "ECA D: neither side hit", ecaShare("D")),
-    m("eca_E", "ECA E: Evidence missing on one side", ecaShare("E")),
-    m("eca_X", "ECA X: no Evidence on either side", ecaShare("X")),
-    m("tp_localisation", "TP localisation (both flagged, error Evidence hits)", tpLocalisation),
-    m("bcr_fp_corrected", "BCR, FP-corrected (ECA B counted)", bcrFpCorrected),
-    m(
-      "flag_localisation",
-      "flag localisation (flagged error notes, Evidence on the edited line)",
-      flagLocalisation,
-    ),
-    m("flag_localisation_chars", "flag localisation, character coverage (check)", flagLocalisationChars),
-    m("span_hit", "span hit (Evidence contains the inserted text)", spanHit),
-    m("p_line_baseline", "P-line baseline (flag localisation of quoting the P line)", pLineBaseline),
-  ];
+  return [...bcrMetrics(), ...pointwiseMetrics(), ...pairMetrics(), ...evidenceMetrics()];
 }
 
 // ---- breakdowns ---------------------------------------------------------------------------
 export type BreakdownKey = "category" | "rule" | "condition" | "edited_line";
 export function breakdown(rows: PairRow[], key: BreakdownKey) {
   const groups = new Map<string, PairRow[]>();
-  for (const r of rows) {
-    const k = r[key];
+  for (const row of rows) {
+    const k = row[key];
     if (!groups.has(k)) groups.set(k, []);
-    groups.get(k)!.push(r);
+    groups.get(k)!.push(row);
   }
   return Object.fromEntries(
     [...groups]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, g]) => [
+      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
+      .map(([k, group]) => [
         k,
-        { n: g.length, bcr: bcr(g), sensitivity: sensitivity(g), specificity: specificity(g) },
+        {
+          n: group.length,
+          bcr: bcr(group),
+          sensitivity: sensitivity(group),
+          specificity: specificity(group),
+        },
       ]),
   );
 }

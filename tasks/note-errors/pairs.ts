@@ -78,39 +78,41 @@ function pick(raw: Raw, name: keyof typeof FIELDS): unknown {
 /** The code on a note's first line: "#M17 …", "[M17] …" or "M17 …" (an ICD-10 code at its start). */
 export function headerCodeOf(note: string): string | null {
   const first = note.split("\n", 1)[0] ?? "";
-  const m = /^\s*[#[(]?\s*([A-Z][0-9]{2}(?:\.[0-9A-Z]{1,4})?)\b/.exec(first);
-  return m ? m[1]! : null;
+  const match = /^\s*[#[(]?\s*([A-Z][0-9]{2}(?:\.[0-9A-Z]{1,4})?)\b/.exec(first);
+  return match ? match[1]! : null;
 }
 
 /** The text of one SOAP line of a note ("A: …" -> "…"), or null when the note has no such line. */
 export function soapLine(note: string, line: SoapLine): string | null {
-  for (const l of note.split("\n")) {
-    const m = /^\s*([SOAP])\s*[:：)]\s?(.*)$/.exec(l);
-    if (m && m[1] === line) return m[2]!.trim();
+  for (const noteLine of note.split("\n")) {
+    const match = /^\s*([SOAP])\s*[:：)]\s?(.*)$/.exec(noteLine);
+    if (match && match[1] === line) return match[2]!.trim();
   }
   return null;
 }
 
 function str(raw: Raw, name: keyof typeof FIELDS, where: () => PairsError): string {
-  const v = pick(raw, name);
-  if (typeof v !== "string" || v === "") throw where();
-  return v;
+  const value = pick(raw, name);
+  if (typeof value !== "string" || value === "") throw where();
+  return value;
 }
 
-function edit(v: unknown, fallbackLine: SoapLine): Edit | null {
-  if (!v || typeof v !== "object") return null;
-  const e = v as Raw;
+function edit(value: unknown, fallbackLine: SoapLine): Edit | null {
+  if (!value || typeof value !== "object") return null;
+  const record = value as Raw;
   const num = (x: unknown) => (typeof x === "number" ? x : null);
-  const text = (a: unknown, b: unknown) => (typeof a === "string" ? a : typeof b === "string" ? b : "");
-  const line = typeof e.line === "string" && LINES.includes(e.line as SoapLine) ? e.line : fallbackLine;
+  const text = (preferred: unknown, fallback: unknown) =>
+    typeof preferred === "string" ? preferred : typeof fallback === "string" ? fallback : "";
+  const line =
+    typeof record.line === "string" && LINES.includes(record.line as SoapLine) ? record.line : fallbackLine;
   return {
     line: line as SoapLine,
-    error_text: text(e.error_text, e.inserted),
-    clean_text: text(e.clean_text, e.replacement),
-    error_start: num(e.error_start ?? e.start),
-    error_end: num(e.error_end ?? e.end),
-    clean_start: num(e.clean_start),
-    clean_end: num(e.clean_end),
+    error_text: text(record.error_text, record.inserted),
+    clean_text: text(record.clean_text, record.replacement),
+    error_start: num(record.error_start ?? record.start),
+    error_end: num(record.error_end ?? record.end),
+    clean_start: num(record.clean_start),
+    clean_end: num(record.clean_end),
   };
 }
 
@@ -145,7 +147,7 @@ export function pairFromRecord(raw: Raw, file: string, lineNo: number): Pair {
     .filter((e): e is Edit => e !== null);
   const refs = pick(raw, "reference_lines");
   const reference_lines = Array.isArray(refs)
-    ? (refs.filter((r) => LINES.includes(r as SoapLine)) as SoapLine[])
+    ? (refs.filter((entry) => LINES.includes(entry as SoapLine)) as SoapLine[])
     : A_ALSO_COUNTS.has(rule) && edited_line !== "A"
       ? [edited_line, "A" as SoapLine]
       : [edited_line];
@@ -164,7 +166,7 @@ export function pairFromRecord(raw: Raw, file: string, lineNo: number): Pair {
     synthetic: pick(raw, "synthetic") === true,
     // Defaults the page states (header code, reference lines) are not guesses; these are.
     defaulted: (["condition", "edits", "item_check_exposed"] as const).filter(
-      (f) => pick(raw, f) === undefined,
+      (field) => pick(raw, field) === undefined,
     ),
   };
 }
@@ -183,13 +185,13 @@ export function readPairs(text: string, file: string): Pair[] {
     }
     if (!raw || typeof raw !== "object" || Array.isArray(raw))
       throw new PairsError(file, i + 1, "not a JSON object");
-    const p = pairFromRecord(raw as Raw, file, i + 1);
-    if (seen.has(p.pair_id)) throw new PairsError(file, i + 1, `pair_id ${p.pair_id} appears twice`);
-    seen.add(p.pair_id);
-    out.push(p);
+    const pair = pairFromRecord(raw as Raw, file, i + 1);
+    if (seen.has(pair.pair_id)) throw new PairsError(file, i + 1, `pair_id ${pair.pair_id} appears twice`);
+    seen.add(pair.pair_id);
+    out.push(pair);
   });
   return out;
 }
 
-export const noteOf = (p: Pair, side: Side) => (side === "error" ? p.error_note : p.clean_note);
-export const itemId = (p: Pair, side: Side) => `${p.pair_id}/${side}`;
+export const noteOf = (pair: Pair, side: Side) => (side === "error" ? pair.error_note : pair.clean_note);
+export const itemId = (pair: Pair, side: Side) => `${pair.pair_id}/${side}`;

@@ -15,7 +15,7 @@ export interface ParserClass {
   why: string;
 }
 
-const FOUR = (v: string) => `Evidence: "P: x"\nAnalysis: a.\nConfidence: 0.9\n${v}`;
+const FOUR = (lastLine: string) => `Evidence: "P: x"\nAnalysis: a.\nConfidence: 0.9\n${lastLine}`;
 
 /** In the order the classifier tries them: the first class a reply matches is its class. */
 export const PARSER_CLASSES: ParserClass[] = [
@@ -166,51 +166,52 @@ const decorated = /[*_`#>]/;
 const errorLine = /^(?:[-•]\s*)?(?:final\s+)?error\b/i;
 
 /** The class of one reply (the first of PARSER_CLASSES it matches), from the reply and its parse. */
-export function parserClass(reply: ReplyView, v: Omit<ParsedVerdict, "class">): string {
+export function parserClass(reply: ReplyView, parsed: Omit<ParsedVerdict, "class">): string {
   if (reply.error !== null) return "api_error";
   const { answer, closed } = answerText(reply.text);
-  if (v.truncated) {
-    if (v.reason === "truncated") return "truncated";
+  if (parsed.truncated) {
+    if (parsed.reason === "truncated") return "truncated";
     if (closed) return "truncated_after_think";
     return "truncated_reasoning_field";
   }
   const afterClose = closed ? reply.text.slice(reply.text.toLowerCase().lastIndexOf("</think>")) : reply.text;
   if (/<think>/i.test(afterClose)) return "unclosed_think";
-  const raw = answer.split(/\r?\n/).filter((l) => errorLine.test(l.replace(decoration, "").trim()));
+  const raw = answer.split(/\r?\n/).filter((line) => errorLine.test(line.replace(decoration, "").trim()));
   const last = raw[raw.length - 1];
-  if (v.reason === "template_echo")
+  if (parsed.reason === "template_echo")
     return /\bno\s+or\s+yes\b/i.test(last ?? "") ? "template_echo" : "template_echo_variant";
-  if (v.verdict === null) {
-    const l = (last ?? "").replace(decoration, "").trim();
+  if (parsed.verdict === null) {
+    const plain = (last ?? "").replace(decoration, "").trim();
     if (!last) return /^\s*\d+[.)]\s*error\b/im.test(answer) ? "numbered_error_line" : "no_error_line";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*["'“‘]/i.test(l)) return "quoted_value";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*\(/i.test(l)) return "parenthesised_value";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s+[a-z]/i.test(l)) return "error_detected";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]\s*[a-z]/i.test(l)) return "other_word_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*["'“‘]/i.test(plain)) return "quoted_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*\(/i.test(plain)) return "parenthesised_value";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s+[a-z]/i.test(plain)) return "error_detected";
+    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]\s*[a-z]/i.test(plain)) return "other_word_value";
     return "non_english_value";
   }
-  if (v.strict !== null) return "strict_format";
-  const l = last!.trim();
-  if (decorated.test(l)) return "markdown";
-  if (/^(?:[-•]\s*|final\s)/i.test(l)) return "bullet_or_final";
-  if (!/^error\s*:/i.test(l)) return "other_separator";
-  if (!/^Error: (Yes|No)$/.test(l)) return "other_case_or_words";
+  if (parsed.strict !== null) return "strict_format";
+  const trimmed = last!.trim();
+  if (decorated.test(trimmed)) return "markdown";
+  if (/^(?:[-•]\s*|final\s)/i.test(trimmed)) return "bullet_or_final";
+  if (!/^error\s*:/i.test(trimmed)) return "other_separator";
+  if (!/^Error: (Yes|No)$/.test(trimmed)) return "other_case_or_words";
   return "error_line_not_last";
 }
 
 /** The class table as docs/protocols/note-errors.md shows it. */
 export function parserClassTable(): string {
-  const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, "⏎");
-  const rows = PARSER_CLASSES.map((c) => {
+  const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, "⏎");
+  const rows = PARSER_CLASSES.map((entry) => {
     const extra = [
-      c.example.error ? `API error` : "",
-      c.example.finish_reason ? `finish_reason ${c.example.finish_reason}` : "",
-      c.example.reasoning ? "reasoning field" : "",
+      entry.example.error ? `API error` : "",
+      entry.example.finish_reason ? `finish_reason ${entry.example.finish_reason}` : "",
+      entry.example.reasoning ? "reasoning field" : "",
     ].filter(Boolean);
-    const example = `\`${cell(c.example.text) || " "}\`` + (extra.length ? ` (${extra.join(", ")})` : "");
-    const reading = c.reading === "Yes" || c.reading === "No" ? c.reading : `no verdict (${c.reading})`;
-    const source = c.source === "page" ? "page rule" : "our choice";
-    return `| ${c.id} | ${example} | ${reading} | ${source}: ${cell(c.why)} |`;
+    const example = `\`${cell(entry.example.text) || " "}\`` + (extra.length ? ` (${extra.join(", ")})` : "");
+    const reading =
+      entry.reading === "Yes" || entry.reading === "No" ? entry.reading : `no verdict (${entry.reading})`;
+    const source = entry.source === "page" ? "page rule" : "our choice";
+    return `| ${entry.id} | ${example} | ${reading} | ${source}: ${cell(entry.why)} |`;
   });
   return ["| class | example | reading | source |", "|---|---|---|---|", ...rows].join("\n");
 }

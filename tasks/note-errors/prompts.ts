@@ -30,33 +30,33 @@ export interface NoteMeta {
   instance_id: string;
 }
 
-export function metaOf(p: Pair, side: Side): NoteMeta {
+export function metaOf(pair: Pair, side: Side): NoteMeta {
   return {
-    pair_id: p.pair_id,
+    pair_id: pair.pair_id,
     side,
-    category: p.category,
-    rule: p.rule,
-    condition: p.condition,
-    edited_line: p.edited_line,
-    header_code: p.header_code,
-    exposed: p.item_check_exposed,
-    synthetic: p.synthetic,
-    instance_id: itemId(p, side),
+    category: pair.category,
+    rule: pair.rule,
+    condition: pair.condition,
+    edited_line: pair.edited_line,
+    header_code: pair.header_code,
+    exposed: pair.item_check_exposed,
+    synthetic: pair.synthetic,
+    instance_id: itemId(pair, side),
   };
 }
 
 /** Requests in file order, error note before twin. */
 export function noteRequests(pairs: Pair[], prompt: PromptSet): TaskRequest[] {
   const out: TaskRequest[] = [];
-  for (const p of pairs)
+  for (const pair of pairs)
     for (const side of ["error", "clean"] as Side[])
       out.push({
-        id: itemId(p, side),
+        id: itemId(pair, side),
         messages: [
           { role: "system", content: prompt.system.trimEnd() },
-          { role: "user", content: formatUser(prompt.user, noteOf(p, side)) },
+          { role: "user", content: formatUser(prompt.user, noteOf(pair, side)) },
         ],
-        meta: { ...metaOf(p, side), evidence_ref: { ...evidenceRef(p, side) } },
+        meta: { ...metaOf(pair, side), evidence_ref: { ...evidenceRef(pair, side) } },
       });
   return out;
 }

@@ -23,18 +23,22 @@ const TABLES = {
 export function releaseProblems(pairs: Pair[], file: string, page: Counts, exposed: number | null): string[] {
   const out: string[] = [];
   const firstDefault = new Map<string, number>();
-  pairs.forEach((p, i) => p.defaulted.forEach((f) => firstDefault.has(f) || firstDefault.set(f, i + 1)));
-  for (const [f, line] of firstDefault)
+  pairs.forEach((pair, i) =>
+    pair.defaulted.forEach((field) => firstDefault.has(field) || firstDefault.set(field, i + 1)),
+  );
+  for (const [field, line] of firstDefault) {
+    const names = FIELDS[field as keyof typeof FIELDS].join(", ");
     out.push(
-      `${file}:${line}: field ${f} is absent (tried ${FIELDS[f as keyof typeof FIELDS].join(", ")}), ` +
+      `${file}:${line}: field ${field} is absent (tried ${names}), ` +
         "and the real release is read without guessed defaults: add its name to FIELDS " +
         "(tasks/note-errors/pairs.ts)",
     );
+  }
   for (const [table, field] of Object.entries(TABLES)) {
     const want = page[table];
     if (!want) continue;
     const got: Record<string, number> = {};
-    for (const p of pairs) got[p[field]] = (got[p[field]] ?? 0) + 1;
+    for (const pair of pairs) got[pair[field]] = (got[pair[field]] ?? 0) + 1;
     const keys = [...new Set([...Object.keys(want), ...Object.keys(got)])].sort();
     const diff = keys.filter((k) => (got[k] ?? 0) !== (want[k] ?? 0));
     if (diff.length)
@@ -44,7 +48,7 @@ export function releaseProblems(pairs: Pair[], file: string, page: Counts, expos
       );
   }
   if (exposed !== null) {
-    const n = pairs.filter((p) => p.item_check_exposed).length;
+    const n = pairs.filter((pair) => pair.item_check_exposed).length;
     if (n !== exposed)
       out.push(
         `${file}: ${n} pairs marked item_check_exposed, the page states ${exposed} ` +

@@ -20,52 +20,52 @@ const REASONS: (NoVerdictReason | null)[] = [
   "template_echo",
   "no_error_line",
 ];
-const enc = (v: Verdict | null) => (v === null ? -1 : VERDICT[v]);
+const enc = (verdict: Verdict | null) => (verdict === null ? -1 : VERDICT[verdict]);
 const dec = (x: number | undefined): Verdict | null => (x === 1 ? "Yes" : x === 0 ? "No" : null);
 const EV = ["e_evidence", "c_evidence", "e_hit", "c_hit", "e_hit_chars", "span_hit", "p_line_hit"] as const;
 
-function sideFields(prefix: "e" | "c", s: SideRow): Record<string, number> {
+function sideFields(prefix: "e" | "c", side: SideRow): Record<string, number> {
   return {
-    [`${prefix}_verdict`]: enc(s.verdict),
-    [`${prefix}_strict`]: enc(s.strict),
-    [`${prefix}_reason`]: REASONS.indexOf(s.reason),
-    [`${prefix}_truncated`]: s.truncated ? 1 : 0,
+    [`${prefix}_verdict`]: enc(side.verdict),
+    [`${prefix}_strict`]: enc(side.strict),
+    [`${prefix}_reason`]: REASONS.indexOf(side.reason),
+    [`${prefix}_truncated`]: side.truncated ? 1 : 0,
   };
 }
-function sideOf(prefix: "e" | "c", f: Record<string, number>): SideRow {
+function sideOf(prefix: "e" | "c", fields: Record<string, number>): SideRow {
   return {
-    verdict: dec(f[`${prefix}_verdict`]),
-    strict: dec(f[`${prefix}_strict`]),
-    reason: REASONS[f[`${prefix}_reason`] ?? 0] ?? null,
-    truncated: f[`${prefix}_truncated`] === 1,
+    verdict: dec(fields[`${prefix}_verdict`]),
+    strict: dec(fields[`${prefix}_strict`]),
+    reason: REASONS[fields[`${prefix}_reason`] ?? 0] ?? null,
+    truncated: fields[`${prefix}_truncated`] === 1,
   };
 }
 
 /** value: both correct (the primary's mean path gives BCR even without a statistic). */
-export function toUnitRow(r: PairRow): UnitRow {
+export function toUnitRow(row: PairRow): UnitRow {
   const fields: Record<string, number> = {
-    ...sideFields("e", r.e),
-    ...sideFields("c", r.c),
-    exposed: r.exposed ? 1 : 0,
+    ...sideFields("e", row.e),
+    ...sideFields("c", row.c),
+    exposed: row.exposed ? 1 : 0,
   };
-  for (const c of CATEGORIES) fields[`cat_${c}`] = r.category === c ? 1 : 0;
-  for (const k of EV) fields[k] = r.ev[k] ? 1 : 0;
-  const bothCorrect = r.e.verdict === "Yes" && r.c.verdict === "No";
-  return { id: r.pair_id, value: bothCorrect ? 1 : 0, cluster: r.pair_id, fields };
+  for (const category of CATEGORIES) fields[`cat_${category}`] = row.category === category ? 1 : 0;
+  for (const k of EV) fields[k] = row.ev[k] ? 1 : 0;
+  const bothCorrect = row.e.verdict === "Yes" && row.c.verdict === "No";
+  return { id: row.pair_id, value: bothCorrect ? 1 : 0, cluster: row.pair_id, fields };
 }
 
-export function fromUnitRow(u: UnitRow): PairRow {
-  const f = u.fields ?? {};
-  const ev = Object.fromEntries(EV.map((k) => [k, f[k] === 1])) as unknown as PairRow["ev"];
+export function fromUnitRow(unit: UnitRow): PairRow {
+  const fields = unit.fields ?? {};
+  const ev = Object.fromEntries(EV.map((k) => [k, fields[k] === 1])) as unknown as PairRow["ev"];
   return {
-    pair_id: u.id,
-    category: CATEGORIES.find((c) => f[`cat_${c}`] === 1) ?? "",
+    pair_id: unit.id,
+    category: CATEGORIES.find((category) => fields[`cat_${category}`] === 1) ?? "",
     rule: "",
     condition: "",
     edited_line: "",
-    exposed: f.exposed === 1,
-    e: sideOf("e", f),
-    c: sideOf("c", f),
+    exposed: fields.exposed === 1,
+    e: sideOf("e", fields),
+    c: sideOf("c", fields),
     ev,
   };
 }
@@ -77,21 +77,24 @@ type Decoded = UnitRow & { [DECODED]?: PairRow };
 export function statistics(): Record<string, (rows: readonly UnitRow[]) => number | null> {
   // Resamples draw the same row objects again and again: decode each once, and keep it on the row itself. A
   // WeakMap of every metric's rows (45 metrics, each its own copy) grew past the CPU's caches as runs grew,
-  // and each drawn row's lookup in it cost more per item at 20,000 pairs than at 2,000 (issue 29). Rows equal
+  // and each drawn row's lookup in it cost more per item at 20,000 pairs than at 2,000. Rows equal
   // in every field they carry share one decoded row (the metrics never read a pair's id): a resample
   // then walks a few hundred decoded rows that stay in the caches, not one per pair spread over the heap.
   const shared = new Map<string, PairRow>();
-  const decodeShared = (u: UnitRow) => {
+  const decodeShared = (unit: UnitRow) => {
     // Every field the row carries (a superset of what fromUnitRow reads), in the order it carries them.
     let key = "";
-    for (const k in u.fields) key += `${k}=${u.fields[k]},`;
+    for (const k in unit.fields) key += `${k}=${unit.fields[k]},`;
     let row = shared.get(key);
-    if (!row) shared.set(key, (row = fromUnitRow(u)));
+    if (!row) shared.set(key, (row = fromUnitRow(unit)));
     return row;
   };
-  const decode = (u: UnitRow) => ((u as Decoded)[DECODED] ??= decodeShared(u));
+  const decode = (unit: UnitRow) => ((unit as Decoded)[DECODED] ??= decodeShared(unit));
   return Object.fromEntries(
-    reportedMetrics().map((m) => [m.name, (rows: readonly UnitRow[]) => m.fn(rows.map(decode))]),
+    reportedMetrics().map((metric) => [
+      metric.name,
+      (rows: readonly UnitRow[]) => metric.fn(rows.map(decode)),
+    ]),
   );
 }
 

@@ -7,7 +7,7 @@ import type { NoteMeta } from "./prompts.js";
 import type { ParsedVerdict } from "./verdict.js";
 import { PARSER_CLASSES } from "./parser-classes.js";
 
-const OURS = new Set(PARSER_CLASSES.filter((c) => c.source === "ours").map((c) => c.id));
+const OURS = new Set(PARSER_CLASSES.filter((entry) => entry.source === "ours").map((entry) => entry.id));
 
 export interface NoteItem {
   id: string;
@@ -35,7 +35,7 @@ export interface ScoredRequest {
 
 export function noteItem(req: ScoredRequest, parsed: ParsedVerdict, parserClass: string): NoteItem {
   const { evidence_ref, ...meta } = req.meta;
-  const ev = sideEvidence(parsed.evidence, evidence_ref);
+  const facts = sideEvidence(parsed.evidence, evidence_ref);
   return {
     id: req.id,
     meta,
@@ -45,21 +45,21 @@ export function noteItem(req: ScoredRequest, parsed: ParsedVerdict, parserClass:
       reason: parsed.reason,
       truncated: parsed.truncated,
       think: parsed.think,
-      evidence: ev.evidence,
-      evidence_hit: ev.hit,
-      evidence_hit_chars: ev.hit_chars,
-      span_hit: ev.span_hit,
+      evidence: facts.evidence,
+      evidence_hit: facts.hit,
+      evidence_hit_chars: facts.hit_chars,
+      span_hit: facts.span_hit,
       p_line_hit: evidence_ref.p_line_hit,
       parser_class: parserClass,
     },
   };
 }
 
-const sideRow = (it: NoteItem): SideRow => ({
-  verdict: it.verdicts.verdict,
-  strict: it.verdicts.strict,
-  reason: it.verdicts.reason as SideRow["reason"],
-  truncated: it.verdicts.truncated,
+const sideRow = (item: NoteItem): SideRow => ({
+  verdict: item.verdicts.verdict,
+  strict: item.verdicts.strict,
+  reason: item.verdicts.reason as SideRow["reason"],
+  truncated: item.verdicts.truncated,
 });
 const MISSING: NoteItem["verdicts"] = {
   verdict: null,
@@ -78,15 +78,15 @@ const MISSING: NoteItem["verdicts"] = {
 /** Pair rows in the order pairs first appear; a side with no item counts as an API error (no reply). */
 export function pairRows(items: NoteItem[]): PairRow[] {
   const byPair = new Map<string, { error?: NoteItem; clean?: NoteItem }>();
-  for (const it of items) {
-    const k = it.meta.pair_id;
+  for (const item of items) {
+    const k = item.meta.pair_id;
     if (!byPair.has(k)) byPair.set(k, {});
-    byPair.get(k)![it.meta.side] = it;
+    byPair.get(k)![item.meta.side] = item;
   }
   return [...byPair].map(([pair_id, { error, clean }]) => {
     const any = (error ?? clean)!;
-    const e = error ?? { ...any, verdicts: MISSING };
-    const c = clean ?? { ...any, verdicts: MISSING };
+    const errorItem = error ?? { ...any, verdicts: MISSING };
+    const cleanItem = clean ?? { ...any, verdicts: MISSING };
     return {
       pair_id,
       category: any.meta.category,
@@ -94,16 +94,16 @@ export function pairRows(items: NoteItem[]): PairRow[] {
       condition: any.meta.condition,
       edited_line: any.meta.edited_line,
       exposed: any.meta.exposed,
-      e: sideRow(e),
-      c: sideRow(c),
+      e: sideRow(errorItem),
+      c: sideRow(cleanItem),
       ev: {
-        e_evidence: e.verdicts.evidence,
-        c_evidence: c.verdicts.evidence,
-        e_hit: e.verdicts.evidence_hit,
-        c_hit: c.verdicts.evidence_hit,
-        e_hit_chars: e.verdicts.evidence_hit_chars,
-        span_hit: e.verdicts.span_hit,
-        p_line_hit: e.verdicts.p_line_hit,
+        e_evidence: errorItem.verdicts.evidence,
+        c_evidence: cleanItem.verdicts.evidence,
+        e_hit: errorItem.verdicts.evidence_hit,
+        c_hit: cleanItem.verdicts.evidence_hit,
+        e_hit_chars: errorItem.verdicts.evidence_hit_chars,
+        span_hit: errorItem.verdicts.span_hit,
+        p_line_hit: errorItem.verdicts.p_line_hit,
       },
     };
   });
@@ -112,11 +112,11 @@ export function pairRows(items: NoteItem[]): PairRow[] {
 /** Point values of every reported metric, the breakdowns and the counts: the run's tables. */
 export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json> {
   const metrics: Record<string, Json> = {};
-  for (const m of reportedMetrics()) metrics[m.name] = m.fn(rows);
+  for (const metric of reportedMetrics()) metrics[metric.name] = metric.fn(rows);
   const keys: BreakdownKey[] = ["category", "rule", "condition", "edited_line"];
-  const count = (f: (it: NoteItem) => boolean) => items.filter(f).length;
-  const ours = count((it) => OURS.has(it.verdicts.parser_class));
-  const replied = count((it) => it.verdicts.reason !== "api_error");
+  const count = (predicate: (item: NoteItem) => boolean) => items.filter(predicate).length;
+  const ours = count((item) => OURS.has(item.verdicts.parser_class));
+  const replied = count((item) => item.verdicts.reason !== "api_error");
   return {
     // Shown by build, check and report: how much of the run rests on our reading where the page is silent.
     notices: [
@@ -125,24 +125,24 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
     ],
     pairs: rows.length,
     notes: items.length,
-    synthetic: items.some((it) => it.meta.synthetic),
+    synthetic: items.some((item) => item.meta.synthetic),
     metrics,
     breakdowns: Object.fromEntries(keys.map((k) => [k, breakdown(rows, k) as unknown as Json])),
     counts: {
-      api_errors: count((it) => it.verdicts.reason === "api_error"),
-      truncated: count((it) => it.verdicts.truncated),
-      template_echo: count((it) => it.verdicts.reason === "template_echo"),
-      no_error_line: count((it) => it.verdicts.reason === "no_error_line"),
-      truncated_no_verdict: count((it) => it.verdicts.reason === "truncated"),
-      think_blocks: count((it) => it.verdicts.think),
+      api_errors: count((item) => item.verdicts.reason === "api_error"),
+      truncated: count((item) => item.verdicts.truncated),
+      template_echo: count((item) => item.verdicts.reason === "template_echo"),
+      no_error_line: count((item) => item.verdicts.reason === "no_error_line"),
+      truncated_no_verdict: count((item) => item.verdicts.reason === "truncated"),
+      think_blocks: count((item) => item.verdicts.think),
       // Replies per parser class (tasks/note-errors/parser-classes.ts), and those read by our choice.
       parser_classes: Object.fromEntries(
-        PARSER_CLASSES.map((c) => [c.id, count((it) => it.verdicts.parser_class === c.id)]),
+        PARSER_CLASSES.map((entry) => [entry.id, count((item) => item.verdicts.parser_class === entry.id)]),
       ),
       parser_our_choice: ours,
-      parse_failures_error: count((it) => it.meta.side === "error" && isFailure(it)),
-      parse_failures_clean: count((it) => it.meta.side === "clean" && isFailure(it)),
+      parse_failures_error: count((item) => item.meta.side === "error" && isFailure(item)),
+      parse_failures_clean: count((item) => item.meta.side === "clean" && isFailure(item)),
     },
   };
 }
-const isFailure = (it: NoteItem) => it.verdicts.verdict === null && it.verdicts.reason !== "api_error";
+const isFailure = (item: NoteItem) => item.verdicts.verdict === null && item.verdicts.reason !== "api_error";

@@ -16,11 +16,11 @@ import { TEST, TRAIN, metaOf } from "./files.js";
 
 /** The note a request is about, from the release (a baseline reads the note, never the prompt around it). */
 function notesOf(pairs: Pair[], requests: TaskRequest[]): { note: string; code: string }[] {
-  const byId = new Map(pairs.map((p) => [p.pair_id, p]));
-  return requests.map((r) => {
-    const m = metaOf(r);
-    const p = byId.get(m.pair_id)!;
-    return { note: m.side === "error" ? p.error_note : p.clean_note, code: p.header_code };
+  const byId = new Map(pairs.map((pair) => [pair.pair_id, pair]));
+  return requests.map((request) => {
+    const meta = metaOf(request);
+    const pair = byId.get(meta.pair_id)!;
+    return { note: meta.side === "error" ? pair.error_note : pair.clean_note, code: pair.header_code };
   });
 }
 
@@ -31,9 +31,9 @@ export const constantYesReply = ({ requests }: BaselineInput): string[] => const
  *  draws. */
 export function randomReply({ release, requests, seed }: BaselineInput): string[] {
   const draws = randomVerdicts(readPairs(release.text(TEST), TEST), seed);
-  return requests.map((r) => {
-    const m = metaOf(r);
-    return reply(draws.get(`${m.pair_id}/${m.side}`)!, "random (p = 0.5)");
+  return requests.map((request) => {
+    const meta = metaOf(request);
+    return reply(draws.get(`${meta.pair_id}/${meta.side}`)!, "random (p = 0.5)");
   });
 }
 
@@ -46,7 +46,9 @@ export const conjunctionFit = ({ release, params }: FitInput): Json =>
 export function conjunctionReply({ release, requests, fitted }: BaselineInput): string[] {
   const model = fitted as unknown as ConjunctionModel;
   const scores = conjunctionScores(model, notesOf(readPairs(release.text(TEST), TEST), requests));
-  return scores.map((s) => reply(conjunctionVerdict(model, s), `conjunction LR score ${s.toFixed(6)}`));
+  return scores.map((score) =>
+    reply(conjunctionVerdict(model, score), `conjunction LR score ${score.toFixed(6)}`),
+  );
 }
 
 export const BASELINES: Record<string, Baseline> = {

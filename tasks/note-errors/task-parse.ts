@@ -4,6 +4,6 @@ import type { Json } from "../../src/util/json.js";
 import { parseVerdict } from "./verdict.js";
 
 export function parseReply({ reply }: ParseInput): ParsedReply {
-  const v = parseVerdict(reply);
-  return { ok: v.verdict !== null, value: v as unknown as Json };
+  const parsed = parseVerdict(reply);
+  return { ok: parsed.verdict !== null, value: parsed as unknown as Json };
 }

@@ -20,7 +20,7 @@ export function buildRequests({
     );
   const pairs = readPairs(release.text(TEST), TEST);
   // The real release is checked against the page before any request exists (the sample is not the page's).
-  if (!pairs.some((p) => p.synthetic)) {
+  if (!pairs.some((pair) => pair.synthetic)) {
     const page = (params as { page_counts?: PageCounts } | null)?.page_counts;
     if (!page?.test || !page.train)
       throw new Error(
@@ -34,16 +34,16 @@ export function buildRequests({
     if (problems.length)
       throw new Error(`the release is not the one the task page describes:\n  ${problems.join("\n  ")}`);
   }
-  if (pairs.some((p) => p.synthetic))
+  if (pairs.some((pair) => pair.synthetic))
     notice?.("built from the SYNTHETIC sample (specs/note-errors/sample), not SYN-SNUH data");
   const prompt = configuration?.prompt ?? "neutral";
   const system = templates[`${prompt}_system`],
     user = templates[`${prompt}_user`];
   if (system === undefined || user === undefined)
     throw new Error(`the prompts stage needs the inputs ${prompt}_system and ${prompt}_user`);
-  return noteRequests(pairs, { system, user }).map((r) => ({
-    ...r,
-    unit: (r.meta as { pair_id: string }).pair_id,
-    meta: { ...r.meta, subset: "test" },
+  return noteRequests(pairs, { system, user }).map((request) => ({
+    ...request,
+    unit: (request.meta as { pair_id: string }).pair_id,
+    meta: { ...request.meta, subset: "test" },
   }));
 }

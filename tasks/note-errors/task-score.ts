@@ -9,14 +9,19 @@ import { toUnitRow } from "./rows.js";
 import { metaOf } from "./files.js";
 
 export function score({ requests, parsed, replies }: ScoreInput): ScoreOutput {
-  const items = requests.map((r, i) => {
-    const v = (parsed[i]?.value as unknown as ParsedVerdict | undefined) ?? parseVerdict(noReply(replies[i]));
+  const items = requests.map((request, i) => {
+    const parsedVerdict =
+      (parsed[i]?.value as unknown as ParsedVerdict | undefined) ?? parseVerdict(noReply(replies[i]));
     const reply = replies[i];
     const view = reply && reply.error === null ? reply : noReply(reply);
-    const item = noteItem({ id: r.id, meta: metaOf(r) }, v, parserClass(view, v));
+    const item = noteItem(
+      { id: request.id, meta: metaOf(request) },
+      parsedVerdict,
+      parserClass(view, parsedVerdict),
+    );
     // Items hold ids, labels and verdicts only: `parsed` is the verdict, never the Evidence text.
-    const meta = { ...item.meta, ...(r.configuration ? { configuration: r.configuration } : {}) };
-    return { ...item, unit: item.meta.pair_id, meta, parsed: v.verdict as Json };
+    const meta = { ...item.meta, ...(request.configuration ? { configuration: request.configuration } : {}) };
+    return { ...item, unit: item.meta.pair_id, meta, parsed: parsedVerdict.verdict as Json };
   });
   return scoreItems(items);
 }
@@ -27,27 +32,31 @@ export function score({ requests, parsed, replies }: ScoreInput): ScoreOutput {
 // recorded and only the metrics and tables are computed again from them.
 export const rescore = ({ items, replies }: RescoreInput): ScoreOutput =>
   scoreItems(
-    items.map((it, i) => {
-      if (replies === null) return it as unknown as NoteItem & { unit: string; parsed: Json };
-      const r = replies[i];
-      const view = r && r.error === null ? r : noReply(r);
-      const v = parseVerdict(view);
-      const kept = it.verdicts as unknown as NoteItem["verdicts"];
-      const has = v.evidence !== null;
+    items.map((item, i) => {
+      if (replies === null) return item as unknown as NoteItem & { unit: string; parsed: Json };
+      const reply = replies[i];
+      const view = reply && reply.error === null ? reply : noReply(reply);
+      const parsedVerdict = parseVerdict(view);
+      const kept = item.verdicts as unknown as NoteItem["verdicts"];
+      const has = parsedVerdict.evidence !== null;
       const verdicts: NoteItem["verdicts"] = {
-        verdict: v.verdict,
-        strict: v.strict,
-        reason: v.reason,
-        truncated: v.truncated,
-        think: v.think,
+        verdict: parsedVerdict.verdict,
+        strict: parsedVerdict.strict,
+        reason: parsedVerdict.reason,
+        truncated: parsedVerdict.truncated,
+        think: parsedVerdict.think,
         evidence: has,
         evidence_hit: has && kept.evidence_hit,
         evidence_hit_chars: has && kept.evidence_hit_chars,
         span_hit: has && kept.span_hit,
         p_line_hit: kept.p_line_hit,
-        parser_class: parserClass(view, v),
+        parser_class: parserClass(view, parsedVerdict),
       };
-      return { ...it, parsed: v.verdict as Json, verdicts: verdicts as unknown as Record<string, Json> };
+      return {
+        ...item,
+        parsed: parsedVerdict.verdict as Json,
+        verdicts: verdicts as unknown as Record<string, Json>,
+      };
     }) as unknown as (NoteItem & { unit: string; parsed: Json })[],
   );
 
@@ -55,18 +64,18 @@ export const rescore = ({ items, replies }: RescoreInput): ScoreOutput =>
 function scoreItems(items: (NoteItem & { unit: string; parsed: Json })[]): ScoreOutput {
   const rows = pairRows(items);
   const unitRows = rows.map(toUnitRow);
-  const metrics: MetricRows[] = reportedMetrics().map((m) => ({
-    name: m.name,
-    label: m.label,
+  const metrics: MetricRows[] = reportedMetrics().map((metric) => ({
+    name: metric.name,
+    label: metric.label,
     rows: unitRows,
-    statistic: m.name,
-    ...(m.name === "bcr" ? { primary: true } : {}),
-    ...(m.unit ? { unit: m.unit } : {}),
+    statistic: metric.name,
+    ...(metric.name === "bcr" ? { primary: true } : {}),
+    ...(metric.unit ? { unit: metric.unit } : {}),
   }));
   return { items: items as unknown as ItemVerdict[], metrics, paired: [], tables: summary(rows, items) };
 }
 
 /** A request without a reply record (or with an API error) is parsed as an API error: no verdict. */
-function noReply(r: { error: string | null } | null | undefined) {
-  return { text: "", error: r?.error ?? "no reply", finish_reason: null, reasoning: false };
+function noReply(reply: { error: string | null } | null | undefined) {
+  return { text: "", error: reply?.error ?? "no reply", finish_reason: null, reasoning: false };
 }

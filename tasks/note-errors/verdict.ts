@@ -48,7 +48,7 @@ function errorLines(answer: string): string[] {
   return answer
     .split(/\r?\n/)
     .map(clean)
-    .filter((l) => /^(?:[-•]\s*)?(?:final\s+)?error\b/i.test(l));
+    .filter((line) => /^(?:[-•]\s*)?(?:final\s+)?error\b/i.test(line));
 }
 
 /** Rule 4: the template's own answer slot ("No or Yes") left as it was. */
@@ -66,9 +66,9 @@ export function tolerantVerdict(answer: string): Verdict | null {
   const lines = errorLines(answer);
   const last = lines[lines.length - 1];
   if (last === undefined) return null;
-  const m = /^(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–—]\s*)?(?:\[\s*)?(yes|no)\b/i.exec(last);
-  if (!m) return null;
-  return m[1]!.toLowerCase() === "yes" ? "Yes" : "No";
+  const match = /^(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–—]\s*)?(?:\[\s*)?(yes|no)\b/i.exec(last);
+  if (!match) return null;
+  return match[1]!.toLowerCase() === "yes" ? "Yes" : "No";
 }
 
 /**
@@ -76,7 +76,7 @@ export function tolerantVerdict(answer: string): Verdict | null {
  * (spaces around allowed, nothing else: no markdown, no other case, no trailing words).
  */
 export function strictVerdict(answer: string): Verdict | null {
-  const lines = answer.split(/\r?\n/).filter((l) => l.trim() !== "");
+  const lines = answer.split(/\r?\n/).filter((line) => line.trim() !== "");
   const last = lines[lines.length - 1]?.trim();
   if (last === "Error: Yes") return "Yes";
   if (last === "Error: No") return "No";
@@ -89,12 +89,12 @@ export function strictVerdict(answer: string): Verdict | null {
  */
 export function evidenceText(answer: string): string | null {
   const lines = answer.split(/\r?\n/);
-  const start = lines.findIndex((l) => /^(?:[-•]\s*)?evidence\s*[:：]/i.test(clean(l)));
+  const start = lines.findIndex((line) => /^(?:[-•]\s*)?evidence\s*[:：]/i.test(clean(line)));
   if (start < 0) return null;
   const out: string[] = [clean(lines[start]!).replace(/^(?:[-•]\s*)?evidence\s*[:：]\s*/i, "")];
-  for (const l of lines.slice(start + 1)) {
-    if (/^(?:[-•]\s*)?(?:analysis|confidence|(?:final\s+)?error)\b\s*[:：]?/i.test(clean(l))) break;
-    out.push(l.trim());
+  for (const line of lines.slice(start + 1)) {
+    if (/^(?:[-•]\s*)?(?:analysis|confidence|(?:final\s+)?error)\b\s*[:：]?/i.test(clean(line))) break;
+    out.push(line.trim());
   }
   const text = out
     .join("\n")

@@ -34,12 +34,12 @@ const STOP_WORDS = /멈춰|멈추|정지|스톱|\bstop\b/i;
  * A keyword rule: a stop word executes STOP, anything else is rejected. Reads the input, knows nothing else.
  */
 export function keywordStop({ requests }: BaselineInput): string[] {
-  return requests.map((r) => {
-    const user = r.messages.find((m) => m.role === "user")?.content ?? "";
+  return requests.map((request) => {
+    const user = request.messages.find((message) => message.role === "user")?.content ?? "";
     const utterance =
       user
         .split("\n")
-        .find((l) => l.startsWith("발화:"))
+        .find((line) => line.startsWith("발화:"))
         ?.slice(3)
         .trim() ?? user;
     const stop = { type: "STOP", target: null, instrument: null, direction: null, magnitude: null };

@@ -4,14 +4,16 @@ import type { ParsedReply, TaskModule, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
 import { pyJsonLoads, toJs } from "../../src/util/python-json.js";
 
-type Validate = ((v: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+type Validate = ((value: unknown) => boolean) & {
+  errors?: { instancePath: string; message?: string }[] | null;
+};
 // ajv is loaded on the first reply parsed, not on every start-up.
 let ajv: { compile(schema: object): Validate } | null = null;
 const compiled = new Map<string, Validate>();
 function compile(schema: object): Validate {
   if (!ajv) {
     const Ajv = require("ajv") as {
-      default: new (o: object) => { compile(schema: object): Validate };
+      default: new (options: object) => { compile(schema: object): Validate };
     };
     ajv = new Ajv.default({ allErrors: false, strict: false });
   }
@@ -19,9 +21,10 @@ function compile(schema: object): Validate {
 }
 
 export function stripReply(text: string): string {
-  let s = text.replace(/<think>[\s\S]*?<\/think>/gi, "");
-  s = s.replace(/<think>[\s\S]*$/i, ""); // an unclosed block (a truncated reply) runs to the end
-  return s.replace(/```[a-zA-Z]*\n?/g, "");
+  let stripped = text.replace(/<think>[\s\S]*?<\/think>/gi, "");
+  // an unclosed block (a truncated reply) runs to the end
+  stripped = stripped.replace(/<think>[\s\S]*$/i, "");
+  return stripped.replace(/```[a-zA-Z]*\n?/g, "");
 }
 
 /** The first balanced {...} in the text, or null. */

@@ -21,9 +21,14 @@ export function systemPrompt(scene: Scene, rules: string, templates: Record<stri
 }
 
 export function buildRequests({ release, templates }: PromptsInput): TaskRequest[] {
-  for (const t of ["system", "user", "schema"])
-    if (!(t in templates)) throw new Error(`the prompts stage needs a \`${t}\` template input`);
-  const scenes = new Map((JSON.parse(release.text(SCENES_FILE)) as Scene[]).map((s) => [s.scene_id, s]));
+  for (const name of ["system", "user", "schema"])
+    if (!(name in templates)) throw new Error(`the prompts stage needs a \`${name}\` template input`);
+  const scenes = new Map(
+    (JSON.parse(release.text(SCENES_FILE)) as Scene[]).map((sceneRecord) => [
+      sceneRecord.scene_id,
+      sceneRecord,
+    ]),
+  );
   const rules = release.text(RULES_FILE);
   const schema = JSON.parse(templates.schema!) as Json;
   const systems = new Map<string, string>();
@@ -32,8 +37,8 @@ export function buildRequests({ release, templates }: PromptsInput): TaskRequest
     const items = release
       .text(file)
       .split("\n")
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as Item);
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line) as Item);
     for (const item of items) {
       const scene = scenes.get(item.scene);
       if (!scene)
