@@ -4,7 +4,7 @@ import { parse } from "../args.js";
 import { sizeHeap } from "../small-run-heap.js";
 import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
-import type { LiveReport } from "../../bundle/verify.js";
+import type { LiveReport } from "../../bundle/verify/index.js";
 import { visible, visibleJson } from "../../util/visible.js";
 
 export const command: Command = {
@@ -33,7 +33,7 @@ async function run(argv: string[]): Promise<number> {
   );
   if (positionals.length !== 1) throw usageError(command, "verify takes one bundle");
   const { opts } = buildOptions(values);
-  const { verifyBundle } = await import("../../bundle/verify.js");
+  const { verifyBundle } = await import("../../bundle/verify/index.js");
   // The live run's progress and warnings on stderr (stdout keeps the report, or the one JSON object).
   const logger = values.json
     ? new JsonLogger()
