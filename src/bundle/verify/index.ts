@@ -2,13 +2,13 @@
 // the members and the key records, the recorded output hashes, the data pins (with --data-dir), then a
 // replay of every stage that needs neither data nor a model, compared metric by metric and verdict by
 // verdict. --live re-sends the requests. Each check is a module of this folder.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "../../util/builtins.js";
+import { existsSync, mkdtempSync, rmSync, statSync } from "../../util/builtins.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../../cli/args.js";
-import { isData, outputPath, type BundleManifest } from "../layout.js";
-import { checkBundleDir, checkManifest, unpackBundle } from "../limits.js";
+import { checkBundleDir, unpackBundle } from "../limits.js";
 import { withheldOutputs } from "../private.js";
+import { publishedOutputs, readManifest, resultNamer } from "./read.js";
 import { checkSpec } from "./spec.js";
 import { checkLocalSpec } from "./local-spec.js";
 import { loadBundledTask, refuseTaskCode } from "./task.js";
@@ -19,7 +19,7 @@ import { checkData } from "./data.js";
 import { checkReplay, replayNotRun } from "./replay.js";
 import { checkPartial } from "./partial.js";
 import { liveCheck, runLive } from "./live.js";
-import type { Check, LiveReport, Outputs, Replay, VerifyOptions, VerifyReport } from "./types.js";
+import type { Check, LiveReport, Replay, VerifyOptions, VerifyReport } from "./types.js";
 
 export type { Check, Difference, LiveReport, VerifyOptions, VerifyReport } from "./types.js";
 
@@ -45,41 +45,6 @@ export async function verifyBundle(path: string, options: VerifyOptions): Promis
     rmSync(scratch, { recursive: true, force: true });
   }
 }
-
-/** bundle.json, parsed and checked (fields, paths, names) before any of it is used. */
-function readManifest(label: string, dir: string): BundleManifest {
-  const text = readFileSync(join(dir, "bundle.json")); // its size was checked with the members
-  let manifest: unknown;
-  try {
-    manifest = JSON.parse(text.toString("utf8"));
-  } catch (e) {
-    throw new UsageError(
-      `${label} is not a medbench bundle: bundle.json is not JSON (${(e as Error).message})`,
-    );
-  }
-  checkManifest(label, manifest);
-  return manifest as BundleManifest;
-}
-
-/** The bundled outputs of every stage but the data stages, as the bundle holds them. */
-function publishedOutputs(dir: string, manifest: BundleManifest): Outputs {
-  const published: Outputs = new Map();
-  for (const [stage, bundled] of Object.entries(manifest.stages)) {
-    if (isData(bundled.kind)) continue;
-    const outputs = new Map<string, Buffer>();
-    for (const output of Object.keys(bundled.outputs)) {
-      const file = join(dir, outputPath(stage, output));
-      if (existsSync(file)) outputs.set(output, readFileSync(file));
-    }
-    published.set(stage, outputs);
-  }
-  return published;
-}
-
-/** The results file a stage output is published as, or `stage/output`. */
-const resultNamer = (manifest: BundleManifest) => (stage: string, output: string) =>
-  Object.entries(manifest.results).find(([, from]) => from === `${stage}/${output}`)?.[0] ??
-  `${stage}/${output}`;
 
 async function verifyDir(label: string, dir: string, options: VerifyOptions): Promise<VerifyReport> {
   const manifest = readManifest(label, dir);
