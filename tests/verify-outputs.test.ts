@@ -20,7 +20,7 @@ describe("the outputs check", () => {
       (dir) => editMember(dir, "outputs/model/replies", /"id":/, '"id" :'),
       [],
       false,
-      /^replies\.jsonl \(model\/replies\) was changed after the build: sha256 [0-9a-f]{16}…, recorded [0-9a-f]{16}…$/m,
+      /^replies\.jsonl \(model\/replies\) was changed after the build: sha256 \w+…, recorded \w{16}…$/m,
     ],
     [
       "a reply edited, the output withheld",
@@ -34,7 +34,7 @@ describe("the outputs check", () => {
       (dir) => editMember(dir, "results/metrics.json", HI, "$10.9"),
       [],
       false,
-      /^results\/metrics\.json was changed after the build: sha256 [0-9a-f]{16}…, recorded [0-9a-f]{16}…$/m,
+      /^results\/metrics\.json was changed after the build: sha256 \w{16}…, recorded \w{16}…$/m,
     ],
     [
       "a stage output removed",

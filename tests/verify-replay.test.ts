@@ -37,7 +37,11 @@ group("the replay check", () => {
       "the bundle as exported",
       () => {},
       true,
-      /recomputed from the bundled replies: every metric, interval and verdict identical\n.*replayed with this medbench's code \(medbench [^)]+\), for every replayed stage the code the bundle's records name/,
+      new RegExp(
+        "recomputed from the bundled replies: every metric, interval and verdict identical\n" +
+          "replayed with this medbench's code \\(medbench [^)]+\\), " +
+          "for every replayed stage the code the bundle's records name",
+      ),
       null,
     ],
     [
