@@ -6,21 +6,24 @@ import { isData, type BundleManifest } from "./layout.js";
 
 /** The project paths of the files the spec's stages read (templates, schemas), sorted. */
 export function specFiles(spec: SpecFile): string[] {
-  const files = spec.stages.flatMap((s) =>
-    Object.values(s.inputs).flatMap((r) => ("file" in r ? [r.file] : [])),
+  const files = spec.stages.flatMap((decl) =>
+    Object.values(decl.inputs).flatMap((ref) => ("file" in ref ? [ref.file] : [])),
   );
   return [...new Set(files)].sort();
 }
 
 /** The lock entry a bundle carries, derived from its manifest (lock.json must be exactly this). */
-export function lockEntry(b: BundleManifest): string {
+export function lockEntry(manifest: BundleManifest): string {
   return stableJson({
-    [b.spec]: {
-      slug: b.slug,
-      spec_hash: b.spec_hash,
-      pins: b.pins,
+    [manifest.spec]: {
+      slug: manifest.slug,
+      spec_hash: manifest.spec_hash,
+      pins: manifest.pins,
       stages: Object.fromEntries(
-        Object.entries(b.stages).map(([n, st]) => [n, { kind: st.kind, key: st.key, outputs: st.outputs }]),
+        Object.entries(manifest.stages).map(([name, st]) => [
+          name,
+          { kind: st.kind, key: st.key, outputs: st.outputs },
+        ]),
       ),
     },
   });
