@@ -66,12 +66,7 @@ async function verifyDir(label: string, dir: string, options: VerifyOptions): Pr
   if (replay) checks.push(await checkRecords(dir, manifest, replay.spec, replayIdentity(replay)));
   checks.push(checkOutputs(dir, manifest, published, withheld, resultName));
   checks.push(checkData(manifest, options.dataDir));
-  const taskInfo = replay && {
-    name: replay.spec.task ?? "",
-    module: replay.task,
-    user: loaded?.user ?? null,
-  };
-  const replayed = replay && taskInfo ? await checkReplay(replay, taskInfo, resultName) : replayNotRun();
+  const replayed = replay ? await checkReplay(replay, loaded?.user ?? null, resultName) : replayNotRun();
   checks.push(replayed.check);
   if (replayed.verdicts) checks.push(replayed.verdicts);
   const partial = checkPartial(published, manifest);

@@ -1,6 +1,7 @@
 // The replay check: every stage that needs neither data nor a model recomputed from the bundle, compared
 // output by output with the published result (metric by metric, verdict by verdict), with the code it ran.
 import type { StageDecl } from "../../spec/load.js";
+import type { UserTask } from "../../runner/user-task.js";
 import { medbenchVersion } from "../../util/paths.js";
 import { callsModel, type BundleManifest } from "../layout.js";
 import { codeDifferences, takenAsIs, type TaskInfo } from "./code.js";
@@ -67,12 +68,14 @@ function replayLines(
   ];
 }
 
+/** `user`: the task's sources when it is one of the author's repository (their code is compared too). */
 export async function checkReplay(
   replay: Replay,
-  taskInfo: TaskInfo,
+  user: UserTask | null,
   resultName: ResultName,
 ): Promise<ReplayResult> {
   const { spec, manifest, withheld } = replay;
+  const taskInfo: TaskInfo = { name: spec.task ?? "", module: replay.task, user };
   const recomputed = await runStages(replay, false);
   const replayed = spec.stages.filter((decl) => recomputed.has(decl.name) && recomputed.ran.has(decl.name));
   const differences = differencesOf(replayed, recomputed, replay, resultName);
