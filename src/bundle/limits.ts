@@ -39,13 +39,13 @@ function refuse(bundle: string, why: string): never {
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Why `p` is not a plain relative path inside the bundle (no absolute, no `..`, no `\`), or null. */
-export function pathProblem(p: unknown): string | null {
-  if (typeof p !== "string" || p === "") return "not a non-empty string";
-  if (p.length > BUNDLE_LIMITS.pathChars) return `longer than ${BUNDLE_LIMITS.pathChars} characters`;
-  if (p.includes("\0") || p.includes("\\")) return "holds a NUL or a backslash";
-  if (CONTROL.test(p)) return "holds a control character";
-  if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return "is absolute";
-  if (p.split("/").some((s) => s === "" || s === "." || s === ".."))
+export function pathProblem(path: unknown): string | null {
+  if (typeof path !== "string" || path === "") return "not a non-empty string";
+  if (path.length > BUNDLE_LIMITS.pathChars) return `longer than ${BUNDLE_LIMITS.pathChars} characters`;
+  if (path.includes("\0") || path.includes("\\")) return "holds a NUL or a backslash";
+  if (CONTROL.test(path)) return "holds a control character";
+  if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) return "is absolute";
+  if (path.split("/").some((segment) => segment === "" || segment === "." || segment === ".."))
     return "has an empty, `.` or `..` segment";
   return null;
 }
@@ -137,9 +137,9 @@ export async function unpackBundle(file: string, dir: string): Promise<void> {
 export function checkBundleDir(dir: string): void {
   const budget = new Budget(dir);
   const walk = (rel: string) => {
-    for (const d of readdirSync(join(dir, rel), { withFileTypes: true })) {
-      const p = rel ? `${rel}/${d.name}` : d.name;
-      const st = lstatSync(join(dir, p));
+    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+      const path = rel ? `${rel}/${entry.name}` : entry.name;
+      const st = lstatSync(join(dir, path));
       const type = st.isFile()
         ? "File"
         : st.isDirectory()
@@ -147,8 +147,8 @@ export function checkBundleDir(dir: string): void {
           : st.isSymbolicLink()
             ? "link"
             : "special file";
-      budget.add(p, type, st.isFile() ? st.size : 0);
-      if (st.isDirectory()) walk(p);
+      budget.add(path, type, st.isFile() ? st.size : 0);
+      if (st.isDirectory()) walk(path);
     }
   };
   walk("");
@@ -172,101 +172,129 @@ const TOP_LEVEL = new Set([
 const OPTIONAL = new Set(["withheld", "task_files"]);
 const REQUIRED = [...TOP_LEVEL].filter((k) => !OPTIONAL.has(k));
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** bundle.json's problems as they are found, with the checks of a path, a name and an object of strings. */
+class Problems {
+  readonly found: string[] = [];
+  add(problem: string): void {
+    this.found.push(problem);
+  }
+  path(what: string, value: unknown): void {
+    const bad = pathProblem(value);
+    if (bad) this.add(`bundle.json ${what} ${JSON.stringify(String(value).slice(0, 200))} ${bad}`);
+  }
+  name(what: string, value: unknown): void {
+    const bad = nameProblem(value);
+    if (bad) this.add(`bundle.json ${what} ${JSON.stringify(String(value).slice(0, 200))} ${bad}`);
+  }
+  strings(what: string, value: unknown): void {
+    if (!isObject(value) || Object.values(value).some((item) => typeof item !== "string"))
+      this.add(`bundle.json ${what} is not an object of strings`);
+  }
+}
+
+/** Unknown and missing fields, and the fields that must be strings. */
+function fieldProblems(manifest: Record<string, unknown>, problems: Problems): void {
+  for (const key of Object.keys(manifest))
+    if (!TOP_LEVEL.has(key))
+      problems.add(`bundle.json has an unknown field ${JSON.stringify(key.slice(0, 100))}`);
+  for (const key of REQUIRED) if (!(key in manifest)) problems.add(`bundle.json has no field ${key}`);
+  for (const key of ["slug", "spec_hash", "medbench"])
+    if (key in manifest && typeof manifest[key] !== "string")
+      problems.add(`bundle.json ${key} is not a string`);
+}
+
+/** The spec, its files, and a task's sources (under spec/tasks/, src/bundle/export.ts). */
+function fileProblems(manifest: Record<string, unknown>, problems: Problems): void {
+  if ("spec" in manifest) problems.path("spec", manifest.spec);
+  if ("files" in manifest) {
+    if (!Array.isArray(manifest.files)) problems.add("bundle.json files is not a list");
+    else for (const file of manifest.files) problems.path("file", file);
+  }
+  if ("task_files" in manifest) {
+    if (!Array.isArray(manifest.task_files)) problems.add("bundle.json task_files is not a list");
+    else
+      for (const file of manifest.task_files)
+        if (typeof file === "string" && !file.startsWith("tasks/"))
+          problems.add(`bundle.json task file ${JSON.stringify(file.slice(0, 200))} is not under tasks/`);
+        else problems.path("task file", file);
+  }
+}
+
+/** The variables, the results files and the pinned files. */
+function resultProblems(manifest: Record<string, unknown>, problems: Problems): void {
+  if ("variables" in manifest && !isObject(manifest.variables))
+    problems.add("bundle.json variables is not an object");
+  if ("results" in manifest) {
+    problems.strings("results", manifest.results);
+    if (isObject(manifest.results))
+      for (const file of Object.keys(manifest.results)) problems.path("results file", file);
+  }
+  if ("pins" in manifest) {
+    if (!isObject(manifest.pins)) problems.add("bundle.json pins is not an object");
+    else
+      for (const [source, files] of Object.entries(manifest.pins)) {
+        problems.strings(`pins of ${JSON.stringify(source.slice(0, 100))}`, files);
+        if (isObject(files)) for (const file of Object.keys(files)) problems.path("pinned file", file);
+      }
+  }
+}
+
+/** Each stage's name, shape and output names. */
+function stageProblems(stages: unknown, problems: Problems): void {
+  if (!isObject(stages)) return problems.add("bundle.json stages is not an object");
+  for (const [stage, bundled] of Object.entries(stages)) {
+    problems.name("stage name", stage);
+    if (
+      !isObject(bundled) ||
+      typeof bundled.kind !== "string" ||
+      typeof bundled.key !== "string" ||
+      !isObject(bundled.record)
+    ) {
+      problems.add(
+        `bundle.json stage ${JSON.stringify(stage.slice(0, 100))} is not {kind, key, outputs, record}`,
+      );
+      continue;
+    }
+    problems.strings(`stage ${stage} outputs`, bundled.outputs);
+    // A data stage's outputs are release files (paths under --data-dir); any other's, names.
+    if (isObject(bundled.outputs))
+      for (const output of Object.keys(bundled.outputs))
+        if (output.includes("/")) problems.path(`stage ${stage} output`, output);
+        else problems.name(`stage ${stage} output`, output);
+  }
+}
 
 /** Every problem of bundle.json's shape: unknown or missing fields, and each path and name it holds that
  *  verify would join to a folder (the spec, its files, stage and output names, results files, pins). */
-export function manifestProblems(b: unknown): string[] {
-  if (!isObject(b)) return ["bundle.json is not a JSON object"];
-  const out: string[] = [];
-  for (const k of Object.keys(b))
-    if (!TOP_LEVEL.has(k)) out.push(`bundle.json has an unknown field ${JSON.stringify(k.slice(0, 100))}`);
-  for (const k of REQUIRED) if (!(k in b)) out.push(`bundle.json has no field ${k}`);
-  const path = (what: string, p: unknown) => {
-    const bad = pathProblem(p);
-    if (bad) out.push(`bundle.json ${what} ${JSON.stringify(String(p).slice(0, 200))} ${bad}`);
-  };
-  const name = (what: string, n: unknown) => {
-    const bad = nameProblem(n);
-    if (bad) out.push(`bundle.json ${what} ${JSON.stringify(String(n).slice(0, 200))} ${bad}`);
-  };
-  const strings = (what: string, v: unknown) => {
-    if (!isObject(v) || Object.values(v).some((x) => typeof x !== "string"))
-      out.push(`bundle.json ${what} is not an object of strings`);
-  };
-  for (const k of ["slug", "spec_hash", "medbench"])
-    if (k in b && typeof b[k] !== "string") out.push(`bundle.json ${k} is not a string`);
-  if ("spec" in b) path("spec", b.spec);
-  if ("files" in b) {
-    if (!Array.isArray(b.files)) out.push("bundle.json files is not a list");
-    else for (const f of b.files) path("file", f);
+export function manifestProblems(manifest: unknown): string[] {
+  if (!isObject(manifest)) return ["bundle.json is not a JSON object"];
+  const problems = new Problems();
+  fieldProblems(manifest, problems);
+  fileProblems(manifest, problems);
+  resultProblems(manifest, problems);
+  if ("stages" in manifest) stageProblems(manifest.stages, problems);
+  if ("withheld" in manifest) {
+    const withheld = manifest.withheld;
+    if (!isObject(withheld) || typeof withheld.why !== "string" || !Array.isArray(withheld.outputs))
+      problems.add("bundle.json withheld is not {why, outputs}");
   }
-  // A task of the author's repository: its sources, under spec/tasks/ (src/bundle/export.ts).
-  if ("task_files" in b) {
-    if (!Array.isArray(b.task_files)) out.push("bundle.json task_files is not a list");
-    else
-      for (const f of b.task_files)
-        if (typeof f === "string" && !f.startsWith("tasks/"))
-          out.push(`bundle.json task file ${JSON.stringify(f.slice(0, 200))} is not under tasks/`);
-        else path("task file", f);
-  }
-  if ("variables" in b && !isObject(b.variables)) out.push("bundle.json variables is not an object");
-  if ("results" in b) {
-    strings("results", b.results);
-    if (isObject(b.results)) for (const f of Object.keys(b.results)) path("results file", f);
-  }
-  if ("pins" in b) {
-    if (!isObject(b.pins)) out.push("bundle.json pins is not an object");
-    else
-      for (const [source, files] of Object.entries(b.pins)) {
-        strings(`pins of ${JSON.stringify(source.slice(0, 100))}`, files);
-        if (isObject(files)) for (const f of Object.keys(files)) path("pinned file", f);
-      }
-  }
-  if ("stages" in b) {
-    if (!isObject(b.stages)) out.push("bundle.json stages is not an object");
-    else
-      for (const [stage, st] of Object.entries(b.stages)) {
-        name("stage name", stage);
-        if (
-          !isObject(st) ||
-          typeof st.kind !== "string" ||
-          typeof st.key !== "string" ||
-          !isObject(st.record)
-        ) {
-          out.push(
-            `bundle.json stage ${JSON.stringify(stage.slice(0, 100))} is not {kind, key, outputs, record}`,
-          );
-          continue;
-        }
-        strings(`stage ${stage} outputs`, st.outputs);
-        // A data stage's outputs are release files (paths under --data-dir); any other's, names.
-        if (isObject(st.outputs))
-          for (const o of Object.keys(st.outputs))
-            if (o.includes("/")) path(`stage ${stage} output`, o);
-            else name(`stage ${stage} output`, o);
-      }
-  }
-  if ("withheld" in b) {
-    const w = b.withheld;
-    if (!isObject(w) || typeof w.why !== "string" || !Array.isArray(w.outputs))
-      out.push("bundle.json withheld is not {why, outputs}");
-  }
-  return out;
+  return problems.found;
 }
 
 /** bundle.json checked before use, or a refusal naming each problem. */
-export function checkManifest(bundle: string, b: unknown): void {
-  const problems = manifestProblems(b);
+export function checkManifest(bundle: string, manifest: unknown): void {
+  const problems = manifestProblems(manifest);
   if (problems.length) refuse(bundle, problems.slice(0, 20).join("; "));
 }
 
 /** The spec's own file inputs must stay inside the bundle's spec folder as well. */
 export function checkSpecFiles(bundle: string, files: readonly string[]): void {
-  const problems = files.flatMap((f) => {
-    const bad = pathProblem(f);
-    return bad ? [`the bundled spec reads file ${JSON.stringify(f.slice(0, 200))}, which ${bad}`] : [];
+  const problems = files.flatMap((file) => {
+    const bad = pathProblem(file);
+    return bad ? [`the bundled spec reads file ${JSON.stringify(file.slice(0, 200))}, which ${bad}`] : [];
   });
   if (problems.length) refuse(bundle, problems.join("; "));
 }

@@ -15,9 +15,10 @@ export function withheldOutputs(
   for (const [name, st] of Object.entries(stages)) {
     if (isData(st.kind)) continue; // never bundled anyway
     const types = STAGE_KINDS.get(st.kind)?.outputs;
-    const typeOf = (o: string) =>
-      types && types !== "release" ? (types as Record<string, string>)[o] : undefined;
-    for (const o of Object.keys(st.outputs)) if (withhold.has(typeOf(o) ?? "")) out.push(`${name}/${o}`);
+    const typeOf = (output: string) =>
+      types && types !== "release" ? (types as Record<string, string>)[output] : undefined;
+    for (const output of Object.keys(st.outputs))
+      if (withhold.has(typeOf(output) ?? "")) out.push(`${name}/${output}`);
   }
   return out.sort();
 }

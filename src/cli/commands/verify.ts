@@ -4,7 +4,7 @@ import { parse } from "../args.js";
 import { sizeHeap } from "../small-run-heap.js";
 import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
-import type { LiveReport } from "../../bundle/verify.js";
+import type { LiveReport, VerifyReport } from "../../bundle/verify/index.js";
 import { visible, visibleJson } from "../../util/visible.js";
 
 export const command: Command = {
@@ -33,115 +33,133 @@ async function run(argv: string[]): Promise<number> {
   );
   if (positionals.length !== 1) throw usageError(command, "verify takes one bundle");
   const { opts } = buildOptions(values);
-  const { verifyBundle } = await import("../../bundle/verify.js");
+  const { verifyBundle } = await import("../../bundle/verify/index.js");
   // The live run's progress and warnings on stderr (stdout keeps the report, or the one JSON object).
   const logger = values.json
     ? new JsonLogger()
     : new ConsoleLogger(process.stderr, process.env, process.stderr);
-  const r = await verifyBundle(positionals[0]!, {
+  const report = await verifyBundle(positionals[0]!, {
     project: opts.project,
     dataDir: opts.dataDir,
     live: Boolean(values.live),
     runTaskCode: Boolean(values["run-task-code"]),
     registryFiles: opts.registryFiles,
     env: process.env,
-    emit: (e) => {
-      sizeHeap(e);
-      logger.log(e);
+    emit: (event) => {
+      sizeHeap(event);
+      logger.log(event);
     },
   });
   // Live replies reach the shared cache before the process ends, as a build's do.
   await (await import("../../remote/store.js")).settleRemotes();
-  if (values.json) {
-    process.stdout.write(visibleJson(JSON.stringify(r)) + "\n");
-    return r.ok ? 0 : 1;
+  if (values.json) process.stdout.write(visibleJson(JSON.stringify(report)) + "\n");
+  else process.stdout.write(reportLines(report, paint(useColour(process.stdout))).join("\n") + "\n");
+  return report.ok ? 0 : 1;
+}
+
+type Paint = ReturnType<typeof paint>;
+
+// Every string from the bundle (its slug, member names, values) is shown, never obeyed by the terminal.
+const shown = (value: unknown) => visible(typeof value === "string" ? value : String(JSON.stringify(value)));
+
+/** The report as the console shows it: the checks, the differences, the live run, the verdict. */
+function reportLines(report: VerifyReport, colour: Paint): string[] {
+  const out: string[] = [
+    `verify ${shown(report.bundle)}: ${shown(report.slug)}, spec_hash ${shown(report.spec_hash)}`,
+  ];
+  for (const check of report.checks) {
+    const mark =
+      check.ok === true ? colour.green("ok  ") : check.ok === false ? colour.red("FAIL") : colour.dim("--  ");
+    const [first = "", ...rest] = check.lines.map(shown);
+    out.push(`  ${mark} ${shown(check.name)}: ${first}`, ...rest.map((line) => `         ${line}`));
   }
-  const c = paint(useColour(process.stdout));
-  // Every string from the bundle (its slug, member names, values) is shown, never obeyed by the terminal.
-  const v = (x: unknown) => visible(typeof x === "string" ? x : String(JSON.stringify(x)));
-  const out: string[] = [`verify ${v(r.bundle)}: ${v(r.slug)}, spec_hash ${v(r.spec_hash)}`];
-  for (const ch of r.checks) {
-    const mark = ch.ok === true ? c.green("ok  ") : ch.ok === false ? c.red("FAIL") : c.dim("--  ");
-    const [first = "", ...rest] = ch.lines.map(v);
-    out.push(`  ${mark} ${v(ch.name)}: ${first}`, ...rest.map((l) => `         ${l}`));
-  }
-  if (r.differences.length) {
+  if (report.differences.length) {
     out.push("", "differences (published -> recomputed):");
-    for (const d of r.differences.slice(0, 50))
-      out.push(`  ${v(d.what)}: ${v(d.published)} -> ${v(d.recomputed)}`);
-    if (r.differences.length > 50) out.push(`  … and ${r.differences.length - 50} more (--json for all)`);
+    for (const diff of report.differences.slice(0, 50))
+      out.push(`  ${shown(diff.what)}: ${shown(diff.published)} -> ${shown(diff.recomputed)}`);
+    if (report.differences.length > 50)
+      out.push(`  … and ${report.differences.length - 50} more (--json for all)`);
   }
-  if (r.live) {
-    out.push("", "live rerun (replies kept apart from the published ones):");
-    for (const d of r.live.request_differences)
-      out.push(
-        `  ${c.yellow("warning")} ${v(d.stage)} sent ${v(d.path)} = ${v(d.sent)}, ` +
-          `recorded ${v(d.recorded)} (the route here differs from the published one)`,
-      );
-    if (r.live.incomplete)
-      out.push(
-        `  ${c.red("incomplete")}: ${v(r.live.incomplete)}; failed requests are left out of what follows, ` +
-          "never counted as changed verdicts",
-      );
-    for (const w of r.live.from_remote?.writers ?? [])
-      out.push(
-        `  ${w.replies} replies came from the shared remote ${r.live.from_remote!.remote}, not sent from ` +
-          `here: written by ${v(w.writer)} (items ${v(w.items.slice(0, 10).join(", "))}` +
-          `${w.items.length > 10 ? `, … ${w.items.length - 10} more` : ""})`,
-      );
-    if (r.live.verdicts.length) out.push(`  ${v(comparedAs(r.live.compare))}:`);
-    // Every verdict the task declares; without a declaration, the first and those that changed.
-    const { declared, headline } = r.live.compare;
-    for (const x of r.live.verdicts.filter((y) => declared || y.changed > 0 || y.key === headline)) {
-      out.push(
-        `  ${v(x.key)} on ${v(x.group)}: ${x.changed} of ${x.n} verdicts differed ` +
-          `(${x.to_true} to true, ${x.to_false} to false)`,
-      );
-    }
-    for (const m of r.live.metrics) {
-      const f = (x: number | null) => (x === null ? "–" : x.toFixed(4));
-      const where = m.inside === null ? "" : m.inside ? "inside" : c.yellow("outside");
-      out.push(
-        `  ${v(m.metric)}: live ${f(m.live)}, published ${f(m.published)} [${f(m.lo)}, ${f(m.hi)}] ${where}`,
-      );
-    }
+  if (report.live)
+    out.push(
+      "",
+      "live rerun (replies kept apart from the published ones):",
+      ...liveLines(report.live, colour),
+    );
+  out.push("", verdictLine(report, colour));
+  return out;
+}
+
+/** The live run: requests sent otherwise, why it is incomplete, remote replies, verdicts, metrics. */
+function liveLines(live: LiveReport, colour: Paint): string[] {
+  const out: string[] = [];
+  for (const diff of live.request_differences)
+    out.push(
+      `  ${colour.yellow("warning")} ${shown(diff.stage)} sent ${shown(diff.path)} = ${shown(diff.sent)}, ` +
+        `recorded ${shown(diff.recorded)} (the route here differs from the published one)`,
+    );
+  if (live.incomplete)
+    out.push(
+      `  ${colour.red("incomplete")}: ${shown(live.incomplete)}; ` +
+        "failed requests are left out of what follows, never counted as changed verdicts",
+    );
+  for (const writer of live.from_remote?.writers ?? [])
+    out.push(
+      `  ${writer.replies} replies came from the shared remote ${live.from_remote!.remote}, not sent from ` +
+        `here: written by ${shown(writer.writer)} (items ${shown(writer.items.slice(0, 10).join(", "))}` +
+        `${writer.items.length > 10 ? `, … ${writer.items.length - 10} more` : ""})`,
+    );
+  if (live.verdicts.length) out.push(`  ${shown(comparedAs(live.compare))}:`);
+  // Every verdict the task declares; without a declaration, the first and those that changed.
+  const { declared, headline } = live.compare;
+  for (const row of live.verdicts.filter((row) => declared || row.changed > 0 || row.key === headline))
+    out.push(
+      `  ${shown(row.key)} on ${shown(row.group)}: ${row.changed} of ${row.n} verdicts differed ` +
+        `(${row.to_true} to true, ${row.to_false} to false)`,
+    );
+  const figure = (value: number | null) => (value === null ? "–" : value.toFixed(4));
+  for (const metric of live.metrics) {
+    const where = metric.inside === null ? "" : metric.inside ? "inside" : colour.yellow("outside");
+    out.push(
+      `  ${shown(metric.metric)}: live ${figure(metric.live)}, published ${figure(metric.published)} ` +
+        `[${figure(metric.lo)}, ${figure(metric.hi)}] ${where}`,
+    );
   }
-  out.push(
-    "",
-    r.ok
-      ? c.green("verified: the published result is reproduced")
-      : c.red(
-          r.live?.incomplete && notLive(r)
-            ? "NOT verified: the live run is incomplete"
-            : onlyPartial(r)
-              ? "NOT verified as a published result: a partial run (--limit or --subset) never is one"
-              : "NOT verified",
-        ),
+  return out;
+}
+
+/** The last line: verified, or why not. */
+function verdictLine(report: VerifyReport, colour: Paint): string {
+  if (report.ok) return colour.green("verified: the published result is reproduced");
+  return colour.red(
+    report.live?.incomplete && notLive(report)
+      ? "NOT verified: the live run is incomplete"
+      : onlyPartial(report)
+        ? "NOT verified as a published result: a partial run (--limit or --subset) never is one"
+        : "NOT verified",
   );
-  process.stdout.write(out.join("\n") + "\n");
-  return r.ok ? 0 : 1;
 }
 
 /** Whether every check but the live one passed (the live run alone is why verification failed). */
-function notLive(r: { checks: { name: string; ok: boolean | null }[] }): boolean {
-  return r.checks.every((ch) => ch.name === "live" || ch.ok !== false);
+function notLive(report: { checks: { name: string; ok: boolean | null }[] }): boolean {
+  return report.checks.every((check) => check.name === "live" || check.ok !== false);
 }
 
 /** Whether the bundle's only failing check is that it holds a partial run. */
-function onlyPartial(r: { checks: { name: string; ok: boolean | null }[] }): boolean {
-  return r.checks.every((ch) => (ch.name === "partial") === (ch.ok === false));
+function onlyPartial(report: { checks: { name: string; ok: boolean | null }[] }): boolean {
+  return report.checks.every((check) => (check.name === "partial") === (check.ok === false));
 }
 
 /** What the verdict lines compare, in the task's words. */
-function comparedAs(c: LiveReport["compare"]): string {
-  const groups = c.by ? `by ${c.by}` : "all items as one group";
-  if (!c.declared)
+function comparedAs(compare: LiveReport["compare"]): string {
+  const groups = compare.by ? `by ${compare.by}` : "all items as one group";
+  if (!compare.declared)
     return `verdicts (the task declares no comparison: every boolean verdict of its items), ${groups}`;
-  const head = c.verdicts[0]!;
-  const others = c.verdicts.slice(1).map((v) => v.name);
+  const head = compare.verdicts[0]!;
+  const others = compare.verdicts.slice(1).map((verdict) => verdict.name);
   return (
     `verdicts as the task compares them, ${groups}: headline ${head.name} (${head.label})` +
     (others.length ? `, also ${others.join(", ")}` : "") +
-    (c.leave_out ? `; items with ${c.leave_out} left out` : "")
+    (compare.leave_out ? `; items with ${compare.leave_out} left out` : "")
   );
 }

@@ -1,0 +1,113 @@
+// The records check: every stage's key record is what the bundled spec, its bundled files and the upstream
+// outputs give (its key the hash of that record). What no recomputation here can reach (the code hashes of
+// the build, a model route's identity) is covered by the stage key, and the key by the next stage's record
+// and by the published spec_hash in the end.
+import { existsSync, readFileSync } from "../../util/builtins.js";
+import { join } from "node:path";
+import { sha256Hex } from "../../hash/sha256.js";
+import { stageKey } from "../../runner/keys.js";
+import { Cache } from "../../runner/cache.js";
+import type { SpecFile, StageDecl } from "../../spec/load.js";
+import { STAGE_KINDS } from "../../../stages/index.js";
+import { jsonDiff, pointerWords, type Json } from "../../util/json.js";
+import { callsModel, isData, readsData, type BundleManifest, type BundleStage } from "../layout.js";
+import { replayContext } from "./context.js";
+import { show } from "./members.js";
+import type { Check, Replay } from "./types.js";
+
+type Identity = (decl: StageDecl) => Promise<{ value: Json } | null>;
+
+/** What a stage kind works out itself (its identity), recomputed here for the kinds that need neither the
+ *  data nor a model; null for the others. */
+export function replayIdentity(replay: Pick<Replay, "spec" | "task" | "manifest" | "options">): Identity {
+  const cache = new Cache(replay.options.project.cacheDir);
+  return async (decl) => {
+    const kind = STAGE_KINDS.get(decl.kind);
+    if (!kind?.identify || readsData(decl.kind) || callsModel(decl.kind)) return null;
+    return { value: await kind.identify(replayContext(decl, replay, {}, cache, false)) };
+  };
+}
+
+/** The input hashes a stage's record should hold: upstream outputs as recorded, bundled files as they are. */
+function expectedInputs(dir: string, decl: StageDecl, manifest: BundleManifest, stage: BundleStage) {
+  const inputs: Record<string, Record<string, string>> = {};
+  for (const [name, ref] of Object.entries(decl.inputs)) {
+    if ("stage" in ref) inputs[name] = manifest.stages[ref.stage]?.outputs ?? {};
+    else {
+      const file = join(dir, "spec", ref.file);
+      if (existsSync(file)) inputs[name] = { file: sha256Hex(readFileSync(file)) };
+      else inputs[name] = stage.record.inputs[name] ?? {}; // missing: named by the members check
+    }
+  }
+  return inputs;
+}
+
+/** What differs between one stage's record and what the bundle gives for it. */
+async function recordLines(
+  dir: string,
+  manifest: BundleManifest,
+  decl: StageDecl,
+  identity: Identity,
+): Promise<string[]> {
+  const lines: string[] = [];
+  const stage = manifest.stages[decl.name];
+  if (!stage) return lines; // named by the members check
+  const record = stage.record;
+  const differs = (what: string, recorded: unknown, want: unknown, from: string) => {
+    for (const change of jsonDiff(recorded, want)) {
+      const where = change.path === "/" ? "" : "." + pointerWords(change.path);
+      lines.push(
+        `stage ${decl.name}: ${what}${where} is ${show(change.from)} ` +
+          `in its record, ${show(change.to)} ${from}`,
+      );
+    }
+  };
+  if (stageKey(record) !== stage.key)
+    lines.push(`stage ${decl.name}: its key ${stage.key.slice(0, 12)}… is not the hash of its record`);
+  if (record.kind !== decl.kind) lines.push(`stage ${decl.name}: its record is of kind ${show(record.kind)}`);
+  differs("params", record.params, decl.params, "from the spec and the bundle's variables");
+  for (const change of jsonDiff(record.inputs, expectedInputs(dir, decl, manifest, stage))) {
+    const [input] = pointerWords(change.path).split(".");
+    const ref = input === undefined ? undefined : decl.inputs[input];
+    lines.push(
+      ref && "file" in ref
+        ? `spec/${ref.file}: not the file stage ${decl.name} was built with ` +
+            `(sha256 ${String(change.to).slice(0, 16)}…, recorded ${String(change.from).slice(0, 16)}…)`
+        : `stage ${decl.name}: input ${pointerWords(change.path)} is ${show(change.from)} in its record, ` +
+            `${show(change.to)} in the outputs the bundle records`,
+    );
+  }
+  const id = await identity(decl);
+  if (id) differs("identity", record.identity, id.value, "recomputed here");
+  if (isData(decl.kind)) lines.push(...pinLines(decl.name, stage));
+  return lines;
+}
+
+/** A data stage's pins (in its identity) against the outputs it records. */
+function pinLines(name: string, stage: BundleStage): string[] {
+  const files = (stage.record.identity as { files?: Record<string, string | null> } | null)?.files ?? {};
+  return Object.entries(files).flatMap(([path, pin]) =>
+    pin !== null && stage.outputs[path] !== pin
+      ? [`stage ${name}: ${path} is pinned ${pin.slice(0, 16)}…, recorded otherwise`]
+      : [],
+  );
+}
+
+/** Each stage's key record recomputed from the bundled spec (params), its bundled files and the recorded
+ *  outputs of the stages it reads; `identity` recomputes what a kind works out itself (null: not here). */
+export async function checkRecords(
+  dir: string,
+  manifest: BundleManifest,
+  spec: SpecFile,
+  identity: Identity,
+): Promise<Check> {
+  const lines: string[] = [];
+  for (const decl of spec.stages) lines.push(...(await recordLines(dir, manifest, decl, identity)));
+  return {
+    name: "records",
+    ok: lines.length === 0,
+    lines: lines.length
+      ? lines
+      : [`${spec.stages.length} stage keys recomputed from the spec, its files and the recorded outputs`],
+  };
+}
