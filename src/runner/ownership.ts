@@ -237,13 +237,31 @@ export function ownershipProblem(
   files: string[],
 ): OwnershipProblem | null {
   const name = show(project, dir);
+  const way = wayProblem(project, dir, name);
+  if (way === "new") return null; // the build makes the folders from there on
+  if (way !== "exists") return way;
+  const present = entriesOf(dir);
+  const claim = claimOf(project, dir, present.files, files);
+  if ("message" in claim) return claim;
+  const { made, wrote, builtWith } = claim;
+  if (made !== spec)
+    return {
+      message: `${name} holds the results of ${made}, not of ${spec}`,
+      fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
+    };
+  return valuesProblem(name, values, builtWith) ?? contentsProblem(name, present, wrote, claim.listed);
+}
+
+/** What stands in the way from the project root to `dir` (a link, a file, another build's results folder);
+ *  "new" when `dir` or a folder above it does not exist yet (the build makes them). */
+function wayProblem(project: Project, dir: string, name: string): OwnershipProblem | "new" | "exists" {
   const rel = relative(project.root, dir).split(sep);
   for (let i = 1; i <= rel.length; i++) {
     const path = join(project.root, ...rel.slice(0, i));
     const at = show(project, path);
     consult(path);
     const st = lstatSync(path, { throwIfNoEntry: false });
-    if (!st) return null; // from here on, the build makes the folders
+    if (!st) return "new";
     if (st.isSymbolicLink())
       return {
         message: `${at} is a link (to ${readlinkSync(path)}): medbench writes results only into real folders`,
@@ -260,15 +278,15 @@ export function ownershipProblem(
         fix: "choose a results.dir that is not inside another build's results folder",
       };
   }
-  const present = entriesOf(dir);
-  const claim = claimOf(project, dir, present.files, files);
-  if ("message" in claim) return claim;
-  const { made, wrote, builtWith } = claim;
-  if (made !== spec)
-    return {
-      message: `${name} holds the results of ${made}, not of ${spec}`,
-      fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
-    };
+  return "exists";
+}
+
+/** A folder built with other values of the results.dir variables than `values`. */
+function valuesProblem(
+  name: string,
+  values: Record<string, string>,
+  builtWith: Record<string, unknown> | null,
+): OwnershipProblem | null {
   for (const [variable, value] of Object.entries(values)) {
     if (!builtWith || !(variable in builtWith)) continue;
     const before = String(builtWith[variable] ?? "");
@@ -283,8 +301,18 @@ export function ownershipProblem(
           `away if the results of ${variable}=${before} are no longer wanted`,
       };
   }
+  return null;
+}
+
+/** A file or folder in the results folder that its build did not write (`wrote`), listed or not. */
+function contentsProblem(
+  name: string,
+  present: { files: string[]; folders: string[] },
+  wrote: string[],
+  listed: string[],
+): OwnershipProblem | null {
   const owned = new Set([...wrote, MARKER]);
-  const changed = present.files.filter((file) => !owned.has(file) && claim.listed.includes(file));
+  const changed = present.files.filter((file) => !owned.has(file) && listed.includes(file));
   if (changed.length)
     return {
       message:

@@ -122,6 +122,29 @@ export function compileUserTask(task: UserTask): void {
   const compiler = `${task.compiler.name}@${task.compiler.version}`;
   refuseLinkedEntry(task);
   refuseLinks(task);
+  const before = previousCompilation(task, manifestFile, compiler);
+  const stale = staleSources(task, sources, hashes, before, compiler);
+  const removed = Object.keys(before.sources).filter((rel) => !(rel in hashes));
+  if (!stale.length && !removed.length && before.compiler === compiler) {
+    refuseForeignImports(task, sources, new Map());
+    return;
+  }
+  const outputs = transpile(stale);
+  refuseForeignImports(task, sources, new Map(outputs));
+  // Node reads the compiled tree as CommonJS whatever the user's package.json says.
+  put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
+  for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
+  for (const rel of removed) rmSync(join(task.compiled, jsName(rel)), { force: true });
+  const written = Object.fromEntries(outputs.map(([rel, text]) => [rel, sha256Hex(Buffer.from(text))]));
+  const kept = Object.fromEntries(
+    sources.map((source) => jsName(source.rel)).map((js) => [js, written[js] ?? before.outputs[js]!]),
+  );
+  const manifest = { compiler, sources: hashes, outputs: kept };
+  put(manifestFile, sealed(JSON.stringify(manifest, null, 1) + "\n"));
+}
+
+/** What the compiled folder's manifest says was compiled (nothing, when it says nothing whole). */
+function previousCompilation(task: UserTask, manifestFile: string, compiler: string): CompiledManifest {
   const read = readManifest(manifestFile);
   // No manifest to say what was compiled (a kill, damage): drop what medbench writes there, the compiled
   // modules and its temporary files, so that no module of a removed source can still be imported; anything
@@ -129,23 +152,32 @@ export function compileUserTask(task: UserTask): void {
   if (!read)
     for (const file of filesUnder(task.compiled))
       if (file.endsWith(".js") || file.endsWith(".tmp")) rmSync(file, { force: true });
-  const before: CompiledManifest = read ?? { compiler, sources: {}, outputs: {} };
+  return read ?? { compiler, sources: {}, outputs: {} };
+}
+
+/** The sources to compile again: changed, compiled by another compiler, or whose output is gone or edited. */
+function staleSources(
+  task: UserTask,
+  sources: Source[],
+  hashes: Record<string, string>,
+  before: CompiledManifest,
+  compiler: string,
+): Source[] {
   const outputHash = (js: string): string | undefined => {
     const abs = join(task.compiled, js);
     return existsSync(abs) ? factsOf(abs, "sha256", (bytes) => sha256Hex(bytes)) : undefined;
   };
-  const stale = sources.filter(
+  return sources.filter(
     (source) =>
       before.compiler !== compiler ||
       before.sources[source.rel] !== hashes[source.rel] ||
       before.outputs[jsName(source.rel)] === undefined ||
       outputHash(jsName(source.rel)) !== before.outputs[jsName(source.rel)],
   );
-  const removed = Object.keys(before.sources).filter((rel) => !(rel in hashes));
-  if (!stale.length && !removed.length && before.compiler === compiler) {
-    refuseForeignImports(task, sources, new Map());
-    return;
-  }
+}
+
+/** Each source compiled to CommonJS, by compiled name; a syntax error refuses them all, file:line:column. */
+function transpile(stale: Source[]): [string, string][] {
   const ts = require("typescript") as typeof import("typescript");
   const outputs: [string, string][] = [];
   const problems: Diagnostic[] = [];
@@ -176,17 +208,7 @@ export function compileUserTask(task: UserTask): void {
     outputs.push([jsName(source.rel), out.outputText]);
   }
   if (problems.length) throw new DiagnosticError(problems);
-  refuseForeignImports(task, sources, new Map(outputs));
-  // Node reads the compiled tree as CommonJS whatever the user's package.json says.
-  put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
-  for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
-  for (const rel of removed) rmSync(join(task.compiled, jsName(rel)), { force: true });
-  const written = Object.fromEntries(outputs.map(([rel, text]) => [rel, sha256Hex(Buffer.from(text))]));
-  const kept = Object.fromEntries(
-    sources.map((source) => jsName(source.rel)).map((js) => [js, written[js] ?? before.outputs[js]!]),
-  );
-  const manifest = { compiler, sources: hashes, outputs: kept };
-  put(manifestFile, sealed(JSON.stringify(manifest, null, 1) + "\n"));
+  return outputs;
 }
 
 const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
