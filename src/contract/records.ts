@@ -182,9 +182,11 @@ export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string,
   return out;
 }
 
-/** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
- *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
-function storeRequests(rows: readonly RequestRecord[], line: (row: unknown) => void): void {
+/** Each part of the requests (message contents, schemas) to its JSON, and how many times each JSON occurs. */
+function partJsons(rows: readonly RequestRecord[]): {
+  jsonOf: Map<unknown, string>;
+  byJson: Map<string, number>;
+} {
   // Each part's JSON made once per distinct value: strings by value, objects by their members' identity
   // (a task makes a new { name, schema } per request around the same schema object).
   const ids = new WeakMap<object, number>();
@@ -215,6 +217,13 @@ function storeRequests(rows: readonly RequestRecord[], line: (row: unknown) => v
     for (const message of row.messages) note(message.content);
     if (row.schema !== undefined) note(row.schema);
   }
+  return { jsonOf, byJson };
+}
+
+/** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
+ *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
+function storeRequests(rows: readonly RequestRecord[], line: (row: unknown) => void): void {
+  const { jsonOf, byJson } = partJsons(rows);
   const shared: Record<string, Json> = {};
   const refOf = new Map<string, SharedRef>();
   const ref = (part: unknown): SharedRef | null => {
