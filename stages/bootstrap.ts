@@ -347,7 +347,8 @@ function runFieldsOf(ctx: StageContext, audit: Record<string, Json>, own: RunCou
   };
 }
 
-/** With several configurations: each one's intervals (and counts), each metric over them, the pooled counts. */
+/** With several configurations: each one's intervals (and counts), each metric over them, and the pooled
+ *  counts. */
 function configurationFields(
   perConfiguration: Record<string, Json>,
   byConf: Record<string, RunCounts> | undefined,

@@ -111,5 +111,6 @@ function checkObject(value: Record<string, Json>, decl: ParamDecl, at: string): 
 function fixFor(decl: ParamDecl): string {
   if (decl.enum) return `use one of: ${decl.enum.map((e) => show(e)).join(", ")}`;
   const bounds = range(decl);
-  return `write ${describeType(decl)}${bounds ? ` ${bounds}` : ""}${decl.description ? ` (${decl.description})` : ""}`;
+  const described = decl.description ? ` (${decl.description})` : "";
+  return `write ${describeType(decl)}${bounds ? ` ${bounds}` : ""}${described}`;
 }

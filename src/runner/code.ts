@@ -185,8 +185,8 @@ function checkLocked(root: string, dir: string, facts: PackageFacts): void {
       message:
         pinned === undefined
           ? `${path} (${facts.name} ${facts.version}) is installed, and package-lock.json does not name it`
-          : `package-lock.json pins ${facts.name} ${pinned}, and ${path} holds ${facts.version}: the code that ` +
-            "would run is not the code the lock names",
+          : `package-lock.json pins ${facts.name} ${pinned}, and ${path} holds ${facts.version}: ` +
+            "the code that would run is not the code the lock names",
       fix: `run \`npm ci\` in ${root} (it installs exactly what package-lock.json pins)`,
     },
   ]);

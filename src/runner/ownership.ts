@@ -320,8 +320,8 @@ function contentsProblem(
         "them and this build does not write them, but their sha256 is not the output its build.json " +
         "records for them: edited since, or not medbench's)",
       fix:
-        "move them out of the results folder (a build removes only the files it wrote, byte for byte), then " +
-        "build again",
+        "move them out of the results folder (a build removes only the files it wrote, byte for byte), " +
+        "then build again",
     };
   const theirs = present.files.filter((file) => !owned.has(file));
   // A folder is the build's when a file it wrote lies in it; any other (an empty one too) is not.
