@@ -26,7 +26,7 @@ const RNG = {
  * What metrics.json says of one metric's interval, whichever procedure made it (keys are sorted on write).
  */
 function metricEntry(
-  m: MetricRows,
+  metric: MetricRows,
   ci: {
     n: number;
     clusters: number;
@@ -41,8 +41,8 @@ function metricEntry(
   },
 ): Record<string, Json> {
   return {
-    label: m.label,
-    unit: m.unit ?? "proportion",
+    label: metric.label,
+    unit: metric.unit ?? "proportion",
     n: ci.n,
     clusters: ci.clusters,
     value: ci.point,
@@ -58,12 +58,12 @@ function metricEntry(
 
 /** A statistic's point is a finite number in its unit's range, or null (undefined): anything else is a bug
  *  of the task's statistic, refused rather than published as a number. */
-function refuseStatisticPoint(m: MetricRows, point: number | null): void {
-  const unit = m.unit ?? "proportion";
+function refuseStatisticPoint(metric: MetricRows, point: number | null): void {
+  const unit = metric.unit ?? "proportion";
   const outOfRange = unit === "proportion" && point !== null && (point < 0 || point > 1);
   if (point === null || (Number.isFinite(point) && !outOfRange)) return;
   throw new StageError(
-    `the task's statistic \`${m.statistic}\` returned ${point} for metric ${m.name}` +
+    `the task's statistic \`${metric.statistic}\` returned ${point} for metric ${metric.name}` +
       (outOfRange ? ", outside its unit proportion's range [0, 1]" : ", not a finite number"),
     "make the statistic (the task's `statistics`) return a finite number in the metric's unit, " +
       "or null where it is undefined",
@@ -82,80 +82,77 @@ type Procedures = Pick<
 export function intervalsOf(
   scored: Scored,
   statistics: Record<string, Statistic> | undefined,
-  p: Params,
-  { bootstrapCiPlan, pairedComparison, statisticCiPlan, runPlans }: Procedures,
+  params: Params,
+  procedures: Procedures,
 ): { metrics: Record<string, Json>; paired: Record<string, Json> } {
   const entries: [string, () => Json][] = [];
-  const plans: { g: number; each(idx: Int32Array): void }[] = [];
-  for (const m of scored.metrics) {
-    if (m.rows.length === 0) {
-      entries.push([
-        m.name,
-        () => ({
-          label: m.label,
-          unit: m.unit ?? "proportion",
-          n: 0,
-          value: null,
-          lo: null,
-          hi: null,
-          ci_method: "none",
-        }),
-      ]);
-      continue;
-    }
-    if (m.statistic !== undefined && m.statistic !== "mean") {
-      const statistic = statistics?.[m.statistic];
-      if (!statistic)
-        throw new StageError(
-          `metric ${m.name} names the statistic \`${m.statistic}\`, which the task does not define`,
-          `define it in the task's \`statistics\` ` +
-            `(known: ${Object.keys(statistics ?? {}).join(", ") || "none"})`,
-        );
-      const plan = statisticCiPlan(m.rows, statistic, {
-        resamples: p.resamples,
-        seed: p.seed,
-        rng: p.rng,
-        level: p.level,
-      });
-      plans.push(plan);
-      entries.push([
-        m.name,
-        () => {
-          const ci = plan.done();
-          refuseStatisticPoint(m, ci.point);
-          return {
-            ...metricEntry(m, ci),
-            statistic: m.statistic!,
-            ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
-          };
-        },
-      ]);
-      continue;
-    }
-    const plan = bootstrapCiPlan(
-      m.rows.map((r) => ({ value: r.value, cluster: r.cluster })),
-      {
-        resamples: p.resamples,
-        seed: p.seed,
-        rng: p.rng,
-        level: p.level,
-        fallback: m.ciFallback !== "none",
-      },
-    );
-    plans.push(plan);
-    entries.push([m.name, () => metricEntry(m, plan.done())]);
+  const plans: Plan[] = [];
+  for (const metric of scored.metrics) {
+    const { plan, entry } = metricPlan(metric, statistics, params, procedures);
+    if (plan) plans.push(plan);
+    entries.push([metric.name, entry]);
   }
-  runPlans(plans, p);
+  procedures.runPlans(plans, params);
   const metrics: Record<string, Json> = {};
   for (const [name, entry] of entries) metrics[name] = entry();
   const paired: Record<string, Json> = {};
-  const pp = p.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
-  for (const c of scored.paired) {
-    if (c.a.length === 0) continue;
-    const r = pairedComparison(c.a, c.b, { ...pp, level: p.level });
-    paired[c.name] = { label: c.label, ...r } as unknown as Json;
+  const pp = params.paired ?? { resamples: 2000, seed: 0, rng: "python" as RngName };
+  for (const comparison of scored.paired) {
+    if (comparison.a.length === 0) continue;
+    const result = procedures.pairedComparison(comparison.a, comparison.b, { ...pp, level: params.level });
+    paired[comparison.name] = { label: comparison.label, ...result } as unknown as Json;
   }
   return { metrics, paired };
+}
+
+type Plan = { g: number; each(idx: Int32Array): void };
+
+/** One metric's share of the draws (none for a metric without rows), and its metrics.json entry once
+ *  runPlans has drawn for it: a task statistic's percentile bootstrap, or the mean's cluster bootstrap. */
+function metricPlan(
+  metric: MetricRows,
+  statistics: Record<string, Statistic> | undefined,
+  params: Params,
+  { bootstrapCiPlan, statisticCiPlan }: Procedures,
+): { plan?: Plan; entry: () => Json } {
+  if (metric.rows.length === 0)
+    return {
+      entry: () => ({
+        label: metric.label,
+        unit: metric.unit ?? "proportion",
+        n: 0,
+        value: null,
+        lo: null,
+        hi: null,
+        ci_method: "none",
+      }),
+    };
+  const { resamples, seed, rng, level } = params;
+  if (metric.statistic !== undefined && metric.statistic !== "mean") {
+    const statistic = statistics?.[metric.statistic];
+    if (!statistic)
+      throw new StageError(
+        `metric ${metric.name} names the statistic \`${metric.statistic}\`, which the task does not define`,
+        `define it in the task's \`statistics\` ` +
+          `(known: ${Object.keys(statistics ?? {}).join(", ") || "none"})`,
+      );
+    const plan = statisticCiPlan(metric.rows, statistic, { resamples, seed, rng, level });
+    const entry = () => {
+      const ci = plan.done();
+      refuseStatisticPoint(metric, ci.point);
+      return {
+        ...metricEntry(metric, ci),
+        statistic: metric.statistic!,
+        ...(ci.undefined_resamples ? { undefined_resamples: ci.undefined_resamples } : {}),
+      };
+    };
+    return { plan, entry };
+  }
+  const plan = bootstrapCiPlan(
+    metric.rows.map((row) => ({ value: row.value, cluster: row.cluster })),
+    { resamples, seed, rng, level, fallback: metric.ciFallback !== "none" },
+  );
+  return { plan, entry: () => metricEntry(metric, plan.done()) };
 }
 
 interface RunCounts {
@@ -163,19 +160,19 @@ interface RunCounts {
   truncated: number;
   n: number;
 }
-const num = (v: Json | undefined) => (typeof v === "number" ? v : 0);
+const num = (value: Json | undefined) => (typeof value === "number" ? value : 0);
 
 /** Each metric's mean and sample SD over the configurations (the paper's primary), with the values. */
 function overConfigurations(per: Record<string, Json>): Record<string, Json> {
   const names = new Set<string>();
-  for (const c of Object.values(per))
-    for (const k of Object.keys((c as { metrics: object }).metrics)) names.add(k);
+  for (const configuration of Object.values(per))
+    for (const k of Object.keys((configuration as { metrics: object }).metrics)) names.add(k);
   const out: Record<string, Json> = {};
   for (const name of names) {
     const values: Record<string, number | null> = {};
-    for (const [conf, c] of Object.entries(per)) {
-      const m = (c as { metrics: Record<string, { value?: number | null }> }).metrics[name];
-      values[conf] = m?.value ?? null;
+    for (const [conf, configuration] of Object.entries(per)) {
+      const metric = (configuration as { metrics: Record<string, { value?: number | null }> }).metrics[name];
+      values[conf] = metric?.value ?? null;
     }
     out[name] = { ...meanSd(Object.values(values)), values };
   }
@@ -234,37 +231,40 @@ export const bootstrap: StageKind = {
   },
 };
 
-/** The stage's outputs: every interval of the scored metrics, and the result around them. */
-function resultOf(ctx: StageContext, procedures: Procedures): Record<string, StageOutput> {
-  const p = ctx.params as unknown as Params;
-  const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as Scored & {
-    headline?: string;
-    configurations?: Record<string, Scored>;
-  };
+type Info = {
+  partial: boolean;
+  subset: Json;
+  limit: Json;
+  selected: number;
+  total: number;
+  configurations?: string[];
+  notices?: string[];
+  sample?: string;
+};
+
+type ScoredRun = Scored & { headline?: string; configurations?: Record<string, Scored> };
+
+/** What the stage reads: the scored metrics and tables, the model's audit and the prompts' selection. */
+function readInputs(ctx: StageContext): {
+  scored: ScoredRun;
+  tables: Record<string, Json>;
+  audit: Record<string, Json>;
+  info: Info | null;
+} {
+  const scored = JSON.parse(ctx.inputs.score!.text("metrics")) as ScoredRun;
   const tables = JSON.parse(ctx.inputs.score!.text("tables")) as Record<string, Json>;
   const audit = ctx.inputs.model ? (JSON.parse(ctx.inputs.model.text("audit")) as Record<string, Json>) : {};
-  const info = ctx.inputs.prompts
-    ? (JSON.parse(ctx.inputs.prompts.text("info")) as {
-        partial: boolean;
-        subset: Json;
-        limit: Json;
-        selected: number;
-        total: number;
-        configurations?: string[];
-        notices?: string[];
-        sample?: string;
-      })
-    : null;
-  const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, p, procedures);
+  const info = ctx.inputs.prompts ? (JSON.parse(ctx.inputs.prompts.text("info")) as Info) : null;
+  return { scored, tables, audit, info };
+}
+
+/** The stage's outputs: every interval of the scored metrics, and the result around them. */
+function resultOf(ctx: StageContext, procedures: Procedures): Record<string, StageOutput> {
+  const params = ctx.params as unknown as Params;
+  const { scored, tables, audit, info } = readInputs(ctx);
+  const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, params, procedures);
   // More than one request configuration: each one's metrics, and each metric's mean and SD over them.
-  const perConfiguration = scored.configurations
-    ? Object.fromEntries(
-        Object.entries(scored.configurations).map(([name, c]) => [
-          name,
-          intervalsOf(c, ctx.task.statistics, p, procedures) as Json,
-        ]),
-      )
-    : null;
+  const perConfiguration = configurationIntervals(ctx, scored, params, procedures);
   // With several configurations, the run's counts are the headline's (as its metrics are); each
   // configuration's are beside its metrics, and the pooled ones in all_configurations.
   const byConf = audit.by_configuration as Record<string, RunCounts> | undefined;
@@ -273,18 +273,7 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     perConfiguration && byConf && headline !== undefined && byConf[headline]
       ? byConf[headline]
       : { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
-  const runFields = {
-    request: audit.request ?? null,
-    response_format: audit.response_format ?? null,
-    thinking_audit: audit.thinking_audit ?? null,
-    api_errors: own.api_errors,
-    // Requests the server refused for good (the model stage's audit has them only when there are any).
-    ...(audit.refused ? { refused: audit.refused } : {}),
-    truncated: own.truncated,
-    // A route's replies that are no text answer (refusals, filtered, tool calls): docs/model-requests.md.
-    ...(audit.reply_audit !== undefined ? { reply_audit: audit.reply_audit } : {}),
-    ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
-  };
+  const runFields = runFieldsOf(ctx, audit, own);
   // One name, one value: a task metric may not share a name with the run's own fields.
   const clash = Object.keys(metrics).filter((k) => k in runFields);
   if (clash.length)
@@ -308,29 +297,8 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     // The bundled synthetic sample's label: such a result says nothing about any model.
     ...(info?.sample ? { synthetic_sample: info.sample } : {}),
     ...(info?.configurations ? { configuration: scored.headline ?? info.configurations[0] ?? null } : {}),
-    ...(perConfiguration
-      ? {
-          configurations: byConf
-            ? Object.fromEntries(
-                Object.entries(perConfiguration).map(([name, c]) => [
-                  name,
-                  { ...(c as Record<string, Json>), run: (byConf[name] ?? null) as unknown as Json },
-                ]),
-              )
-            : perConfiguration,
-          over_configurations: overConfigurations(perConfiguration),
-          ...(byConf
-            ? {
-                all_configurations: {
-                  api_errors: num(audit.api_errors),
-                  truncated: num(audit.truncated),
-                  n: num(audit.n),
-                },
-              }
-            : {}),
-        }
-      : {}),
-    primary: p.primary ?? scored.metrics.find((m) => m.primary)?.name ?? null,
+    ...(perConfiguration ? configurationFields(perConfiguration, byConf, audit) : {}),
+    primary: params.primary ?? scored.metrics.find((metric) => metric.primary)?.name ?? null,
     metrics: { ...metrics, ...runFields },
     // With several configurations, the requests the run's counts are of (the headline's); otherwise the
     // selection's items.
@@ -339,10 +307,71 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     tables,
   };
   // The primary's rows, so that two runs can be compared pair by pair (medbench check, stats paired).
-  const primaryRows = scored.metrics.find((m) => m.name === out.primary)?.rows ?? [];
+  const primaryRows = scored.metrics.find((metric) => metric.name === out.primary)?.rows ?? [];
   const units = writeRecords(
     "units",
-    primaryRows.map((r) => ({ id: r.id, cluster: r.cluster, value: r.value })),
+    primaryRows.map((row) => ({ id: row.id, cluster: row.cluster, value: row.value })),
   );
   return { metrics: stableJson(out), units };
+}
+
+/** Each request configuration's intervals, when the scorer scored more than one (null otherwise). */
+function configurationIntervals(
+  ctx: StageContext,
+  scored: ScoredRun,
+  params: Params,
+  procedures: Procedures,
+): Record<string, Json> | null {
+  if (!scored.configurations) return null;
+  return Object.fromEntries(
+    Object.entries(scored.configurations).map(([name, configuration]) => [
+      name,
+      intervalsOf(configuration, ctx.task.statistics, params, procedures) as Json,
+    ]),
+  );
+}
+
+/** The run's own fields beside the task's metrics: what was sent, and how the requests and replies went. */
+function runFieldsOf(ctx: StageContext, audit: Record<string, Json>, own: RunCounts): Record<string, Json> {
+  return {
+    request: audit.request ?? null,
+    response_format: audit.response_format ?? null,
+    thinking_audit: audit.thinking_audit ?? null,
+    api_errors: own.api_errors,
+    // Requests the server refused for good (the model stage's audit has them only when there are any).
+    ...(audit.refused ? { refused: audit.refused } : {}),
+    truncated: own.truncated,
+    // A route's replies that are no text answer (refusals, filtered, tool calls): docs/model-requests.md.
+    ...(audit.reply_audit !== undefined ? { reply_audit: audit.reply_audit } : {}),
+    ...(ctx.inputs.judge ? { judges: JSON.parse(ctx.inputs.judge.text("audit")) as Json } : {}),
+  };
+}
+
+/** With several configurations: each one's intervals (and counts), each metric over them, and the pooled
+ *  counts. */
+function configurationFields(
+  perConfiguration: Record<string, Json>,
+  byConf: Record<string, RunCounts> | undefined,
+  audit: Record<string, Json>,
+): Record<string, Json> {
+  return {
+    configurations: byConf
+      ? Object.fromEntries(
+          Object.entries(perConfiguration).map(([name, configuration]) => [
+            name,
+            { ...(configuration as Record<string, Json>), run: (byConf[name] ?? null) as unknown as Json },
+          ]),
+        )
+      : perConfiguration,
+    over_configurations: overConfigurations(perConfiguration),
+    ...(byConf
+      ? {
+          all_configurations: {
+            api_errors: num(audit.api_errors),
+            truncated: num(audit.truncated),
+            n: num(audit.n),
+          },
+        }
+      : {}),
+  };
 }

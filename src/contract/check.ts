@@ -25,18 +25,27 @@ export function checkSpec(
   env: CheckEnv | null = null,
 ): void {
   const out: Diagnostic[] = [];
-  const byName = new Map(spec.stages.map((s) => [s.name, s]));
-  for (const s of spec.stages) {
-    const kind = kinds.get(s.kind);
+  const byName = new Map(spec.stages.map((stage) => [stage.name, stage]));
+  for (const stage of spec.stages) {
+    const kind = kinds.get(stage.kind);
     if (!kind) continue; // the planner reports unknown kinds
-    checkInputs(spec, s, kind, byName, kinds, out);
-    checkParams(spec, s, kind, task, out);
+    checkInputs(spec, stage, kind, byName, kinds, out);
+    checkParams(spec, stage, kind, task, out);
     if (kind.check && task)
-      for (const p of kind.check(s, task, env)) {
-        const pointer = `/stages/${escapePointer(s.name)}${p.pointer}`;
-        const d = diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix);
-        const hide = (t: string) => (p.secret ? t.split(p.secret).join(REDACTED) : t);
-        out.push(d.sourceLine === undefined ? d : { ...d, sourceLine: hide(d.sourceLine) });
+      for (const problem of kind.check(stage, task, env)) {
+        const pointer = `/stages/${escapePointer(stage.name)}${problem.pointer}`;
+        const diagnostic = diagnosticAt(
+          spec.src,
+          pointer,
+          `${problem.message}${fromVariable(spec, pointer)}`,
+          problem.fix,
+        );
+        const hide = (text: string) => (problem.secret ? text.split(problem.secret).join(REDACTED) : text);
+        out.push(
+          diagnostic.sourceLine === undefined
+            ? diagnostic
+            : { ...diagnostic, sourceLine: hide(diagnostic.sourceLine) },
+        );
       }
   }
   for (const [file, target] of Object.entries(spec.results?.files ?? {})) {
@@ -49,7 +58,7 @@ export function checkSpec(
         `/results/files/${escapePointer(file)}`,
         `stage ${stage} (${kind.kind}) has no output \`${output}\``,
         `use one of: ${Object.keys(kind.outputs)
-          .map((o) => `${stage}/${o}`)
+          .map((output) => `${stage}/${output}`)
           .join(", ")}`,
       ),
     );
@@ -59,70 +68,24 @@ export function checkSpec(
 
 function checkInputs(
   spec: SpecFile,
-  s: StageDecl,
+  stage: StageDecl,
   kind: StageKind,
   byName: Map<string, StageDecl>,
   kinds: ReadonlyMap<string, StageKind>,
   out: Diagnostic[],
 ): void {
-  const at = (rest: string) => `/stages/${escapePointer(s.name)}${rest}`;
-  const declared = Object.keys(kind.inputs);
-  const names = declared.length ? `: ${declared.join(", ")}` : "";
-  for (const [name, ref] of Object.entries(s.inputs)) {
-    const decl: InputDecl | undefined = kind.inputs[name] ?? (kind.otherFiles ? { file: true } : undefined);
-    const where = at(`/inputs/${escapePointer(name)}`);
-    if (!decl) {
-      out.push(
-        diagnosticAt(
-          spec.src,
-          where,
-          `a ${kind.kind} stage has no input \`${name}\``,
-          `its inputs are${names || " none"}`,
-          true,
-        ),
-      );
-      continue;
-    }
-    if (decl.file) {
-      if (!("file" in ref))
-        out.push(diagnosticAt(spec.src, where, `input \`${name}\` is a file`, `write { file: PATH }`));
-      else if (!staysInside("/project", ref.file))
-        // Refused before anything runs; a link out of the project is found when the file is hashed.
-        out.push(
-          diagnosticAt(
-            spec.src,
-            `${where}/file`,
-            `input file ${ref.file} is outside the project`,
-            "name a file inside the project, relative to its root (copy the file in if need be)",
-          ),
-        );
-      continue;
-    }
-    if (!("stage" in ref)) {
-      out.push(diagnosticAt(spec.src, where, `input \`${name}\` reads a stage`, `write { stage: NAME }`));
-      continue;
-    }
-    const from = byName.get(ref.stage);
-    const fromKind = from && kinds.get(from.kind);
-    if (!fromKind) continue; // the planner reports unknown stages and kinds
-    const problem = mismatch(decl, fromKind);
-    if (problem)
-      out.push(
-        diagnosticAt(
-          spec.src,
-          `${where}/stage`,
-          `input \`${name}\` of stage ${s.name} needs ${problem}; stage ${ref.stage} is a ${from.kind} stage`,
-          `name a stage that produces it${suggest(decl, byName, kinds)}`,
-        ),
-      );
+  const at = (rest: string) => `/stages/${escapePointer(stage.name)}${rest}`;
+  for (const [name, ref] of Object.entries(stage.inputs)) {
+    const problem = inputProblem(spec, stage, kind, { byName, kinds }, name, ref);
+    if (problem) out.push(problem);
   }
   for (const [name, decl] of Object.entries(kind.inputs)) {
-    if (decl.optional || name in s.inputs) continue;
+    if (decl.optional || name in stage.inputs) continue;
     out.push(
       diagnosticAt(
         spec.src,
         at("/inputs"),
-        `stage ${s.name} (${kind.kind}) needs the input \`${name}\``,
+        `stage ${stage.name} (${kind.kind}) needs the input \`${name}\``,
         decl.file
           ? `add ${name}: { file: PATH }`
           : `add ${name}: { stage: NAME }${suggest(decl, byName, kinds)}`,
@@ -132,14 +95,71 @@ function checkInputs(
   }
 }
 
+/** The spec's stages by name, and the stage kinds by name. */
+interface StageTable {
+  byName: Map<string, StageDecl>;
+  kinds: ReadonlyMap<string, StageKind>;
+}
+
+/** What is wrong with the input `name` a stage names: unknown to its kind, a file that should be a stage
+ *  or the other way round, a file outside the project, or a stage without the records it needs. */
+function inputProblem(
+  spec: SpecFile,
+  stage: StageDecl,
+  kind: StageKind,
+  { byName, kinds }: StageTable,
+  name: string,
+  ref: StageDecl["inputs"][string],
+): Diagnostic | null {
+  const decl: InputDecl | undefined = kind.inputs[name] ?? (kind.otherFiles ? { file: true } : undefined);
+  const where = `/stages/${escapePointer(stage.name)}/inputs/${escapePointer(name)}`;
+  if (!decl) {
+    const declared = Object.keys(kind.inputs);
+    const names = declared.length ? `: ${declared.join(", ")}` : "";
+    return diagnosticAt(
+      spec.src,
+      where,
+      `a ${kind.kind} stage has no input \`${name}\``,
+      `its inputs are${names || " none"}`,
+      true,
+    );
+  }
+  if (decl.file) {
+    if (!("file" in ref))
+      return diagnosticAt(spec.src, where, `input \`${name}\` is a file`, `write { file: PATH }`);
+    // Refused before anything runs; a link out of the project is found when the file is hashed.
+    if (!staysInside("/project", ref.file))
+      return diagnosticAt(
+        spec.src,
+        `${where}/file`,
+        `input file ${ref.file} is outside the project`,
+        "name a file inside the project, relative to its root (copy the file in if need be)",
+      );
+    return null;
+  }
+  if (!("stage" in ref))
+    return diagnosticAt(spec.src, where, `input \`${name}\` reads a stage`, `write { stage: NAME }`);
+  const from = byName.get(ref.stage);
+  const fromKind = from && kinds.get(from.kind);
+  if (!fromKind) return null; // the planner reports unknown stages and kinds
+  const problem = mismatch(decl, fromKind);
+  if (!problem) return null;
+  return diagnosticAt(
+    spec.src,
+    `${where}/stage`,
+    `input \`${name}\` of stage ${stage.name} needs ${problem}; stage ${ref.stage} is a ${from.kind} stage`,
+    `name a stage that produces it${suggest(decl, byName, kinds)}`,
+  );
+}
+
 /** What the referenced kind lacks for this input, or null when it fits. */
 function mismatch(decl: InputDecl, from: StageKind): string | null {
   if (decl.release) return from.outputs === "release" ? null : "a release (a download stage)";
   const needs = Object.entries(decl.outputs ?? {});
   const outputs = from.outputs;
-  const missing = needs.filter(([o, type]) => outputs === "release" || outputs[o] !== type);
+  const missing = needs.filter(([output, type]) => outputs === "release" || outputs[output] !== type);
   if (!missing.length) return null;
-  return missing.map(([o, type]) => `output \`${o}\` (${type})`).join(" and ");
+  return missing.map(([output, type]) => `output \`${output}\` (${type})`).join(" and ");
 }
 
 function suggest(
@@ -147,23 +167,23 @@ function suggest(
   byName: Map<string, StageDecl>,
   kinds: ReadonlyMap<string, StageKind>,
 ): string {
-  const fits = [...byName.values()].filter((d) => {
-    const k = kinds.get(d.kind);
+  const fits = [...byName.values()].filter((stage) => {
+    const k = kinds.get(stage.kind);
     return k && mismatch(decl, k) === null;
   });
-  return fits.length ? ` (here: ${fits.map((d) => d.name).join(", ")})` : "";
+  return fits.length ? ` (here: ${fits.map((stage) => stage.name).join(", ")})` : "";
 }
 
 function checkParams(
   spec: SpecFile,
-  s: StageDecl,
+  stage: StageDecl,
   kind: StageKind,
   task: TaskModule | null,
   out: Diagnostic[],
 ): void {
   const decls = paramsOf(kind, task);
-  const base = `/stages/${escapePointer(s.name)}/params`;
-  const params = s.params;
+  const base = `/stages/${escapePointer(stage.name)}/params`;
+  const params = stage.params;
   if (params === null || typeof params !== "object" || Array.isArray(params)) return; // the schema says so
   const known = Object.keys(decls);
   for (const [name, value] of Object.entries(params)) {
@@ -180,19 +200,21 @@ function checkParams(
       );
       continue;
     }
-    for (const p of checkValue(value, decl, `/${escapePointer(name)}`)) {
-      const pointer = `${base}${p.pointer}`;
-      out.push(diagnosticAt(spec.src, pointer, `${p.message}${fromVariable(spec, pointer)}`, p.fix));
+    for (const problem of checkValue(value, decl, `/${escapePointer(name)}`)) {
+      const pointer = `${base}${problem.pointer}`;
+      out.push(
+        diagnosticAt(spec.src, pointer, `${problem.message}${fromVariable(spec, pointer)}`, problem.fix),
+      );
     }
   }
-  for (const r of kind.required ?? [])
-    if (!(r in params))
+  for (const param of kind.required ?? [])
+    if (!(param in params))
       out.push(
         diagnosticAt(
           spec.src,
           base,
-          `stage ${s.name} (${kind.kind}) needs the parameter \`${r}\``,
-          `add ${r}: …`,
+          `stage ${stage.name} (${kind.kind}) needs the parameter \`${param}\``,
+          `add ${param}: …`,
         ),
       );
 }

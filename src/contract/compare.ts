@@ -26,7 +26,7 @@ export function comparisonOf(decl: CompareDecl | null | undefined, items: Compar
   if (decl) return { decl, declared: true };
   const names = new Set<string>();
   for (const i of items)
-    for (const [k, v] of Object.entries(i.verdicts)) if (typeof v === "boolean") names.add(k);
+    for (const [k, verdict] of Object.entries(i.verdicts)) if (typeof verdict === "boolean") names.add(k);
   return { decl: { verdicts: [...names].map((name) => ({ name, label: name })) }, declared: false };
 }
 
@@ -55,17 +55,17 @@ export function pairVerdicts(
     : new Set<string>();
   const bById = new Map(itemsB.map((i) => [i.id, i]));
   const kept = itemsA.filter((i) => !left.has(i.id) && !exclude.has(i.id) && bById.has(i.id));
-  const rows = decl.verdicts.flatMap((v) =>
+  const rows = decl.verdicts.flatMap((verdict) =>
     groups.map((group) => ({
-      verdict: v.name,
+      verdict: verdict.name,
       group,
       pairs: kept
         .filter((i) => groupOf(i) === group)
         .map((i) => ({
           id: i.id,
           cluster: String(decl.cluster ? i.meta[decl.cluster] : (i.unit ?? i.id)),
-          a: i.verdicts[v.name] as Json | undefined,
-          b: bById.get(i.id)!.verdicts[v.name] as Json | undefined,
+          a: i.verdicts[verdict.name] as Json | undefined,
+          b: bById.get(i.id)!.verdicts[verdict.name] as Json | undefined,
         })),
     })),
   );

@@ -10,22 +10,22 @@ export interface ParamProblem {
   fix: string;
 }
 
-const typeOf = (v: Json): ParamType =>
-  v === null
+const typeOf = (value: Json): ParamType =>
+  value === null
     ? "null"
-    : Array.isArray(v)
+    : Array.isArray(value)
       ? "array"
-      : typeof v === "number"
-        ? Number.isInteger(v)
+      : typeof value === "number"
+        ? Number.isInteger(value)
           ? "integer"
           : "number"
-        : (typeof v as ParamType);
+        : (typeof value as ParamType);
 
-const show = (v: Json) => JSON.stringify(v);
+const show = (value: Json) => JSON.stringify(value);
 
 /** A readable name of a declaration's type, e.g. "an integer", "a number or null". */
-export function describeType(d: ParamDecl): string {
-  const types = typeof d.type === "string" ? [d.type] : [...d.type];
+export function describeType(decl: ParamDecl): string {
+  const types = typeof decl.type === "string" ? [decl.type] : [...decl.type];
   const word: Record<ParamType, string> = {
     integer: "an integer",
     number: "a number",
@@ -35,70 +35,72 @@ export function describeType(d: ParamDecl): string {
     array: "a list",
     null: "null",
   };
-  return types.map((t) => word[t]).join(" or ");
+  return types.map((type) => word[type]).join(" or ");
 }
 
-function range(d: ParamDecl): string {
+function range(decl: ParamDecl): string {
   const lo =
-    d.minimum !== undefined
-      ? `≥ ${d.minimum}`
-      : d.exclusiveMinimum !== undefined
-        ? `> ${d.exclusiveMinimum}`
+    decl.minimum !== undefined
+      ? `≥ ${decl.minimum}`
+      : decl.exclusiveMinimum !== undefined
+        ? `> ${decl.exclusiveMinimum}`
         : "";
   const hi =
-    d.maximum !== undefined
-      ? `≤ ${d.maximum}`
-      : d.exclusiveMaximum !== undefined
-        ? `< ${d.exclusiveMaximum}`
+    decl.maximum !== undefined
+      ? `≤ ${decl.maximum}`
+      : decl.exclusiveMaximum !== undefined
+        ? `< ${decl.exclusiveMaximum}`
         : "";
   return [lo, hi].filter(Boolean).join(" and ");
 }
 
-export function checkValue(v: Json, d: ParamDecl, at = ""): ParamProblem[] {
-  const types = typeof d.type === "string" ? [d.type] : d.type;
-  const t = typeOf(v);
-  if (!(types.includes(t) || (t === "integer" && types.includes("number")))) {
-    return [{ pointer: at, message: `must be ${describeType(d)}, not ${show(v)}`, fix: fixFor(d) }];
+export function checkValue(value: Json, decl: ParamDecl, at = ""): ParamProblem[] {
+  const types = typeof decl.type === "string" ? [decl.type] : decl.type;
+  const type = typeOf(value);
+  if (!(types.includes(type) || (type === "integer" && types.includes("number")))) {
+    return [{ pointer: at, message: `must be ${describeType(decl)}, not ${show(value)}`, fix: fixFor(decl) }];
   }
-  if (d.enum && !d.enum.some((e) => show(e) === show(v)))
+  if (decl.enum && !decl.enum.some((e) => show(e) === show(value)))
     return [
       {
         pointer: at,
-        message: `${show(v)} is not allowed`,
-        fix: `use one of: ${d.enum.map((e) => show(e)).join(", ")}`,
+        message: `${show(value)} is not allowed`,
+        fix: `use one of: ${decl.enum.map((e) => show(e)).join(", ")}`,
       },
     ];
-  if (typeof v === "number" && !Number.isFinite(v))
-    return [{ pointer: at, message: `${v} is not a finite number`, fix: fixFor(d) }];
-  if (typeof v === "number") {
+  if (typeof value === "number" && !Number.isFinite(value))
+    return [{ pointer: at, message: `${value} is not a finite number`, fix: fixFor(decl) }];
+  if (typeof value === "number") {
     const bad =
-      (d.minimum !== undefined && v < d.minimum) ||
-      (d.maximum !== undefined && v > d.maximum) ||
-      (d.exclusiveMinimum !== undefined && v <= d.exclusiveMinimum) ||
-      (d.exclusiveMaximum !== undefined && v >= d.exclusiveMaximum);
-    if (bad) return [{ pointer: at, message: `${v} is out of range`, fix: `use a value ${range(d)}` }];
+      (decl.minimum !== undefined && value < decl.minimum) ||
+      (decl.maximum !== undefined && value > decl.maximum) ||
+      (decl.exclusiveMinimum !== undefined && value <= decl.exclusiveMinimum) ||
+      (decl.exclusiveMaximum !== undefined && value >= decl.exclusiveMaximum);
+    if (bad) return [{ pointer: at, message: `${value} is out of range`, fix: `use a value ${range(decl)}` }];
   }
-  if (typeof v === "string" && d.pattern && !new RegExp(d.pattern, "u").test(v))
-    return [{ pointer: at, message: `${show(v)} is not of the expected form`, fix: fixFor(d) }];
-  if (Array.isArray(v) && d.items) return v.flatMap((x, i) => checkValue(x, d.items!, `${at}/${i}`));
-  if (t === "object" && v !== null && !Array.isArray(v) && typeof v === "object")
-    return checkObject(v as Record<string, Json>, d, at);
+  if (typeof value === "string" && decl.pattern && !new RegExp(decl.pattern, "u").test(value))
+    return [{ pointer: at, message: `${show(value)} is not of the expected form`, fix: fixFor(decl) }];
+  if (Array.isArray(value) && decl.items)
+    return value.flatMap((x, i) => checkValue(x, decl.items!, `${at}/${i}`));
+  if (type === "object" && value !== null && !Array.isArray(value) && typeof value === "object")
+    return checkObject(value as Record<string, Json>, decl, at);
   return [];
 }
 
-function checkObject(v: Record<string, Json>, d: ParamDecl, at: string): ParamProblem[] {
+function checkObject(value: Record<string, Json>, decl: ParamDecl, at: string): ParamProblem[] {
   const out: ParamProblem[] = [];
-  for (const r of d.required ?? [])
-    if (!(r in v)) out.push({ pointer: at, message: `missing \`${r}\``, fix: `add \`${r}\`` });
-  const props = d.properties ?? {};
-  for (const [k, x] of Object.entries(v)) {
-    const p = `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    if (k in props) out.push(...checkValue(x, props[k]!, p));
-    else if (typeof d.additionalProperties === "object")
-      out.push(...checkValue(x, d.additionalProperties, p));
-    else if (d.additionalProperties === false || d.properties)
+  for (const required of decl.required ?? [])
+    if (!(required in value))
+      out.push({ pointer: at, message: `missing \`${required}\``, fix: `add \`${required}\`` });
+  const props = decl.properties ?? {};
+  for (const [k, x] of Object.entries(value)) {
+    const pointer = `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+    if (k in props) out.push(...checkValue(x, props[k]!, pointer));
+    else if (typeof decl.additionalProperties === "object")
+      out.push(...checkValue(x, decl.additionalProperties, pointer));
+    else if (decl.additionalProperties === false || decl.properties)
       out.push({
-        pointer: p,
+        pointer: pointer,
         message: `unknown key \`${k}\``,
         fix: Object.keys(props).length ? `use one of: ${Object.keys(props).join(", ")}` : "remove it",
       });
@@ -106,8 +108,9 @@ function checkObject(v: Record<string, Json>, d: ParamDecl, at: string): ParamPr
   return out;
 }
 
-function fixFor(d: ParamDecl): string {
-  if (d.enum) return `use one of: ${d.enum.map((e) => show(e)).join(", ")}`;
-  const r = range(d);
-  return `write ${describeType(d)}${r ? ` ${r}` : ""}${d.description ? ` (${d.description})` : ""}`;
+function fixFor(decl: ParamDecl): string {
+  if (decl.enum) return `use one of: ${decl.enum.map((e) => show(e)).join(", ")}`;
+  const bounds = range(decl);
+  const described = decl.description ? ` (${decl.description})` : "";
+  return `write ${describeType(decl)}${bounds ? ` ${bounds}` : ""}${described}`;
 }

@@ -156,24 +156,25 @@ export interface StoredRequest extends Omit<RequestRecord, "messages" | "schema"
 /** A value stored inline when its JSON is shorter than this: a reference costs about 80 bytes. */
 const SHARE_FROM = 128;
 
-const isRef = (v: unknown): v is SharedRef =>
-  v !== null && typeof v === "object" && typeof (v as SharedRef).$shared === "string";
+const isRef = (value: unknown): value is SharedRef =>
+  value !== null && typeof value === "object" && typeof (value as SharedRef).$shared === "string";
 
 /** The request whose body is sent (stages/model.ts requestBody starts from it): its references resolved
  *  from the shared table, each part by the same object for every record (held once in memory). */
 export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string, Json>): RequestRecord {
   const part = (ref: SharedRef): Json => {
-    const v = shared.get(ref.$shared);
-    if (v === undefined) throw new Error(`request ${stored.id}: no shared part ${ref.$shared} in its file`);
-    return v;
+    const value = shared.get(ref.$shared);
+    if (value === undefined)
+      throw new Error(`request ${stored.id}: no shared part ${ref.$shared} in its file`);
+    return value;
   };
   const { messages, schema, ...rest } = stored;
   const out: RequestRecord = {
     ...rest,
-    messages: messages.map((m) =>
-      isRef(m.content)
-        ? { ...m, content: part(m.content) as string }
-        : (m as { role: Role; content: string }),
+    messages: messages.map((message) =>
+      isRef(message.content)
+        ? { ...message, content: part(message.content) as string }
+        : (message as { role: Role; content: string }),
     ),
   };
   if (schema !== undefined)
@@ -181,64 +182,76 @@ export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string,
   return out;
 }
 
-/** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
- *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
-function storeRequests(rows: readonly RequestRecord[], line: (row: unknown) => void): void {
+/** Each part of the requests (message contents, schemas) to its JSON, and how many times each JSON occurs. */
+function partJsons(rows: readonly RequestRecord[]): {
+  jsonOf: Map<unknown, string>;
+  byJson: Map<string, number>;
+} {
   // Each part's JSON made once per distinct value: strings by value, objects by their members' identity
   // (a task makes a new { name, schema } per request around the same schema object).
   const ids = new WeakMap<object, number>();
   let lastId = 0;
-  const idOf = (o: object) => ids.get(o) ?? (ids.set(o, ++lastId), lastId);
-  const shallow = (v: object) =>
-    Object.entries(v)
+  const idOf = (part: object) => ids.get(part) ?? (ids.set(part, ++lastId), lastId);
+  const shallow = (part: object) =>
+    Object.entries(part)
       .map(([k, x]) => `${k}\u0000${x !== null && typeof x === "object" ? `#${idOf(x)}` : JSON.stringify(x)}`)
       .join("\u0001");
   const jsonOfString = new Map<string, string>();
   const jsonOfShape = new Map<string, string>(); // objects by their members' identity
   const jsonOf = new Map<unknown, string>(); // each part noted, to its JSON
   const byJson = new Map<string, number>();
-  const note = (v: unknown) => {
+  const note = (part: unknown) => {
     let json: string | undefined;
-    if (typeof v === "string") {
-      json = jsonOfString.get(v);
-      if (json === undefined) jsonOfString.set(v, (json = JSON.stringify(v)));
-    } else if (v !== null && typeof v === "object") {
-      const key = shallow(v);
+    if (typeof part === "string") {
+      json = jsonOfString.get(part);
+      if (json === undefined) jsonOfString.set(part, (json = JSON.stringify(part)));
+    } else if (part !== null && typeof part === "object") {
+      const key = shallow(part);
       json = jsonOfShape.get(key);
-      if (json === undefined) jsonOfShape.set(key, (json = sortedJson(v)!));
-    } else json = sortedJson(v) ?? "null";
-    jsonOf.set(v, json);
+      if (json === undefined) jsonOfShape.set(key, (json = sortedJson(part)!));
+    } else json = sortedJson(part) ?? "null";
+    jsonOf.set(part, json);
     byJson.set(json, (byJson.get(json) ?? 0) + 1);
   };
-  for (const r of rows) {
-    for (const m of r.messages) note(m.content);
-    if (r.schema !== undefined) note(r.schema);
+  for (const row of rows) {
+    for (const message of row.messages) note(message.content);
+    if (row.schema !== undefined) note(row.schema);
   }
+  return { jsonOf, byJson };
+}
+
+/** Requests as stored: parts (message contents, schemas) that recur and are not short go to the shared
+ *  table once; which parts is a function of the records alone, so equal requests give equal bytes. */
+function storeRequests(rows: readonly RequestRecord[], line: (row: unknown) => void): void {
+  const { jsonOf, byJson } = partJsons(rows);
   const shared: Record<string, Json> = {};
   const refOf = new Map<string, SharedRef>();
-  const ref = (v: unknown): SharedRef | null => {
-    const json = jsonOf.get(v)!;
+  const ref = (part: unknown): SharedRef | null => {
+    const json = jsonOf.get(part)!;
     if (json.length < SHARE_FROM || byJson.get(json)! < 2) return null;
-    let r = refOf.get(json);
-    if (!r) {
-      r = { $shared: sha256Hex(json) };
-      refOf.set(json, r);
-      shared[r.$shared] = JSON.parse(json) as Json;
+    let sharedRef = refOf.get(json);
+    if (!sharedRef) {
+      sharedRef = { $shared: sha256Hex(json) };
+      refOf.set(json, sharedRef);
+      shared[sharedRef.$shared] = JSON.parse(json) as Json;
     }
-    return r;
+    return sharedRef;
   };
   // Every reference is made before the table is written: the table is the file's first line.
-  for (const r of rows) {
-    for (const m of r.messages) ref(m.content);
-    if (r.schema !== undefined) ref(r.schema);
+  for (const row of rows) {
+    for (const message of row.messages) ref(message.content);
+    if (row.schema !== undefined) ref(row.schema);
   }
   if (refOf.size) line({ shared });
-  for (const r of rows) {
+  for (const row of rows) {
     const out: StoredRequest = {
-      ...r,
-      messages: r.messages.map((m) => ({ ...m, content: ref(m.content) ?? m.content })),
+      ...row,
+      messages: row.messages.map((message) => ({
+        ...message,
+        content: ref(message.content) ?? message.content,
+      })),
     };
-    if (r.schema !== undefined) out.schema = ref(r.schema) ?? r.schema;
+    if (row.schema !== undefined) out.schema = ref(row.schema) ?? row.schema;
     line(out);
   }
 }
@@ -250,7 +263,7 @@ export function readStoredRequests(text: string): { shared: Map<string, Json>; s
   const shared = new Map<string, Json>();
   if (head && "shared" in head && !("id" in head)) {
     rows.shift();
-    for (const [hash, v] of Object.entries(head.shared)) shared.set(hash, v);
+    for (const [hash, value] of Object.entries(head.shared)) shared.set(hash, value);
   }
   return { shared, stored: rows as StoredRequest[] };
 }
@@ -259,7 +272,7 @@ export function readStoredRequests(text: string): { shared: Map<string, Json>; s
 export function readRecords<T extends keyof RecordShapes>(type: T, text: string): RecordShapes[T][] {
   if (type === "requests") {
     const { shared, stored } = readStoredRequests(text);
-    return stored.map((r) => expandRequest(r, shared)) as RecordShapes[T][];
+    return stored.map((request) => expandRequest(request, shared)) as RecordShapes[T][];
   }
   return parseJsonLines<RecordShapes[T]>(text);
 }
@@ -362,7 +375,7 @@ function* fileLines(file: string): Generator<string> {
       const text = n > 0 ? rest + decoder.write(chunk.subarray(0, n)) : rest + decoder.end();
       const lines = text.split("\n");
       rest = n > 0 ? lines.pop()! : "";
-      for (const l of lines) if (l.trim() !== "") yield l;
+      for (const line of lines) if (line.trim() !== "") yield line;
       if (n === 0) return;
     }
   } finally {
@@ -376,8 +389,8 @@ function* bufferLines(data: Buffer): Generator<string> {
   while (start < data.length) {
     let end = data.indexOf(10, start);
     if (end < 0) end = data.length;
-    const l = data.toString("utf8", start, end);
-    if (l.trim() !== "") yield l;
+    const line = data.toString("utf8", start, end);
+    if (line.trim() !== "") yield line;
     start = end + 1;
   }
 }
@@ -396,15 +409,15 @@ export function* streamRecords<T extends keyof RecordShapes>(
 ): Generator<RecordShapes[T]> {
   const lines = "file" in source ? fileLines(source.file) : bufferLines(source.data);
   if (type !== "requests") {
-    for (const l of lines) yield JSON.parse(l) as RecordShapes[T];
+    for (const line of lines) yield JSON.parse(line) as RecordShapes[T];
     return;
   }
   const shared = new Map<string, Json>();
   let first = true;
-  for (const l of lines) {
-    const row = JSON.parse(l) as StoredRequest | { shared: Record<string, Json> };
+  for (const line of lines) {
+    const row = JSON.parse(line) as StoredRequest | { shared: Record<string, Json> };
     if (first && "shared" in row && !("id" in row)) {
-      for (const [hash, v] of Object.entries(row.shared)) shared.set(hash, v);
+      for (const [hash, value] of Object.entries(row.shared)) shared.set(hash, value);
       first = false;
       continue;
     }

@@ -8,11 +8,15 @@ export const CONTRACT_VERSIONS: readonly number[] = [2];
 /** Where a value first breaks the rule, as a short phrase; at most this many are listed. */
 const MAX_LISTED = 3;
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
-const shown = (v: unknown): string =>
-  typeof v === "number" ? String(v) : v === undefined ? "undefined" : (JSON.stringify(v) ?? String(v));
+const shown = (value: unknown): string =>
+  typeof value === "number"
+    ? String(value)
+    : value === undefined
+      ? "undefined"
+      : (JSON.stringify(value) ?? String(value));
 
 /** The first few problems, and how many more there were. */
 function listed(problems: string[]): string[] {
@@ -26,9 +30,9 @@ export function requestProblems(value: unknown): string[] {
   if (value.length === 0) return ["returned no request (an empty list): a run of nothing measures nothing"];
   const out: string[] = [];
   const seen = new Set<string>();
-  value.forEach((r: unknown, i) => {
-    const id = isObject(r) ? r.id : undefined;
-    if (!isObject(r)) out.push(`request ${i} is ${shown(r)}, not an object`);
+  value.forEach((request: unknown, i) => {
+    const id = isObject(request) ? request.id : undefined;
+    if (!isObject(request)) out.push(`request ${i} is ${shown(request)}, not an object`);
     else if (typeof id !== "string" || id === "") out.push(`request ${i} has the id ${shown(id)}`);
     else if (seen.has(id)) out.push(`the id ${JSON.stringify(id)} is given to two requests`);
     else seen.add(id);
@@ -48,14 +52,14 @@ export function scoreProblems(value: unknown, primary: string | null): string[] 
   if (!Array.isArray(metrics) || metrics.length === 0)
     return [...out, `returned metrics ${shown(metrics)}: a run needs at least one metric`];
   const names = new Set<string>();
-  for (const m of metrics as unknown[]) {
-    if (!isObject(m) || typeof m.name !== "string" || m.name === "") {
-      out.push(`a metric is ${shown(m)}, without a name`);
+  for (const metric of metrics as unknown[]) {
+    if (!isObject(metric) || typeof metric.name !== "string" || metric.name === "") {
+      out.push(`a metric is ${shown(metric)}, without a name`);
       continue;
     }
-    if (names.has(m.name)) out.push(`the metric ${m.name} is returned twice`);
-    names.add(m.name);
-    out.push(...metricProblems(m));
+    if (names.has(metric.name)) out.push(`the metric ${metric.name} is returned twice`);
+    names.add(metric.name);
+    out.push(...metricProblems(metric));
   }
   if (primary !== null && !names.has(primary))
     out.push(
@@ -72,27 +76,28 @@ const UNITS: Record<string, [number, number]> = {
 
 /** One metric's unit and rows: each row a finite value, and finite fields. A mean's rows are its values, so
  *  each is within the unit's range; a statistic's rows are what it reads, and may be counts. */
-function metricProblems(m: Record<string, unknown>): string[] {
-  const unit = m.unit ?? "proportion";
+function metricProblems(metric: Record<string, unknown>): string[] {
+  const unit = metric.unit ?? "proportion";
   const known = typeof unit === "string" ? UNITS[unit] : undefined;
-  if (!known) return [`metric ${String(m.name)} has the unit ${shown(unit)} (use proportion or score)`];
-  const range = m.statistic === undefined || m.statistic === "mean" ? known : UNITS.score!;
-  if (!Array.isArray(m.rows)) return [`metric ${String(m.name)} has rows ${shown(m.rows)}, not a list`];
+  if (!known) return [`metric ${String(metric.name)} has the unit ${shown(unit)} (use proportion or score)`];
+  const range = metric.statistic === undefined || metric.statistic === "mean" ? known : UNITS.score!;
+  if (!Array.isArray(metric.rows))
+    return [`metric ${String(metric.name)} has rows ${shown(metric.rows)}, not a list`];
   const out: string[] = [];
-  for (const row of m.rows as unknown[]) {
-    const at = `metric ${String(m.name)}, row ${isObject(row) ? shown(row.id) : shown(row)}`;
+  for (const row of metric.rows as unknown[]) {
+    const at = `metric ${String(metric.name)}, row ${isObject(row) ? shown(row.id) : shown(row)}`;
     if (!isObject(row)) {
       out.push(`${at}: not an object`);
       continue;
     }
-    const v = row.value;
-    if (typeof v !== "number" || !Number.isFinite(v))
-      out.push(`${at}: value ${shown(v)} is not a finite number`);
-    else if (v < range[0] || v > range[1])
-      out.push(`${at}: value ${v} is outside [${range[0]}, ${range[1]}], the range of a ${unit}`);
-    for (const [name, f] of Object.entries(isObject(row.fields) ? row.fields : {}))
-      if (typeof f !== "number" || !Number.isFinite(f))
-        out.push(`${at}: field ${name} ${shown(f)} is not a finite number`);
+    const value = row.value;
+    if (typeof value !== "number" || !Number.isFinite(value))
+      out.push(`${at}: value ${shown(value)} is not a finite number`);
+    else if (value < range[0] || value > range[1])
+      out.push(`${at}: value ${value} is outside [${range[0]}, ${range[1]}], the range of a ${unit}`);
+    for (const [name, field] of Object.entries(isObject(row.fields) ? row.fields : {}))
+      if (typeof field !== "number" || !Number.isFinite(field))
+        out.push(`${at}: field ${name} ${shown(field)} is not a finite number`);
     if (out.length > MAX_LISTED) break;
   }
   return out;

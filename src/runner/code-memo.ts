@@ -61,7 +61,9 @@ export function factsOf<T extends Json>(abs: string, kind: string, derive: (byte
 export function saveCodeMemo(): void {
   if (!file || !dirty) return;
   try {
-    const sorted = Object.fromEntries(Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : 1)));
+    const sorted = Object.fromEntries(
+      Object.entries(entries).sort(([left], [right]) => (left < right ? -1 : 1)),
+    );
     writeFileAtomic(
       file,
       sealed(JSON.stringify({ version: VERSION, entries: sorted })),

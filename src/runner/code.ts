@@ -51,7 +51,7 @@ const scanned = new Map<string, Scanned>();
 
 /** The names a compiled module imports (IMPORT_RE), in the order written. */
 export const importsIn = (text: string): string[] =>
-  [...text.matchAll(IMPORT_RE)].map((m) => m.slice(1).find((g) => g !== undefined)!);
+  [...text.matchAll(IMPORT_RE)].map((match) => match.slice(1).find((group) => group !== undefined)!);
 
 /** A file's sha256 and, for a compiled module, the names it imports: through the code memo (a file whose
  *  stat is unchanged is not read again). */
@@ -91,9 +91,9 @@ function resolveRelative(file: string, spec: string): string | undefined {
   const candidates = inPackage
     ? [target, `${target}.js`, `${target}.json`, join(target, "index.js")]
     : [target];
-  for (const c of candidates) {
-    consult(c);
-    if (existsSync(c) && statSync(c).isFile()) return c;
+  for (const candidate of candidates) {
+    consult(candidate);
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
   }
   return undefined;
 }
@@ -133,9 +133,9 @@ interface PackageFacts {
 
 /** A package's key entry: its version and one sha256 over the files of it that run (package.json, which
  *  says which run, included): an edit in place, a link, a transitive bump all change it. */
-function packageEntry(p: PackageFacts): string {
-  const lines = Object.entries(sorted(p.files)).map(([rel, sha]) => `${sha}  ${rel}\n`);
-  return `${p.version} sha256:${sha256Hex(lines.join(""))}`;
+function packageEntry(facts: PackageFacts): string {
+  const lines = Object.entries(sorted(facts.files)).map(([rel, sha]) => `${sha}  ${rel}\n`);
+  return `${facts.version} sha256:${sha256Hex(lines.join(""))}`;
 }
 
 // Per root: medbench's own, and a user's repository holding a task of its own.
@@ -171,22 +171,22 @@ function installedModules(root: string): string | null {
 
 /** A package installed under `root` must be what its package-lock.json pins, as `npm ci` installs it:
  *  else the code that runs is not the code the lock names (a lock bumped without an install). */
-function checkLocked(root: string, dir: string, p: PackageFacts): void {
+function checkLocked(root: string, dir: string, facts: PackageFacts): void {
   const locked = lockVersions(root);
   const modules = locked ? installedModules(root) : null;
   // No lock, or a package of another install (found above the root, or medbench's own beside it).
   if (!locked || !modules || !dir.startsWith(modules + sep)) return;
   const path = `node_modules/${relative(modules, dir).split("\\").join("/")}`;
   const pinned = locked[path];
-  if (pinned === p.version) return;
+  if (pinned === facts.version) return;
   throw new DiagnosticError([
     {
       file: join(root, "package-lock.json"),
       message:
         pinned === undefined
-          ? `${path} (${p.name} ${p.version}) is installed, and package-lock.json does not name it`
-          : `package-lock.json pins ${p.name} ${pinned}, and ${path} holds ${p.version}: the code that ` +
-            "would run is not the code the lock names",
+          ? `${path} (${facts.name} ${facts.version}) is installed, and package-lock.json does not name it`
+          : `package-lock.json pins ${facts.name} ${pinned}, and ${path} holds ${facts.version}: ` +
+            "the code that would run is not the code the lock names",
       fix: `run \`npm ci\` in ${root} (it installs exactly what package-lock.json pins)`,
     },
   ]);
@@ -224,7 +224,9 @@ export const INFRASTRUCTURE: readonly string[] = [
 ];
 
 export const isInfrastructure = (rel: string): boolean =>
-  INFRASTRUCTURE.some((m) => (m.endsWith("/") ? rel.startsWith(m) : rel === m));
+  INFRASTRUCTURE.some((infrastructure) =>
+    infrastructure.endsWith("/") ? rel.startsWith(infrastructure) : rel === infrastructure,
+  );
 
 /**
  * The identity of the code reachable from `entries` (install-relative paths of compiled modules or data
@@ -248,37 +250,37 @@ export function codeIdentity(
     const rel = relative(root, file).split("\\").join("/");
     if (seen.has(file) || stop(rel)) continue;
     seen.add(file);
-    const s = scan(file);
+    const scanned = scan(file);
     const pkg = rel.startsWith("node_modules/") || rel.startsWith("../") ? packageRootOf(file) : null;
-    if (pkg) addPackageFile(installed, pkg, file, s.sha256);
-    else files[rel] = s.sha256;
-    queue.push(...s.modules);
-    for (const name of s.packages) packages[name] = "not installed";
+    if (pkg) addPackageFile(installed, pkg, file, scanned.sha256);
+    else files[rel] = scanned.sha256;
+    queue.push(...scanned.modules);
+    for (const name of scanned.packages) packages[name] = "not installed";
   }
-  for (const [dir, p] of installed) {
-    checkLocked(versionsRoot, dir, p);
-    const label = p.name in packages ? `${p.name}@${p.version}` : p.name;
-    packages[label] = packageEntry(p);
+  for (const [dir, facts] of installed) {
+    checkLocked(versionsRoot, dir, facts);
+    const label = facts.name in packages ? `${facts.name}@${facts.version}` : facts.name;
+    packages[label] = packageEntry(facts);
   }
   return { files: sorted(files), packages: sorted(packages) };
 }
 
 function addPackageFile(installed: Map<string, PackageFacts>, dir: string, file: string, sha: string): void {
-  let p = installed.get(dir);
-  if (!p) {
+  let recorded = installed.get(dir);
+  if (!recorded) {
     const manifest = join(dir, "package.json");
     const facts = factsOf(manifest, "package", (bytes) => {
-      const m = JSON.parse(bytes.toString("utf8")) as { name?: string; version?: string };
+      const manifest = JSON.parse(bytes.toString("utf8")) as { name?: string; version?: string };
       return {
-        name: m.name ?? relative(dirname(dir), dir),
-        version: m.version ?? "",
+        name: manifest.name ?? relative(dirname(dir), dir),
+        version: manifest.version ?? "",
         sha256: sha256Hex(bytes),
       };
     });
-    p = { name: facts.name, version: facts.version, files: { "package.json": facts.sha256 } };
-    installed.set(dir, p);
+    recorded = { name: facts.name, version: facts.version, files: { "package.json": facts.sha256 } };
+    installed.set(dir, recorded);
   }
-  p.files[relative(dir, file).split("\\").join("/")] = sha;
+  recorded.files[relative(dir, file).split("\\").join("/")] = sha;
 }
 
 /**
@@ -287,7 +289,7 @@ function addPackageFile(installed: Map<string, PackageFacts>, dir: string, file:
  * repository is; the packages they import at the versions the repository pins; and the compiler's version.
  */
 export function userTaskIdentity(task: UserTask, modules?: string[]): CodeIdentity {
-  const compiled = modules ?? installFilesUnder(task.compiled).filter((f) => f.endsWith(".js"));
+  const compiled = modules ?? installFilesUnder(task.compiled).filter((file) => file.endsWith(".js"));
   const code = codeIdentity(task.compiledRoot, compiled, undefined, task.root);
   const files: Record<string, string> = {};
   for (const [rel, sha] of Object.entries(code.files)) files[`project:${rel}`] = sha;
@@ -300,10 +302,14 @@ export function userTaskIdentity(task: UserTask, modules?: string[]): CodeIdenti
 /** Every compiled module of a task's folder (its other files are read by no task code: a module imports a
  *  JSON table, which its key then holds; src/runner/task-rules.ts refuses any other read). */
 export function taskFolderModules(root: string, task: string): string[] {
-  const files = installFilesUnder(join(root, "dist", taskFolder(task))).filter((f) => f.endsWith(".js"));
-  return files.map((f) => relative(root, f));
+  const files = installFilesUnder(join(root, "dist", taskFolder(task))).filter((file) =>
+    file.endsWith(".js"),
+  );
+  return files.map((file) => relative(root, file));
 }
 
-function sorted<T>(o: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+function sorted<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(
+    Object.entries(record).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)),
+  );
 }

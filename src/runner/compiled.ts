@@ -38,7 +38,7 @@ export function checkCompiled(root: string): void {
     }
   }
   for (const rel of Object.keys(compiled))
-    if (!seen.has(rel) && existsSync(join(root, SOURCE_DIRS.find((d) => rel.startsWith(`${d}/`)) ?? "")))
+    if (!seen.has(rel) && existsSync(join(root, SOURCE_DIRS.find((dir) => rel.startsWith(`${dir}/`)) ?? "")))
       problems.push({ file: rel, message: "this source was removed since dist/ was compiled", fix: fix() });
   if (problems.length) throw new DiagnosticError(problems);
   checked = true;

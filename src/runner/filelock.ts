@@ -30,7 +30,7 @@ export interface FileLockOptions {
 }
 
 /** Takes the lock (waiting as the options say); returns the function that releases it. */
-export async function acquireFileLock(lockPath: string, o: FileLockOptions): Promise<() => void> {
+export async function acquireFileLock(lockPath: string, options: FileLockOptions): Promise<() => void> {
   const me = `${process.pid} ${hostname()}\n`;
   const started = Date.now();
   let told = false;
@@ -50,16 +50,16 @@ export async function acquireFileLock(lockPath: string, o: FileLockOptions): Pro
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const owner = abandoned(lockPath, o.staleMs);
+      const owner = abandoned(lockPath, options.staleMs);
       if (owner === null) continue;
-      if (o.maxWaitMs !== undefined && Date.now() - started > o.maxWaitMs)
+      if (options.maxWaitMs !== undefined && Date.now() - started > options.maxWaitMs)
         throw new Error(`${lockPath} is held by another build (${owner})`);
-      if (!told) o.onWait?.(owner);
+      if (!told) options.onWait?.(owner);
       told = true;
-      await new Promise((r) => setTimeout(r, o.pollMs ?? 50));
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
     }
   }
-  const beat = o.heartbeatMs
+  const beat = options.heartbeatMs
     ? setInterval(() => {
         try {
           const now = new Date();
@@ -67,7 +67,7 @@ export async function acquireFileLock(lockPath: string, o: FileLockOptions): Pro
         } catch {
           /* taken from us as stale: nothing to refresh */
         }
-      }, o.heartbeatMs)
+      }, options.heartbeatMs)
     : null;
   beat?.unref();
   let released = false;
@@ -92,10 +92,10 @@ function abandoned(lockPath: string, staleMs: number): string | null {
   } catch {
     return null; // released meanwhile
   }
-  const m = /^(\d+) (\S+)\n$/.exec(text);
-  const here = m !== null && m[2] === hostname();
-  const gone = here ? !processAlive(Number(m[1])) : Date.now() - mtimeMs > staleMs;
-  if (!gone) return m ? `pid ${m[1]} on ${m[2]}` : "an unknown owner";
+  const match = /^(\d+) (\S+)\n$/.exec(text);
+  const here = match !== null && match[2] === hostname();
+  const gone = here ? !processAlive(Number(match[1])) : Date.now() - mtimeMs > staleMs;
+  if (!gone) return match ? `pid ${match[1]} on ${match[2]}` : "an unknown owner";
   // Only the file that was judged: another process may have taken the lock since.
   try {
     if (readFileSync(lockPath, "utf8") === text) rmSync(lockPath, { force: true });

@@ -34,11 +34,11 @@ function buildRecords(project: Project): string[] {
     } catch {
       return;
     }
-    for (const d of entries) {
-      const p = join(dir, d.name);
-      if (d.isDirectory()) {
-        if (!SKIP.has(d.name) && !d.name.startsWith(".") && p !== project.cacheDir) walk(p);
-      } else if (d.name === "build.json") out.push(p);
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIP.has(entry.name) && !entry.name.startsWith(".") && path !== project.cacheDir) walk(path);
+      } else if (entry.name === "build.json") out.push(path);
     }
   };
   walk(project.root);
@@ -52,14 +52,16 @@ const MARK = Buffer.from('"request_sha256"');
 export function references(project: Project, cache: Cache): References {
   const refs: References = { objects: new Set(), stages: new Set(), replies: new Set(), sources: [] };
   const add = (stages: LockBuild["stages"] | undefined) => {
-    for (const s of Object.values(stages ?? {})) {
-      if (typeof s?.key === "string") refs.stages.add(s.key);
-      for (const h of Object.values(s?.outputs ?? {})) if (typeof h === "string") refs.objects.add(h);
+    for (const stage of Object.values(stages ?? {})) {
+      if (typeof stage?.key === "string") refs.stages.add(stage.key);
+      for (const hash of Object.values(stage?.outputs ?? {}))
+        if (typeof hash === "string") refs.objects.add(hash);
     }
   };
   if (existsSync(project.lockPath)) {
     const lock = readLock(project.lockPath); // a damaged lock refuses gc (exit 2) rather than collect all
-    for (const spec of Object.values(lock.specs)) for (const b of Object.values(spec.builds)) add(b.stages);
+    for (const spec of Object.values(lock.specs))
+      for (const build of Object.values(spec.builds)) add(build.stages);
     refs.sources.push("medbench.lock");
   }
   for (const file of buildRecords(project)) {
@@ -73,15 +75,15 @@ export function references(project: Project, cache: Cache): References {
     }
   }
   // Replies are named by the records of the outputs that hold model answers (replies, judged).
-  for (const h of refs.objects) {
+  for (const hash of refs.objects) {
     let data: Buffer;
     try {
-      data = readFileSync(cache.objectPath(h));
+      data = readFileSync(cache.objectPath(hash));
     } catch {
       continue;
     }
     if (data.indexOf(MARK) < 0) continue;
-    for (const m of data.toString("utf8").matchAll(REQUEST_KEY)) refs.replies.add(m[1]!);
+    for (const match of data.toString("utf8").matchAll(REQUEST_KEY)) refs.replies.add(match[1]!);
   }
   return refs;
 }
@@ -133,10 +135,10 @@ export function collect(cache: Cache, refs: References, keepRecentMs: number, dr
   for (const folder of replyFolders(cache)) {
     const log = replyLog(cache, folder, !dryRun);
     const total = log.size();
-    const c = log.compact((key) => refs.replies.has(key), before, dryRun);
-    for (const key of c.removed) out.replies.push({ folder, key });
-    out.bytes += c.bytes;
-    out.kept.replies += total - c.removed.length;
+    const compaction = log.compact((key) => refs.replies.has(key), before, dryRun);
+    for (const key of compaction.removed) out.replies.push({ folder, key });
+    out.bytes += compaction.bytes;
+    out.kept.replies += total - compaction.removed.length;
   }
   return out;
 }

@@ -18,8 +18,8 @@ export function replyFolders(cache: Cache): string[] {
   const dir = join(cache.root, "memo");
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => d.name)
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
     .sort();
 }
 
@@ -32,12 +32,12 @@ export function memoStore(cache: Cache): MemoStore {
   const spaces = new Map<string, ReplyLog>();
   const folder = replyFolder;
   const space = (ns: string) => {
-    let s = spaces.get(ns);
-    if (!s) {
-      s = replyLog(cache, folder(ns));
-      spaces.set(ns, s);
+    let log = spaces.get(ns);
+    if (!log) {
+      log = replyLog(cache, folder(ns));
+      spaces.set(ns, log);
     }
-    return s;
+    return log;
   };
   const remote = cache.remote;
   // Read-through: a reply another machine received, checked against its hash, then kept here too. A reply

@@ -60,12 +60,12 @@ function entriesOf(dir: string): { files: string[]; folders: string[] } {
   const files: string[] = [];
   const folders: string[] = [];
   const walk = (rel: string) => {
-    for (const d of readdirSync(join(dir, rel), { withFileTypes: true })) {
-      const r = rel ? `${rel}/${d.name}` : d.name;
-      if (d.isDirectory()) {
-        folders.push(r);
-        walk(r);
-      } else files.push(r);
+    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+      const path = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        folders.push(path);
+        walk(path);
+      } else files.push(path);
     }
   };
   walk("");
@@ -80,7 +80,7 @@ function readJson(file: string): unknown {
   }
 }
 
-const show = (project: Project, p: string) => relative(project.root, p).split(sep).join("/") || ".";
+const show = (project: Project, path: string) => relative(project.root, path).split(sep).join("/") || ".";
 
 /** Why a build may not write a results folder, and what the user can do. */
 export interface OwnershipProblem {
@@ -100,21 +100,23 @@ function readMarker(file: string): Marker | "older" | string {
   }
   const opened = unseal(text);
   if (!("body" in opened)) return text.trimStart().startsWith("{") ? "older" : opened.problem;
-  let m: Partial<Marker> | null = null;
+  let marker: Partial<Marker> | null = null;
   try {
-    m = JSON.parse(opened.body) as Partial<Marker>;
+    marker = JSON.parse(opened.body) as Partial<Marker>;
   } catch {
     return "it is not JSON";
   }
-  const strings = (o: unknown) =>
-    typeof o === "object" && o !== null && Object.values(o).every((v) => typeof v === "string");
-  return m?.format === 2 &&
-    typeof m.spec === "string" &&
-    typeof m.dir === "string" &&
-    strings(m.values) &&
-    Array.isArray(m.files) &&
-    m.files.every((f) => typeof f === "string")
-    ? (m as Marker)
+  const strings = (value: unknown) =>
+    typeof value === "object" &&
+    value !== null &&
+    Object.values(value).every((field) => typeof field === "string");
+  return marker?.format === 2 &&
+    typeof marker.spec === "string" &&
+    typeof marker.dir === "string" &&
+    strings(marker.values) &&
+    Array.isArray(marker.files) &&
+    marker.files.every((file) => typeof file === "string")
+    ? (marker as Marker)
     : "it is not a marker of this medbench";
 }
 
@@ -139,12 +141,12 @@ function provenByBuild(dir: string, built: BuiltRecord, present: string[], files
     return stages[String(from).slice(0, i)]?.outputs?.[String(from).slice(i + 1)];
   };
   const results = typeof built.results === "object" && built.results !== null ? built.results : null;
-  const any = new Set(Object.values(stages).flatMap((s) => Object.values(s?.outputs ?? {})));
-  return present.filter((f) => {
-    if (results ? !(f in results) : !files.includes(f)) return false;
-    consult(join(dir, f));
-    const hash = sha256Hex(readFileSync(join(dir, f)));
-    return results ? outputOf(results[f]) === hash : any.has(hash);
+  const any = new Set(Object.values(stages).flatMap((stage) => Object.values(stage?.outputs ?? {})));
+  return present.filter((file) => {
+    if (results ? !(file in results) : !files.includes(file)) return false;
+    consult(join(dir, file));
+    const hash = sha256Hex(readFileSync(join(dir, file)));
+    return results ? outputOf(results[file]) === hash : any.has(hash);
   });
 }
 
@@ -193,12 +195,12 @@ function claimOf(
     // list would otherwise make the next build delete a user's file. A listed file this build writes again
     // is its own (an edited one is restored from the cache); any other goes only when its sha256 is the
     // output build.json records for it.
-    const listed = present.filter((f) => marker.files.includes(f));
-    const rewritten = listed.filter((f) => files.includes(f));
+    const listed = present.filter((file) => marker.files.includes(file));
+    const rewritten = listed.filter((file) => files.includes(file));
     const proven = provenByBuild(
       dir,
       built ?? {},
-      listed.filter((f) => !files.includes(f)),
+      listed.filter((file) => !files.includes(file)),
       files,
     );
     const wrote = ["build.json", ...rewritten, ...proven];
@@ -235,13 +237,31 @@ export function ownershipProblem(
   files: string[],
 ): OwnershipProblem | null {
   const name = show(project, dir);
+  const way = wayProblem(project, dir, name);
+  if (way === "new") return null; // the build makes the folders from there on
+  if (way !== "exists") return way;
+  const present = entriesOf(dir);
+  const claim = claimOf(project, dir, present.files, files);
+  if ("message" in claim) return claim;
+  const { made, wrote, builtWith } = claim;
+  if (made !== spec)
+    return {
+      message: `${name} holds the results of ${made}, not of ${spec}`,
+      fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
+    };
+  return valuesProblem(name, values, builtWith) ?? contentsProblem(name, present, wrote, claim.listed);
+}
+
+/** What stands in the way from the project root to `dir` (a link, a file, another build's results folder);
+ *  "new" when `dir` or a folder above it does not exist yet (the build makes them). */
+function wayProblem(project: Project, dir: string, name: string): OwnershipProblem | "new" | "exists" {
   const rel = relative(project.root, dir).split(sep);
   for (let i = 1; i <= rel.length; i++) {
     const path = join(project.root, ...rel.slice(0, i));
     const at = show(project, path);
     consult(path);
     const st = lstatSync(path, { throwIfNoEntry: false });
-    if (!st) return null; // from here on, the build makes the folders
+    if (!st) return "new";
     if (st.isSymbolicLink())
       return {
         message: `${at} is a link (to ${readlinkSync(path)}): medbench writes results only into real folders`,
@@ -258,15 +278,15 @@ export function ownershipProblem(
         fix: "choose a results.dir that is not inside another build's results folder",
       };
   }
-  const present = entriesOf(dir);
-  const claim = claimOf(project, dir, present.files, files);
-  if ("message" in claim) return claim;
-  const { made, wrote, builtWith } = claim;
-  if (made !== spec)
-    return {
-      message: `${name} holds the results of ${made}, not of ${spec}`,
-      fix: `give ${spec} its own results.dir, or remove ${name} if ${made} is gone`,
-    };
+  return "exists";
+}
+
+/** A folder built with other values of the results.dir variables than `values`. */
+function valuesProblem(
+  name: string,
+  values: Record<string, string>,
+  builtWith: Record<string, unknown> | null,
+): OwnershipProblem | null {
   for (const [variable, value] of Object.entries(values)) {
     if (!builtWith || !(variable in builtWith)) continue;
     const before = String(builtWith[variable] ?? "");
@@ -281,8 +301,18 @@ export function ownershipProblem(
           `away if the results of ${variable}=${before} are no longer wanted`,
       };
   }
+  return null;
+}
+
+/** A file or folder in the results folder that its build did not write (`wrote`), listed or not. */
+function contentsProblem(
+  name: string,
+  present: { files: string[]; folders: string[] },
+  wrote: string[],
+  listed: string[],
+): OwnershipProblem | null {
   const owned = new Set([...wrote, MARKER]);
-  const changed = present.files.filter((f) => !owned.has(f) && claim.listed.includes(f));
+  const changed = present.files.filter((file) => !owned.has(file) && listed.includes(file));
   if (changed.length)
     return {
       message:
@@ -290,12 +320,16 @@ export function ownershipProblem(
         "them and this build does not write them, but their sha256 is not the output its build.json " +
         "records for them: edited since, or not medbench's)",
       fix:
-        "move them out of the results folder (a build removes only the files it wrote, byte for byte), then " +
-        "build again",
+        "move them out of the results folder (a build removes only the files it wrote, byte for byte), " +
+        "then build again",
     };
-  const theirs = present.files.filter((f) => !owned.has(f));
+  const theirs = present.files.filter((file) => !owned.has(file));
   // A folder is the build's when a file it wrote lies in it; any other (an empty one too) is not.
-  theirs.push(...present.folders.filter((f) => ![...owned].some((o) => o.startsWith(`${f}/`))));
+  theirs.push(
+    ...present.folders.filter(
+      (folder) => ![...owned].some((ownedPath) => ownedPath.startsWith(`${folder}/`)),
+    ),
+  );
   if (theirs.length)
     return {
       message: `${name} holds files medbench did not write: ${listOf(theirs)}`,

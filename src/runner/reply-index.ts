@@ -81,14 +81,14 @@ export class Run {
       const headerLength = Number(text.slice(MAGIC.length, nl));
       const header = Buffer.alloc(headerLength);
       if (readSync(fd, header, 0, headerLength, nl + 1) !== headerLength) throw new Error("short");
-      const h = JSON.parse(header.toString("utf8")) as { logs: Coverage[] };
+      const parsed = JSON.parse(header.toString("utf8")) as { logs: Coverage[] };
       const fanout = Buffer.alloc(FANOUT);
       const base = nl + 1 + headerLength + FANOUT;
       if (readSync(fd, fanout, 0, FANOUT, nl + 1 + headerLength) !== FANOUT) throw new Error("short");
       const count = fanout.readUInt32BE(FANOUT - 4);
       // The file ends with the last entry: a run is renamed into place only when whole.
       if (fstatSync(fd).size !== base + count * ENTRY) throw new Error("not whole");
-      return new Run(name, seq, fd, count, h.logs, fanout, base);
+      return new Run(name, seq, fd, count, parsed.logs, fanout, base);
     } catch {
       closeSync(fd);
       return null;
@@ -106,36 +106,36 @@ export class Run {
   }
 
   private pointer(buf: Buffer, at: number): Pointer {
-    const o = at * ENTRY;
+    const start = at * ENTRY;
     return {
-      log: this.logs[buf.readUInt32BE(o + 32)]?.name ?? "",
-      offset: buf.readUInt32BE(o + 36) * 2 ** 32 + buf.readUInt32BE(o + 40),
-      payloadLength: buf.readUInt32BE(o + 44),
+      log: this.logs[buf.readUInt32BE(start + 32)]?.name ?? "",
+      offset: buf.readUInt32BE(start + 36) * 2 ** 32 + buf.readUInt32BE(start + 40),
+      payloadLength: buf.readUInt32BE(start + 44),
     };
   }
 
   /** Where this run says the record of `key` (32 bytes) is, or null. A few small reads, whatever the size. */
   find(key: Buffer): Pointer | null {
-    const b = key[0]!;
-    let lo = b === 0 ? 0 : this.fanout.readUInt32BE((b - 1) * 4);
-    let hi = this.fanout.readUInt32BE(b * 4);
+    const firstByte = key[0]!;
+    let lo = firstByte === 0 ? 0 : this.fanout.readUInt32BE((firstByte - 1) * 4);
+    let hi = this.fanout.readUInt32BE(firstByte * 4);
     while ((hi - lo) * ENTRY > BLOCK) {
       const mid = (lo + hi) >>> 1;
-      const c = key.compare(this.read(mid, 1), 0, 32, 0, 32);
-      if (c === 0) return this.pointer(this.read(mid, 1), 0);
-      if (c < 0) hi = mid;
+      const order = key.compare(this.read(mid, 1), 0, 32, 0, 32);
+      if (order === 0) return this.pointer(this.read(mid, 1), 0);
+      if (order < 0) hi = mid;
       else lo = mid + 1;
     }
     if (hi <= lo) return null;
     const block = this.read(lo, hi - lo);
-    let l = 0,
-      h = hi - lo;
-    while (l < h) {
-      const mid = (l + h) >>> 1;
-      const c = key.compare(block, mid * ENTRY, mid * ENTRY + 32, 0, 32);
-      if (c === 0) return this.pointer(block, mid);
-      if (c < 0) h = mid;
-      else l = mid + 1;
+    let low = 0,
+      high = hi - lo;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const order = key.compare(block, mid * ENTRY, mid * ENTRY + 32, 0, 32);
+      if (order === 0) return this.pointer(block, mid);
+      if (order < 0) high = mid;
+      else low = mid + 1;
     }
     return null;
   }
@@ -156,30 +156,32 @@ export class Run {
 export function latestSorted(entries: IndexEntry[]): IndexEntry[] {
   const latest = new Map<string, IndexEntry>();
   for (const e of entries) latest.set(e.key, e);
-  return [...latest.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return [...latest.values()].sort((left, right) =>
+    left.key < right.key ? -1 : left.key > right.key ? 1 : 0,
+  );
 }
 
 /** Two runs' entries in key order, one per key, the newer run's winning; read as they are merged. */
 export function* mergeRuns(older: Run, newer: Run): Generator<IndexEntry> {
-  const a = older.entries(),
-    b = newer.entries();
-  let x = a.next(),
-    y = b.next();
+  const olderEntries = older.entries(),
+    newerEntries = newer.entries();
+  let x = olderEntries.next(),
+    y = newerEntries.next();
   while (!x.done || !y.done) {
     if (y.done || (!x.done && x.value.key < y.value.key)) {
       yield x.value!;
-      x = a.next();
+      x = olderEntries.next();
     } else {
-      if (!x.done && x.value.key === y.value.key) x = a.next();
+      if (!x.done && x.value.key === y.value.key) x = olderEntries.next();
       yield y.value;
-      y = b.next();
+      y = newerEntries.next();
     }
   }
 }
 
 /** Writes a run of entries given in key order, one per key, covering `logs`; streamed, whole or absent. */
 export function writeRun(dir: string, seq: number, sorted: Iterable<IndexEntry>, logs: Coverage[]): string {
-  const logNumber = new Map(logs.map((l, i) => [l.name, i]));
+  const logNumber = new Map(logs.map((log, i) => [log.name, i]));
   const header = Buffer.from(JSON.stringify({ logs }));
   const head = Buffer.from(`${MAGIC}${header.length}\n`);
   const counts = new Array<number>(256).fill(0);
@@ -195,13 +197,13 @@ export function writeRun(dir: string, seq: number, sorted: Iterable<IndexEntry>,
     const chunk = Buffer.alloc(CHUNK * ENTRY);
     let n = 0;
     for (const e of sorted) {
-      const o = n * ENTRY;
-      chunk.write(e.key, o, 32, "hex");
-      counts[chunk[o]!]!++;
-      chunk.writeUInt32BE(logNumber.get(e.log)!, o + 32);
-      chunk.writeUInt32BE(Math.floor(e.offset / 2 ** 32), o + 36);
-      chunk.writeUInt32BE(e.offset % 2 ** 32, o + 40);
-      chunk.writeUInt32BE(e.payloadLength, o + 44);
+      const start = n * ENTRY;
+      chunk.write(e.key, start, 32, "hex");
+      counts[chunk[start]!]!++;
+      chunk.writeUInt32BE(logNumber.get(e.log)!, start + 32);
+      chunk.writeUInt32BE(Math.floor(e.offset / 2 ** 32), start + 36);
+      chunk.writeUInt32BE(e.offset % 2 ** 32, start + 40);
+      chunk.writeUInt32BE(e.payloadLength, start + 44);
       if (++n === CHUNK) {
         writeSync(fd, chunk);
         n = 0;
@@ -210,7 +212,8 @@ export function writeRun(dir: string, seq: number, sorted: Iterable<IndexEntry>,
     if (n > 0) writeSync(fd, chunk, 0, n * ENTRY);
     const fanout = Buffer.alloc(FANOUT);
     let total = 0;
-    for (let b = 0; b < 256; b++) fanout.writeUInt32BE((total += counts[b]!), b * 4);
+    for (let firstByte = 0; firstByte < 256; firstByte++)
+      fanout.writeUInt32BE((total += counts[firstByte]!), firstByte * 4);
     writeSync(fd, fanout, 0, FANOUT, fanoutAt);
     fsyncSync(fd);
   } catch (e) {

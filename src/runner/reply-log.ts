@@ -52,10 +52,10 @@ function parseRecords(buf: Buffer, base: number): { records: Parsed[]; end: numb
   const records: Parsed[] = [];
   let start = 0;
   for (let nl = buf.indexOf(10, start); nl >= 0; start = nl + 1, nl = buf.indexOf(10, start)) {
-    const m = RECORD.exec(buf.toString("latin1", start, nl));
-    if (!m) continue; // a torn or damaged record
-    const payload = Buffer.from(m[3]!, "base64");
-    if (sha256Hex(payload) === m[2]) records.push({ key: m[1]!, offset: base + start, payload });
+    const match = RECORD.exec(buf.toString("latin1", start, nl));
+    if (!match) continue; // a torn or damaged record
+    const payload = Buffer.from(match[3]!, "base64");
+    if (sha256Hex(payload) === match[2]) records.push({ key: match[1]!, offset: base + start, payload });
   }
   return { records, end: base + start };
 }
@@ -85,7 +85,7 @@ function logFiles(dir: string, names: string[]): LogFile[] {
     }
   }
   // Older logs first, so that a later reply for the same key (--refresh) wins.
-  return out.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : 1));
+  return out.sort((left, right) => left.mtimeMs - right.mtimeMs || (left.name < right.name ? -1 : 1));
 }
 
 /** Temp files of writers killed while writing a run or a compacted log (never renamed into place). */
@@ -105,9 +105,9 @@ function tryLock(path: string): boolean {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") return false;
       try {
-        const m = /^(\d+) (\S+)\n$/.exec(readFileSync(path, "utf8"));
-        const stale = m
-          ? m[2] === hostname() && !processAlive(Number(m[1]))
+        const match = /^(\d+) (\S+)\n$/.exec(readFileSync(path, "utf8"));
+        const stale = match
+          ? match[2] === hostname() && !processAlive(Number(match[1]))
           : Date.now() - statSync(path).mtimeMs > 60_000;
         if (!stale) return false;
         rmSync(path, { force: true });
@@ -117,6 +117,14 @@ function tryLock(path: string): boolean {
     }
   }
   return false;
+}
+
+/** Waits up to 30 s for the index lock of `dir` (compaction must not race an indexing build). */
+function waitForLock(lockPath: string, dir: string): void {
+  let locked = false;
+  for (let i = 0; i < 600 && !(locked = tryLock(lockPath)); i++)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  if (!locked) throw new Error(`the reply index of ${dir} is held by another process (index.lck)`);
 }
 
 export interface Compaction {
@@ -131,18 +139,18 @@ export interface Compaction {
 function unionCoverage(lists: Coverage[][]): Coverage[] {
   const by = new Map<string, Coverage>();
   for (const list of lists)
-    for (const c of list) {
-      const was = by.get(c.name);
+    for (const coverage of list) {
+      const was = by.get(coverage.name);
       by.set(
-        c.name,
+        coverage.name,
         was
           ? {
-              name: c.name,
-              from: Math.min(was.from, c.from),
-              to: Math.max(was.to, c.to),
-              sealed: was.sealed || c.sealed,
+              name: coverage.name,
+              from: Math.min(was.from, coverage.from),
+              to: Math.max(was.to, coverage.to),
+              sealed: was.sealed || coverage.sealed,
             }
-          : { ...c },
+          : { ...coverage },
       );
     }
   return [...by.values()];
@@ -172,7 +180,7 @@ export class ReplyLog {
   }
 
   private closeAll(): void {
-    for (const r of this.runs) r.close();
+    for (const run of this.runs) run.close();
     for (const fd of this.readers.values()) closeSync(fd);
     this.runs = [];
     this.readers = new Map();
@@ -187,8 +195,10 @@ export class ReplyLog {
     this.runs = names
       .filter((n) => RUN_NAME.test(n))
       .flatMap((n) => Run.open(this.dir, n) ?? [])
-      .sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : 1));
-    const covered = new Map(unionCoverage(this.runs.map((r) => r.logs)).map((c) => [c.name, c]));
+      .sort((left, right) => left.seq - right.seq || (left.name < right.name ? -1 : 1));
+    const covered = new Map(
+      unionCoverage(this.runs.map((run) => run.logs)).map((coverage) => [coverage.name, coverage]),
+    );
     const fresh: { log: LogFile; from: number; to: number; records: Parsed[] }[] = [];
     const unsealed = names.filter((n) => n !== this.ownName && !covered.get(n)?.sealed);
     for (const log of logFiles(this.dir, unsealed)) {
@@ -208,21 +218,26 @@ export class ReplyLog {
       // A live writer may be in the middle of its last line: cover only whole lines of it.
       fresh.push({ log, from, to: log.live ? end : log.size, records });
     }
-    for (const f of fresh) for (const r of f.records) this.tail.set(r.key, r.payload);
+    for (const part of fresh) for (const record of part.records) this.tail.set(record.key, record.payload);
     if (fresh.length > 0 && this.indexing) this.index(fresh);
   }
 
   /** Writes a run of what `fresh` holds and merges runs; skipped when another process holds the index. */
   private index(fresh: { log: LogFile; from: number; to: number; records: Parsed[] }[]): void {
-    const entries: IndexEntry[] = fresh.flatMap((f) =>
-      f.records.map((r) => ({
-        key: r.key,
-        log: f.log.name,
-        offset: r.offset,
-        payloadLength: r.payload.length,
+    const entries: IndexEntry[] = fresh.flatMap((part) =>
+      part.records.map((record) => ({
+        key: record.key,
+        log: part.log.name,
+        offset: record.offset,
+        payloadLength: record.payload.length,
       })),
     );
-    const coverage = fresh.map((f) => ({ name: f.log.name, from: f.from, to: f.to, sealed: !f.log.live }));
+    const coverage = fresh.map((part) => ({
+      name: part.log.name,
+      from: part.from,
+      to: part.to,
+      sealed: !part.log.live,
+    }));
     this.addRun(entries, coverage);
   }
 
@@ -248,9 +263,9 @@ export class ReplyLog {
         );
         const run = Run.open(this.dir, merged);
         if (!run) break;
-        for (const r of [older, newer]) {
-          r.close();
-          rmSync(join(this.dir, r.name), { force: true });
+        for (const replaced of [older, newer]) {
+          replaced.close();
+          rmSync(join(this.dir, replaced.name), { force: true });
         }
         this.runs.splice(n - 2, 2, run);
       }
@@ -271,17 +286,17 @@ export class ReplyLog {
         return undefined;
       }
       if (this.readers.size >= 64) {
-        for (const f of this.readers.values()) closeSync(f);
+        for (const reader of this.readers.values()) closeSync(reader);
         this.readers.clear();
       }
       this.readers.set(log, fd);
     }
     const buf = Buffer.alloc(lineLength(payloadLength));
     const n = readSync(fd, buf, 0, buf.length, offset);
-    const m = RECORD.exec(buf.toString("latin1", 0, n));
-    if (!m || m[1] !== key) return null;
-    const payload = Buffer.from(m[3]!, "base64");
-    return sha256Hex(payload) === m[2] ? payload : null;
+    const match = RECORD.exec(buf.toString("latin1", 0, n));
+    if (!match || match[1] !== key) return null;
+    const payload = Buffer.from(match[3]!, "base64");
+    return sha256Hex(payload) === match[2] ? payload : null;
   }
 
   get(key: string): Buffer | null {
@@ -297,9 +312,9 @@ export class ReplyLog {
     for (let attempt = 0; attempt < 2; attempt++) {
       let gone = false;
       for (let i = this.runs.length - 1; i >= 0; i--) {
-        const p = this.runs[i]!.find(k);
-        if (!p) continue;
-        const data = this.readAt(p.log, p.offset, p.payloadLength, key);
+        const pointer = this.runs[i]!.find(k);
+        if (!pointer) continue;
+        const data = this.readAt(pointer.log, pointer.offset, pointer.payloadLength, key);
         if (data) return data;
         if (data === undefined) gone = true;
       }
@@ -336,16 +351,16 @@ export class ReplyLog {
     if (!this.indexing || this.mine.size === 0) return;
     const log = this.ownName!;
     const entries: IndexEntry[] = [];
-    for (const [key, p] of this.mine) entries.push({ key, log, ...p });
+    for (const [key, pointer] of this.mine) entries.push({ key, log, ...pointer });
     this.addRun(entries, [{ name: log, from: 0, to: this.ownSize, sealed: true }]);
   }
 
   /** Every key held, with its payload's size (reads every run; for the maintenance commands). */
   sizes(): Map<string, number> {
     const out = new Map<string, number>();
-    for (const r of this.runs) for (const e of r.entries()) out.set(e.key, e.payloadLength);
-    for (const [k, v] of this.tail) out.set(k, v.length);
-    for (const [k, v] of this.mine) out.set(k, v.payloadLength);
+    for (const run of this.runs) for (const e of run.entries()) out.set(e.key, e.payloadLength);
+    for (const [k, payload] of this.tail) out.set(k, payload.length);
+    for (const [k, pointer] of this.mine) out.set(k, pointer.payloadLength);
     return out;
   }
 
@@ -363,67 +378,94 @@ export class ReplyLog {
   compact(keep: (key: string) => boolean, before: number, dryRun: boolean): Compaction {
     const out: Compaction = { removed: [], bytes: 0, kept: 0 };
     if (!existsSync(this.dir)) return out;
-    let locked = false;
-    for (let i = 0; i < 600 && !(locked = tryLock(this.lockPath)); i++)
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    if (!locked) throw new Error(`the reply index of ${this.dir} is held by another process (index.lck)`);
+    waitForLock(this.lockPath, this.dir);
     try {
       const names = readdirSync(this.dir);
       const logs = logFiles(this.dir, names);
-      const old = logs.filter((l) => !l.live && l.mtimeMs < before);
-      const read = (l: LogFile) => parseRecords(readFileSync(join(this.dir, l.name)), 0);
-      const oldEntries = new Map<string, Buffer>();
-      for (const l of old) for (const r of read(l).records) oldEntries.set(r.key, r.payload);
-      // A key also in a live or recent log stays there: its old copy goes without counting as removed.
-      const rest = logs.filter((l) => !old.includes(l));
-      const elsewhere = new Set(rest.flatMap((l) => read(l).records.map((r) => r.key)));
-      const lines: string[] = [];
-      for (const [key, payload] of oldEntries) {
-        if (keep(key)) {
-          out.kept++;
-          lines.push(recordLine(key, payload));
-        } else if (!elsewhere.has(key)) {
-          out.removed.push(key);
-          out.bytes += payload.length;
-        }
-      }
+      const old = logs.filter((log) => !log.live && log.mtimeMs < before);
+      const rest = logs.filter((log) => !old.includes(log));
+      const lines = this.sortOldRecords(old, rest, keep, out);
       if (dryRun || out.removed.length === 0) return out;
       const survivors = [...rest];
       if (lines.length > 0) {
-        const name = `${process.pid}-${randomBytes(6).toString("hex")}.log`;
-        const tmp = join(this.dir, `.tmp-${process.pid}-compact-${name}`);
-        const fd = openSync(tmp, "w");
-        try {
-          writeSync(fd, lines.join(""));
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        // As old as what it replaces: replies in later logs still win over it.
-        const t = new Date(Math.max(...old.map((l) => l.mtimeMs)));
-        utimesSync(tmp, t, t);
-        renameSync(tmp, join(this.dir, name));
-        // Written by this (live) process, but complete: indexed as sealed.
-        survivors.push({ name, size: statSync(join(this.dir, name)).size, mtimeMs: +t, live: false });
-        survivors.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : 1));
+        survivors.push(this.writeCompactedLog(lines, old));
+        survivors.sort((left, right) => left.mtimeMs - right.mtimeMs || (left.name < right.name ? -1 : 1));
       }
-      const entries: IndexEntry[] = [];
-      const coverage: Coverage[] = [];
-      for (const l of survivors) {
-        const { records, end } = read(l);
-        for (const r of records)
-          entries.push({ key: r.key, log: l.name, offset: r.offset, payloadLength: r.payload.length });
-        coverage.push({ name: l.name, from: 0, to: l.live ? end : l.size, sealed: !l.live });
-      }
-      const seq = 1 + Math.max(0, ...names.map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
-      writeRun(this.dir, seq, latestSorted(entries), coverage);
-      for (const n of names.filter((n) => RUN_NAME.test(n))) rmSync(join(this.dir, n), { force: true });
-      for (const l of old) rmSync(join(this.dir, l.name), { force: true });
+      this.reindex(names, survivors);
+      for (const log of old) rmSync(join(this.dir, log.name), { force: true });
       sweepTemps(this.dir);
       return out;
     } finally {
       rmSync(this.lockPath, { force: true });
       if (!dryRun) this.load();
     }
+  }
+
+  private readLog(log: LogFile): { records: Parsed[]; end: number } {
+    return parseRecords(readFileSync(join(this.dir, log.name)), 0);
+  }
+
+  /** The record lines of `old` logs that `keep` accepts; counts the kept and removed ones in `out`. */
+  private sortOldRecords(
+    old: LogFile[],
+    rest: LogFile[],
+    keep: (key: string) => boolean,
+    out: Compaction,
+  ): string[] {
+    const oldEntries = new Map<string, Buffer>();
+    for (const log of old)
+      for (const record of this.readLog(log).records) oldEntries.set(record.key, record.payload);
+    // A key also in a live or recent log stays there: its old copy goes without counting as removed.
+    const elsewhere = new Set(rest.flatMap((log) => this.readLog(log).records.map((record) => record.key)));
+    const lines: string[] = [];
+    for (const [key, payload] of oldEntries) {
+      if (keep(key)) {
+        out.kept++;
+        lines.push(recordLine(key, payload));
+      } else if (!elsewhere.has(key)) {
+        out.removed.push(key);
+        out.bytes += payload.length;
+      }
+    }
+    return lines;
+  }
+
+  /** Writes `lines` whole as one new log, dated as the newest of the `old` logs it replaces. */
+  private writeCompactedLog(lines: string[], old: LogFile[]): LogFile {
+    const name = `${process.pid}-${randomBytes(6).toString("hex")}.log`;
+    const tmp = join(this.dir, `.tmp-${process.pid}-compact-${name}`);
+    const fd = openSync(tmp, "w");
+    try {
+      writeSync(fd, lines.join(""));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // As old as what it replaces: replies in later logs still win over it.
+    const mtime = new Date(Math.max(...old.map((log) => log.mtimeMs)));
+    utimesSync(tmp, mtime, mtime);
+    renameSync(tmp, join(this.dir, name));
+    // Written by this (live) process, but complete: indexed as sealed.
+    return { name, size: statSync(join(this.dir, name)).size, mtimeMs: +mtime, live: false };
+  }
+
+  /** Replaces every run (listed in `names`) with one run indexing the `survivors`. */
+  private reindex(names: string[], survivors: LogFile[]): void {
+    const entries: IndexEntry[] = [];
+    const coverage: Coverage[] = [];
+    for (const log of survivors) {
+      const { records, end } = this.readLog(log);
+      for (const record of records)
+        entries.push({
+          key: record.key,
+          log: log.name,
+          offset: record.offset,
+          payloadLength: record.payload.length,
+        });
+      coverage.push({ name: log.name, from: 0, to: log.live ? end : log.size, sealed: !log.live });
+    }
+    const seq = 1 + Math.max(0, ...names.map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
+    writeRun(this.dir, seq, latestSorted(entries), coverage);
+    for (const n of names.filter((n) => RUN_NAME.test(n))) rmSync(join(this.dir, n), { force: true });
   }
 }

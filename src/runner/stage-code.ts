@@ -41,10 +41,10 @@ export function stageCode(root: string, kind: StageKind, params: Json, task: Tas
     const bound = taskBindings(root, task.name, task.module).parts;
     let whole = false;
     for (const part of calls) {
-      const b = bound.get(part);
-      if (b) entries.push(b.module);
+      const binding = bound.get(part);
+      if (binding) entries.push(binding.module);
       else whole = true;
-      parts[part] = b ? { module: b.module, exports: b.exports } : WHOLE_FOLDER;
+      parts[part] = binding ? { module: binding.module, exports: binding.exports } : WHOLE_FOLDER;
     }
     if (whole) entries.push(...taskFolderModules(root, task.name));
   }
@@ -84,9 +84,9 @@ function environmentOf(
   let names = declared;
   if (task.reads) {
     const reached = Object.keys(files)
-      .filter((f) => f.startsWith(prefix))
-      .map((f) => f.slice(prefix.length).replace(/\.js$/, ".ts"));
-    const read = new Set(["index.ts", ...reached].flatMap((f) => task.reads![f] ?? []));
+      .filter((file) => file.startsWith(prefix))
+      .map((file) => file.slice(prefix.length).replace(/\.js$/, ".ts"));
+    const read = new Set(["index.ts", ...reached].flatMap((file) => task.reads![file] ?? []));
     names = declared.filter((n) => read.has(n));
   }
   const out: Record<string, string | null> = {};
@@ -112,10 +112,12 @@ function userStageCode(root: string, kind: StageKind, task: TaskOfStage, calls: 
   if (calls.length) {
     const bound = taskBindings(user.compiledRoot, task.name, task.module, join("tasks", task.name)).parts;
     for (const part of calls) {
-      const b = bound.get(part);
-      if (b) modules.push(b.module);
+      const binding = bound.get(part);
+      if (binding) modules.push(binding.module);
       else whole = true;
-      parts[part] = b ? { module: `project:${b.module}`, exports: b.exports } : WHOLE_USER_TASK;
+      parts[part] = binding
+        ? { module: `project:${binding.module}`, exports: binding.exports }
+        : WHOLE_USER_TASK;
     }
   }
   const code = calls.length

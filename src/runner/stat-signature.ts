@@ -24,5 +24,5 @@ const SETTLE_MS = 2000;
 export const settled = (st: Stats): boolean => Date.now() - Math.max(st.mtimeMs, st.ctimeMs) > SETTLE_MS;
 
 /** Whether a file was last changed at least the settling time before `t` (ms since the epoch). */
-export const settledBefore = (mtimeMs: number, ctimeMs: number, t: number): boolean =>
-  t - Math.max(mtimeMs, ctimeMs) > SETTLE_MS;
+export const settledBefore = (mtimeMs: number, ctimeMs: number, time: number): boolean =>
+  time - Math.max(mtimeMs, ctimeMs) > SETTLE_MS;

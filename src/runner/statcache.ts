@@ -63,7 +63,9 @@ export class StatCache {
 
   save(): void {
     if (!this.dirty) return;
-    const sorted = Object.fromEntries(Object.entries(this.entries).sort(([a], [b]) => (a < b ? -1 : 1)));
+    const sorted = Object.fromEntries(
+      Object.entries(this.entries).sort(([left], [right]) => (left < right ? -1 : 1)),
+    );
     try {
       writeFileAtomic(this.file, sealed(JSON.stringify({ version: VERSION, entries: sorted })), this.tmpDir);
       this.dirty = false;

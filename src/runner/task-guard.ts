@@ -77,8 +77,8 @@ function partFile(parts: TaskParts, part: Exclude<keyof TaskParts, "baselines">)
 }
 
 function baselineFile(parts: TaskParts, name: string): string {
-  const b = parts.baselines;
-  return (typeof b === "string" ? b : b?.[name]) ?? "index.ts";
+  const baselines = parts.baselines;
+  return (typeof baselines === "string" ? baselines : baselines?.[name]) ?? "index.ts";
 }
 
 /** Refuses a return the contract does not allow, naming the function and its file. */
@@ -103,18 +103,18 @@ export interface GuardOptions {
  * The task with each function run under the deadline and its returns checked. The task object stays the
  * same in everything else (its declarations, its parts): `unguarded` gives back the module itself.
  */
-export function guardTask(task: TaskModule, o: GuardOptions): TaskModule {
+export function guardTask(task: TaskModule, options: GuardOptions): TaskModule {
   const parts = task.parts ?? {};
-  const at = (file: string, fn: string) => `${o.folder}/${file}: ${fn}()`;
+  const at = (file: string, fn: string) => `${options.folder}/${file}: ${fn}()`;
   const wrap =
     <A extends unknown[], R>(
       what: string,
-      fn: (...a: A) => R,
-      check?: (r: R) => string[],
-      seconds: number | null = o.seconds,
+      fn: (...args: A) => R,
+      check?: (returned: R) => string[],
+      seconds: number | null = options.seconds,
     ) =>
-    (...a: A): R => {
-      const out = underDeadline(what, seconds, () => fn(...a));
+    (...args: A): R => {
+      const out = underDeadline(what, seconds, () => fn(...args));
       if (check) refuse(what, check(out));
       return out;
     };
@@ -122,41 +122,43 @@ export function guardTask(task: TaskModule, o: GuardOptions): TaskModule {
     ...task,
     buildRequests: wrap(at(partFile(parts, "prompts"), "buildRequests"), task.buildRequests, requestProblems),
     parseReply: wrap(at(partFile(parts, "parse"), "parseReply"), task.parseReply),
-    score: wrap(at(partFile(parts, "score"), "score"), task.score, (r) => scoreProblems(r, o.primary)),
+    score: wrap(at(partFile(parts, "score"), "score"), task.score, (scores) =>
+      scoreProblems(scores, options.primary),
+    ),
     baselines: Object.fromEntries(
-      Object.entries(task.baselines).map(([name, b]) => [
+      Object.entries(task.baselines).map(([name, baseline]) => [
         name,
-        guardBaseline(b, at(baselineFile(parts, name), name), wrap),
+        guardBaseline(baseline, at(baselineFile(parts, name), name), wrap),
       ]),
     ),
   };
   if (task.rescore)
-    guarded.rescore = wrap(at(partFile(parts, "score"), "rescore"), task.rescore, (r) =>
-      scoreProblems(r, o.primary),
+    guarded.rescore = wrap(at(partFile(parts, "score"), "rescore"), task.rescore, (scores) =>
+      scoreProblems(scores, options.primary),
     );
   if (task.judgeRequests)
     guarded.judgeRequests = wrap(at(partFile(parts, "judge"), "judgeRequests"), task.judgeRequests);
   if (task.statistics)
     guarded.statistics = Object.fromEntries(
-      Object.entries(task.statistics).map(([name, s]) => [
+      Object.entries(task.statistics).map(([name, statistic]) => [
         name,
         // Called once a resample (tens of thousands of times a build), where the deadline's own cost
         // (a watchdog thread a call, about 30 us) would add seconds: only an exit is refused there.
-        wrap(at(partFile(parts, "statistics"), `statistics.${name}`), s, undefined, null),
+        wrap(at(partFile(parts, "statistics"), `statistics.${name}`), statistic, undefined, null),
       ]),
     );
   originals.set(guarded, task);
   return guarded;
 }
 
-type Wrap = <A extends unknown[], R>(what: string, fn: (...a: A) => R) => (...a: A) => R;
+type Wrap = <A extends unknown[], R>(what: string, fn: (...args: A) => R) => (...args: A) => R;
 
-function guardBaseline(b: Baseline, what: string, wrap: Wrap): Baseline {
+function guardBaseline(baseline: Baseline, what: string, wrap: Wrap): Baseline {
   const name = what.replace(/\(\)$/, "");
   return {
-    ...b,
-    reply: wrap(`${name}.reply()`, b.reply),
-    ...(b.fit ? { fit: wrap(`${name}.fit()`, b.fit) } : {}),
+    ...baseline,
+    reply: wrap(`${name}.reply()`, baseline.reply),
+    ...(baseline.fit ? { fit: wrap(`${name}.fit()`, baseline.fit) } : {}),
   };
 }
 

@@ -19,11 +19,11 @@ export interface PartBinding {
 
 /** The task members a part binds (absent ones left out). */
 function membersOf(task: TaskModule, part: TaskPart): Record<string, unknown> {
-  const present = (o: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  const present = (members: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(members).filter(([, member]) => member !== undefined));
   if (part.startsWith("baseline ")) {
-    const b = task.baselines[part.slice("baseline ".length)];
-    return b ? present({ reply: b.reply, fit: b.fit }) : {};
+    const baseline = task.baselines[part.slice("baseline ".length)];
+    return baseline ? present({ reply: baseline.reply, fit: baseline.fit }) : {};
   }
   switch (part) {
     case "prompts":
@@ -43,8 +43,8 @@ function membersOf(task: TaskModule, part: TaskPart): Record<string, unknown> {
 /** The source file a part is declared in (relative to the task folder), or undefined. */
 function declaredSource(parts: TaskParts, part: TaskPart): string | undefined {
   if (!part.startsWith("baseline ")) return parts[part as Exclude<TaskPart, `baseline ${string}`>];
-  const b = parts.baselines;
-  return typeof b === "string" ? b : b?.[part.slice("baseline ".length)];
+  const baselines = parts.baselines;
+  return typeof baselines === "string" ? baselines : baselines?.[part.slice("baseline ".length)];
 }
 
 /** The field of `parts` that declares a part, as a person reads it (`parts.score`, `parts.baselines.x`). */
@@ -68,7 +68,7 @@ const inFolder = (source: unknown): boolean =>
 function declaredParts(task: TaskModule): TaskPart[] {
   const parts = task.parts ?? {};
   const out: TaskPart[] = (["prompts", "parse", "score", "statistics", "judge"] as const).filter(
-    (p) => parts[p] !== undefined,
+    (part) => parts[part] !== undefined,
   );
   if (parts.baselines !== undefined)
     for (const name of Object.keys(task.baselines))

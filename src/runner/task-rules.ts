@@ -16,7 +16,7 @@ import type { Json } from "../util/json.js";
 /** Builtin modules through which code reads files, processes, the host or the network. */
 const FORBIDDEN_MODULES = new Set(
   ["fs", "fs/promises", "child_process", "process", "os", "net", "http", "https", "http2", "module"].flatMap(
-    (m) => [m, `node:${m}`],
+    (moduleName) => [moduleName, `node:${moduleName}`],
   ),
 );
 /** Methods whose result depends on the process's locale unless given one (argument index). */
@@ -70,7 +70,7 @@ export function checkTaskSources(folder: string, shownFrom: string): TaskReads {
       isIndex ? "task-rules-index" : "task-rules",
       (bytes) => analyse(bytes.toString("utf8"), file, isIndex) as unknown as Json,
     ) as unknown as SourceFacts;
-    for (const f of facts.findings) problems.push({ file: shown, ...f });
+    for (const finding of facts.findings) problems.push({ file: shown, ...finding });
     for (const [name, at] of Object.entries(facts.env)) env[name] ??= { file: shown, ...at };
     const names = Object.keys(facts.env);
     if (names.length) byFile[relative(folder, file).split("\\").join("/")] = names.sort();
@@ -108,8 +108,8 @@ function analyse(text: string, file: string, isIndex: boolean): SourceFacts {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
   const facts: SourceFacts = { findings: [], env: {} };
   const at = (node: TS.Node) => {
-    const p = source.getLineAndCharacterOfPosition(node.getStart(source));
-    return { line: p.line + 1, column: p.character + 1 };
+    const place = source.getLineAndCharacterOfPosition(node.getStart(source));
+    return { line: place.line + 1, column: place.character + 1 };
   };
   const report = (node: TS.Node, message: string, fix: string) =>
     facts.findings.push({ ...at(node), message, fix });
@@ -118,7 +118,7 @@ function analyse(text: string, file: string, isIndex: boolean): SourceFacts {
     ts.forEachChild(node, visit);
   };
   visit(source);
-  if (isIndex) for (const s of source.statements) checkWiring(ts, s, report);
+  if (isIndex) for (const statement of source.statements) checkWiring(ts, statement, report);
   checkLoadTimeWrites(ts, source, report);
   return facts;
 }
@@ -184,13 +184,13 @@ const isCalled = (ts: typeof TS, node: TS.Node): boolean =>
 
 /** An identifier that names a property (`x.process`, `{ process: 1 }`), not the global. */
 function isPropertyName(ts: typeof TS, node: TS.Identifier): boolean {
-  const p = node.parent;
+  const parent = node.parent;
   return (
-    (ts.isPropertyAccessExpression(p) && p.name === node) ||
-    (ts.isPropertyAssignment(p) && p.name === node) ||
-    (ts.isQualifiedName(p) && p.right === node) ||
-    ts.isPropertySignature(p) ||
-    ts.isMethodDeclaration(p)
+    (ts.isPropertyAccessExpression(parent) && parent.name === node) ||
+    (ts.isPropertyAssignment(parent) && parent.name === node) ||
+    (ts.isQualifiedName(parent) && parent.right === node) ||
+    ts.isPropertySignature(parent) ||
+    ts.isMethodDeclaration(parent)
   );
 }
 
@@ -286,21 +286,22 @@ function checkProcessUse(
 
 /** The NAME of `process.env.NAME` / `process.env["NAME"]`, given the `process.env` node. */
 function variableName(ts: typeof TS, envNode: TS.Node): string | undefined {
-  const p = envNode.parent;
-  if (ts.isPropertyAccessExpression(p) && p.expression === envNode) return p.name.text;
-  if (ts.isElementAccessExpression(p) && p.expression === envNode)
-    return literalText(ts, p.argumentExpression);
+  const parent = envNode.parent;
+  if (ts.isPropertyAccessExpression(parent) && parent.expression === envNode) return parent.name.text;
+  if (ts.isElementAccessExpression(parent) && parent.expression === envNode)
+    return literalText(ts, parent.argumentExpression);
   return undefined;
 }
 
 /** The target of an assignment, `delete` or `++`/`--`. */
 function isWritten(ts: typeof TS, node: TS.Node): boolean {
-  const p = node.parent;
-  if (ts.isBinaryExpression(p) && p.left === node) return isAssignment(ts, p.operatorToken.kind);
+  const parent = node.parent;
+  if (ts.isBinaryExpression(parent) && parent.left === node)
+    return isAssignment(ts, parent.operatorToken.kind);
   return (
-    ts.isDeleteExpression(p) ||
-    ((ts.isPrefixUnaryExpression(p) || ts.isPostfixUnaryExpression(p)) &&
-      [ts.SyntaxKind.PlusPlusToken, ts.SyntaxKind.MinusMinusToken].includes(p.operator))
+    ts.isDeleteExpression(parent) ||
+    ((ts.isPrefixUnaryExpression(parent) || ts.isPostfixUnaryExpression(parent)) &&
+      [ts.SyntaxKind.PlusPlusToken, ts.SyntaxKind.MinusMinusToken].includes(parent.operator))
   );
 }
 
@@ -322,8 +323,8 @@ function checkWiring(ts: typeof TS, statement: TS.Statement, report: Report): vo
   )
     return;
   if (ts.isVariableStatement(statement) && statement.declarationList.flags & ts.NodeFlags.Const) {
-    for (const d of statement.declarationList.declarations)
-      if (d.initializer) checkLoadTime(ts, d.initializer, report);
+    for (const declaration of statement.declarationList.declarations)
+      if (declaration.initializer) checkLoadTime(ts, declaration.initializer, report);
     return;
   }
   report(
@@ -353,12 +354,13 @@ function checkLoadTime(ts: typeof TS, node: TS.Node, report: Report): void {
  *  calling that other module would not have this one in its key. */
 function checkLoadTimeWrites(ts: typeof TS, source: TS.SourceFile, report: Report): void {
   const imported = new Set<string>();
-  for (const s of source.statements)
-    if (ts.isImportDeclaration(s) && s.importClause && !s.importClause.isTypeOnly) {
-      if (s.importClause.name) imported.add(s.importClause.name.text);
-      const b = s.importClause.namedBindings;
-      if (b && ts.isNamespaceImport(b)) imported.add(b.name.text);
-      if (b && ts.isNamedImports(b)) for (const e of b.elements) imported.add(e.name.text);
+  for (const statement of source.statements)
+    if (ts.isImportDeclaration(statement) && statement.importClause && !statement.importClause.isTypeOnly) {
+      if (statement.importClause.name) imported.add(statement.importClause.name.text);
+      const bindings = statement.importClause.namedBindings;
+      if (bindings && ts.isNamespaceImport(bindings)) imported.add(bindings.name.text);
+      if (bindings && ts.isNamedImports(bindings))
+        for (const e of bindings.elements) imported.add(e.name.text);
     }
   const visit = (node: TS.Node): void => {
     if (ts.isFunctionLike(node) || ts.isClassLike(node)) return;

@@ -61,7 +61,11 @@ export function userTaskOf(specFile: string, name: string, cacheDir?: string): U
 
 function compilerVersion(): string {
   const manifest = require.resolve("typescript/package.json");
-  return factsOf(manifest, "version", (b) => (JSON.parse(b.toString("utf8")) as { version: string }).version);
+  return factsOf(
+    manifest,
+    "version",
+    (bytes) => (JSON.parse(bytes.toString("utf8")) as { version: string }).version,
+  );
 }
 
 interface CompiledManifest {
@@ -82,13 +86,15 @@ const inside = (rel: string): boolean =>
 function readManifest(file: string): CompiledManifest | null {
   const body = readSealed(file, (why) => warnDiscarded(file, why, "the task is compiled again"));
   try {
-    const m = JSON.parse(body ?? "null") as CompiledManifest | null;
-    const map = (o: unknown) =>
-      typeof o === "object" &&
-      o !== null &&
-      !Array.isArray(o) &&
-      Object.entries(o).every(([k, v]) => inside(k) && typeof v === "string");
-    return m && typeof m.compiler === "string" && map(m.sources) && map(m.outputs) ? m : null;
+    const manifest = JSON.parse(body ?? "null") as CompiledManifest | null;
+    const map = (value: unknown) =>
+      typeof value === "object" &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.entries(value).every(([k, field]) => inside(k) && typeof field === "string");
+    return manifest && typeof manifest.compiler === "string" && map(manifest.sources) && map(manifest.outputs)
+      ? manifest
+      : null;
   } catch {
     return null;
   }
@@ -106,47 +112,79 @@ interface Source {
 
 export function compileUserTask(task: UserTask): void {
   const sources: Source[] = filesUnder(task.source)
-    .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
-    .map((f) => ({ abs: f, rel: relative(task.source, f).split("\\").join("/") }));
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
+    .map((file) => ({ abs: file, rel: relative(task.source, file).split("\\").join("/") }));
   const hashes = Object.fromEntries(
-    sources.map((s) => [s.rel, factsOf(s.abs, "sha256", (bytes) => sha256Hex(bytes))]),
+    sources.map((source) => [source.rel, factsOf(source.abs, "sha256", (bytes) => sha256Hex(bytes))]),
   );
   const manifestFile = join(task.compiled, "compiled.json");
   consult(manifestFile);
   const compiler = `${task.compiler.name}@${task.compiler.version}`;
   refuseLinkedEntry(task);
   refuseLinks(task);
-  const read = readManifest(manifestFile);
-  // No manifest to say what was compiled (a kill, damage): drop what medbench writes there, the compiled
-  // modules and its temporary files, so that no module of a removed source can still be imported; anything
-  // else in the folder is not medbench's to remove.
-  if (!read)
-    for (const f of filesUnder(task.compiled))
-      if (f.endsWith(".js") || f.endsWith(".tmp")) rmSync(f, { force: true });
-  const before: CompiledManifest = read ?? { compiler, sources: {}, outputs: {} };
-  const outputHash = (js: string): string | undefined => {
-    const abs = join(task.compiled, js);
-    return existsSync(abs) ? factsOf(abs, "sha256", (bytes) => sha256Hex(bytes)) : undefined;
-  };
-  const stale = sources.filter(
-    (s) =>
-      before.compiler !== compiler ||
-      before.sources[s.rel] !== hashes[s.rel] ||
-      before.outputs[jsName(s.rel)] === undefined ||
-      outputHash(jsName(s.rel)) !== before.outputs[jsName(s.rel)],
-  );
+  const before = previousCompilation(task, manifestFile, compiler);
+  const stale = staleSources(task, sources, hashes, before, compiler);
   const removed = Object.keys(before.sources).filter((rel) => !(rel in hashes));
   if (!stale.length && !removed.length && before.compiler === compiler) {
     refuseForeignImports(task, sources, new Map());
     return;
   }
+  const outputs = transpile(stale);
+  refuseForeignImports(task, sources, new Map(outputs));
+  // Node reads the compiled tree as CommonJS whatever the user's package.json says.
+  put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
+  for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
+  for (const rel of removed) rmSync(join(task.compiled, jsName(rel)), { force: true });
+  const written = Object.fromEntries(outputs.map(([rel, text]) => [rel, sha256Hex(Buffer.from(text))]));
+  const kept = Object.fromEntries(
+    sources.map((source) => jsName(source.rel)).map((js) => [js, written[js] ?? before.outputs[js]!]),
+  );
+  const manifest = { compiler, sources: hashes, outputs: kept };
+  put(manifestFile, sealed(JSON.stringify(manifest, null, 1) + "\n"));
+}
+
+/** What the compiled folder's manifest says was compiled (nothing, when it says nothing whole). */
+function previousCompilation(task: UserTask, manifestFile: string, compiler: string): CompiledManifest {
+  const read = readManifest(manifestFile);
+  // No manifest to say what was compiled (a kill, damage): drop what medbench writes there, the compiled
+  // modules and its temporary files, so that no module of a removed source can still be imported; anything
+  // else in the folder is not medbench's to remove.
+  if (!read)
+    for (const file of filesUnder(task.compiled))
+      if (file.endsWith(".js") || file.endsWith(".tmp")) rmSync(file, { force: true });
+  return read ?? { compiler, sources: {}, outputs: {} };
+}
+
+/** The sources to compile again: changed, compiled by another compiler, or whose output is gone or edited. */
+function staleSources(
+  task: UserTask,
+  sources: Source[],
+  hashes: Record<string, string>,
+  before: CompiledManifest,
+  compiler: string,
+): Source[] {
+  const outputHash = (js: string): string | undefined => {
+    const abs = join(task.compiled, js);
+    return existsSync(abs) ? factsOf(abs, "sha256", (bytes) => sha256Hex(bytes)) : undefined;
+  };
+  return sources.filter(
+    (source) =>
+      before.compiler !== compiler ||
+      before.sources[source.rel] !== hashes[source.rel] ||
+      before.outputs[jsName(source.rel)] === undefined ||
+      outputHash(jsName(source.rel)) !== before.outputs[jsName(source.rel)],
+  );
+}
+
+/** Each source compiled to CommonJS, by compiled name; a syntax error refuses them all, file:line:column. */
+function transpile(stale: Source[]): [string, string][] {
   const ts = require("typescript") as typeof import("typescript");
   const outputs: [string, string][] = [];
   const problems: Diagnostic[] = [];
-  for (const s of stale) {
-    const text = readFileSync(s.abs, "utf8");
+  for (const source of stale) {
+    const text = readFileSync(source.abs, "utf8");
     const out = ts.transpileModule(text, {
-      fileName: s.abs,
+      fileName: source.abs,
       reportDiagnostics: true,
       compilerOptions: {
         module: ts.ModuleKind.CommonJS,
@@ -155,29 +193,22 @@ export function compileUserTask(task: UserTask): void {
         sourceMap: false,
       },
     });
-    for (const d of out.diagnostics ?? []) {
-      const at = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : null;
+    for (const diagnostic of out.diagnostics ?? []) {
+      const at =
+        diagnostic.file && diagnostic.start !== undefined
+          ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
+          : null;
       problems.push({
-        file: relative(process.cwd(), s.abs) || s.abs,
+        file: relative(process.cwd(), source.abs) || source.abs,
         ...(at ? { line: at.line + 1, column: at.character + 1 } : {}),
-        message: ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+        message: ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"),
         fix: "correct the task's source, then build again",
       });
     }
-    outputs.push([jsName(s.rel), out.outputText]);
+    outputs.push([jsName(source.rel), out.outputText]);
   }
   if (problems.length) throw new DiagnosticError(problems);
-  refuseForeignImports(task, sources, new Map(outputs));
-  // Node reads the compiled tree as CommonJS whatever the user's package.json says.
-  put(join(task.compiledRoot, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");
-  for (const [rel, text] of outputs) put(join(task.compiled, rel), text);
-  for (const rel of removed) rmSync(join(task.compiled, jsName(rel)), { force: true });
-  const written = Object.fromEntries(outputs.map(([rel, text]) => [rel, sha256Hex(Buffer.from(text))]));
-  const kept = Object.fromEntries(
-    sources.map((s) => jsName(s.rel)).map((js) => [js, written[js] ?? before.outputs[js]!]),
-  );
-  const manifest = { compiler, sources: hashes, outputs: kept };
-  put(manifestFile, sealed(JSON.stringify(manifest, null, 1) + "\n"));
+  return outputs;
 }
 
 const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
@@ -190,24 +221,24 @@ const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
  * name; the others are read from the compiled folder (through the code memo: a no-op build reads none).
  */
 function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<string, string>): void {
-  const known = new Set(sources.map((s) => s.rel));
+  const known = new Set(sources.map((source) => source.rel));
   const folder = relative(task.root, task.source).split("\\").join("/");
   const problems: Diagnostic[] = [];
-  for (const s of sources) {
-    const js = jsName(s.rel);
+  for (const source of sources) {
+    const js = jsName(source.rel);
     const text = fresh.get(js);
     const imports = text !== undefined ? importsIn(text) : moduleFacts(join(task.compiled, js)).imports;
     for (const spec of new Set(imports)) {
       if (!spec.startsWith(".")) continue; // a package: keyed by the version the repository pins
-      const target = posix.normalize(posix.join(posix.dirname(s.rel), spec));
+      const target = posix.normalize(posix.join(posix.dirname(source.rel), spec));
       const outside = target === ".." || target.startsWith("../");
       const candidates = target.endsWith(".js")
         ? [target.replace(/\.js$/, ".ts")]
         : [`${target}.ts`, `${target}/index.ts`];
-      if (!outside && candidates.some((c) => known.has(c))) continue;
+      if (!outside && candidates.some((candidate) => known.has(candidate))) continue;
       problems.push({
-        file: relative(process.cwd(), s.abs) || s.abs,
-        ...placeOf(readFileSync(s.abs, "utf8"), spec),
+        file: relative(process.cwd(), source.abs) || source.abs,
+        ...placeOf(readFileSync(source.abs, "utf8"), spec),
         message: outside
           ? `imports ${spec}, outside the task's folder ${folder}/: medbench compiles and keys only the ` +
             "folder's own code, so an edit there would rerun nothing"
@@ -271,7 +302,9 @@ export function loadProblem(task: UserTask, e: unknown): Diagnostic | null {
 /** Where a module name is written in a source (its first quoted occurrence), 1-based. */
 function placeOf(text: string, spec: string): { line?: number; column?: number } {
   const at = Math.min(
-    ...['"', "'", "`"].map((q) => text.indexOf(`${q}${spec}${q}`)).map((i) => (i < 0 ? Infinity : i)),
+    ...['"', "'", "`"]
+      .map((quote) => text.indexOf(`${quote}${spec}${quote}`))
+      .map((i) => (i < 0 ? Infinity : i)),
   );
   if (at === Infinity) return {};
   const before = text.slice(0, at).split("\n");
@@ -301,9 +334,9 @@ function refuseLinks(task: UserTask): void {
     : [];
   const link = inside.find((e) => e.isSymbolicLink());
   if (link) {
-    const f = join(link.parentPath, link.name);
+    const file = join(link.parentPath, link.name);
     throw new DiagnosticError([
-      { file: f, message: "a link in medbench's compiled-task folder", fix: `remove it (rm ${f})` },
+      { file: file, message: "a link in medbench's compiled-task folder", fix: `remove it (rm ${file})` },
     ]);
   }
 }

@@ -20,30 +20,32 @@ export interface Clusters {
  *  id every row is its own. */
 export function clustersOf(
   rows: Row[],
-  values: number[][] = [rows.map((r) => r.value)],
+  values: number[][] = [rows.map((row) => row.value)],
 ): { order: (string | number)[]; sums: Float64Array[]; counts: Float64Array; members: number[][] } {
   const index = new Map<string | number, number>();
   const order: (string | number)[] = [];
   const members: number[][] = [];
-  rows.forEach((r, i) => {
-    const id = r.cluster ?? `\u0000row${i}`;
-    let c = index.get(id);
-    if (c === undefined) {
-      c = order.length;
-      index.set(id, c);
+  rows.forEach((row, i) => {
+    const id = row.cluster ?? `\u0000row${i}`;
+    let cluster = index.get(id);
+    if (cluster === undefined) {
+      cluster = order.length;
+      index.set(id, cluster);
       order.push(id);
       members.push([]);
     }
-    members[c]!.push(i);
+    members[cluster]!.push(i);
   });
-  const sums = values.map((vs) => Float64Array.from(members, (m) => seqSum(m.map((i) => vs[i]!))));
-  return { order, sums, counts: Float64Array.from(members, (m) => m.length), members };
+  const sums = values.map((vs) =>
+    Float64Array.from(members, (clusterRows) => seqSum(clusterRows.map((i) => vs[i]!))),
+  );
+  return { order, sums, counts: Float64Array.from(members, (clusterRows) => clusterRows.length), members };
 }
 
 export function seqSum(xs: ArrayLike<number>): number {
-  let t = 0;
-  for (let i = 0; i < xs.length; i++) t += xs[i]!;
-  return t;
+  let total = 0;
+  for (let i = 0; i < xs.length; i++) total += xs[i]!;
+  return total;
 }
 
 /** The draws of earlier calls by (rng, seed, resamples, G): a run's metrics resample the same clusters with
@@ -57,40 +59,42 @@ export function drawResamples(
   rng: RngName,
   seed: number,
   resamples: number,
-  g: number,
+  clusterCount: number,
   each: (idx: Int32Array) => void,
 ): void {
-  const key = `${rng} ${seed} ${resamples} ${g}`;
+  const key = `${rng} ${seed} ${resamples} ${clusterCount}`;
   const kept = draws.get(key);
   if (kept) {
-    for (let b = 0; b < resamples; b++) each(kept.subarray(b * g, (b + 1) * g));
+    for (let resample = 0; resample < resamples; resample++)
+      each(kept.subarray(resample * clusterCount, (resample + 1) * clusterCount));
     return;
   }
-  const keep = resamples * g <= DRAWS_KEPT;
-  const all = keep ? new Int32Array(resamples * g) : null;
-  const scratch = keep ? null : new Int32Array(g);
-  const draw = (b: number) => (all ? all.subarray(b * g, (b + 1) * g) : scratch!);
+  const keep = resamples * clusterCount <= DRAWS_KEPT;
+  const all = keep ? new Int32Array(resamples * clusterCount) : null;
+  const scratch = keep ? null : new Int32Array(clusterCount);
+  const draw = (resample: number) =>
+    all ? all.subarray(resample * clusterCount, (resample + 1) * clusterCount) : scratch!;
   if (rng === "numpy") {
     const gen = new NumpyGenerator(seed);
-    for (let b = 0; b < resamples; b++) {
-      const idx = draw(b);
-      gen.integers(0, g, g, idx);
+    for (let resample = 0; resample < resamples; resample++) {
+      const idx = draw(resample);
+      gen.integers(0, clusterCount, clusterCount, idx);
       each(idx);
     }
   } else {
     const gen = new PyRandom(seed);
-    for (let b = 0; b < resamples; b++) {
-      const idx = draw(b);
-      gen.choicesIndex(g, g, idx);
+    for (let resample = 0; resample < resamples; resample++) {
+      const idx = draw(resample);
+      gen.choicesIndex(clusterCount, clusterCount, idx);
       each(idx);
     }
   }
   if (!all) return;
   // The oldest go first when the new ones would hold more than DRAWS_KEPT.
-  for (const [k, v] of draws) {
+  for (const [k, held] of draws) {
     if (drawsHeld + all.length <= DRAWS_KEPT) break;
     draws.delete(k);
-    drawsHeld -= v.length;
+    drawsHeld -= held.length;
   }
   draws.set(key, all);
   drawsHeld += all.length;
@@ -103,24 +107,28 @@ export function forgetDraws(): void {
 }
 
 /** np.percentile(x, q) with method="linear", to the bit. Sorts a copy. */
-export function percentile(values: ArrayLike<number>, q: number): number {
+export function percentile(values: ArrayLike<number>, percent: number): number {
   const x = Float64Array.from(values).sort();
-  const v = (x.length - 1) * (q / 100);
-  const j = Math.floor(v);
-  const g = v - j;
+  const position = (x.length - 1) * (percent / 100);
+  const j = Math.floor(position);
+  const fraction = position - j;
   if (j >= x.length - 1) return x[x.length - 1]!;
-  const a = x[j]!,
-    b = x[j + 1]!;
-  const d = b - a;
-  return g >= 0.5 ? b - d * (1 - g) : a + d * g;
+  const lower = x[j]!,
+    upper = x[j + 1]!;
+  const gap = upper - lower;
+  return fraction >= 0.5 ? upper - gap * (1 - fraction) : lower + gap * fraction;
 }
 
 // Loaded on first use: the Clopper-Pearson fallback is rare, and loading the beta quantile costs a build
-// about 400 modules, 15 MB and 0.14 s (issue 29). A literal require: the package stays in the stage keys.
+// about 400 modules, 15 MB and 0.14 s. A literal require: the package stays in the stage keys.
 type BetaQuantile = typeof import("@stdlib/stats-base-dists-beta-quantile");
 let betaQuantileFn: BetaQuantile | undefined;
-const betaQuantile = (p: number, a: number, b: number): number =>
-  (betaQuantileFn ??= require("@stdlib/stats-base-dists-beta-quantile") as BetaQuantile)(p, a, b);
+const betaQuantile = (probability: number, alpha: number, beta: number): number =>
+  (betaQuantileFn ??= require("@stdlib/stats-base-dists-beta-quantile") as BetaQuantile)(
+    probability,
+    alpha,
+    beta,
+  );
 
 export function clopperPearson(k: number, n: number, level: number): [number, number] {
   const alpha = 1 - level;
@@ -150,9 +158,9 @@ export interface CiResult {
   level: number;
 }
 
-export function bootstrapCi(rows: Row[], o: CiOptions): CiResult {
-  const plan = bootstrapCiPlan(rows, o);
-  runPlans([plan], o);
+export function bootstrapCi(rows: Row[], options: CiOptions): CiResult {
+  const plan = bootstrapCiPlan(rows, options);
+  runPlans([plan], options);
   return plan.done();
 }
 
@@ -168,14 +176,14 @@ export interface ResamplePlan<T> {
  * Runs intervals that draw with the same generator, seed and number of resamples, drawing once per number of
  * clusters: the draws depend on nothing else, so each plan sees exactly the draws it would see alone, in the
  * same order. A run's many metrics over the same units used to draw them again each once they no longer
- * fitted the kept draws (DRAWS_KEPT), which doubled the bootstrap's time per item past about 4,000 units
- * (issue 29). Draws that do not fit are made once, a chunk of resamples at a time, and every plan takes the
+ * fitted the kept draws (DRAWS_KEPT), which doubled the bootstrap's time per item past about 4,000 units.
+ * Draws that do not fit are made once, a chunk of resamples at a time, and every plan takes the
  * whole chunk before the next plan does (one metric's rows stay in the CPU's caches; taking turns per
  * resample made it several times slower).
  */
 export function runPlans(
   plans: Pick<ResamplePlan<unknown>, "g" | "each">[],
-  o: Pick<CiOptions, "rng" | "seed" | "resamples">,
+  options: Pick<CiOptions, "rng" | "seed" | "resamples">,
 ): void {
   const byClusters = new Map<number, Pick<ResamplePlan<unknown>, "each">[]>();
   for (const plan of plans) {
@@ -184,21 +192,24 @@ export function runPlans(
     if (same) same.push(plan);
     else byClusters.set(plan.g, [plan]);
   }
-  for (const [g, same] of byClusters) {
-    if (o.resamples * g <= DRAWS_KEPT) {
+  for (const [clusterCount, same] of byClusters) {
+    if (options.resamples * clusterCount <= DRAWS_KEPT) {
       // drawn by the first plan and kept: the others are served from them
-      for (const plan of same) drawResamples(o.rng, o.seed, o.resamples, g, plan.each);
+      for (const plan of same)
+        drawResamples(options.rng, options.seed, options.resamples, clusterCount, plan.each);
       continue;
     }
-    const per = Math.max(1, Math.floor(CHUNK / g));
-    const chunk = new Int32Array(per * g);
+    const per = Math.max(1, Math.floor(CHUNK / clusterCount));
+    const chunk = new Int32Array(per * clusterCount);
     let filled = 0;
     const flush = () => {
-      for (const plan of same) for (let b = 0; b < filled; b++) plan.each(chunk.subarray(b * g, (b + 1) * g));
+      for (const plan of same)
+        for (let resample = 0; resample < filled; resample++)
+          plan.each(chunk.subarray(resample * clusterCount, (resample + 1) * clusterCount));
       filled = 0;
     };
-    drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
-      chunk.set(idx, filled * g);
+    drawResamples(options.rng, options.seed, options.resamples, clusterCount, (idx) => {
+      chunk.set(idx, filled * clusterCount);
       if (++filled === per) flush();
     });
     flush();
@@ -208,44 +219,44 @@ export function runPlans(
 const CHUNK = 1_000_000;
 
 /** bootstrapCi as a plan (runPlans draws for it). */
-export function bootstrapCiPlan(rows: Row[], o: CiOptions): ResamplePlan<CiResult> {
+export function bootstrapCiPlan(rows: Row[], options: CiOptions): ResamplePlan<CiResult> {
   if (rows.length === 0) throw new Error("no rows to estimate an interval from");
-  const values = rows.map((r) => r.value);
+  const values = rows.map((row) => row.value);
   const { order, sums, counts } = clustersOf(rows);
-  const s = sums[0]!;
-  const g = order.length;
+  const clusterSums = sums[0]!;
+  const clusterCount = order.length;
   const point = seqSum(values) / values.length;
-  const boot = new Float64Array(o.resamples);
-  let b = 0;
+  const boot = new Float64Array(options.resamples);
+  let filled = 0;
   const each = (idx: Int32Array) => {
     let num = 0,
       den = 0;
-    for (let i = 0; i < g; i++) num += s[idx[i]!]!;
-    for (let i = 0; i < g; i++) den += counts[idx[i]!]!;
-    boot[b++] = num / den;
+    for (let i = 0; i < clusterCount; i++) num += clusterSums[idx[i]!]!;
+    for (let i = 0; i < clusterCount; i++) den += counts[idx[i]!]!;
+    boot[filled++] = num / den;
   };
   const done = (): CiResult => {
-    let lo = percentile(boot, (100 * (1 - o.level)) / 2);
-    let hi = percentile(boot, (100 * (1 + o.level)) / 2);
+    let lo = percentile(boot, (100 * (1 - options.level)) / 2);
+    let hi = percentile(boot, (100 * (1 + options.level)) / 2);
     let method: CiResult["method"] = "bootstrap";
-    if ((o.fallback ?? true) && (point === 0 || point === 1 || lo === hi)) {
+    if ((options.fallback ?? true) && (point === 0 || point === 1 || lo === hi)) {
       method = "clopper-pearson";
-      [lo, hi] = clopperPearson(Math.floor(point * g + 0.5), g, o.level);
+      [lo, hi] = clopperPearson(Math.floor(point * clusterCount + 0.5), clusterCount, options.level);
     }
     return {
       n: rows.length,
-      clusters: g,
+      clusters: clusterCount,
       point,
       lo,
       hi,
       method,
-      rng: o.rng,
-      seed: o.seed,
-      resamples: o.resamples,
-      level: o.level,
+      rng: options.rng,
+      seed: options.seed,
+      resamples: options.resamples,
+      level: options.level,
     };
   };
-  return { g, each, done };
+  return { g: clusterCount, each, done };
 }
 
 export interface PairedResult {
@@ -265,38 +276,38 @@ export interface PairedResult {
 
 /** A - B in percentage points on the same items, a cluster bootstrap of the difference, exact McNemar. */
 export function pairedComparison(
-  a: { id: string; value: number; cluster?: string | number | null }[],
-  b: { id: string; value: number }[],
-  o: CiOptions,
+  rowsA: { id: string; value: number; cluster?: string | number | null }[],
+  rowsB: { id: string; value: number }[],
+  options: CiOptions,
 ): PairedResult {
-  const byId = new Map(b.map((r) => [r.id, r.value]));
-  const idsA = new Set(a.map((r) => r.id));
+  const byId = new Map(rowsB.map((row) => [row.id, row.value]));
+  const idsA = new Set(rowsA.map((row) => row.id));
   if (
-    idsA.size !== a.length ||
-    byId.size !== b.length ||
+    idsA.size !== rowsA.length ||
+    byId.size !== rowsB.length ||
     idsA.size !== byId.size ||
-    a.some((r) => !byId.has(r.id))
+    rowsA.some((row) => !byId.has(row.id))
   ) {
     throw new Error("the two result sets do not hold the same items");
   }
-  const va = a.map((r) => r.value);
-  const vb = a.map((r) => byId.get(r.id)!);
-  const { order, sums, counts } = clustersOf(a, [va, vb]);
+  const va = rowsA.map((row) => row.value);
+  const vb = rowsA.map((row) => byId.get(row.id)!);
+  const { order, sums, counts } = clustersOf(rowsA, [va, vb]);
   const sa = sums[0]!,
     sb = sums[1]!;
-  const g = order.length;
-  const n = a.length;
+  const clusterCount = order.length;
+  const n = rowsA.length;
   const diff = 100 * (seqSum(va) / n - seqSum(vb) / n);
-  const boot = new Float64Array(o.resamples);
+  const boot = new Float64Array(options.resamples);
   let k = 0;
-  drawResamples(o.rng, o.seed, o.resamples, g, (idx) => {
-    let t = 0,
+  drawResamples(options.rng, options.seed, options.resamples, clusterCount, (idx) => {
+    let count = 0,
       x = 0,
       y = 0;
-    for (let i = 0; i < g; i++) t += counts[idx[i]!]!;
-    for (let i = 0; i < g; i++) x += sa[idx[i]!]!;
-    for (let i = 0; i < g; i++) y += sb[idx[i]!]!;
-    boot[k++] = 100 * (x / t - y / t);
+    for (let i = 0; i < clusterCount; i++) count += counts[idx[i]!]!;
+    for (let i = 0; i < clusterCount; i++) x += sa[idx[i]!]!;
+    for (let i = 0; i < clusterCount; i++) y += sb[idx[i]!]!;
+    boot[k++] = 100 * (x / count - y / count);
   });
   let bCount = 0,
     cCount = 0;
@@ -306,32 +317,33 @@ export function pairedComparison(
   }
   return {
     n,
-    clusters: g,
+    clusters: clusterCount,
     diff_pp: diff,
-    lo: percentile(boot, (100 * (1 - o.level)) / 2),
-    hi: percentile(boot, (100 * (1 + o.level)) / 2),
+    lo: percentile(boot, (100 * (1 - options.level)) / 2),
+    hi: percentile(boot, (100 * (1 + options.level)) / 2),
     mcnemar_p: mcnemarExact(bCount, cCount),
     b: bCount,
     c: cCount,
-    rng: o.rng,
-    seed: o.seed,
-    resamples: o.resamples,
-    level: o.level,
+    rng: options.rng,
+    seed: options.seed,
+    resamples: options.resamples,
+    level: options.level,
   };
 }
 
-/** Exact McNemar: min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)), with integer arithmetic. */
-export function mcnemarExact(b: number, c: number): number {
-  const m = b + c;
-  if (m === 0) return 1;
+/** Exact McNemar over the discordant pairs (`onlyA`: items right in A alone, the formula's b; `onlyB`: its
+ *  c): min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)), with integer arithmetic. */
+export function mcnemarExact(onlyA: number, onlyB: number): number {
+  const discordant = onlyA + onlyB;
+  if (discordant === 0) return 1;
   let term = 1n;
   let tail = 0n;
-  for (let i = 0; i <= Math.min(b, c); i++) {
-    if (i > 0) term = (term * BigInt(m - i + 1)) / BigInt(i);
+  for (let i = 0; i <= Math.min(onlyA, onlyB); i++) {
+    if (i > 0) term = (term * BigInt(discordant - i + 1)) / BigInt(i);
     tail += term;
   }
   const num = 2n * tail;
-  const den = 1n << BigInt(m);
+  const den = 1n << BigInt(discordant);
   if (num >= den) return 1;
   return ratio(num, den);
 }
@@ -367,10 +379,10 @@ export interface StatisticCiResult {
 export function statisticCi<R extends Row>(
   rows: R[],
   statistic: (rows: readonly R[]) => number | null,
-  o: CiOptions,
+  options: CiOptions,
 ): StatisticCiResult {
-  const plan = statisticCiPlan(rows, statistic, o);
-  runPlans([plan], o);
+  const plan = statisticCiPlan(rows, statistic, options);
+  runPlans([plan], options);
   return plan.done();
 }
 
@@ -378,44 +390,44 @@ export function statisticCi<R extends Row>(
 export function statisticCiPlan<R extends Row>(
   rows: R[],
   statistic: (rows: readonly R[]) => number | null,
-  o: CiOptions,
+  options: CiOptions,
 ): ResamplePlan<StatisticCiResult> {
   const { members } = clustersOf(rows, []);
-  const g = members.length;
+  const clusterCount = members.length;
   // The rows laid out cluster by cluster in one array, cluster c at [start[c], start[c + 1]) in their own
   // order: a draw reads two offsets and a run of that array, not a small array of its own somewhere in the
   // heap (at tens of thousands of clusters, those reads missed the CPU's caches on every draw).
-  const start = new Int32Array(g + 1);
-  members.forEach((m, c) => (start[c + 1] = start[c]! + m.length));
-  const byCluster = members.flatMap((m) => m.map((i) => rows[i]!));
+  const start = new Int32Array(clusterCount + 1);
+  members.forEach((clusterRows, cluster) => (start[cluster + 1] = start[cluster]! + clusterRows.length));
+  const byCluster = members.flatMap((clusterRows) => clusterRows.map((i) => rows[i]!));
   const point = rows.length ? statistic(rows) : null;
   const boot: number[] = [];
   let undef = 0;
   const each = (idx: Int32Array) => {
     const drawn: R[] = [];
-    for (let i = 0; i < g; i++) {
-      const c = idx[i]!;
-      for (let k = start[c]!; k < start[c + 1]!; k++) drawn.push(byCluster[k]!);
+    for (let i = 0; i < clusterCount; i++) {
+      const cluster = idx[i]!;
+      for (let k = start[cluster]!; k < start[cluster + 1]!; k++) drawn.push(byCluster[k]!);
     }
-    const v = statistic(drawn);
-    if (v === null || Number.isNaN(v)) undef++;
-    else boot.push(v);
+    const value = statistic(drawn);
+    if (value === null || Number.isNaN(value)) undef++;
+    else boot.push(value);
   };
   const done = (): StatisticCiResult => {
     const ok = boot.length > 0;
     return {
       n: rows.length,
-      clusters: g,
+      clusters: clusterCount,
       point,
-      lo: ok ? percentile(boot, (100 * (1 - o.level)) / 2) : null,
-      hi: ok ? percentile(boot, (100 * (1 + o.level)) / 2) : null,
+      lo: ok ? percentile(boot, (100 * (1 - options.level)) / 2) : null,
+      hi: ok ? percentile(boot, (100 * (1 + options.level)) / 2) : null,
       method: ok ? "bootstrap" : "none",
       undefined_resamples: undef,
-      rng: o.rng,
-      seed: o.seed,
-      resamples: o.resamples,
-      level: o.level,
+      rng: options.rng,
+      seed: options.seed,
+      resamples: options.resamples,
+      level: options.level,
     };
   };
-  return { g: g > 0 && point !== null ? g : 0, each, done };
+  return { g: clusterCount > 0 && point !== null ? clusterCount : 0, each, done };
 }

@@ -4,8 +4,8 @@
 export function meanSd(values: (number | null)[]): { mean: number | null; sd: number | null; n: number } {
   const xs = values.filter((x): x is number => x !== null);
   if (xs.length === 0) return { mean: null, sd: null, n: 0 };
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const mean = xs.reduce((sum, x) => sum + x, 0) / xs.length;
   if (xs.length < 2) return { mean, sd: null, n: xs.length };
-  const ss = xs.reduce((a, x) => a + (x - mean) ** 2, 0);
+  const ss = xs.reduce((sum, x) => sum + (x - mean) ** 2, 0);
   return { mean, sd: Math.sqrt(ss / (xs.length - 1)), n: xs.length };
 }

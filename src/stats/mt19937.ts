@@ -1,11 +1,12 @@
 // CPython's random.Random(seed) (MT19937 seeded by init_by_array), bit for bit (docs/reference/rng.md).
 
-const N = 624;
-const M = 397;
+// MT19937's n (words of state) and m (the offset of the word each twist mixes in).
+const STATE_WORDS = 624;
+const SHIFT_WORDS = 397;
 
 export class PyRandom {
-  private readonly mt = new Uint32Array(N);
-  private mti = N + 1;
+  private readonly mt = new Uint32Array(STATE_WORDS);
+  private mti = STATE_WORDS + 1;
   private gaussNext: number | null = null;
 
   constructor(seed: number | bigint = 0) {
@@ -24,14 +25,14 @@ export class PyRandom {
     this.gaussNext = null;
   }
 
-  private initGenrand(s: number): void {
+  private initGenrand(seedWord: number): void {
     const mt = this.mt;
-    mt[0] = s >>> 0;
-    for (let i = 1; i < N; i++) {
+    mt[0] = seedWord >>> 0;
+    for (let i = 1; i < STATE_WORDS; i++) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = (Math.imul(1812433253, prev) + i) >>> 0;
     }
-    this.mti = N;
+    this.mti = STATE_WORDS;
   }
 
   private initByArray(key: number[]): void {
@@ -39,23 +40,23 @@ export class PyRandom {
     this.initGenrand(19650218);
     let i = 1,
       j = 0;
-    for (let k = Math.max(N, key.length); k > 0; k--) {
+    for (let k = Math.max(STATE_WORDS, key.length); k > 0; k--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1664525)) + key[j]! + j) >>> 0;
       i++;
       j++;
-      if (i >= N) {
-        mt[0] = mt[N - 1]!;
+      if (i >= STATE_WORDS) {
+        mt[0] = mt[STATE_WORDS - 1]!;
         i = 1;
       }
       if (j >= key.length) j = 0;
     }
-    for (let k = N - 1; k > 0; k--) {
+    for (let k = STATE_WORDS - 1; k > 0; k--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1566083941)) - i) >>> 0;
       i++;
-      if (i >= N) {
-        mt[0] = mt[N - 1]!;
+      if (i >= STATE_WORDS) {
+        mt[0] = mt[STATE_WORDS - 1]!;
         i = 1;
       }
     }
@@ -64,18 +65,18 @@ export class PyRandom {
 
   genrandUint32(): number {
     const mt = this.mt;
-    if (this.mti >= N) {
+    if (this.mti >= STATE_WORDS) {
       let kk = 0;
-      for (; kk < N - M; kk++) {
+      for (; kk < STATE_WORDS - SHIFT_WORDS; kk++) {
         const y = (mt[kk]! & 0x80000000) | (mt[kk + 1]! & 0x7fffffff);
-        mt[kk] = mt[kk + M]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+        mt[kk] = mt[kk + SHIFT_WORDS]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
       }
-      for (; kk < N - 1; kk++) {
+      for (; kk < STATE_WORDS - 1; kk++) {
         const y = (mt[kk]! & 0x80000000) | (mt[kk + 1]! & 0x7fffffff);
-        mt[kk] = mt[kk + (M - N)]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+        mt[kk] = mt[kk + (SHIFT_WORDS - STATE_WORDS)]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
       }
-      const y = (mt[N - 1]! & 0x80000000) | (mt[0]! & 0x7fffffff);
-      mt[N - 1] = mt[M - 1]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+      const y = (mt[STATE_WORDS - 1]! & 0x80000000) | (mt[0]! & 0x7fffffff);
+      mt[STATE_WORDS - 1] = mt[SHIFT_WORDS - 1]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
       this.mti = 0;
     }
     let y = mt[this.mti++]!;
@@ -87,9 +88,9 @@ export class PyRandom {
   }
 
   random(): number {
-    const a = this.genrandUint32() >>> 5;
-    const b = this.genrandUint32() >>> 6;
-    return (a * 67108864 + b) * (1 / 9007199254740992);
+    const high = this.genrandUint32() >>> 5;
+    const low = this.genrandUint32() >>> 6;
+    return (high * 67108864 + low) * (1 / 9007199254740992);
   }
 
   /** getrandbits(k) for k <= 53, as a number. */
@@ -107,9 +108,9 @@ export class PyRandom {
     let out = 0n;
     let shift = 0n;
     for (let left = k; left > 0; left -= 32) {
-      let r = this.genrandUint32();
-      if (left < 32) r >>>= 32 - left;
-      out |= BigInt(r) << shift;
+      let word = this.genrandUint32();
+      if (left < 32) word >>>= 32 - left;
+      out |= BigInt(word) << shift;
       shift += 32n;
     }
     return out;
@@ -118,18 +119,18 @@ export class PyRandom {
   /** _randbelow(n): k = n.bit_length(), rejection on getrandbits(k). */
   randbelow(n: number): number {
     const k = bitLength(n);
-    let r = this.getrandbits(k);
-    while (r >= n) r = this.getrandbits(k);
-    return r;
+    let drawn = this.getrandbits(k);
+    while (drawn >= n) drawn = this.getrandbits(k);
+    return drawn;
   }
 
-  randrange(a: number, b?: number): number {
-    if (b === undefined) return this.randbelow(a);
-    return a + this.randbelow(b - a);
+  randrange(start: number, stop?: number): number {
+    if (stop === undefined) return this.randbelow(start);
+    return start + this.randbelow(stop - start);
   }
 
-  randint(a: number, b: number): number {
-    return this.randrange(a, b + 1);
+  randint(low: number, high: number): number {
+    return this.randrange(low, high + 1);
   }
 
   choice<T>(seq: readonly T[]): T {
@@ -151,8 +152,8 @@ export class PyRandom {
     if (!weights) return Array.from(this.choicesIndex(n, k), (i) => population[i]!);
     const cum: number[] = [];
     let acc = 0;
-    for (const w of weights) {
-      acc += w;
+    for (const weight of weights) {
+      acc += weight;
       cum.push(acc);
     }
     const total = acc + 0.0;
@@ -164,9 +165,9 @@ export class PyRandom {
   shuffle<T>(x: T[]): T[] {
     for (let i = x.length - 1; i > 0; i--) {
       const j = this.randbelow(i + 1);
-      const t = x[i]!;
+      const held = x[i]!;
       x[i] = x[j]!;
-      x[j] = t;
+      x[j] = held;
     }
     return x;
   }
@@ -196,36 +197,36 @@ export class PyRandom {
     return result;
   }
 
-  uniform(a: number, b: number): number {
-    return a + (b - a) * this.random();
+  uniform(low: number, high: number): number {
+    return low + (high - low) * this.random();
   }
 
   /** Python's gauss(). Goes through log/cos/sin, whose last bit differs between V8 and glibc:
    *  reproducible only within a tolerance, never use it for a published statistic. */
   gauss(mu = 0, sigma = 1): number {
-    let z = this.gaussNext;
+    let gaussian = this.gaussNext;
     this.gaussNext = null;
-    if (z === null) {
+    if (gaussian === null) {
       const x2pi = this.random() * 2 * Math.PI;
       const g2rad = Math.sqrt(-2 * Math.log(1 - this.random()));
-      z = Math.cos(x2pi) * g2rad;
+      gaussian = Math.cos(x2pi) * g2rad;
       this.gaussNext = Math.sin(x2pi) * g2rad;
     }
-    return mu + z * sigma;
+    return mu + gaussian * sigma;
   }
 }
 
 function bitLength(n: number): number {
   if (n < 4294967296) return n <= 0 ? 0 : 32 - Math.clz32(n);
   let k = 0;
-  for (let v = n; v >= 1; v = Math.floor(v / 2)) k++;
+  for (let rest = n; rest >= 1; rest = Math.floor(rest / 2)) k++;
   return k;
 }
 
-function bisectRight(a: number[], x: number, lo: number, hi: number): number {
+function bisectRight(sorted: number[], x: number, lo: number, hi: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (x < a[mid]!) hi = mid;
+    if (x < sorted[mid]!) hi = mid;
     else lo = mid + 1;
   }
   return lo;

@@ -29,8 +29,8 @@ export function seedSequenceState(
     return (value ^ (value >>> 16)) >>> 0;
   };
   const mix = (x: number, y: number): number => {
-    const r = (Math.imul(0xca01f9dd, x) - Math.imul(0x4973f715, y)) >>> 0;
-    return (r ^ (r >>> 16)) >>> 0;
+    const mixed = (Math.imul(0xca01f9dd, x) - Math.imul(0x4973f715, y)) >>> 0;
+    return (mixed ^ (mixed >>> 16)) >>> 0;
   };
   const pool = [0, 0, 0, 0];
   for (let i = 0; i < 4; i++) pool[i] = hashmix(i < words.length ? words[i]! : 0);
@@ -38,13 +38,13 @@ export function seedSequenceState(
     for (let dst = 0; dst < 4; dst++) if (src !== dst) pool[dst] = mix(pool[dst]!, hashmix(pool[src]!));
   for (let src = 4; src < words.length; src++)
     for (let dst = 0; dst < 4; dst++) pool[dst] = mix(pool[dst]!, hashmix(words[src]!));
-  let h = 0x8b51f9dd;
+  let multiplier = 0x8b51f9dd;
   const state: number[] = [];
   for (let i = 0; i < nWords32; i++) {
-    let v = (pool[i % 4]! ^ h) >>> 0;
-    h = Math.imul(h, 0x58f38ded) >>> 0;
-    v = Math.imul(v, h) >>> 0;
-    state.push((v ^ (v >>> 16)) >>> 0);
+    let word = (pool[i % 4]! ^ multiplier) >>> 0;
+    multiplier = Math.imul(multiplier, 0x58f38ded) >>> 0;
+    word = Math.imul(word, multiplier) >>> 0;
+    state.push((word ^ (word >>> 16)) >>> 0);
   }
   return { pool, state };
 }
@@ -59,62 +59,63 @@ export class PCG64 {
   lo = 0;
 
   constructor(seed: number | bigint = 0) {
-    const w = seedSequenceState(seed).state; // u64[k] = w[2k] | w[2k+1] << 32
+    const words = seedSequenceState(seed).state; // u64[k] = w[2k] | w[2k+1] << 32
     // initstate = u64[0] << 64 | u64[1]; initseq = u64[2] << 64 | u64[3]
-    const initstate = limbs128(w[1]!, w[0]!, w[3]!, w[2]!);
-    const initseq = limbs128(w[5]!, w[4]!, w[7]!, w[6]!);
+    const initstate = limbs128(words[1]!, words[0]!, words[3]!, words[2]!);
+    const initseq = limbs128(words[5]!, words[4]!, words[7]!, words[6]!);
     // inc = initseq << 1 | 1
     let carry = 0;
     for (let i = 0; i < 8; i++) {
-      const v = initseq[i]! * 2 + carry;
-      this.inc[i] = v & 0xffff;
-      carry = v >>> 16;
+      const doubled = initseq[i]! * 2 + carry;
+      this.inc[i] = doubled & 0xffff;
+      carry = doubled >>> 16;
     }
     this.inc[0] = this.inc[0]! | 1;
     this.step();
-    let c = 0;
+    let sumCarry = 0;
     for (let i = 0; i < 8; i++) {
-      const v = this.s[i]! + initstate[i]! + c;
-      this.s[i] = v % 65536;
-      c = Math.floor(v / 65536);
+      const sum = this.s[i]! + initstate[i]! + sumCarry;
+      this.s[i] = sum % 65536;
+      sumCarry = Math.floor(sum / 65536);
     }
     this.step();
   }
 
   /** The state as decimal strings (for checking against numpy's bit_generator.state). */
   stateDecimal(): { state: string; inc: string } {
-    const dec = (l: Float64Array) => l.reduceRight((acc, limb) => acc * 65536n + BigInt(limb), 0n).toString();
+    const dec = (limbList: Float64Array) =>
+      limbList.reduceRight((acc, limb) => acc * 65536n + BigInt(limb), 0n).toString();
     return { state: dec(this.s), inc: dec(this.inc) };
   }
 
   private readonly out = new Float64Array(8); // the step's result, reused (a step allocates nothing)
 
   private step(): void {
-    const s = this.s;
+    const state = this.s;
     const out = this.out;
     let carry = 0;
     for (let k = 0; k < 8; k++) {
       let sum = carry + this.inc[k]!;
-      for (let i = 0; i <= k; i++) sum += s[i]! * MULT[k - i]!;
+      for (let i = 0; i <= k; i++) sum += state[i]! * MULT[k - i]!;
       carry = Math.floor(sum / 65536); // sum < 2^53: exact
       out[k] = sum - carry * 65536;
     }
-    s.set(out);
+    state.set(out);
   }
 
   /** Advances and leaves the output in this.hi / this.lo. */
   next64(): void {
     this.step();
-    const s = this.s;
-    const xLo = ((s[1]! * 65536 + s[0]!) ^ (s[5]! * 65536 + s[4]!)) >>> 0;
-    const xHi = ((s[3]! * 65536 + s[2]!) ^ (s[7]! * 65536 + s[6]!)) >>> 0;
-    let rot = s[7]! >>> 10;
+    const state = this.s;
+    const xLo = ((state[1]! * 65536 + state[0]!) ^ (state[5]! * 65536 + state[4]!)) >>> 0;
+    const xHi = ((state[3]! * 65536 + state[2]!) ^ (state[7]! * 65536 + state[6]!)) >>> 0;
+    let rot = state[7]! >>> 10;
     let hi = xHi;
     let lo = xLo;
     if (rot >= 32) {
-      const t = hi;
+      const held = hi;
       hi = lo;
-      lo = t;
+      lo = held;
       rot -= 32;
     }
     if (rot === 0) {
@@ -199,28 +200,28 @@ export class NumpyGenerator {
 
   private lemire32(excl: number): number {
     const small = excl <= 2097152; // u32 * excl is then exact in a double
-    let u = this.bitgen.next32();
+    let random32 = this.bitgen.next32();
     let hi: number;
     let leftover: number;
     if (small) {
-      const m = u * excl;
-      hi = Math.floor(m / TWO32);
-      leftover = m - hi * TWO32;
+      const product = random32 * excl;
+      hi = Math.floor(product / TWO32);
+      leftover = product - hi * TWO32;
     } else {
-      leftover = Math.imul(u, excl) >>> 0;
-      hi = mulHi32(u, excl);
+      leftover = Math.imul(random32, excl) >>> 0;
+      hi = mulHi32(random32, excl);
     }
     if (leftover < excl) {
       const threshold = (TWO32 - excl) % excl;
       while (leftover < threshold) {
-        u = this.bitgen.next32();
+        random32 = this.bitgen.next32();
         if (small) {
-          const m = u * excl;
-          hi = Math.floor(m / TWO32);
-          leftover = m - hi * TWO32;
+          const product = random32 * excl;
+          hi = Math.floor(product / TWO32);
+          leftover = product - hi * TWO32;
         } else {
-          leftover = Math.imul(u, excl) >>> 0;
-          hi = mulHi32(u, excl);
+          leftover = Math.imul(random32, excl) >>> 0;
+          hi = mulHi32(random32, excl);
         }
       }
     }
@@ -232,16 +233,16 @@ export class NumpyGenerator {
     const M64 = (1n << 64n) - 1n;
     if (rng === M64) return this.bitgen.next64BigInt();
     const excl = rng + 1n;
-    let m = this.bitgen.next64BigInt() * excl;
-    let leftover = m & M64;
+    let product = this.bitgen.next64BigInt() * excl;
+    let leftover = product & M64;
     if (leftover < excl) {
       const threshold = (M64 - rng) % excl;
       while (leftover < threshold) {
-        m = this.bitgen.next64BigInt() * excl;
-        leftover = m & M64;
+        product = this.bitgen.next64BigInt() * excl;
+        leftover = product & M64;
       }
     }
-    return m >> 64n;
+    return product >> 64n;
   }
 
   /** random_interval: masked rejection, as shuffle and permutation draw. */
@@ -254,19 +255,19 @@ export class NumpyGenerator {
     mask |= mask >>> 8;
     mask |= mask >>> 16;
     mask >>>= 0;
-    let v: number;
+    let drawn: number;
     do {
-      v = (this.bitgen.next32() & mask) >>> 0;
-    } while (v > max);
-    return v;
+      drawn = (this.bitgen.next32() & mask) >>> 0;
+    } while (drawn > max);
+    return drawn;
   }
 
   shuffle<T>(x: T[]): T[] {
     for (let i = x.length - 1; i > 0; i--) {
       const j = this.interval(i);
-      const t = x[i]!;
+      const held = x[i]!;
       x[i] = x[j]!;
-      x[j] = t;
+      x[j] = held;
     }
     return x;
   }
@@ -276,13 +277,13 @@ export class NumpyGenerator {
   }
 }
 
-/** floor(a * b / 2^32) for 32-bit a, b, exactly. */
-function mulHi32(a: number, b: number): number {
-  const ah = a >>> 16,
-    al = a & 0xffff;
-  const A = ah * b; // < 2^48
-  const B = al * b; // < 2^48
-  const Ah = Math.floor(A / 65536),
-    Al = A - Ah * 65536;
-  return Ah + Math.floor((Al * 65536 + B) / TWO32);
+/** floor(left * right / 2^32) for 32-bit left, right, exactly (ah, al: the high and low 16 bits of left). */
+function mulHi32(left: number, right: number): number {
+  const ah = left >>> 16,
+    al = left & 0xffff;
+  const highProduct = ah * right; // < 2^48
+  const lowProduct = al * right; // < 2^48
+  const Ah = Math.floor(highProduct / 65536),
+    Al = highProduct - Ah * 65536;
+  return Ah + Math.floor((Al * 65536 + lowProduct) / TWO32);
 }
