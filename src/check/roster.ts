@@ -55,28 +55,30 @@ function suggestBuild(specPath: string, model: string, registries: string[]): st
   ).trimEnd();
 }
 
-const short = (h: string | undefined) => (h ? `${h.slice(0, 12)}…` : "none");
+const short = (hash: string | undefined) => (hash ? `${hash.slice(0, 12)}…` : "none");
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
 export function rosterRuns(
   spec: SpecFile,
   check: CheckDecl,
   found: FoundRun[],
-  o: RosterOptions,
+  options: RosterOptions,
 ): { runs: RosterRun[]; inputs: "release" | "sample" | null } {
-  const buildCmd = (model: string) => suggestBuild(spec.path, model, o.registries ?? []);
-  const usable = (m: MetricsJson) =>
-    !m.partial &&
-    m.spec_hash === spec.specHash &&
-    (o.headline === null || m.configuration === undefined || m.configuration === o.headline);
+  const buildCmd = (model: string) => suggestBuild(spec.path, model, options.registries ?? []);
+  const usable = (metrics: MetricsJson) =>
+    !metrics.partial &&
+    metrics.spec_hash === spec.specHash &&
+    (options.headline === null ||
+      metrics.configuration === undefined ||
+      metrics.configuration === options.headline);
   const full = new Map<string, FoundRun[]>();
   for (const e of check.roster)
     full.set(
       e.role,
-      found.filter((f) => f.metrics?.model === e.model && usable(f.metrics)),
+      found.filter((run) => run.metrics?.model === e.model && usable(run.metrics)),
     );
   // The release when any roster run was built from it; the bundled sample otherwise. Never a mix.
-  const anyRelease = [...full.values()].some((fs) => fs.some((f) => !onSample(f.metrics!)));
+  const anyRelease = [...full.values()].some((fs) => fs.some((run) => !onSample(run.metrics!)));
   const anyRun = [...full.values()].some((fs) => fs.length > 0);
   const inputs = anyRelease ? "release" : anyRun ? "sample" : null;
 
@@ -92,37 +94,42 @@ export function rosterRuns(
     // The headline judged on the headline: a run of the headline alone before a --configurations run.
     const pick = [...full.get(e.role)!]
       .sort(
-        (a, b) =>
-          Number(a.metrics!.configurations !== undefined) - Number(b.metrics!.configurations !== undefined),
+        (left, right) =>
+          Number(left.metrics!.configurations !== undefined) -
+          Number(right.metrics!.configurations !== undefined),
       )
-      .find((f) => onSample(f.metrics!) === (inputs === "sample"));
+      .find((candidate) => onSample(candidate.metrics!) === (inputs === "sample"));
     if (!pick)
-      return { ...base, status: "missing", reason: whyMissing(spec, e, found, o, inputs, buildCmd(e.model)) };
-    const m = pick.metrics!;
-    const rate = apiErrorRate(m);
+      return {
+        ...base,
+        status: "missing",
+        reason: whyMissing(spec, e, found, options, inputs, buildCmd(e.model)),
+      };
+    const metrics = pick.metrics!;
+    const rate = apiErrorRate(metrics);
     const run: RosterRun = {
       ...e,
-      runTags: tagsOf(check, m),
+      runTags: tagsOf(check, metrics),
       status: "ok",
       reason: null,
       dir: pick.dir,
-      metrics: m,
-      interval: intervalOf(m, check.metric),
+      metrics: metrics,
+      interval: intervalOf(metrics, check.metric),
       apiErrorRate: rate,
     };
     if (!run.interval)
       return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };
     // The roster's reasoning requirement, against what the run recorded it sent and got back.
-    const unlike = reasoningProblem(e.reasoning, m, buildCmd(e.model));
+    const unlike = reasoningProblem(e.reasoning, metrics, buildCmd(e.model));
     if (unlike) return { ...run, status: "incomplete", reason: `${pick.dir}: ${unlike}` };
-    if (o.apiIncompleteAt !== null && rate !== null && rate >= o.apiIncompleteAt)
+    if (options.apiIncompleteAt !== null && rate !== null && rate >= options.apiIncompleteAt)
       return {
         ...run,
         status: "incomplete",
         reason:
           `API errors ${pct(rate)} of the requests ` +
-          `(${String(m.metrics?.api_errors)} of ${String(m.requests ?? m.selection?.items)}), ` +
-          `at or above ${pct(o.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
+          `(${String(metrics.metrics?.api_errors)} of ${String(metrics.requests ?? metrics.selection?.items)}), ` +
+          `at or above ${pct(options.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
           "the next build sends only the failed requests",
       };
     return run;
@@ -134,12 +141,14 @@ function whyMissing(
   spec: SpecFile,
   e: RosterEntry,
   found: FoundRun[],
-  o: RosterOptions,
+  options: RosterOptions,
   inputs: "release" | "sample" | null,
   cmd: string,
 ): string {
-  const mine = found.filter((f) => f.metrics?.model === e.model).map((f) => ({ dir: f.dir, m: f.metrics! }));
-  const edited = found.find((f) => f.modified && f.claimedModel === e.model);
+  const mine = found
+    .filter((run) => run.metrics?.model === e.model)
+    .map((run) => ({ dir: run.dir, m: run.metrics! }));
+  const edited = found.find((run) => run.modified && run.claimedModel === e.model);
   if (edited) return `${edited.dir} is modified since build (${edited.modified}), not counted: ${cmd}`;
   if (!mine.length) return `no run: ${cmd}`;
   const current = mine.filter((x) => x.m.spec_hash === spec.specHash);
@@ -150,9 +159,9 @@ function whyMissing(
     );
   const whole = current.filter((x) => !x.m.partial);
   if (!whole.length) return `only a partial run (${current[0]!.dir}, --limit or --subset): ${cmd}`;
-  const headline = whole.filter((x) => o.headline === null || x.m.configuration === o.headline);
+  const headline = whole.filter((x) => options.headline === null || x.m.configuration === options.headline);
   if (!headline.length)
-    return `only runs of configuration ${String(whole[0]!.m.configuration)}, not ${o.headline}: ${cmd}`;
+    return `only runs of configuration ${String(whole[0]!.m.configuration)}, not ${options.headline}: ${cmd}`;
   return inputs === "release"
     ? `only a run on the bundled sample (${headline[0]!.dir}); the other runs are on the release: ` +
         `${cmd} --data-dir DIR`

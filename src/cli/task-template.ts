@@ -8,7 +8,7 @@ export const SAMPLE_ITEMS =
     { id: "q1", question: "What is 2 + 3?", answer: "5" },
     { id: "q2", question: "What is 7 - 4?", answer: "3" },
   ]
-    .map((r) => JSON.stringify(r))
+    .map((record) => JSON.stringify(record))
     .join("\n") + "\n";
 
 export const USER_PROMPT = "Answer with the number only.\n\n{question}\n";

@@ -51,17 +51,17 @@ async function run(argv: string[]): Promise<number> {
   ];
   const copies = task ? [`specs/${task}.yaml`, `specs/${task}`] : [];
   // Adding a task's spec to a folder already set up keeps its files; a plain init refuses them.
-  const kept = task ? writes.filter(([f]) => existsSync(join(root, f))).map(([f]) => f) : [];
-  const taken = [...writes.map(([f]) => f), ...copies].filter(
-    (f) => placeProblem(root, f) && !kept.includes(f),
+  const kept = task ? writes.filter(([file]) => existsSync(join(root, file))).map(([file]) => file) : [];
+  const taken = [...writes.map(([file]) => file), ...copies].filter(
+    (file) => placeProblem(root, file) && !kept.includes(file),
   );
   const unsafe = [
     ...new Set([
       rootProblem(root),
       placeProblem(root, ".gitignore", true),
-      ...[...writes.map(([f]) => f), ...copies].map((f) => placeProblem(root, f)),
+      ...[...writes.map(([file]) => file), ...copies].map((file) => placeProblem(root, file)),
     ]),
-  ].filter((p): p is string => p !== null && !/ exists$/.test(p));
+  ].filter((problem): problem is string => problem !== null && !/ exists$/.test(problem));
   if (unsafe.length)
     throw new UsageError(
       `init writes nothing through a link or over what is not a plain file: ${unsafe.join("; ")}\n` +
@@ -74,7 +74,7 @@ async function run(argv: string[]): Promise<number> {
         "  fix: move them aside (or run init in a new folder), then run init again",
     );
   makeRoot(root);
-  const at = (f: string) => shownPath(root, f);
+  const at = (file: string) => shownPath(root, file);
   const added = writing(at(".gitignore"), () => addIgnores(join(root, ".gitignore")));
   for (const [file, text] of writes)
     if (!kept.includes(file)) writing(at(file), () => writeFileSync(join(root, file), text, { flag: "wx" }));
@@ -89,7 +89,7 @@ async function run(argv: string[]): Promise<number> {
     });
   if (task) resultsApart(join(root, `specs/${task}.yaml`), task);
   if (values.json) {
-    const written = writes.filter(([f]) => !kept.includes(f)).map(([f]) => f);
+    const written = writes.filter(([file]) => !kept.includes(file)).map(([file]) => file);
     process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");
     return 0;
   }
@@ -97,8 +97,8 @@ async function run(argv: string[]): Promise<number> {
     added === null
       ? "wrote .gitignore"
       : `.gitignore: added ${added.join(", ") || "nothing (already there)"}`,
-    ...writes.map(([f]) => (kept.includes(f) ? `kept ${f}` : `wrote ${f}`)),
-    ...copies.map((f) => `copied ${f}`),
+    ...writes.map(([file]) => (kept.includes(file) ? `kept ${file}` : `wrote ${file}`)),
+    ...copies.map((file) => `copied ${file}`),
     "",
     task
       ? `next: npx medbench build specs/${task}.yaml   (README.md says more)`
@@ -128,8 +128,8 @@ function addIgnores(file: string): string[] | null {
     return null;
   }
   const text = readFileSync(file, "utf8");
-  const have = new Set(text.split("\n").map((l) => l.trim()));
-  const missing = GITIGNORE.filter((l) => !have.has(l) && !l.startsWith("#"));
+  const have = new Set(text.split("\n").map((line) => line.trim()));
+  const missing = GITIGNORE.filter((line) => !have.has(line) && !line.startsWith("#"));
   if (missing.length)
     writeFileSync(file, `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${missing.join("\n")}\n`);
   return missing;
