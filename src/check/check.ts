@@ -3,7 +3,7 @@ import type { SpecFile } from "../spec/load.js";
 import { evaluate, type CriterionResult, type Status } from "./criteria.js";
 import type { CheckDecl } from "./declare.js";
 import { rosterRuns, type RosterRun } from "./roster.js";
-import { findRuns, readUnits } from "./runs.js";
+import { findRuns, readUnits, setAside } from "./runs.js";
 import type { UnitRecord } from "../contract/records.js";
 import { scorerNotices } from "../util/metrics.js";
 
@@ -67,12 +67,7 @@ export async function runCheck(
       },
     }),
   );
-  const status: Status = criteria.some((criterion) => criterion.status === "fail")
-    ? "fail"
-    : criteria.some((criterion) => criterion.status === "incomplete") ||
-        runs.some((run) => run.status !== "ok")
-      ? "incomplete"
-      : "pass";
+  const status = overallStatus(criteria, runs);
   const missing = runs
     .filter((run) => run.status !== "ok")
     .map((run) => ({ role: run.role, model: run.model, reason: run.reason! }));
@@ -89,24 +84,37 @@ export async function runCheck(
     metric: check.metric,
     status,
     inputs,
-    runs: runs.map((run) => ({
-      role: run.role,
-      model: run.model,
-      status: run.status,
-      reason: run.reason,
-      dir: run.dir,
-      tags: run.runTags,
-      value: run.interval?.value ?? null,
-      lo: run.interval?.lo ?? null,
-      hi: run.interval?.hi ?? null,
-      api_errors: run.apiErrorRate,
-      notices: run.metrics ? scorerNotices(run.metrics) : [],
-    })),
+    runs: runs.map(reportedRun),
     missing,
-    broken: found.filter((run) => run.broken).map((run) => ({ dir: run.dir, why: run.broken! })),
-    modified: found.filter((run) => run.modified).map((run) => ({ dir: run.dir, why: run.modified! })),
+    ...setAside(found),
     criteria,
     reasons,
+  };
+}
+
+/** Fail when a criterion fails; incomplete when one is, or a roster run is not usable; else pass. */
+function overallStatus(criteria: CriterionResult[], runs: RosterRun[]): Status {
+  if (criteria.some((criterion) => criterion.status === "fail")) return "fail";
+  const incomplete =
+    criteria.some((criterion) => criterion.status === "incomplete") ||
+    runs.some((run) => run.status !== "ok");
+  return incomplete ? "incomplete" : "pass";
+}
+
+/** A roster run as the report lists it. */
+function reportedRun(run: RosterRun) {
+  return {
+    role: run.role,
+    model: run.model,
+    status: run.status,
+    reason: run.reason,
+    dir: run.dir,
+    tags: run.runTags,
+    value: run.interval?.value ?? null,
+    lo: run.interval?.lo ?? null,
+    hi: run.interval?.hi ?? null,
+    api_errors: run.apiErrorRate,
+    notices: run.metrics ? scorerNotices(run.metrics) : [],
   };
 }
 

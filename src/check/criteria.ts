@@ -122,14 +122,17 @@ function apart(
       const comparison = pairedComparison(ua, ub, criterion.paired);
       paired = { ...comparison } as unknown as Json;
       note =
-        `; paired difference ${comparison.diff_pp.toFixed(1)} pp [${comparison.lo.toFixed(1)}, ${comparison.hi.toFixed(1)}], ` +
-        `McNemar p ${comparison.mcnemar_p.toPrecision(3)} (${comparison.resamples} resamples, ${comparison.rng} seed ${comparison.seed})`;
+        `; paired difference ${comparison.diff_pp.toFixed(1)} pp ` +
+        `[${comparison.lo.toFixed(1)}, ${comparison.hi.toFixed(1)}], ` +
+        `McNemar p ${comparison.mcnemar_p.toPrecision(3)} ` +
+        `(${comparison.resamples} resamples, ${comparison.rng} seed ${comparison.seed})`;
     } catch (e) {
       note = `; paired: ${(e as Error).message}`;
     }
   }
   const summary =
-    `${criterion.above} ${ci(above)} ${holds ? "lies above" : "does not lie above"} ${criterion.below} ${ci(below)}` +
+    `${criterion.above} ${ci(above)} ${holds ? "lies above" : "does not lie above"} ` +
+    `${criterion.below} ${ci(below)}` +
     note;
   return {
     ...result(criterion, holds, summary, { above: point(above), below: point(below), paired }),
@@ -138,62 +141,46 @@ function apart(
   };
 }
 
-function headroom(
-  criterion: Extract<Criterion, { kind: "headroom" }>,
-  ctx: CriterionContext,
-): CriterionResult {
-  // "The best reference": the runs with one of among_tags (the roster's own tags), never an excluded one.
-  const notExcluded = ctx.all.filter(
-    (run) => !run.runTags.some((tag) => criterion.excludeTags.includes(tag)),
+type HeadroomCriterion = Extract<Criterion, { kind: "headroom" }>;
+
+/** The run with the highest point estimate (the first of equals); null for no runs. */
+const bestOf = (runs: RosterRun[]) =>
+  runs.reduce<RosterRun | null>(
+    (leader, run) => (leader === null || run.interval!.value! > leader.interval!.value! ? run : leader),
+    null,
   );
+
+/** The share of the way from the run's value up to the ceiling, over the floor's way up to it. */
+const headroomAt = (criterion: HeadroomCriterion, ceiling: number, run: RosterRun) =>
+  (ceiling - run.interval!.value!) / (ceiling - criterion.floor);
+
+function headroom(criterion: HeadroomCriterion, ctx: CriterionContext): CriterionResult {
+  // "The best reference": the runs with one of among_tags (the roster's own tags), never an excluded one.
+  const excluded = (run: RosterRun, tags: string[]) => run.runTags.some((tag) => tags.includes(tag));
+  const notExcluded = ctx.all.filter((run) => !excluded(run, criterion.excludeTags));
   const among = criterion.amongTags
     ? notExcluded.filter((run) => run.tags.some((tag) => criterion.amongTags!.includes(tag)))
     : notExcluded;
   const alsoAmong = criterion.alsoBestExcluding
     ? notExcluded.filter(
         (run) =>
-          !criterion.alsoBestExcluding!.test(run.model) &&
-          !run.runTags.some((tag) => criterion.alsoBestExcludeTags.includes(tag)),
+          !criterion.alsoBestExcluding!.test(run.model) && !excluded(run, criterion.alsoBestExcludeTags),
       )
     : [];
   const missing = unusable(criterion, [...new Set([...among, ...alsoAmong])]);
   if (missing) return missing;
-  const best = (runs: RosterRun[]) =>
-    runs.reduce<RosterRun | null>(
-      (leader, run) => (leader === null || run.interval!.value! > leader.interval!.value! ? run : leader),
-      null,
-    );
-  const top = best(among);
+  const top = bestOf(among);
   if (!top) return result(criterion, false, "no run to take the best of", {});
-  const headroomAt = (ceiling: number, run: RosterRun) =>
-    (ceiling - run.interval!.value!) / (ceiling - criterion.floor);
   const per = criterion.ceilings.map((ceiling) => {
-    const room = headroomAt(ceiling, top);
+    const room = headroomAt(criterion, ceiling, top);
     const below = top.interval!.hi !== null && top.interval!.hi < ceiling;
-    return {
-      ceiling: ceiling,
-      headroom: room,
-      best_hi_below_ceiling: below,
-      holds: room >= criterion.min && below,
-    };
+    return { ceiling, headroom: room, best_hi_below_ceiling: below, holds: room >= criterion.min && below };
   });
-  const other = criterion.alsoBestExcluding ? best(alsoAmong) : null;
-  const summary =
-    `best ${top.role} (${top.model}) ${ci(top)}: ` +
-    per
-      .map(
-        (entry) =>
-          `C ${entry.ceiling}: H ${entry.headroom.toFixed(3)} ${entry.headroom >= criterion.min ? "≥" : "<"} ${criterion.min}, ` +
-          `CI ${entry.best_hi_below_ceiling ? "below" : "not below"} C`,
-      )
-      .join("; ") +
-    (other
-      ? `; best model not /${criterion.alsoBestExcluding!.source}/: ${other.role} (${other.model}) ${ci(other)}`
-      : "");
+  const other = criterion.alsoBestExcluding ? bestOf(alsoAmong) : null;
   return result(
     criterion,
     per.every((entry) => entry.holds),
-    summary,
+    headroomSummary(criterion, top, per, other),
     {
       floor: criterion.floor,
       min: criterion.min,
@@ -202,19 +189,37 @@ function headroom(
       among: among.map((run) => run.role),
       best: { role: top.role, ...point(top) },
       ceilings: per,
-      ...(other
-        ? {
-            also_best: {
-              role: other.role,
-              ...point(other),
-              headroom: Object.fromEntries(
-                criterion.ceilings.map((ceiling) => [String(ceiling), headroomAt(ceiling, other)]),
-              ),
-            },
-          }
-        : {}),
+      ...(other ? { also_best: alsoBest(criterion, other) } : {}),
     },
   );
+}
+
+function alsoBest(criterion: HeadroomCriterion, other: RosterRun) {
+  return {
+    role: other.role,
+    ...point(other),
+    headroom: Object.fromEntries(
+      criterion.ceilings.map((ceiling) => [String(ceiling), headroomAt(criterion, ceiling, other)]),
+    ),
+  };
+}
+
+function headroomSummary(
+  criterion: HeadroomCriterion,
+  top: RosterRun,
+  per: { ceiling: number; headroom: number; best_hi_below_ceiling: boolean }[],
+  other: RosterRun | null,
+): string {
+  const { min } = criterion;
+  const ceilings = per.map(
+    (entry) =>
+      `C ${entry.ceiling}: H ${entry.headroom.toFixed(3)} ${entry.headroom >= min ? "≥" : "<"} ${min}, ` +
+      `CI ${entry.best_hi_below_ceiling ? "below" : "not below"} C`,
+  );
+  const otherBest = other
+    ? `; best model not /${criterion.alsoBestExcluding!.source}/: ${other.role} (${other.model}) ${ci(other)}`
+    : "";
+  return `best ${top.role} (${top.model}) ${ci(top)}: ` + ceilings.join("; ") + otherBest;
 }
 
 function failureRates(

@@ -128,7 +128,8 @@ export function rosterRuns(
         status: "incomplete",
         reason:
           `API errors ${pct(rate)} of the requests ` +
-          `(${String(metrics.metrics?.api_errors)} of ${String(metrics.requests ?? metrics.selection?.items)}), ` +
+          `(${String(metrics.metrics?.api_errors)} of ` +
+          `${String(metrics.requests ?? metrics.selection?.items)}), ` +
           `at or above ${pct(options.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
           "the next build sends only the failed requests",
       };

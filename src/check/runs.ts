@@ -37,6 +37,14 @@ export interface FoundRun {
   claimedModel?: string | null;
 }
 
+/** The folders set aside: those whose metrics.json is unusable, and those edited since their build. */
+export function setAside(found: FoundRun[]) {
+  return {
+    broken: found.filter((run) => run.broken).map((run) => ({ dir: run.dir, why: run.broken! })),
+    modified: found.filter((run) => run.modified).map((run) => ({ dir: run.dir, why: run.modified! })),
+  };
+}
+
 /**
  * Every results folder of the task, sorted; one whose metrics.json is no run's result with the reason. With
  * `refuseInvalid`, a metrics.json that is not JSON is a refusal naming it (report), else listed (check).

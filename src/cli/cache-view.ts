@@ -81,7 +81,8 @@ export async function status(project: Project, json: boolean): Promise<number> {
     const push = up!.objects.length + up!.replies.length ? " (cache push)" : "";
     const pull = down!.objects.length + down!.replies.length ? " (cache pull)" : "";
     lines.push(
-      `remote      ${remote.config.url}: reachable, ${theirs.objects} objects (${bytes(theirs.object_bytes)}), ` +
+      `remote      ${remote.config.url}: reachable, ` +
+        `${theirs.objects} objects (${bytes(theirs.object_bytes)}), ` +
         `${theirs.stages} manifests, ${theirs.replies} replies`,
       `  not on the remote: ${say(up!)}${push}`,
       `  not here:          ${say(down!)}${pull}`,
@@ -158,8 +159,9 @@ export async function gc(project: Project, keepRecentMs: number, dryRun: boolean
   }
   const referrers = refs.sources.length ? refs.sources.join(", ") : "nothing";
   lines.push(
-    `${verb} ${collected.objects.length} objects, ${collected.stages.length} stage manifests and ${collected.replies.length} ` +
-      `replies (${bytes(collected.bytes)}); kept ${collected.kept.objects} objects, ${collected.kept.stages} manifests and ` +
+    `${verb} ${collected.objects.length} objects, ${collected.stages.length} stage manifests and ` +
+      `${collected.replies.length} replies (${bytes(collected.bytes)}); ` +
+      `kept ${collected.kept.objects} objects, ${collected.kept.stages} manifests and ` +
       `${collected.kept.replies} replies, referenced by ${referrers}` +
       (keepRecentMs > 0 ? ` or written in the last ${keepRecentMs / 60_000} minutes` : ""),
   );

@@ -153,7 +153,8 @@ export function statsPaired(files: { a: string; b: string; id: string }, args: S
     if (rowB.cluster === null || j === undefined || rowsOfA[j]!.cluster === rowB.cluster) continue;
     const { row, line } = rowsB[i]!;
     throw new UsageError(
-      `${fileB}:${line}: item ${JSON.stringify(row[id])} is in cluster ${JSON.stringify(row[args.cluster!])}, ` +
+      `${fileB}:${line}: item ${JSON.stringify(row[id])} ` +
+        `is in cluster ${JSON.stringify(row[args.cluster!])}, ` +
         `but in cluster ${JSON.stringify(rowsA[j]!.row[args.cluster!])} in ${fileA}:${rowsA[j]!.line} ` +
         "(the two files must group the items alike)",
     );

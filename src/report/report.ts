@@ -9,7 +9,7 @@ import type { SpecFile } from "../spec/load.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
 import { declaredCheck, type CheckDecl } from "../check/declare.js";
-import { findRuns, intervalOf, tagsOf, type MetricsJson } from "../check/runs.js";
+import { findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { runNotices } from "../util/metrics.js";
@@ -112,8 +112,7 @@ async function taskOf(
     runs,
     leaderboard,
     check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline) : null,
-    broken: found.filter((run) => run.broken).map((run) => ({ dir: run.dir, why: run.broken! })),
-    modified: found.filter((run) => run.modified).map((run) => ({ dir: run.dir, why: run.modified! })),
+    ...setAside(found),
   };
 }
 

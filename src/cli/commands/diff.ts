@@ -32,7 +32,8 @@ async function run(argv: string[]): Promise<number> {
   const colour = paint(useColour(process.stdout));
   const out: string[] = [
     `A ${diff.a.label}  spec_hash ${diff.a.spec_hash}`,
-    `B ${diff.b.label}  spec_hash ${diff.b.spec_hash}${diff.a.spec_hash === diff.b.spec_hash ? colour.dim("  (same)") : ""}`,
+    `B ${diff.b.label}  spec_hash ${diff.b.spec_hash}` +
+      (diff.a.spec_hash === diff.b.spec_hash ? colour.dim("  (same)") : ""),
   ];
   out.push("", diff.fields.length ? "changed fields:" : "no field changed");
   for (const field of diff.fields) {
