@@ -65,6 +65,43 @@ export function rosterRuns(
   options: RosterOptions,
 ): { runs: RosterRun[]; inputs: "release" | "sample" | null } {
   const buildCmd = (model: string) => suggestBuild(spec.path, model, options.registries ?? []);
+  const full = usableRuns(spec, check, found, options);
+  // The release when any roster run was built from it; the bundled sample otherwise. Never a mix.
+  const anyRelease = [...full.values()].some((runs) => runs.some((run) => !onSample(run.metrics!)));
+  const anyRun = [...full.values()].some((runs) => runs.length > 0);
+  const inputs = anyRelease ? "release" : anyRun ? "sample" : null;
+
+  const runs = check.roster.map((entry): RosterRun => {
+    // The headline judged on the headline: a run of the headline alone before a --configurations run.
+    const pick = [...full.get(entry.role)!]
+      .sort(
+        (left, right) =>
+          Number(left.metrics!.configurations !== undefined) -
+          Number(right.metrics!.configurations !== undefined),
+      )
+      .find((candidate) => onSample(candidate.metrics!) === (inputs === "sample"));
+    if (pick) return judgedRun(check, entry, pick, options, buildCmd);
+    return {
+      ...entry,
+      runTags: entry.tags,
+      dir: null,
+      metrics: null,
+      interval: null,
+      apiErrorRate: null,
+      status: "missing",
+      reason: whyMissing(spec, entry, found, options, inputs, buildCmd(entry.model)),
+    };
+  });
+  return { runs, inputs };
+}
+
+/** Each role's runs of the current spec, whole, and of the headline configuration when there is one. */
+function usableRuns(
+  spec: SpecFile,
+  check: CheckDecl,
+  found: FoundRun[],
+  options: RosterOptions,
+): Map<string, FoundRun[]> {
   const usable = (metrics: MetricsJson) =>
     !metrics.partial &&
     metrics.spec_hash === spec.specHash &&
@@ -72,70 +109,51 @@ export function rosterRuns(
       metrics.configuration === undefined ||
       metrics.configuration === options.headline);
   const full = new Map<string, FoundRun[]>();
-  for (const e of check.roster)
+  for (const entry of check.roster)
     full.set(
-      e.role,
-      found.filter((run) => run.metrics?.model === e.model && usable(run.metrics)),
+      entry.role,
+      found.filter((run) => run.metrics?.model === entry.model && usable(run.metrics)),
     );
-  // The release when any roster run was built from it; the bundled sample otherwise. Never a mix.
-  const anyRelease = [...full.values()].some((fs) => fs.some((run) => !onSample(run.metrics!)));
-  const anyRun = [...full.values()].some((fs) => fs.length > 0);
-  const inputs = anyRelease ? "release" : anyRun ? "sample" : null;
+  return full;
+}
 
-  const runs = check.roster.map((e): RosterRun => {
-    const base = {
-      ...e,
-      runTags: e.tags,
-      dir: null,
-      metrics: null,
-      interval: null,
-      apiErrorRate: null,
+/** The picked run of a roster entry: ok, or why it cannot count. */
+function judgedRun(
+  check: CheckDecl,
+  entry: RosterEntry,
+  pick: FoundRun,
+  options: RosterOptions,
+  buildCmd: (model: string) => string,
+): RosterRun {
+  const metrics = pick.metrics!;
+  const rate = apiErrorRate(metrics);
+  const run: RosterRun = {
+    ...entry,
+    runTags: tagsOf(check, metrics),
+    status: "ok",
+    reason: null,
+    dir: pick.dir,
+    metrics: metrics,
+    interval: intervalOf(metrics, check.metric),
+    apiErrorRate: rate,
+  };
+  if (!run.interval)
+    return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };
+  // The roster's reasoning requirement, against what the run recorded it sent and got back.
+  const unlike = reasoningProblem(entry.reasoning, metrics, buildCmd(entry.model));
+  if (unlike) return { ...run, status: "incomplete", reason: `${pick.dir}: ${unlike}` };
+  if (options.apiIncompleteAt !== null && rate !== null && rate >= options.apiIncompleteAt)
+    return {
+      ...run,
+      status: "incomplete",
+      reason:
+        `API errors ${pct(rate)} of the requests ` +
+        `(${String(metrics.metrics?.api_errors)} of ` +
+        `${String(metrics.requests ?? metrics.selection?.items)}), ` +
+        `at or above ${pct(options.apiIncompleteAt)}: build again (${buildCmd(entry.model)}); ` +
+        "the next build sends only the failed requests",
     };
-    // The headline judged on the headline: a run of the headline alone before a --configurations run.
-    const pick = [...full.get(e.role)!]
-      .sort(
-        (left, right) =>
-          Number(left.metrics!.configurations !== undefined) -
-          Number(right.metrics!.configurations !== undefined),
-      )
-      .find((candidate) => onSample(candidate.metrics!) === (inputs === "sample"));
-    if (!pick)
-      return {
-        ...base,
-        status: "missing",
-        reason: whyMissing(spec, e, found, options, inputs, buildCmd(e.model)),
-      };
-    const metrics = pick.metrics!;
-    const rate = apiErrorRate(metrics);
-    const run: RosterRun = {
-      ...e,
-      runTags: tagsOf(check, metrics),
-      status: "ok",
-      reason: null,
-      dir: pick.dir,
-      metrics: metrics,
-      interval: intervalOf(metrics, check.metric),
-      apiErrorRate: rate,
-    };
-    if (!run.interval)
-      return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };
-    // The roster's reasoning requirement, against what the run recorded it sent and got back.
-    const unlike = reasoningProblem(e.reasoning, metrics, buildCmd(e.model));
-    if (unlike) return { ...run, status: "incomplete", reason: `${pick.dir}: ${unlike}` };
-    if (options.apiIncompleteAt !== null && rate !== null && rate >= options.apiIncompleteAt)
-      return {
-        ...run,
-        status: "incomplete",
-        reason:
-          `API errors ${pct(rate)} of the requests ` +
-          `(${String(metrics.metrics?.api_errors)} of ` +
-          `${String(metrics.requests ?? metrics.selection?.items)}), ` +
-          `at or above ${pct(options.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
-          "the next build sends only the failed requests",
-      };
-    return run;
-  });
-  return { runs, inputs };
+  return run;
 }
 
 function whyMissing(
