@@ -30,7 +30,7 @@ export function parse<O extends Options>(argv: string[], options: O, command?: s
       throw new UsageError(
         `${command} does not take ${flag}; its options: ` +
           Object.entries(options)
-            .map(([k, o]) => (o.short ? `-${o.short}/--${k}` : `--${k}`))
+            .map(([k, option]) => (option.short ? `-${option.short}/--${k}` : `--${k}`))
             .join(", "),
       );
     throw new UsageError(err.message);

@@ -102,45 +102,44 @@ export interface SpecDiff {
 /** A value of a diff; a field on one side only is `(none)` on the other. */
 const shown = (value: unknown): string => (value === undefined ? "(none)" : JSON.stringify(value));
 
+type Stage = SpecFile["stages"][number];
+
+/** Why a stage of B differs from its namesake in A (`old`, none when A has no such stage). */
+function stageReasons(old: Stage | undefined, stage: Stage, versionA: Version, versionB: Version): string[] {
+  const reasons: string[] = [];
+  if (!old) reasons.push("new stage");
+  else {
+    if (old.kind !== stage.kind) reasons.push(`kind ${old.kind} -> ${stage.kind}`);
+    for (const change of jsonDiff(old.params, stage.params))
+      reasons.push(`params ${pointerWords(change.path)}: ${shown(change.from)} -> ${shown(change.to)}`);
+    for (const [name, ref] of Object.entries(stage.inputs)) {
+      const before = old.inputs[name];
+      if (JSON.stringify(before) !== JSON.stringify(ref))
+        reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
+      else if ("file" in ref) {
+        const bytesA = versionA.readFile(ref.file),
+          bytesB = versionB.readFile(ref.file);
+        if ((bytesA && sha256Hex(bytesA)) !== (bytesB && sha256Hex(bytesB)))
+          reasons.push(`input file ${ref.file} differs`);
+      }
+    }
+    for (const name of Object.keys(old.inputs))
+      if (!(name in stage.inputs)) reasons.push(`input ${name} removed`);
+  }
+  return reasons;
+}
+
 /** `a` and `b`: spec files or REV:path; `root`: the project root. */
-export async function diffSpecs({
-  a: left,
-  b: right,
-  root,
-}: {
-  a: string;
-  b: string;
-  root: string;
-}): Promise<SpecDiff> {
-  const versionA = await version(left, root);
-  const versionB = await version(right, root);
+export async function diffSpecs(specs: { a: string; b: string; root: string }): Promise<SpecDiff> {
+  const versionA = await version(specs.a, specs.root);
+  const versionB = await version(specs.b, specs.root);
   const kinds = new Set(STAGE_KINDS.keys());
   const planB = planStages(versionB.spec, kinds);
   planStages(versionA.spec, kinds);
   const byNameA = new Map(versionA.spec.stages.map((stage) => [stage.name, stage]));
   const direct = new Map<string, string[]>();
   for (const stage of versionB.spec.stages) {
-    const old = byNameA.get(stage.name);
-    const reasons: string[] = [];
-    if (!old) reasons.push("new stage");
-    else {
-      if (old.kind !== stage.kind) reasons.push(`kind ${old.kind} -> ${stage.kind}`);
-      for (const change of jsonDiff(old.params, stage.params))
-        reasons.push(`params ${pointerWords(change.path)}: ${shown(change.from)} -> ${shown(change.to)}`);
-      for (const [name, ref] of Object.entries(stage.inputs)) {
-        const before = old.inputs[name];
-        if (JSON.stringify(before) !== JSON.stringify(ref))
-          reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
-        else if ("file" in ref) {
-          const bytesA = versionA.readFile(ref.file),
-            bytesB = versionB.readFile(ref.file);
-          if ((bytesA && sha256Hex(bytesA)) !== (bytesB && sha256Hex(bytesB)))
-            reasons.push(`input file ${ref.file} differs`);
-        }
-      }
-      for (const name of Object.keys(old.inputs))
-        if (!(name in stage.inputs)) reasons.push(`input ${name} removed`);
-    }
+    const reasons = stageReasons(byNameA.get(stage.name), stage, versionA, versionB);
     if (reasons.length) direct.set(stage.name, reasons);
   }
   const stages: SpecDiff["stages"] = [];

@@ -52,41 +52,13 @@ async function run(argv: string[]): Promise<number> {
   const copies = task ? [`specs/${task}.yaml`, `specs/${task}`] : [];
   // Adding a task's spec to a folder already set up keeps its files; a plain init refuses them.
   const kept = task ? writes.filter(([file]) => existsSync(join(root, file))).map(([file]) => file) : [];
-  const taken = [...writes.map(([file]) => file), ...copies].filter(
-    (file) => placeProblem(root, file) && !kept.includes(file),
-  );
-  const unsafe = [
-    ...new Set([
-      rootProblem(root),
-      placeProblem(root, ".gitignore", true),
-      ...[...writes.map(([file]) => file), ...copies].map((file) => placeProblem(root, file)),
-    ]),
-  ].filter((problem): problem is string => problem !== null && !/ exists$/.test(problem));
-  if (unsafe.length)
-    throw new UsageError(
-      `init writes nothing through a link or over what is not a plain file: ${unsafe.join("; ")}\n` +
-        "  fix: move them aside (or run init in a new folder), then run init again",
-    );
-  if (taken.length)
-    throw new UsageError(
-      `init writes nothing over an existing file, and ${taken.join(", ")} ` +
-        `${taken.length === 1 ? "exists" : "exist"} in ${root}\n` +
-        "  fix: move them aside (or run init in a new folder), then run init again",
-    );
+  refuseUnsafePlaces(root, [...writes.map(([file]) => file), ...copies], kept);
   makeRoot(root);
   const at = (file: string) => shownPath(root, file);
   const added = writing(at(".gitignore"), () => addIgnores(join(root, ".gitignore")));
   for (const [file, text] of writes)
     if (!kept.includes(file)) writing(at(file), () => writeFileSync(join(root, file), text, { flag: "wx" }));
-  for (const rel of copies)
-    writing(at(rel), () => {
-      mkdirSync(dirname(join(root, rel)), { recursive: true });
-      cpSync(join(installRoot(), rel), join(root, rel), {
-        recursive: true,
-        errorOnExist: true,
-        force: false,
-      });
-    });
+  for (const rel of copies) writing(at(rel), () => copyFromInstall(root, rel));
   if (task) resultsApart(join(root, `specs/${task}.yaml`), task);
   if (values.json) {
     const written = writes.filter(([file]) => !kept.includes(file)).map(([file]) => file);
@@ -107,6 +79,40 @@ async function run(argv: string[]): Promise<number> {
   ];
   process.stdout.write(lines.join("\n") + "\n");
   return 0;
+}
+
+/** Refuses, before anything is written, a place behind a link or not a plain file, and an existing file
+ *  (but those `kept`). `files`: the files and folders init writes, relative to `root`. */
+function refuseUnsafePlaces(root: string, files: string[], kept: string[]): void {
+  const taken = files.filter((file) => placeProblem(root, file) && !kept.includes(file));
+  const unsafe = [
+    ...new Set([
+      rootProblem(root),
+      placeProblem(root, ".gitignore", true),
+      ...files.map((file) => placeProblem(root, file)),
+    ]),
+  ].filter((problem): problem is string => problem !== null && !/ exists$/.test(problem));
+  if (unsafe.length)
+    throw new UsageError(
+      `init writes nothing through a link or over what is not a plain file: ${unsafe.join("; ")}\n` +
+        "  fix: move them aside (or run init in a new folder), then run init again",
+    );
+  if (taken.length)
+    throw new UsageError(
+      `init writes nothing over an existing file, and ${taken.join(", ")} ` +
+        `${taken.length === 1 ? "exists" : "exist"} in ${root}\n` +
+        "  fix: move them aside (or run init in a new folder), then run init again",
+    );
+}
+
+/** Copies a built-in task's spec file or folder (`rel`) from the install root into the project. */
+function copyFromInstall(root: string, rel: string): void {
+  mkdirSync(dirname(join(root, rel)), { recursive: true });
+  cpSync(join(installRoot(), rel), join(root, rel), {
+    recursive: true,
+    errorOnExist: true,
+    force: false,
+  });
 }
 
 /** The copy's results go to a folder of their own (results/<slug>/project/…): the built-in spec, built by
