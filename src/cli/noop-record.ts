@@ -179,8 +179,8 @@ const same = (left: Signature, right: Signature): boolean =>
 /**
  * A checksum of what a record replays. Not sha256: a replayed build loads no crypto (src/util/builtins.ts),
  * and a checksum only has to catch an edit or damage; whoever recomputes it can as well run medbench (no
- * seal stops a forger: docs/hardening.md, issue 25.2). JSON.stringify of the parsed record gives back its
- * bytes.
+ * seal stops a forger: docs/hardening.md, on local state checked before use). JSON.stringify of the parsed
+ * record gives back its bytes.
  */
 const checkOf = (record: Pick<NoopRecord, "key" | "files" | "env" | "events" | "stdout">): string =>
   fnv1a(JSON.stringify([record.key, record.files, record.env, record.events, record.stdout]));
