@@ -82,15 +82,16 @@
     sec.append(board);
   }
 
+  /** What the check's runs were built from, as the page says it (null: no runs yet). */
+  const INPUTS_SAID = {
+    sample: ", on the bundled SYNTHETIC sample (not the release)",
+    release: ", on the release",
+  };
+
   /** The task's check over its roster. */
   function checkSection(sec, check) {
     const verdict = check.status === "pass" ? "holds" : check.status === "fail" ? "fails" : "is incomplete";
-    const inputs =
-      check.inputs === "sample"
-        ? ", on the bundled SYNTHETIC sample (not the release)"
-        : check.inputs === "release"
-          ? ", on the release"
-          : ", with no runs yet";
+    const inputs = INPUTS_SAID[check.inputs] || ", with no runs yet";
     sec.append(el("h3", {}, "Check"));
     sec.append(el("p", { class: "check-" + check.status }, "The check " + verdict + inputs + "."));
     const criteria = table(
