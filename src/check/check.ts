@@ -3,7 +3,7 @@ import type { SpecFile } from "../spec/load.js";
 import { evaluate, type CriterionResult, type Status } from "./criteria.js";
 import type { CheckDecl } from "./declare.js";
 import { rosterRuns, type RosterRun } from "./roster.js";
-import { findRuns, readUnits } from "./runs.js";
+import { findRuns, readUnits, setAside } from "./runs.js";
 import type { UnitRecord } from "../contract/records.js";
 import { scorerNotices } from "../util/metrics.js";
 
@@ -47,37 +47,35 @@ export async function runCheck(
   registries: string[] = [],
 ): Promise<CheckReport> {
   const found = await findRuns(root, spec.slug);
-  const apiLimits = check.criteria.flatMap((c) =>
-    c.kind === "failure_rates" && c.apiErrors ? [c.apiErrors.incompleteAt] : [],
+  const apiLimits = check.criteria.flatMap((criterion) =>
+    criterion.kind === "failure_rates" && criterion.apiErrors ? [criterion.apiErrors.incompleteAt] : [],
   );
   const { runs, inputs } = rosterRuns(spec, check, found, {
     headline,
     apiIncompleteAt: apiLimits.length ? Math.min(...apiLimits) : null,
     registries,
   });
-  const byRole = new Map(runs.map((r) => [r.role, r]));
+  const byRole = new Map(runs.map((run) => [run.role, run]));
   const units = new Map<string, UnitRecord[] | string>();
-  const criteria = check.criteria.map((c) =>
-    evaluate(c, {
+  const criteria = check.criteria.map((criterion) =>
+    evaluate(criterion, {
       run: (role) => byRole.get(role)!,
       all: runs,
-      units: (r) => {
-        if (!units.has(r.role)) units.set(r.role, unitsOf(root, r, check));
-        return units.get(r.role)!;
+      units: (run) => {
+        if (!units.has(run.role)) units.set(run.role, unitsOf(root, run, check));
+        return units.get(run.role)!;
       },
     }),
   );
-  const status: Status = criteria.some((c) => c.status === "fail")
-    ? "fail"
-    : criteria.some((c) => c.status === "incomplete") || runs.some((r) => r.status !== "ok")
-      ? "incomplete"
-      : "pass";
+  const status = overallStatus(criteria, runs);
   const missing = runs
-    .filter((r) => r.status !== "ok")
-    .map((r) => ({ role: r.role, model: r.model, reason: r.reason! }));
+    .filter((run) => run.status !== "ok")
+    .map((run) => ({ role: run.role, model: run.model, reason: run.reason! }));
   const reasons = [
-    ...criteria.filter((c) => c.status !== "pass").map((c) => `${c.id} ${c.status}: ${c.summary}`),
-    ...missing.map((m) => `${m.role} (${m.model}) ${m.reason}`),
+    ...criteria
+      .filter((criterion) => criterion.status !== "pass")
+      .map((criterion) => `${criterion.id} ${criterion.status}: ${criterion.summary}`),
+    ...missing.map((absent) => `${absent.role} (${absent.model}) ${absent.reason}`),
   ];
   return {
     spec: spec.path,
@@ -86,36 +84,49 @@ export async function runCheck(
     metric: check.metric,
     status,
     inputs,
-    runs: runs.map((r) => ({
-      role: r.role,
-      model: r.model,
-      status: r.status,
-      reason: r.reason,
-      dir: r.dir,
-      tags: r.runTags,
-      value: r.interval?.value ?? null,
-      lo: r.interval?.lo ?? null,
-      hi: r.interval?.hi ?? null,
-      api_errors: r.apiErrorRate,
-      notices: r.metrics ? scorerNotices(r.metrics) : [],
-    })),
+    runs: runs.map(reportedRun),
     missing,
-    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
-    modified: found.filter((f) => f.modified).map((f) => ({ dir: f.dir, why: f.modified! })),
+    ...setAside(found),
     criteria,
     reasons,
   };
 }
 
+/** Fail when a criterion fails; incomplete when one is, or a roster run is not usable; else pass. */
+function overallStatus(criteria: CriterionResult[], runs: RosterRun[]): Status {
+  if (criteria.some((criterion) => criterion.status === "fail")) return "fail";
+  const incomplete =
+    criteria.some((criterion) => criterion.status === "incomplete") ||
+    runs.some((run) => run.status !== "ok");
+  return incomplete ? "incomplete" : "pass";
+}
+
+/** A roster run as the report lists it. */
+function reportedRun(run: RosterRun) {
+  return {
+    role: run.role,
+    model: run.model,
+    status: run.status,
+    reason: run.reason,
+    dir: run.dir,
+    tags: run.runTags,
+    value: run.interval?.value ?? null,
+    lo: run.interval?.lo ?? null,
+    hi: run.interval?.hi ?? null,
+    api_errors: run.apiErrorRate,
+    notices: run.metrics ? scorerNotices(run.metrics) : [],
+  };
+}
+
 /** The run's per-unit values, checked to be the metric's own: their mean is the point estimate. */
-function unitsOf(root: string, r: RosterRun, check: CheckDecl): UnitRecord[] | string {
-  const rows = readUnits(root, r.dir!, check.units);
+function unitsOf(root: string, run: RosterRun, check: CheckDecl): UnitRecord[] | string {
+  const rows = readUnits(root, run.dir!, check.units);
   if (typeof rows === "string") return rows;
-  const mean = rows.reduce((s, x) => s + x.value, 0) / rows.length;
-  const value = r.interval!.value;
+  const mean = rows.reduce((sum, x) => sum + x.value, 0) / rows.length;
+  const value = run.interval!.value;
   if (!rows.length || value === null || Math.abs(mean - value) > 1e-12)
     return (
-      `${r.dir}/${check.units}: the mean of its ${rows.length} values is ${mean}, ` +
+      `${run.dir}/${check.units}: the mean of its ${rows.length} values is ${mean}, ` +
       `not the ${check.metric} of ` +
       `metrics.json (${value}): a paired comparison of this metric is not defined by its units`
     );

@@ -28,185 +28,216 @@ export interface CriterionContext {
 
 /** A share as the check prints it (one decimal, "–" for none). */
 export const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
-const ci = (r: RosterRun) => `${pct(r.interval!.value)} [${pct(r.interval!.lo)}, ${pct(r.interval!.hi)}]`;
-const point = (r: RosterRun) => ({
-  model: r.model,
-  value: r.interval?.value ?? null,
-  lo: r.interval?.lo ?? null,
-  hi: r.interval?.hi ?? null,
+const ci = (run: RosterRun) =>
+  `${pct(run.interval!.value)} [${pct(run.interval!.lo)}, ${pct(run.interval!.hi)}]`;
+const point = (run: RosterRun) => ({
+  model: run.model,
+  value: run.interval?.value ?? null,
+  lo: run.interval?.lo ?? null,
+  hi: run.interval?.hi ?? null,
 });
 
 /** The runs a criterion needs that cannot be used, as its incomplete result (or null when all can). */
-function unusable(c: Criterion, runs: RosterRun[]): CriterionResult | null {
-  const bad = runs.filter((r) => r.status !== "ok");
+function unusable(criterion: Criterion, runs: RosterRun[]): CriterionResult | null {
+  const bad = runs.filter((run) => run.status !== "ok");
   if (!bad.length) return null;
   return {
-    id: c.id,
-    kind: c.kind,
-    description: c.description,
+    id: criterion.id,
+    kind: criterion.kind,
+    description: criterion.description,
     status: "incomplete",
     // Why each run cannot be used, and the build that makes one, is said once, in the roster: a reason
     // repeated under every criterion that needs the run buried the verdict (the JSON keeps it per run).
-    summary: "no usable run of " + bad.map((r) => `${r.role} (${r.status})`).join("; ") + ": see the roster",
-    numbers: { unusable: bad.map((r) => r.role) },
+    summary:
+      "no usable run of " + bad.map((run) => `${run.role} (${run.status})`).join("; ") + ": see the roster",
+    numbers: { unusable: bad.map((run) => run.role) },
   };
 }
 
-const result = (c: Criterion, pass: boolean, summary: string, numbers: Record<string, Json>) => ({
-  id: c.id,
-  kind: c.kind,
-  description: c.description,
+const result = (criterion: Criterion, pass: boolean, summary: string, numbers: Record<string, Json>) => ({
+  id: criterion.id,
+  kind: criterion.kind,
+  description: criterion.description,
   status: (pass ? "pass" : "fail") as Status,
   summary,
   numbers,
 });
 
-export function evaluate(c: Criterion, ctx: CriterionContext): CriterionResult {
-  switch (c.kind) {
+export function evaluate(criterion: Criterion, ctx: CriterionContext): CriterionResult {
+  switch (criterion.kind) {
     case "interval_above":
     case "interval_covers": {
-      const runs = c.runs.map(ctx.run);
-      const missing = unusable(c, runs);
+      const runs = criterion.runs.map(ctx.run);
+      const missing = unusable(criterion, runs);
       if (missing) return missing;
-      const holds = (r: RosterRun) => {
-        const { lo, hi } = r.interval!;
+      const holds = (run: RosterRun) => {
+        const { lo, hi } = run.interval!;
         if (lo === null || hi === null) return false;
-        return c.kind === "interval_above" ? lo > c.value : lo <= c.value && c.value <= hi;
+        return criterion.kind === "interval_above"
+          ? lo > criterion.value
+          : lo <= criterion.value && criterion.value <= hi;
       };
       const [yes, no] =
-        c.kind === "interval_above" ? ["lies above", "does not lie above"] : ["covers", "does not cover"];
-      const summary = runs.map((r) => `${r.role} ${ci(r)} ${holds(r) ? yes : no} ${pct(c.value)}`).join("; ");
-      return result(c, runs.every(holds), summary, {
-        value: c.value,
-        runs: Object.fromEntries(runs.map((r) => [r.role, { ...point(r), holds: holds(r) }])),
+        criterion.kind === "interval_above"
+          ? ["lies above", "does not lie above"]
+          : ["covers", "does not cover"];
+      const summary = runs
+        .map((run) => `${run.role} ${ci(run)} ${holds(run) ? yes : no} ${pct(criterion.value)}`)
+        .join("; ");
+      return result(criterion, runs.every(holds), summary, {
+        value: criterion.value,
+        runs: Object.fromEntries(runs.map((run) => [run.role, { ...point(run), holds: holds(run) }])),
       });
     }
     case "intervals_apart":
-      return apart(c, ctx);
+      return apart(criterion, ctx);
     case "headroom":
-      return headroom(c, ctx);
+      return headroom(criterion, ctx);
     case "failure_rates":
-      return failureRates(c, ctx);
+      return failureRates(criterion, ctx);
     case "audit":
-      return audit(c, ctx);
+      return audit(criterion, ctx);
   }
 }
 
-function apart(c: Extract<Criterion, { kind: "intervals_apart" }>, ctx: CriterionContext): CriterionResult {
-  const above = ctx.run(c.above),
-    below = ctx.run(c.below);
-  const missing = unusable(c, [above, below]);
+function apart(
+  criterion: Extract<Criterion, { kind: "intervals_apart" }>,
+  ctx: CriterionContext,
+): CriterionResult {
+  const above = ctx.run(criterion.above),
+    below = ctx.run(criterion.below);
+  const missing = unusable(criterion, [above, below]);
   if (missing) return missing;
-  const a = above.interval!,
-    b = below.interval!;
-  const holds = a.lo !== null && b.hi !== null && a.lo > b.hi;
+  const aboveCi = above.interval!,
+    belowCi = below.interval!;
+  const holds = aboveCi.lo !== null && belowCi.hi !== null && aboveCi.lo > belowCi.hi;
   const ua = ctx.units(above),
     ub = ctx.units(below);
   let paired: Json = null;
   let note = "";
   if (typeof ua === "string" || typeof ub === "string")
-    note = `; paired: ${[ua, ub].find((u) => typeof u === "string")}`;
+    note = `; paired: ${[ua, ub].find((units) => typeof units === "string")}`;
   else {
     try {
-      const r = pairedComparison(ua, ub, c.paired);
-      paired = { ...r } as unknown as Json;
+      const comparison = pairedComparison(ua, ub, criterion.paired);
+      paired = { ...comparison } as unknown as Json;
       note =
-        `; paired difference ${r.diff_pp.toFixed(1)} pp [${r.lo.toFixed(1)}, ${r.hi.toFixed(1)}], ` +
-        `McNemar p ${r.mcnemar_p.toPrecision(3)} (${r.resamples} resamples, ${r.rng} seed ${r.seed})`;
+        `; paired difference ${comparison.diff_pp.toFixed(1)} pp ` +
+        `[${comparison.lo.toFixed(1)}, ${comparison.hi.toFixed(1)}], ` +
+        `McNemar p ${comparison.mcnemar_p.toPrecision(3)} ` +
+        `(${comparison.resamples} resamples, ${comparison.rng} seed ${comparison.seed})`;
     } catch (e) {
       note = `; paired: ${(e as Error).message}`;
     }
   }
   const summary =
-    `${c.above} ${ci(above)} ${holds ? "lies above" : "does not lie above"} ${c.below} ${ci(below)}` + note;
+    `${criterion.above} ${ci(above)} ${holds ? "lies above" : "does not lie above"} ` +
+    `${criterion.below} ${ci(below)}` +
+    note;
   return {
-    ...result(c, holds, summary, { above: point(above), below: point(below), paired }),
+    ...result(criterion, holds, summary, { above: point(above), below: point(below), paired }),
     // Without the paired comparison the criterion is not what the document asks for.
     ...(paired === null ? { status: "incomplete" as Status } : {}),
   };
 }
 
-function headroom(c: Extract<Criterion, { kind: "headroom" }>, ctx: CriterionContext): CriterionResult {
+type HeadroomCriterion = Extract<Criterion, { kind: "headroom" }>;
+
+/** The run with the highest point estimate (the first of equals); null for no runs. */
+const bestOf = (runs: RosterRun[]) =>
+  runs.reduce<RosterRun | null>(
+    (leader, run) => (leader === null || run.interval!.value! > leader.interval!.value! ? run : leader),
+    null,
+  );
+
+/** The share of the way from the run's value up to the ceiling, over the floor's way up to it. */
+const headroomAt = (criterion: HeadroomCriterion, ceiling: number, run: RosterRun) =>
+  (ceiling - run.interval!.value!) / (ceiling - criterion.floor);
+
+function headroom(criterion: HeadroomCriterion, ctx: CriterionContext): CriterionResult {
   // "The best reference": the runs with one of among_tags (the roster's own tags), never an excluded one.
-  const notExcluded = ctx.all.filter((r) => !r.runTags.some((t) => c.excludeTags.includes(t)));
-  const among = c.amongTags
-    ? notExcluded.filter((r) => r.tags.some((t) => c.amongTags!.includes(t)))
+  const excluded = (run: RosterRun, tags: string[]) => run.runTags.some((tag) => tags.includes(tag));
+  const notExcluded = ctx.all.filter((run) => !excluded(run, criterion.excludeTags));
+  const among = criterion.amongTags
+    ? notExcluded.filter((run) => run.tags.some((tag) => criterion.amongTags!.includes(tag)))
     : notExcluded;
-  const alsoAmong = c.alsoBestExcluding
+  const alsoAmong = criterion.alsoBestExcluding
     ? notExcluded.filter(
-        (r) =>
-          !c.alsoBestExcluding!.test(r.model) && !r.runTags.some((t) => c.alsoBestExcludeTags.includes(t)),
+        (run) =>
+          !criterion.alsoBestExcluding!.test(run.model) && !excluded(run, criterion.alsoBestExcludeTags),
       )
     : [];
-  const missing = unusable(c, [...new Set([...among, ...alsoAmong])]);
+  const missing = unusable(criterion, [...new Set([...among, ...alsoAmong])]);
   if (missing) return missing;
-  const best = (runs: RosterRun[]) =>
-    runs.reduce<RosterRun | null>(
-      (b, r) => (b === null || r.interval!.value! > b.interval!.value! ? r : b),
-      null,
-    );
-  const top = best(among);
-  if (!top) return result(c, false, "no run to take the best of", {});
-  const h = (C: number, r: RosterRun) => (C - r.interval!.value!) / (C - c.floor);
-  const per = c.ceilings.map((C) => {
-    const H = h(C, top);
-    const below = top.interval!.hi !== null && top.interval!.hi < C;
-    return { ceiling: C, headroom: H, best_hi_below_ceiling: below, holds: H >= c.min && below };
+  const top = bestOf(among);
+  if (!top) return result(criterion, false, "no run to take the best of", {});
+  const per = criterion.ceilings.map((ceiling) => {
+    const room = headroomAt(criterion, ceiling, top);
+    const below = top.interval!.hi !== null && top.interval!.hi < ceiling;
+    return { ceiling, headroom: room, best_hi_below_ceiling: below, holds: room >= criterion.min && below };
   });
-  const other = c.alsoBestExcluding ? best(alsoAmong) : null;
-  const summary =
-    `best ${top.role} (${top.model}) ${ci(top)}: ` +
-    per
-      .map(
-        (p) =>
-          `C ${p.ceiling}: H ${p.headroom.toFixed(3)} ${p.headroom >= c.min ? "≥" : "<"} ${c.min}, ` +
-          `CI ${p.best_hi_below_ceiling ? "below" : "not below"} C`,
-      )
-      .join("; ") +
-    (other
-      ? `; best model not /${c.alsoBestExcluding!.source}/: ${other.role} (${other.model}) ${ci(other)}`
-      : "");
+  const other = criterion.alsoBestExcluding ? bestOf(alsoAmong) : null;
   return result(
-    c,
-    per.every((p) => p.holds),
-    summary,
+    criterion,
+    per.every((entry) => entry.holds),
+    headroomSummary(criterion, top, per, other),
     {
-      floor: c.floor,
-      min: c.min,
-      excluded_tags: c.excludeTags,
-      among_tags: c.amongTags,
-      among: among.map((r) => r.role),
+      floor: criterion.floor,
+      min: criterion.min,
+      excluded_tags: criterion.excludeTags,
+      among_tags: criterion.amongTags,
+      among: among.map((run) => run.role),
       best: { role: top.role, ...point(top) },
       ceilings: per,
-      ...(other
-        ? {
-            also_best: {
-              role: other.role,
-              ...point(other),
-              headroom: Object.fromEntries(c.ceilings.map((C) => [String(C), h(C, other)])),
-            },
-          }
-        : {}),
+      ...(other ? { also_best: alsoBest(criterion, other) } : {}),
     },
   );
 }
 
+function alsoBest(criterion: HeadroomCriterion, other: RosterRun) {
+  return {
+    role: other.role,
+    ...point(other),
+    headroom: Object.fromEntries(
+      criterion.ceilings.map((ceiling) => [String(ceiling), headroomAt(criterion, ceiling, other)]),
+    ),
+  };
+}
+
+function headroomSummary(
+  criterion: HeadroomCriterion,
+  top: RosterRun,
+  per: { ceiling: number; headroom: number; best_hi_below_ceiling: boolean }[],
+  other: RosterRun | null,
+): string {
+  const { min } = criterion;
+  const ceilings = per.map(
+    (entry) =>
+      `C ${entry.ceiling}: H ${entry.headroom.toFixed(3)} ${entry.headroom >= min ? "≥" : "<"} ${min}, ` +
+      `CI ${entry.best_hi_below_ceiling ? "below" : "not below"} C`,
+  );
+  const otherBest = other
+    ? `; best model not /${criterion.alsoBestExcluding!.source}/: ${other.role} (${other.model}) ${ci(other)}`
+    : "";
+  return `best ${top.role} (${top.model}) ${ci(top)}: ` + ceilings.join("; ") + otherBest;
+}
+
 function failureRates(
-  c: Extract<Criterion, { kind: "failure_rates" }>,
+  criterion: Extract<Criterion, { kind: "failure_rates" }>,
   ctx: CriterionContext,
 ): CriterionResult {
-  const runs = c.runs === "all" ? ctx.all : c.runs.map(ctx.run);
-  const missing = unusable(c, runs);
+  const runs = criterion.runs === "all" ? ctx.all : criterion.runs.map(ctx.run);
+  const missing = unusable(criterion, runs);
   if (missing) return missing;
-  const rows = runs.map((r) => {
-    const m = r.metrics!.metrics ?? {};
+  const rows = runs.map((run) => {
+    const metrics = run.metrics!.metrics ?? {};
     let parse: number | null = null;
-    if (c.parseFailures) {
+    if (criterion.parseFailures) {
       // The share over every reply the named metrics cover (each metric weighted by its n).
       let failed = 0,
         n = 0;
-      for (const name of c.parseFailures.metrics) {
-        const e = m[name] as { value?: number | null; n?: number } | undefined;
+      for (const name of criterion.parseFailures.metrics) {
+        const e = metrics[name] as { value?: number | null; n?: number } | undefined;
         if (e && typeof e.value === "number" && typeof e.n === "number") {
           failed += e.value * e.n;
           n += e.n;
@@ -214,21 +245,24 @@ function failureRates(
       }
       parse = n ? failed / n : null;
     }
-    const holds = !c.parseFailures || (parse !== null && parse < c.parseFailures.below);
-    return { r, parse, holds };
+    const holds = !criterion.parseFailures || (parse !== null && parse < criterion.parseFailures.below);
+    return { r: run, parse, holds };
   });
   const bad = rows.filter((x) => !x.holds);
   const summary = bad.length
     ? bad
-        .map((x) => `${x.r.role} parse failures ${pct(x.parse)} (not below ${pct(c.parseFailures!.below)})`)
+        .map(
+          (x) =>
+            `${x.r.role} parse failures ${pct(x.parse)} (not below ${pct(criterion.parseFailures!.below)})`,
+        )
         .join("; ")
-    : `every run's parse failures below ${pct(c.parseFailures?.below ?? null)}, API errors below ` +
-      `${pct(c.apiErrors?.incompleteAt ?? null)} ` +
+    : `every run's parse failures below ${pct(criterion.parseFailures?.below ?? null)}, API errors below ` +
+      `${pct(criterion.apiErrors?.incompleteAt ?? null)} ` +
       `(highest ${pct(Math.max(0, ...rows.map((x) => x.parse ?? 0)))} ` +
       `and ${pct(Math.max(0, ...rows.map((x) => x.r.apiErrorRate ?? 0)))})`;
-  return result(c, bad.length === 0, summary, {
-    parse_failures_below: c.parseFailures?.below ?? null,
-    api_errors_incomplete_at: c.apiErrors?.incompleteAt ?? null,
+  return result(criterion, bad.length === 0, summary, {
+    parse_failures_below: criterion.parseFailures?.below ?? null,
+    api_errors_incomplete_at: criterion.apiErrors?.incompleteAt ?? null,
     runs: Object.fromEntries(
       rows.map((x) => [
         x.r.role,
@@ -238,31 +272,33 @@ function failureRates(
   });
 }
 
-function audit(c: Extract<Criterion, { kind: "audit" }>, ctx: CriterionContext): CriterionResult {
-  const runs = c.runs.map(ctx.run);
-  const missing = unusable(c, runs);
+function audit(criterion: Extract<Criterion, { kind: "audit" }>, ctx: CriterionContext): CriterionResult {
+  const runs = criterion.runs.map(ctx.run);
+  const missing = unusable(criterion, runs);
   if (missing) return missing;
-  const want = stableJson(c.equals);
-  const shown = JSON.stringify(c.equals);
-  const rows = runs.map((r) => {
-    const got = lookupPointer(r.metrics as unknown as Json, c.field);
+  const want = stableJson(criterion.equals);
+  const shown = JSON.stringify(criterion.equals);
+  const rows = runs.map((run) => {
+    const got = lookupPointer(run.metrics as unknown as Json, criterion.field);
     const holds = got !== undefined && stableJson(got) === want;
     // Only the roster's own tags make an exception: a failed audit tags a run reasoning-on, excusing nothing.
-    const exception = !holds && r.tags.some((t) => c.exceptTags.includes(t));
-    return { r, got: got ?? null, holds, exception };
+    const exception = !holds && run.tags.some((tag) => criterion.exceptTags.includes(tag));
+    return { r: run, got: got ?? null, holds, exception };
   });
   const failing = rows.filter((x) => !x.holds && !x.exception);
   const exceptions = rows.filter((x) => x.exception);
   const summary =
     (failing.length
-      ? failing.map((x) => `${x.r.role}: ${c.field} is ${JSON.stringify(x.got)}, not ${shown}`).join("; ")
-      : `${c.field} is ${shown} for every run`) +
+      ? failing
+          .map((x) => `${x.r.role}: ${criterion.field} is ${JSON.stringify(x.got)}, not ${shown}`)
+          .join("; ")
+      : `${criterion.field} is ${shown} for every run`) +
     (exceptions.length
-      ? `; ${exceptions.map((x) => x.r.role).join(", ")} excepted (${c.exceptTags.join(", ")})`
+      ? `; ${exceptions.map((x) => x.r.role).join(", ")} excepted (${criterion.exceptTags.join(", ")})`
       : "");
-  return result(c, failing.length === 0, summary, {
-    field: c.field,
-    equals: c.equals,
+  return result(criterion, failing.length === 0, summary, {
+    field: criterion.field,
+    equals: criterion.equals,
     runs: Object.fromEntries(
       rows.map((x) => [x.r.role, { model: x.r.model, value: x.got, holds: x.holds, exception: x.exception }]),
     ),

@@ -80,157 +80,25 @@ type Raw = Record<string, Json>;
 export function declaredCheck(spec: SpecFile): CheckDecl | null {
   if (spec.check === null) return null;
   const problems: Diagnostic[] = [];
-  const src = () => spec.src;
   const raw = resolveRefs(spec.check, "/check", {
-    src,
+    src: () => spec.src,
     spec: spec.spec,
     vars: spec.variables,
     out: problems,
   }) as Raw;
   if (problems.length) throw new DiagnosticError(problems);
-  const at = (pointer: string, message: string, fix?: string) =>
-    problems.push(diagnosticAt(spec.src, `/check${pointer}`, message, fix));
-
+  const reader = new CheckReader(spec, problems);
   const metric = raw.metric;
-  if (typeof metric !== "string") at("/metric", "the check's metric is not a metric name", "e.g. bcr");
-  const roster: RosterEntry[] = [];
-  const models = new Map<string, string>();
-  for (const [role, e] of Object.entries(raw.roster as Record<string, Raw>)) {
-    const p = `/roster/${escapePointer(role)}`;
-    if (typeof e.model !== "string" || !/^[^\s/]+\/\S+$/.test(e.model)) {
-      at(`${p}/model`, `roster ${role}: ${JSON.stringify(e.model)} is not a model name`, "ROUTE/MODEL");
-      continue;
-    }
-    if (models.has(e.model))
-      at(`${p}/model`, `roster ${role}: ${e.model} is also ${models.get(e.model)}`, "one role per model");
-    models.set(e.model, role);
-    roster.push({
-      role,
-      model: e.model,
-      tags: (e.tags as string[] | undefined) ?? [],
-      reasoning: e.reasoning === "off" || e.reasoning === "low" ? e.reasoning : null,
-    });
-  }
-  const roles = new Set(roster.map((r) => r.role));
-  const role = (pointer: string, name: Json) => {
-    if (typeof name === "string" && roles.has(name)) return name;
-    at(pointer, `no roster entry ${JSON.stringify(name)}`, `name one of: ${[...roles].join(", ")}`);
-    return String(name);
-  };
-  const roleList = (pointer: string, list: Json) =>
-    (list as Json[]).map((n, i) => role(`${pointer}/${i}`, n));
-  const number = (pointer: string, v: Json, ok: (x: number) => boolean, what: string) => {
-    if (typeof v === "number" && Number.isFinite(v) && ok(v)) return v;
-    at(pointer, `${JSON.stringify(v)} is not ${what}`, `give ${what}`);
-    return NaN;
-  };
-  const share = (pointer: string, v: Json) => number(pointer, v, (x) => x > 0 && x <= 1, "a share in (0, 1]");
-  const regex = (pointer: string, v: Json) => {
-    try {
-      return new RegExp(String(v), "i");
-    } catch (e) {
-      at(pointer, `not a regular expression: ${(e as Error).message}`, "e.g. ^openai/gpt-6");
-      return /$^/;
-    }
-  };
-
-  const tags: TagRule[] = ((raw.tags as Raw[] | undefined) ?? []).map((t, i) => ({
-    tag: String(t.tag),
-    models: regex(`/tags/${i}/models`, t.models!),
-    alsoReport: typeof t.also_report === "string" ? t.also_report : null,
+  if (typeof metric !== "string") reader.at("/metric", "the check's metric is not a metric name", "e.g. bcr");
+  const roster = readRoster(reader, raw.roster as Record<string, Raw>);
+  reader.roles = new Set(roster.map((entry) => entry.role));
+  const tags: TagRule[] = ((raw.tags as Raw[] | undefined) ?? []).map((tag, i) => ({
+    tag: String(tag.tag),
+    models: reader.regex(`/tags/${i}/models`, tag.models!),
+    alsoReport: typeof tag.also_report === "string" ? tag.also_report : null,
   }));
-
-  const pairedOf = (p: string, o: Raw): PairedOptions => {
-    const integer = (min: number) => (x: number) => Number.isInteger(x) && x >= min;
-    const rng = o.rng === "numpy" || o.rng === "python" ? o.rng : null;
-    if (!rng)
-      at(`${p}/rng`, `${JSON.stringify(o.rng)} is not numpy or python`, "numpy (default_rng) or python");
-    return {
-      resamples: number(`${p}/resamples`, o.resamples!, integer(1), "a count of at least 1"),
-      seed: number(`${p}/seed`, o.seed!, integer(0), "an integer seed of 0 or more"),
-      rng: rng ?? "numpy",
-      level: number(`${p}/level`, o.level!, (x) => x > 0 && x < 1, "a level between 0 and 1"),
-    };
-  };
-
   const ids = new Set<string>();
-  const criteria: Criterion[] = (raw.criteria as Raw[]).map((c, i) => {
-    const p = `/criteria/${i}`;
-    const id = String(c.id);
-    if (ids.has(id)) at(`${p}/id`, `two criteria are called ${id}`, "give each criterion its own id");
-    ids.add(id);
-    const base = { id, description: typeof c.description === "string" ? c.description : null };
-    switch (c.kind) {
-      case "interval_above":
-      case "interval_covers":
-        return {
-          ...base,
-          kind: c.kind,
-          runs: roleList(`${p}/runs`, c.runs!),
-          value: number(`${p}/value`, c.value!, () => true, "a number"),
-        };
-      case "intervals_apart": {
-        const paired = c.paired ? pairedOf(`${p}/paired`, c.paired as Raw) : PAIRED_DEFAULT;
-        const above = role(`${p}/above`, c.above!);
-        const below = role(`${p}/below`, c.below!);
-        if (above === below) at(`${p}/below`, "a run cannot be apart from itself", "name two roster entries");
-        return { ...base, kind: c.kind, above, below, paired };
-      }
-      case "headroom": {
-        const floor = number(`${p}/floor`, c.floor!, () => true, "a number");
-        const ceilings = (c.ceilings as Json[]).map((x, j) =>
-          number(`${p}/ceilings/${j}`, x, (v) => !(v <= floor), `a ceiling above the floor ${floor}`),
-        );
-        return {
-          ...base,
-          kind: c.kind,
-          floor,
-          ceilings,
-          min: share(`${p}/min`, c.min!),
-          excludeTags: (c.exclude_tags as string[] | undefined) ?? [],
-          amongTags: (c.among_tags as string[] | undefined) ?? null,
-          alsoBestExcludeTags: (c.also_best_exclude_tags as string[] | undefined) ?? [],
-          alsoBestExcluding:
-            c.also_best_excluding === undefined
-              ? null
-              : regex(`${p}/also_best_excluding`, c.also_best_excluding),
-        };
-      }
-      case "failure_rates": {
-        const pf = c.parse_failures as Raw | undefined;
-        const ae = c.api_errors as Raw | undefined;
-        if (!pf && !ae) at(p, "failure_rates needs parse_failures or api_errors", "give one or both");
-        return {
-          ...base,
-          kind: c.kind,
-          runs: c.runs === "all" ? "all" : roleList(`${p}/runs`, c.runs!),
-          parseFailures: pf
-            ? { metrics: pf.metrics as string[], below: share(`${p}/parse_failures/below`, pf.below!) }
-            : null,
-          apiErrors: ae ? { incompleteAt: share(`${p}/api_errors/incomplete_at`, ae.incomplete_at!) } : null,
-        };
-      }
-      case "audit": {
-        const field = String(c.field);
-        if (!field.startsWith("/"))
-          at(
-            `${p}/field`,
-            `${JSON.stringify(field)} is not a JSON pointer`,
-            "e.g. /metrics/thinking_audit/thinking_off",
-          );
-        return {
-          ...base,
-          kind: c.kind,
-          runs: roleList(`${p}/runs`, c.runs!),
-          field,
-          equals: c.equals!,
-          exceptTags: (c.except_tags as string[] | undefined) ?? [],
-        };
-      }
-      default:
-        throw new Error(`unreachable: criterion kind ${String(c.kind)} passed the schema`);
-    }
-  });
+  const criteria = (raw.criteria as Raw[]).map((criterion, i) => readCriterion(reader, criterion, i, ids));
   if (problems.length) throw new DiagnosticError(problems);
   return {
     metric: metric as string,
@@ -240,3 +108,196 @@ export function declaredCheck(spec: SpecFile): CheckDecl | null {
     criteria,
   };
 }
+
+/** Reads values of the check block, noting each problem (with its place in the spec) and going on. */
+class CheckReader {
+  /** The roster's roles, once the roster is read. */
+  roles = new Set<string>();
+
+  constructor(
+    private readonly spec: SpecFile,
+    private readonly problems: Diagnostic[],
+  ) {}
+
+  at(pointer: string, message: string, fix?: string): void {
+    this.problems.push(diagnosticAt(this.spec.src, `/check${pointer}`, message, fix));
+  }
+
+  role(pointer: string, name: Json): string {
+    if (typeof name === "string" && this.roles.has(name)) return name;
+    this.at(pointer, `no roster entry ${JSON.stringify(name)}`, `name one of: ${[...this.roles].join(", ")}`);
+    return String(name);
+  }
+
+  roleList(pointer: string, list: Json): string[] {
+    return (list as Json[]).map((name, i) => this.role(`${pointer}/${i}`, name));
+  }
+
+  number(pointer: string, value: Json, ok: (x: number) => boolean, what: string): number {
+    if (typeof value === "number" && Number.isFinite(value) && ok(value)) return value;
+    this.at(pointer, `${JSON.stringify(value)} is not ${what}`, `give ${what}`);
+    return NaN;
+  }
+
+  share(pointer: string, value: Json): number {
+    return this.number(pointer, value, (x) => x > 0 && x <= 1, "a share in (0, 1]");
+  }
+
+  regex(pointer: string, value: Json): RegExp {
+    try {
+      return new RegExp(String(value), "i");
+    } catch (e) {
+      this.at(pointer, `not a regular expression: ${(e as Error).message}`, "e.g. ^openai/gpt-6");
+      return /$^/;
+    }
+  }
+
+  paired(pointer: string, options: Raw): PairedOptions {
+    const integer = (min: number) => (x: number) => Number.isInteger(x) && x >= min;
+    const rng = options.rng === "numpy" || options.rng === "python" ? options.rng : null;
+    if (!rng)
+      this.at(
+        `${pointer}/rng`,
+        `${JSON.stringify(options.rng)} is not numpy or python`,
+        "numpy (default_rng) or python",
+      );
+    return {
+      resamples: this.number(`${pointer}/resamples`, options.resamples!, integer(1), "a count of at least 1"),
+      seed: this.number(`${pointer}/seed`, options.seed!, integer(0), "an integer seed of 0 or more"),
+      rng: rng ?? "numpy",
+      level: this.number(
+        `${pointer}/level`,
+        options.level!,
+        (x) => x > 0 && x < 1,
+        "a level between 0 and 1",
+      ),
+    };
+  }
+}
+
+function readRoster(reader: CheckReader, raw: Record<string, Raw>): RosterEntry[] {
+  const roster: RosterEntry[] = [];
+  const models = new Map<string, string>();
+  for (const [role, entry] of Object.entries(raw)) {
+    const pointer = `/roster/${escapePointer(role)}`;
+    const model = entry.model;
+    if (typeof model !== "string" || !/^[^\s/]+\/\S+$/.test(model)) {
+      reader.at(
+        `${pointer}/model`,
+        `roster ${role}: ${JSON.stringify(model)} is not a model name`,
+        "ROUTE/MODEL",
+      );
+      continue;
+    }
+    if (models.has(model))
+      reader.at(
+        `${pointer}/model`,
+        `roster ${role}: ${model} is also ${models.get(model)}`,
+        "one role per model",
+      );
+    models.set(model, role);
+    roster.push({
+      role,
+      model,
+      tags: (entry.tags as string[] | undefined) ?? [],
+      reasoning: entry.reasoning === "off" || entry.reasoning === "low" ? entry.reasoning : null,
+    });
+  }
+  return roster;
+}
+
+/** One criterion; `ids`: the ids of those before it, which it must not repeat. */
+function readCriterion(reader: CheckReader, raw: Raw, index: number, ids: Set<string>): Criterion {
+  const pointer = `/criteria/${index}`;
+  const id = String(raw.id);
+  if (ids.has(id))
+    reader.at(`${pointer}/id`, `two criteria are called ${id}`, "give each criterion its own id");
+  ids.add(id);
+  const base = { id, description: typeof raw.description === "string" ? raw.description : null };
+  const kind = raw.kind as Criterion["kind"];
+  const read = Object.hasOwn(CRITERION_READERS, kind) ? CRITERION_READERS[kind] : undefined;
+  if (!read) throw new Error(`unreachable: criterion kind ${String(raw.kind)} passed the schema`);
+  return { ...base, ...read(reader, raw, pointer) } as Criterion;
+}
+
+/** A criterion's own fields, kind by kind (what follows its id and description). */
+type KindFields = Criterion extends infer Each ? (Each extends Base ? Omit<Each, keyof Base> : never) : never;
+type KindReader = (reader: CheckReader, raw: Raw, pointer: string) => KindFields;
+
+const intervalCriterion: KindReader = (reader, raw, pointer) => ({
+  kind: raw.kind as "interval_above" | "interval_covers",
+  runs: reader.roleList(`${pointer}/runs`, raw.runs!),
+  value: reader.number(`${pointer}/value`, raw.value!, () => true, "a number"),
+});
+
+const CRITERION_READERS: Record<Criterion["kind"], KindReader> = {
+  interval_above: intervalCriterion,
+  interval_covers: intervalCriterion,
+  intervals_apart: (reader, raw, pointer) => {
+    const paired = raw.paired ? reader.paired(`${pointer}/paired`, raw.paired as Raw) : PAIRED_DEFAULT;
+    const above = reader.role(`${pointer}/above`, raw.above!);
+    const below = reader.role(`${pointer}/below`, raw.below!);
+    if (above === below)
+      reader.at(`${pointer}/below`, "a run cannot be apart from itself", "name two roster entries");
+    return { kind: "intervals_apart", above, below, paired };
+  },
+  headroom: (reader, raw, pointer) => {
+    const floor = reader.number(`${pointer}/floor`, raw.floor!, () => true, "a number");
+    const ceilings = (raw.ceilings as Json[]).map((x, j) =>
+      reader.number(
+        `${pointer}/ceilings/${j}`,
+        x,
+        (y) => !(y <= floor),
+        `a ceiling above the floor ${floor}`,
+      ),
+    );
+    return {
+      kind: "headroom",
+      floor,
+      ceilings,
+      min: reader.share(`${pointer}/min`, raw.min!),
+      excludeTags: (raw.exclude_tags as string[] | undefined) ?? [],
+      amongTags: (raw.among_tags as string[] | undefined) ?? null,
+      alsoBestExcludeTags: (raw.also_best_exclude_tags as string[] | undefined) ?? [],
+      alsoBestExcluding:
+        raw.also_best_excluding === undefined
+          ? null
+          : reader.regex(`${pointer}/also_best_excluding`, raw.also_best_excluding),
+    };
+  },
+  failure_rates: (reader, raw, pointer) => {
+    const parse = raw.parse_failures as Raw | undefined;
+    const api = raw.api_errors as Raw | undefined;
+    if (!parse && !api)
+      reader.at(pointer, "failure_rates needs parse_failures or api_errors", "give one or both");
+    return {
+      kind: "failure_rates",
+      runs: raw.runs === "all" ? "all" : reader.roleList(`${pointer}/runs`, raw.runs!),
+      parseFailures: parse
+        ? {
+            metrics: parse.metrics as string[],
+            below: reader.share(`${pointer}/parse_failures/below`, parse.below!),
+          }
+        : null,
+      apiErrors: api
+        ? { incompleteAt: reader.share(`${pointer}/api_errors/incomplete_at`, api.incomplete_at!) }
+        : null,
+    };
+  },
+  audit: (reader, raw, pointer) => {
+    const field = String(raw.field);
+    if (!field.startsWith("/"))
+      reader.at(
+        `${pointer}/field`,
+        `${JSON.stringify(field)} is not a JSON pointer`,
+        "e.g. /metrics/thinking_audit/thinking_off",
+      );
+    return {
+      kind: "audit",
+      runs: reader.roleList(`${pointer}/runs`, raw.runs!),
+      field,
+      equals: raw.equals!,
+      exceptTags: (raw.except_tags as string[] | undefined) ?? [],
+    };
+  },
+};

@@ -14,25 +14,26 @@ export interface ReasoningSent {
   thinking: { value: boolean; field: string } | null;
 }
 
-const obj = (v: Json | undefined): Record<string, Json> | null =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? v : null;
+const obj = (value: Json | undefined): Record<string, Json> | null =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? value : null;
 
 export function reasoningSent(request: Json | undefined): ReasoningSent {
-  const r = obj(request) ?? {};
+  const fields = obj(request) ?? {};
   let effort: ReasoningSent["effort"] = null;
-  if (typeof r.reasoning_effort === "string")
-    effort = { value: r.reasoning_effort, field: "reasoning_effort" };
-  const nested = obj(r.reasoning);
+  if (typeof fields.reasoning_effort === "string")
+    effort = { value: fields.reasoning_effort, field: "reasoning_effort" };
+  const nested = obj(fields.reasoning);
   if (nested && typeof nested.effort === "string")
     effort = { value: nested.effort, field: "reasoning.effort" };
   let thinking: ReasoningSent["thinking"] = null;
-  const kwargs = obj(r.chat_template_kwargs);
-  if (typeof r.enable_thinking === "boolean")
-    thinking = { value: r.enable_thinking, field: "enable_thinking" };
+  const kwargs = obj(fields.chat_template_kwargs);
+  if (typeof fields.enable_thinking === "boolean")
+    thinking = { value: fields.enable_thinking, field: "enable_thinking" };
   if (kwargs && typeof kwargs.enable_thinking === "boolean")
     thinking = { value: kwargs.enable_thinking, field: "chat_template_kwargs.enable_thinking" };
-  const t = obj(r.thinking);
-  if (t && typeof t.type === "string") thinking = { value: t.type !== "disabled", field: "thinking.type" };
+  const thinkingField = obj(fields.thinking);
+  if (thinkingField && typeof thinkingField.type === "string")
+    thinking = { value: thinkingField.type !== "disabled", field: "thinking.type" };
   return { effort, thinking };
 }
 
@@ -47,11 +48,11 @@ interface Audit {
 /** Why the run does not hold the requirement (null when it does); `build` is the command that rebuilds it. */
 export function reasoningProblem(
   need: ReasoningRequirement | null,
-  m: MetricsJson,
+  metrics: MetricsJson,
   build: string,
 ): string | null {
   if (need === null) return null;
-  const request = m.metrics?.request;
+  const request = metrics.metrics?.request;
   if (obj(request)?.builtin === true) return null; // a built-in baseline sends nothing
   const { effort, thinking } = reasoningSent(request);
   if (need === "low") {
@@ -72,7 +73,7 @@ export function reasoningProblem(
       : thinking?.value === true
         ? `metrics.request.${thinking.field} is true`
         : null;
-  const audit = obj(m.metrics?.thinking_audit) as Audit | null;
+  const audit = obj(metrics.metrics?.thinking_audit) as Audit | null;
   const fix =
     "a run whose thinking audit holds completes the check: switch thinking off with the route's " +
     "request.thinking_off fields or a validated per-model override (the spec's request overrides), " +

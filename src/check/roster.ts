@@ -55,91 +55,119 @@ function suggestBuild(specPath: string, model: string, registries: string[]): st
   ).trimEnd();
 }
 
-const short = (h: string | undefined) => (h ? `${h.slice(0, 12)}…` : "none");
+const short = (hash: string | undefined) => (hash ? `${hash.slice(0, 12)}…` : "none");
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
 export function rosterRuns(
   spec: SpecFile,
   check: CheckDecl,
   found: FoundRun[],
-  o: RosterOptions,
+  options: RosterOptions,
 ): { runs: RosterRun[]; inputs: "release" | "sample" | null } {
-  const buildCmd = (model: string) => suggestBuild(spec.path, model, o.registries ?? []);
-  const usable = (m: MetricsJson) =>
-    !m.partial &&
-    m.spec_hash === spec.specHash &&
-    (o.headline === null || m.configuration === undefined || m.configuration === o.headline);
-  const full = new Map<string, FoundRun[]>();
-  for (const e of check.roster)
-    full.set(
-      e.role,
-      found.filter((f) => f.metrics?.model === e.model && usable(f.metrics)),
-    );
+  const buildCmd = (model: string) => suggestBuild(spec.path, model, options.registries ?? []);
+  const full = usableRuns(spec, check, found, options);
   // The release when any roster run was built from it; the bundled sample otherwise. Never a mix.
-  const anyRelease = [...full.values()].some((fs) => fs.some((f) => !onSample(f.metrics!)));
-  const anyRun = [...full.values()].some((fs) => fs.length > 0);
+  const anyRelease = [...full.values()].some((runs) => runs.some((run) => !onSample(run.metrics!)));
+  const anyRun = [...full.values()].some((runs) => runs.length > 0);
   const inputs = anyRelease ? "release" : anyRun ? "sample" : null;
 
-  const runs = check.roster.map((e): RosterRun => {
-    const base = {
-      ...e,
-      runTags: e.tags,
+  const runs = check.roster.map((entry): RosterRun => {
+    // The headline judged on the headline: a run of the headline alone before a --configurations run.
+    const pick = [...full.get(entry.role)!]
+      .sort(
+        (left, right) =>
+          Number(left.metrics!.configurations !== undefined) -
+          Number(right.metrics!.configurations !== undefined),
+      )
+      .find((candidate) => onSample(candidate.metrics!) === (inputs === "sample"));
+    if (pick) return judgedRun(check, entry, pick, options, buildCmd);
+    return {
+      ...entry,
+      runTags: entry.tags,
       dir: null,
       metrics: null,
       interval: null,
       apiErrorRate: null,
+      status: "missing",
+      reason: whyMissing(spec, entry, found, options, inputs, buildCmd(entry.model)),
     };
-    // The headline judged on the headline: a run of the headline alone before a --configurations run.
-    const pick = [...full.get(e.role)!]
-      .sort(
-        (a, b) =>
-          Number(a.metrics!.configurations !== undefined) - Number(b.metrics!.configurations !== undefined),
-      )
-      .find((f) => onSample(f.metrics!) === (inputs === "sample"));
-    if (!pick)
-      return { ...base, status: "missing", reason: whyMissing(spec, e, found, o, inputs, buildCmd(e.model)) };
-    const m = pick.metrics!;
-    const rate = apiErrorRate(m);
-    const run: RosterRun = {
-      ...e,
-      runTags: tagsOf(check, m),
-      status: "ok",
-      reason: null,
-      dir: pick.dir,
-      metrics: m,
-      interval: intervalOf(m, check.metric),
-      apiErrorRate: rate,
-    };
-    if (!run.interval)
-      return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };
-    // The roster's reasoning requirement, against what the run recorded it sent and got back.
-    const unlike = reasoningProblem(e.reasoning, m, buildCmd(e.model));
-    if (unlike) return { ...run, status: "incomplete", reason: `${pick.dir}: ${unlike}` };
-    if (o.apiIncompleteAt !== null && rate !== null && rate >= o.apiIncompleteAt)
-      return {
-        ...run,
-        status: "incomplete",
-        reason:
-          `API errors ${pct(rate)} of the requests ` +
-          `(${String(m.metrics?.api_errors)} of ${String(m.requests ?? m.selection?.items)}), ` +
-          `at or above ${pct(o.apiIncompleteAt)}: build again (${buildCmd(e.model)}); ` +
-          "the next build sends only the failed requests",
-      };
-    return run;
   });
   return { runs, inputs };
+}
+
+/** Each role's runs of the current spec, whole, and of the headline configuration when there is one. */
+function usableRuns(
+  spec: SpecFile,
+  check: CheckDecl,
+  found: FoundRun[],
+  options: RosterOptions,
+): Map<string, FoundRun[]> {
+  const usable = (metrics: MetricsJson) =>
+    !metrics.partial &&
+    metrics.spec_hash === spec.specHash &&
+    (options.headline === null ||
+      metrics.configuration === undefined ||
+      metrics.configuration === options.headline);
+  const full = new Map<string, FoundRun[]>();
+  for (const entry of check.roster)
+    full.set(
+      entry.role,
+      found.filter((run) => run.metrics?.model === entry.model && usable(run.metrics)),
+    );
+  return full;
+}
+
+/** The picked run of a roster entry: ok, or why it cannot count. */
+function judgedRun(
+  check: CheckDecl,
+  entry: RosterEntry,
+  pick: FoundRun,
+  options: RosterOptions,
+  buildCmd: (model: string) => string,
+): RosterRun {
+  const metrics = pick.metrics!;
+  const rate = apiErrorRate(metrics);
+  const run: RosterRun = {
+    ...entry,
+    runTags: tagsOf(check, metrics),
+    status: "ok",
+    reason: null,
+    dir: pick.dir,
+    metrics: metrics,
+    interval: intervalOf(metrics, check.metric),
+    apiErrorRate: rate,
+  };
+  if (!run.interval)
+    return { ...run, status: "missing", reason: `${pick.dir}: metrics.json has no ${check.metric}` };
+  // The roster's reasoning requirement, against what the run recorded it sent and got back.
+  const unlike = reasoningProblem(entry.reasoning, metrics, buildCmd(entry.model));
+  if (unlike) return { ...run, status: "incomplete", reason: `${pick.dir}: ${unlike}` };
+  if (options.apiIncompleteAt !== null && rate !== null && rate >= options.apiIncompleteAt)
+    return {
+      ...run,
+      status: "incomplete",
+      reason:
+        `API errors ${pct(rate)} of the requests ` +
+        `(${String(metrics.metrics?.api_errors)} of ` +
+        `${String(metrics.requests ?? metrics.selection?.items)}), ` +
+        `at or above ${pct(options.apiIncompleteAt)}: build again (${buildCmd(entry.model)}); ` +
+        "the next build sends only the failed requests",
+    };
+  return run;
 }
 
 function whyMissing(
   spec: SpecFile,
   e: RosterEntry,
   found: FoundRun[],
-  o: RosterOptions,
+  options: RosterOptions,
   inputs: "release" | "sample" | null,
   cmd: string,
 ): string {
-  const mine = found.filter((f) => f.metrics?.model === e.model).map((f) => ({ dir: f.dir, m: f.metrics! }));
-  const edited = found.find((f) => f.modified && f.claimedModel === e.model);
+  const mine = found
+    .filter((run) => run.metrics?.model === e.model)
+    .map((run) => ({ dir: run.dir, m: run.metrics! }));
+  const edited = found.find((run) => run.modified && run.claimedModel === e.model);
   if (edited) return `${edited.dir} is modified since build (${edited.modified}), not counted: ${cmd}`;
   if (!mine.length) return `no run: ${cmd}`;
   const current = mine.filter((x) => x.m.spec_hash === spec.specHash);
@@ -150,9 +178,9 @@ function whyMissing(
     );
   const whole = current.filter((x) => !x.m.partial);
   if (!whole.length) return `only a partial run (${current[0]!.dir}, --limit or --subset): ${cmd}`;
-  const headline = whole.filter((x) => o.headline === null || x.m.configuration === o.headline);
+  const headline = whole.filter((x) => options.headline === null || x.m.configuration === options.headline);
   if (!headline.length)
-    return `only runs of configuration ${String(whole[0]!.m.configuration)}, not ${o.headline}: ${cmd}`;
+    return `only runs of configuration ${String(whole[0]!.m.configuration)}, not ${options.headline}: ${cmd}`;
   return inputs === "release"
     ? `only a run on the bundled sample (${headline[0]!.dir}); the other runs are on the release: ` +
         `${cmd} --data-dir DIR`

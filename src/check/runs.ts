@@ -37,6 +37,14 @@ export interface FoundRun {
   claimedModel?: string | null;
 }
 
+/** The folders set aside: those whose metrics.json is unusable, and those edited since their build. */
+export function setAside(found: FoundRun[]) {
+  return {
+    broken: found.filter((run) => run.broken).map((run) => ({ dir: run.dir, why: run.broken! })),
+    modified: found.filter((run) => run.modified).map((run) => ({ dir: run.dir, why: run.modified! })),
+  };
+}
+
 /**
  * Every results folder of the task, sorted; one whose metrics.json is no run's result with the reason. With
  * `refuseInvalid`, a metrics.json that is not JSON is a refusal naming it (report), else listed (check).
@@ -44,19 +52,19 @@ export interface FoundRun {
 export async function findRuns(
   root: string,
   slug: string,
-  o: { refuseInvalid?: boolean } = {},
+  options: { refuseInvalid?: boolean } = {},
 ): Promise<FoundRun[]> {
   const files = (await glob([`results/${slug}/**/metrics.json`], { cwd: root })).sort();
-  return files.map((f) => {
-    const dir = dirname(f);
-    let m: unknown;
+  return files.map((file) => {
+    const dir = dirname(file);
+    let metrics: unknown;
     try {
-      m = readResultJson(join(root, f), f);
+      metrics = readResultJson(join(root, file), file);
     } catch (e) {
-      if (o.refuseInvalid || !(e instanceof UsageError)) throw e;
+      if (options.refuseInvalid || !(e instanceof UsageError)) throw e;
       return { dir, metrics: null, broken: e.message, modified: null };
     }
-    const problem = metricsProblem(m);
+    const problem = metricsProblem(metrics);
     if (problem) return { dir, metrics: null, broken: problem, modified: null };
     // A run's numbers count only as its build wrote them: every results file is checked, not only metrics.
     const modified = modifiedSinceBuild(join(root, dir), join(root, "cache"));
@@ -66,9 +74,9 @@ export async function findRuns(
         metrics: null,
         broken: null,
         modified: modified.join("; "),
-        claimedModel: (m as MetricsJson).model ?? null,
+        claimedModel: (metrics as MetricsJson).model ?? null,
       };
-    return { dir, metrics: m as MetricsJson, broken: null, modified: null };
+    return { dir, metrics: metrics as MetricsJson, broken: null, modified: null };
   });
 }
 
@@ -79,35 +87,35 @@ export interface Interval {
   n: number | null;
 }
 
-export function intervalOf(m: MetricsJson, metric: string): Interval | null {
-  const e = m.metrics?.[metric] as { value?: number; lo?: number; hi?: number; n?: number } | undefined;
+export function intervalOf(metrics: MetricsJson, metric: string): Interval | null {
+  const e = metrics.metrics?.[metric] as { value?: number; lo?: number; hi?: number; n?: number } | undefined;
   if (!e || typeof e !== "object" || !("value" in e)) return null;
   return { value: e.value ?? null, lo: e.lo ?? null, hi: e.hi ?? null, n: e.n ?? null };
 }
 
 /** API errors as a share of the requests they are counted over (the headline's, with several
  *  configurations; `requests`), or of the requests selected for a run that records no `requests`. */
-export function apiErrorRate(m: MetricsJson): number | null {
-  const errors = m.metrics?.api_errors;
-  const items = typeof m.requests === "number" ? m.requests : m.selection?.items;
+export function apiErrorRate(metrics: MetricsJson): number | null {
+  const errors = metrics.metrics?.api_errors;
+  const items = typeof metrics.requests === "number" ? metrics.requests : metrics.selection?.items;
   if (typeof errors !== "number" || typeof items !== "number" || items === 0) return null;
   return errors / items;
 }
 
 /** Built from a bundled sample rather than the release, as the build recorded it (`synthetic_sample`). */
-export const onSample = (m: MetricsJson): boolean => typeof m.synthetic_sample === "string";
+export const onSample = (metrics: MetricsJson): boolean => typeof metrics.synthetic_sample === "string";
 
 /**
  * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it was
  * built from a bundled sample, and `reasoning-on` when its thinking audit does not hold.
  */
-export function tagsOf(check: CheckDecl | null, m: MetricsJson): string[] {
+export function tagsOf(check: CheckDecl | null, metrics: MetricsJson): string[] {
   const tags = new Set<string>();
-  const model = String(m.model ?? "");
-  for (const t of check?.roster.find((r) => r.model === model)?.tags ?? []) tags.add(t);
+  const model = String(metrics.model ?? "");
+  for (const tag of check?.roster.find((entry) => entry.model === model)?.tags ?? []) tags.add(tag);
   for (const rule of check?.tags ?? []) if (rule.models.test(model)) tags.add(rule.tag);
-  if (onSample(m)) tags.add("synthetic-sample");
-  const audit = m.metrics?.thinking_audit as { thinking_off?: boolean } | null | undefined;
+  if (onSample(metrics)) tags.add("synthetic-sample");
+  const audit = metrics.metrics?.thinking_audit as { thinking_off?: boolean } | null | undefined;
   if (audit && audit.thinking_off === false) tags.add("reasoning-on");
   return [...tags].sort();
 }

@@ -30,22 +30,23 @@ export function parse<O extends Options>(argv: string[], options: O, command?: s
       throw new UsageError(
         `${command} does not take ${flag}; its options: ` +
           Object.entries(options)
-            .map(([k, o]) => (o.short ? `-${o.short}/--${k}` : `--${k}`))
+            .map(([k, option]) => (option.short ? `-${option.short}/--${k}` : `--${k}`))
             .join(", "),
       );
     throw new UsageError(err.message);
   }
 }
 
-export function intOption(v: string | undefined, name: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (!/^-?\d+$/.test(v)) throw new UsageError(`--${name} takes a whole number, not ${JSON.stringify(v)}`);
-  return Number(v);
+export function intOption(value: string | undefined, name: string, dflt: number): number {
+  if (value === undefined) return dflt;
+  if (!/^-?\d+$/.test(value))
+    throw new UsageError(`--${name} takes a whole number, not ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
-export function floatOption(v: string | undefined, name: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new UsageError(`--${name} takes a number, not ${JSON.stringify(v)}`);
+export function floatOption(value: string | undefined, name: string, dflt: number): number {
+  if (value === undefined) return dflt;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new UsageError(`--${name} takes a number, not ${JSON.stringify(value)}`);
   return n;
 }

@@ -8,14 +8,16 @@ import { CommandFailure, UsageError } from "./args.js";
 function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ["kB", "MB", "GB", "TB"];
-  let v = n,
-    u = -1;
-  while (v >= 1024 && u < units.length - 1) ((v /= 1024), u++);
-  return `${v.toFixed(1)} ${units[u]}`;
+  let value = n,
+    unit = -1;
+  while (value >= 1024 && unit < units.length - 1) ((value /= 1024), unit++);
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
-const replyCount = (inv: Inventory) => [...inv.replies.values()].reduce((a, m) => a + m.size, 0);
-const replyBytes = (inv: Inventory) => [...inv.replies.values()].reduce((a, m) => a + sum(m), 0);
+const replyCount = (inv: Inventory) =>
+  [...inv.replies.values()].reduce((total, sizes) => total + sizes.size, 0);
+const replyBytes = (inv: Inventory) =>
+  [...inv.replies.values()].reduce((total, sizes) => total + sum(sizes), 0);
 
 function counts(inv: Inventory) {
   return {
@@ -24,7 +26,7 @@ function counts(inv: Inventory) {
     stages: inv.stages.size,
     replies: replyCount(inv),
     reply_bytes: replyBytes(inv),
-    namespaces: Object.fromEntries([...inv.replies].map(([ns, m]) => [ns, m.size])),
+    namespaces: Object.fromEntries([...inv.replies].map(([ns, sizes]) => [ns, sizes.size])),
   };
 }
 
@@ -32,17 +34,17 @@ const warnToStderr = (message: string) => process.stderr.write(`warning: ${messa
 
 export async function status(project: Project, json: boolean): Promise<number> {
   const warnings: string[] = [];
-  const remote = openRemote(process.env, (m) => warnings.push(m));
+  const remote = openRemote(process.env, (message) => warnings.push(message));
   const cache = new Cache(project.cacheDir);
   const local = localInventory(cache, false); // a status writes nothing
   const { remoteInventory, missing } = await import("../remote/sync.js");
   const there = remote ? await remoteInventory(remote) : null;
   const up = there ? missing(local, there) : null;
   const down = there ? missing(there, local) : null;
-  const side = (m: NonNullable<typeof up>) => ({
-    objects: m.objects.length,
-    stages: m.stages.length,
-    replies: m.replies.length,
+  const side = (gap: NonNullable<typeof up>) => ({
+    objects: gap.objects.length,
+    stages: gap.stages.length,
+    replies: gap.replies.length,
   });
   if (json) {
     process.stdout.write(
@@ -60,27 +62,28 @@ export async function status(project: Project, json: boolean): Promise<number> {
     );
     return 0;
   }
-  const c = counts(local);
+  const mine = counts(local);
   const lines = [
     `local cache ${project.cacheDir}`,
-    `  objects   ${c.objects} (${bytes(c.object_bytes)})`,
-    `  stages    ${c.stages} manifests`,
-    `  replies   ${c.replies} (${bytes(c.reply_bytes)})` +
+    `  objects   ${mine.objects} (${bytes(mine.object_bytes)})`,
+    `  stages    ${mine.stages} manifests`,
+    `  replies   ${mine.replies} (${bytes(mine.reply_bytes)})` +
       (local.replies.size > 1
-        ? `: ${[...local.replies].map(([ns, m]) => `${ns} ${m.size}`).join(", ")}`
+        ? `: ${[...local.replies].map(([ns, sizes]) => `${ns} ${sizes.size}`).join(", ")}`
         : ""),
   ];
   if (!remote) lines.push("remote      not configured (set MEDBENCH_REMOTE=s3://BUCKET/PREFIX)");
   else if (!there) lines.push(`remote      ${remote.config.url}: unreachable (${remote.failure ?? "?"})`);
   else {
-    const r = counts(there);
-    const say = (m: NonNullable<typeof up>) =>
-      `${m.objects.length} objects, ${m.stages.length} stage manifests, ${m.replies.length} replies`;
+    const theirs = counts(there);
+    const say = (gap: NonNullable<typeof up>) =>
+      `${gap.objects.length} objects, ${gap.stages.length} stage manifests, ${gap.replies.length} replies`;
     const push = up!.objects.length + up!.replies.length ? " (cache push)" : "";
     const pull = down!.objects.length + down!.replies.length ? " (cache pull)" : "";
     lines.push(
-      `remote      ${remote.config.url}: reachable, ${r.objects} objects (${bytes(r.object_bytes)}), ` +
-        `${r.stages} manifests, ${r.replies} replies`,
+      `remote      ${remote.config.url}: reachable, ` +
+        `${theirs.objects} objects (${bytes(theirs.object_bytes)}), ` +
+        `${theirs.stages} manifests, ${theirs.replies} replies`,
       `  not on the remote: ${say(up!)}${push}`,
       `  not here:          ${say(down!)}${pull}`,
     );
@@ -110,19 +113,22 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
       "check MEDBENCH_REMOTE, MEDBENCH_REMOTE_ENDPOINT and the credentials, then run it again",
     );
   const local = localInventory(cache);
-  const t = await (action === "push" ? sync.push : sync.pull)(cache, remote, local, there);
-  const whole = remote.available && t.refused === 0;
+  const copied = await (action === "push" ? sync.push : sync.pull)(cache, remote, local, there);
+  const whole = remote.available && copied.refused === 0;
   if (json)
     process.stdout.write(
-      JSON.stringify({ action, url: remote.config.url, ...t, complete: whole, error: remote.failure }) + "\n",
+      JSON.stringify({ action, url: remote.config.url, ...copied, complete: whole, error: remote.failure }) +
+        "\n",
     );
   else {
     const verb = action === "push" ? "uploaded to" : "downloaded from";
     process.stdout.write(
-      `${verb} ${remote.config.url}: ${t.objects} objects, ${t.stages} stage manifests, ` +
-        `${t.replies} replies` +
-        (t.refused ? `; ${t.refused} damaged, refused` : "") +
-        (t.skipped ? `; ${t.skipped} manifests not shared (incomplete, or an output is missing)` : "") +
+      `${verb} ${remote.config.url}: ${copied.objects} objects, ${copied.stages} stage manifests, ` +
+        `${copied.replies} replies` +
+        (copied.refused ? `; ${copied.refused} damaged, refused` : "") +
+        (copied.skipped
+          ? `; ${copied.skipped} manifests not shared (incomplete, or an output is missing)`
+          : "") +
         "\n",
     );
   }
@@ -137,23 +143,26 @@ export async function gc(project: Project, keepRecentMs: number, dryRun: boolean
   const { references, collect } = await import("../runner/gc.js");
   const cache = new Cache(project.cacheDir);
   const refs = references(project, cache);
-  const c = collect(cache, refs, keepRecentMs, dryRun);
+  const collected = collect(cache, refs, keepRecentMs, dryRun);
   if (json) {
-    process.stdout.write(JSON.stringify({ dry_run: dryRun, ...c, referenced_by: refs.sources }) + "\n");
+    process.stdout.write(
+      JSON.stringify({ dry_run: dryRun, ...collected, referenced_by: refs.sources }) + "\n",
+    );
     return 0;
   }
   const verb = dryRun ? "would remove" : "removed";
   const lines: string[] = [];
   if (dryRun) {
-    for (const o of c.objects) lines.push(`  object   ${o.hash} (${bytes(o.bytes)})`);
-    for (const k of c.stages) lines.push(`  manifest ${k}`);
-    for (const r of c.replies) lines.push(`  reply    ${r.folder}/${r.key}`);
+    for (const object of collected.objects) lines.push(`  object   ${object.hash} (${bytes(object.bytes)})`);
+    for (const k of collected.stages) lines.push(`  manifest ${k}`);
+    for (const reply of collected.replies) lines.push(`  reply    ${reply.folder}/${reply.key}`);
   }
   const referrers = refs.sources.length ? refs.sources.join(", ") : "nothing";
   lines.push(
-    `${verb} ${c.objects.length} objects, ${c.stages.length} stage manifests and ${c.replies.length} ` +
-      `replies (${bytes(c.bytes)}); kept ${c.kept.objects} objects, ${c.kept.stages} manifests and ` +
-      `${c.kept.replies} replies, referenced by ${referrers}` +
+    `${verb} ${collected.objects.length} objects, ${collected.stages.length} stage manifests and ` +
+      `${collected.replies.length} replies (${bytes(collected.bytes)}); ` +
+      `kept ${collected.kept.objects} objects, ${collected.kept.stages} manifests and ` +
+      `${collected.kept.replies} replies, referenced by ${referrers}` +
       (keepRecentMs > 0 ? ` or written in the last ${keepRecentMs / 60_000} minutes` : ""),
   );
   process.stdout.write(lines.join("\n") + "\n");

@@ -43,18 +43,18 @@ function checkUnmodified(dir: string, file: string, cacheDir: string | null): vo
 function readMetrics(dir: string, cacheDir: string | null): RunMetrics {
   const mf = join(dir, "metrics.json");
   if (!existsSync(mf)) throw new UsageError(`${dir} is not a result directory (it has no metrics.json)`);
-  const m = readResultJson(mf);
-  const problem = metricsProblem(m);
+  const metrics = readResultJson(mf);
+  const problem = metricsProblem(metrics);
   if (problem)
     throw new UsageError(`${mf} is not a run's result (${problem}): rebuild it or pick another run`);
   checkUnmodified(dir, "metrics.json", cacheDir);
-  return m as RunMetrics;
+  return metrics as RunMetrics;
 }
 
 function readLines<T>(dir: string, file: string, why: string, cacheDir: string | null): T[] {
-  const f = join(dir, file);
-  if (!existsSync(f)) throw new UsageError(`${dir} is not a result directory (it needs ${file}${why})`);
-  const lines = readResultLines<T>(f);
+  const path = join(dir, file);
+  if (!existsSync(path)) throw new UsageError(`${dir} is not a result directory (it needs ${file}${why})`);
+  const lines = readResultLines<T>(path);
   checkUnmodified(dir, file, cacheDir);
   return lines;
 }
@@ -67,49 +67,55 @@ export function comparable(
   cacheDir: string | null,
   slug?: string,
 ): { a: RunMetrics; b: RunMetrics; cacheDir: string | null } {
-  const a = readMetrics(dirA, cacheDir),
-    b = readMetrics(dirB, cacheDir);
-  for (const [dir, r] of [
-    [dirA, a],
-    [dirB, b],
+  const metricsA = readMetrics(dirA, cacheDir),
+    metricsB = readMetrics(dirB, cacheDir);
+  for (const [dir, metrics] of [
+    [dirA, metricsA],
+    [dirB, metricsB],
   ] as const) {
-    if (slug && r.slug !== slug) throw new UsageError(`${dir} is a run of ${r.slug}, not of ${slug}`);
-    if (r.partial)
+    if (slug && metrics.slug !== slug)
+      throw new UsageError(`${dir} is a run of ${metrics.slug}, not of ${slug}`);
+    if (metrics.partial)
       throw new UsageError(`${dir} is a partial run (--subset or --limit); partial runs are never compared`);
   }
-  if (a.slug !== b.slug) throw new UsageError(`${dirA} is a run of ${a.slug}, ${dirB} of ${b.slug}`);
-  if (a.spec_hash !== b.spec_hash)
+  if (metricsA.slug !== metricsB.slug)
+    throw new UsageError(`${dirA} is a run of ${metricsA.slug}, ${dirB} of ${metricsB.slug}`);
+  if (metricsA.spec_hash !== metricsB.spec_hash)
     throw new UsageError(
       `the runs are of different specs ` +
-        `(spec_hash ${a.spec_hash.slice(0, 12)}… and ${b.spec_hash.slice(0, 12)}…)`,
+        `(spec_hash ${metricsA.spec_hash.slice(0, 12)}… and ${metricsB.spec_hash.slice(0, 12)}…)`,
     );
-  return { a, b, cacheDir };
+  return { a: metricsA, b: metricsB, cacheDir };
 }
 
-const sameIds = (a: { id: string }[], b: { id: string }[]) =>
-  a
+const sameIds = (left: { id: string }[], right: { id: string }[]) =>
+  left
     .map((i) => i.id)
     .sort()
     .join("\n") ===
-  b
+  right
     .map((i) => i.id)
     .sort()
     .join("\n");
 
-const meanOf = (xs: { value: number }[]) => xs.reduce((s, x) => s + x.value, 0) / xs.length;
+const meanOf = (xs: { value: number }[]) => xs.reduce((sum, x) => sum + x.value, 0) / xs.length;
 
-function row(a: { id: string; value: number; cluster: string }[], b: typeof a, o: PairedOptions) {
-  const r = pairedComparison(a, b, o);
+function row(
+  unitsA: { id: string; value: number; cluster: string }[],
+  unitsB: typeof unitsA,
+  options: PairedOptions,
+) {
+  const comparison = pairedComparison(unitsA, unitsB, options);
   return {
-    n: r.n,
-    a: meanOf(a),
-    b: meanOf(b),
-    diff_pp: r.diff_pp,
-    lo: r.lo,
-    hi: r.hi,
-    mcnemar_p: r.mcnemar_p,
-    b_count: r.b,
-    c_count: r.c,
+    n: comparison.n,
+    a: meanOf(unitsA),
+    b: meanOf(unitsB),
+    diff_pp: comparison.diff_pp,
+    lo: comparison.lo,
+    hi: comparison.hi,
+    mcnemar_p: comparison.mcnemar_p,
+    b_count: comparison.b,
+    c_count: comparison.c,
   };
 }
 
@@ -117,52 +123,59 @@ function row(a: { id: string; value: number; cluster: string }[], b: typeof a, o
 type Runs = ReturnType<typeof comparable>;
 
 /** Item by item, as the task declares: one row per verdict and value of `by`. */
-export function compareItems(dirA: string, dirB: string, decl: CompareDecl, o: PairedOptions, runs: Runs) {
-  const { a: A, b: B } = runs;
+export function compareItems(
+  dirA: string,
+  dirB: string,
+  decl: CompareDecl,
+  options: PairedOptions,
+  runs: Runs,
+) {
+  const { a: runA, b: runB } = runs;
   const itemsA = readLines<ComparedItem>(dirA, "items.jsonl", "", runs.cacheDir),
     itemsB = readLines<ComparedItem>(dirB, "items.jsonl", "", runs.cacheDir);
   if (!sameIds(itemsA, itemsB)) throw new UsageError("the runs do not hold the same items");
   // Items without a verdict on either side (e.g. an API error) are left out of both.
   const { left, rows: pairs } = pairVerdicts(itemsA, itemsB, decl);
   const rows = pairs.map(({ verdict, group, pairs }) => {
-    const side = (k: "a" | "b") => pairs.map((p) => ({ id: p.id, value: p[k] ? 1 : 0, cluster: p.cluster }));
+    const side = (k: "a" | "b") =>
+      pairs.map((pair) => ({ id: pair.id, value: pair[k] ? 1 : 0, cluster: pair.cluster }));
     return {
       ...(decl.verdicts.length > 1 ? { verdict } : {}),
       [decl.by ?? "group"]: group,
-      ...row(side("a"), side("b"), o),
+      ...row(side("a"), side("b"), options),
     };
   });
   return {
-    spec_hash: A.spec_hash,
-    a: { dir: dirA, model: A.model },
-    b: { dir: dirB, model: B.model },
+    spec_hash: runA.spec_hash,
+    a: { dir: dirA, model: runA.model },
+    b: { dir: dirB, model: runB.model },
     verdict: decl.verdicts[0]!.name,
-    resamples: o.resamples,
-    seed: o.seed,
-    rng: o.rng,
+    resamples: options.resamples,
+    seed: options.seed,
+    rng: options.rng,
     left_out_api_errors: left.size,
     rows,
   };
 }
 
 /** Unit by unit on the primary metric (units.jsonl): for a task that declares no item comparison. */
-export function compareUnits(dirA: string, dirB: string, o: PairedOptions, runs: Runs) {
-  const { a: A, b: B } = runs;
+export function compareUnits(dirA: string, dirB: string, options: PairedOptions, runs: Runs) {
+  const { a: runA, b: runB } = runs;
   const why =
     ": rebuild the run (the bootstrap stage writes it; add `units.jsonl: bootstrap/units` to results.files)";
   const ua = readLines<UnitRecord>(dirA, "units.jsonl", why, runs.cacheDir),
     ub = readLines<UnitRecord>(dirB, "units.jsonl", why, runs.cacheDir);
   if (!sameIds(ua, ub)) throw new UsageError("the runs do not hold the same units");
   return {
-    spec_hash: A.spec_hash,
-    a: { dir: dirA, model: A.model },
-    b: { dir: dirB, model: B.model },
-    verdict: A.primary ?? "primary",
-    resamples: o.resamples,
-    seed: o.seed,
-    rng: o.rng,
+    spec_hash: runA.spec_hash,
+    a: { dir: dirA, model: runA.model },
+    b: { dir: dirB, model: runB.model },
+    verdict: runA.primary ?? "primary",
+    resamples: options.resamples,
+    seed: options.seed,
+    rng: options.rng,
     left_out_api_errors: 0,
-    rows: [{ group: "all", ...row(ua, ub, o) }],
+    rows: [{ group: "all", ...row(ua, ub, options) }],
   };
 }
 

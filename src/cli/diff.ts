@@ -18,9 +18,9 @@ interface Version {
 }
 
 async function version(arg: string, root: string): Promise<Version> {
-  const m = /^([^:]+):(.+)$/.exec(arg);
-  if (m && !existsSync(resolve(root, arg))) {
-    const [, revName, path] = m as unknown as [string, string, string];
+  const match = /^([^:]+):(.+)$/.exec(arg);
+  if (match && !existsSync(resolve(root, arg))) {
+    const [, revName, path] = match as unknown as [string, string, string];
     const rev = await commitOf(revName, root);
     if (!rev)
       throw new DiagnosticError([
@@ -30,14 +30,14 @@ async function version(arg: string, root: string): Promise<Version> {
           fix: "name one revision before the colon, e.g. HEAD~1:specs/voice-command.yaml (not a range)",
         },
       ]);
-    const show = async (p: string): Promise<Buffer | null> => {
-      const r = await execa("git", ["cat-file", "blob", `${rev}:./${p}`], {
+    const show = async (repoPath: string): Promise<Buffer | null> => {
+      const blob = await execa("git", ["cat-file", "blob", `${rev}:./${repoPath}`], {
         cwd: root,
         encoding: "buffer",
         reject: false,
         stripFinalNewline: false,
       });
-      return r.exitCode === 0 ? Buffer.from(r.stdout) : null;
+      return blob.exitCode === 0 ? Buffer.from(blob.stdout) : null;
     };
     const bytes = await show(path);
     if (!bytes)
@@ -49,20 +49,20 @@ async function version(arg: string, root: string): Promise<Version> {
         },
       ]);
     const files = new Map<string, Buffer | null>();
-    for (const f of await filesOf(parseSourceDoc(bytes, arg))) files.set(f, await show(f));
+    for (const file of await filesOf(parseSourceDoc(bytes, arg))) files.set(file, await show(file));
     return {
       label: arg,
       spec: loadSpecFromSource(parseSourceDoc(bytes, arg)),
-      readFile: (p) => files.get(p) ?? null,
+      readFile: (repoPath) => files.get(repoPath) ?? null,
     };
   }
   const src = readSourceDoc(resolve(root, arg), arg);
   return {
     label: arg,
     spec: loadSpecFromSource(src),
-    readFile: (p) => {
+    readFile: (repoPath) => {
       try {
-        return readFileSync(resolve(root, p));
+        return readFileSync(resolve(root, repoPath));
       } catch {
         return null;
       }
@@ -74,11 +74,11 @@ async function version(arg: string, root: string): Promise<Version> {
  *  none, and `git show` would print something else than one file. */
 async function commitOf(rev: string, root: string): Promise<string | null> {
   if (rev.startsWith("-")) return null;
-  const r = await execa("git", ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], {
+  const found = await execa("git", ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], {
     cwd: root,
     reject: false,
   });
-  return r.exitCode === 0 && /^[0-9a-f]{40,64}$/.test(r.stdout.trim()) ? r.stdout.trim() : null;
+  return found.exitCode === 0 && /^[0-9a-f]{40,64}$/.test(found.stdout.trim()) ? found.stdout.trim() : null;
 }
 
 /** The files a spec's stages read (an input `file:`); none when the document is not a spec at all (the
@@ -88,7 +88,7 @@ async function filesOf(src: SourceDoc): Promise<string[]> {
   const stages = value !== null && typeof value === "object" ? value.stages : undefined;
   if (stages === null || typeof stages !== "object") return [];
   return Object.values(stages as Record<string, { inputs?: Record<string, { file?: unknown }> } | null>)
-    .flatMap((s) => Object.values(s?.inputs ?? {}))
+    .flatMap((stage) => Object.values(stage?.inputs ?? {}))
     .flatMap((i) => (i && typeof i.file === "string" ? [i.file] : []));
 }
 
@@ -100,59 +100,68 @@ export interface SpecDiff {
 }
 
 /** A value of a diff; a field on one side only is `(none)` on the other. */
-const shown = (v: unknown): string => (v === undefined ? "(none)" : JSON.stringify(v));
+const shown = (value: unknown): string => (value === undefined ? "(none)" : JSON.stringify(value));
+
+type Stage = SpecFile["stages"][number];
+
+/** Why a stage of B differs from its namesake in A (`old`, none when A has no such stage). */
+function stageReasons(old: Stage | undefined, stage: Stage, versionA: Version, versionB: Version): string[] {
+  const reasons: string[] = [];
+  if (!old) reasons.push("new stage");
+  else {
+    if (old.kind !== stage.kind) reasons.push(`kind ${old.kind} -> ${stage.kind}`);
+    for (const change of jsonDiff(old.params, stage.params))
+      reasons.push(`params ${pointerWords(change.path)}: ${shown(change.from)} -> ${shown(change.to)}`);
+    for (const [name, ref] of Object.entries(stage.inputs)) {
+      const before = old.inputs[name];
+      if (JSON.stringify(before) !== JSON.stringify(ref))
+        reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
+      else if ("file" in ref) {
+        const bytesA = versionA.readFile(ref.file),
+          bytesB = versionB.readFile(ref.file);
+        if ((bytesA && sha256Hex(bytesA)) !== (bytesB && sha256Hex(bytesB)))
+          reasons.push(`input file ${ref.file} differs`);
+      }
+    }
+    for (const name of Object.keys(old.inputs))
+      if (!(name in stage.inputs)) reasons.push(`input ${name} removed`);
+  }
+  return reasons;
+}
 
 /** `a` and `b`: spec files or REV:path; `root`: the project root. */
-export async function diffSpecs({ a, b, root }: { a: string; b: string; root: string }): Promise<SpecDiff> {
-  const A = await version(a, root);
-  const B = await version(b, root);
+export async function diffSpecs(specs: { a: string; b: string; root: string }): Promise<SpecDiff> {
+  const versionA = await version(specs.a, specs.root);
+  const versionB = await version(specs.b, specs.root);
   const kinds = new Set(STAGE_KINDS.keys());
-  const planB = planStages(B.spec, kinds);
-  planStages(A.spec, kinds);
-  const byNameA = new Map(A.spec.stages.map((s) => [s.name, s]));
+  const planB = planStages(versionB.spec, kinds);
+  planStages(versionA.spec, kinds);
+  const byNameA = new Map(versionA.spec.stages.map((stage) => [stage.name, stage]));
   const direct = new Map<string, string[]>();
-  for (const s of B.spec.stages) {
-    const old = byNameA.get(s.name);
-    const reasons: string[] = [];
-    if (!old) reasons.push("new stage");
-    else {
-      if (old.kind !== s.kind) reasons.push(`kind ${old.kind} -> ${s.kind}`);
-      for (const d of jsonDiff(old.params, s.params))
-        reasons.push(`params ${pointerWords(d.path)}: ${shown(d.from)} -> ${shown(d.to)}`);
-      for (const [name, ref] of Object.entries(s.inputs)) {
-        const before = old.inputs[name];
-        if (JSON.stringify(before) !== JSON.stringify(ref))
-          reasons.push(`input ${name}: ${JSON.stringify(before ?? null)} -> ${JSON.stringify(ref)}`);
-        else if ("file" in ref) {
-          const a = A.readFile(ref.file),
-            b = B.readFile(ref.file);
-          if ((a && sha256Hex(a)) !== (b && sha256Hex(b))) reasons.push(`input file ${ref.file} differs`);
-        }
-      }
-      for (const name of Object.keys(old.inputs))
-        if (!(name in s.inputs)) reasons.push(`input ${name} removed`);
-    }
-    if (reasons.length) direct.set(s.name, reasons);
+  for (const stage of versionB.spec.stages) {
+    const reasons = stageReasons(byNameA.get(stage.name), stage, versionA, versionB);
+    if (reasons.length) direct.set(stage.name, reasons);
   }
   const stages: SpecDiff["stages"] = [];
   const because = new Map<string, string[]>();
   for (const [name] of direct)
-    for (const d of planB.downstream(name))
-      if (!direct.has(d)) because.set(d, [...(because.get(d) ?? []), name]);
-  for (const s of planB.order) {
-    if (direct.has(s.name)) stages.push({ name: s.name, reasons: direct.get(s.name)! });
-    else if (because.has(s.name))
+    for (const below of planB.downstream(name))
+      if (!direct.has(below)) because.set(below, [...(because.get(below) ?? []), name]);
+  for (const stage of planB.order) {
+    if (direct.has(stage.name)) stages.push({ name: stage.name, reasons: direct.get(stage.name)! });
+    else if (because.has(stage.name))
       stages.push({
-        name: s.name,
-        reasons: [`downstream of ${[...new Set(because.get(s.name)!)].join(", ")}`],
+        name: stage.name,
+        reasons: [`downstream of ${[...new Set(because.get(stage.name)!)].join(", ")}`],
       });
   }
-  for (const s of A.spec.stages)
-    if (!B.spec.stages.some((x) => x.name === s.name)) stages.push({ name: s.name, reasons: ["removed"] });
+  for (const stage of versionA.spec.stages)
+    if (!versionB.spec.stages.some((x) => x.name === stage.name))
+      stages.push({ name: stage.name, reasons: ["removed"] });
   return {
-    a: { label: A.label, spec_hash: A.spec.specHash },
-    b: { label: B.label, spec_hash: B.spec.specHash },
-    fields: jsonDiff(A.spec.src.value, B.spec.src.value),
+    a: { label: versionA.label, spec_hash: versionA.spec.specHash },
+    b: { label: versionB.label, spec_hash: versionB.spec.specHash },
+    fields: jsonDiff(versionA.spec.src.value, versionB.spec.src.value),
     stages,
   };
 }

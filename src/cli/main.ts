@@ -14,10 +14,10 @@ async function mainHelp(): Promise<string> {
   const commands = [...COMMANDS.values()];
   // A long synopsis puts its summary on the next line, so that every line stays narrow.
   const width = 20;
-  const lines = commands.map((c) =>
-    c.synopsis.length < width - 1
-      ? `  ${c.synopsis.padEnd(width)}${c.summary}`
-      : `  ${c.synopsis}\n  ${"".padEnd(width)}${c.summary}`,
+  const lines = commands.map((command) =>
+    command.synopsis.length < width - 1
+      ? `  ${command.synopsis.padEnd(width)}${command.summary}`
+      : `  ${command.synopsis}\n  ${"".padEnd(width)}${command.summary}`,
   );
   return `medbench ${medbenchVersion()}: reproducible builds of medical LLM benchmarks
 

@@ -6,9 +6,9 @@ import { lstatSync, mkdirSync, statSync } from "../util/builtins.js";
 import { UsageError } from "./args.js";
 import { isAbsolute, join, relative } from "node:path";
 
-const lstat = (p: string): Stats | null => {
+const lstat = (path: string): Stats | null => {
   try {
-    return lstatSync(p);
+    return lstatSync(path);
   } catch {
     return null;
   }

@@ -68,14 +68,14 @@ export function freshFromRecord(
   cacheDir: string,
   statusArgv: string[],
 ): { spec: string; specHash: string; stages: { name: string; kind: string; key: string }[] } | null {
-  const base = statusArgv.filter((a) => a !== "--json");
+  const base = statusArgv.filter((arg) => arg !== "--json");
   const [first, ...rest] = base;
   if (first === undefined) return null;
   const variants = [
     base,
-    ...["--json", "--quiet"].flatMap((f) => [
-      [first, f, ...rest],
-      [...base, f],
+    ...["--json", "--quiet"].flatMap((flag) => [
+      [first, flag, ...rest],
+      [...base, flag],
     ]),
   ];
   for (const argv of variants) {
@@ -173,17 +173,17 @@ function signature(path: string): Signature {
   }
 }
 
-const same = (a: Signature, b: Signature): boolean =>
-  a === null || b === null ? a === b : a.every((v, i) => v === b[i]);
+const same = (left: Signature, right: Signature): boolean =>
+  left === null || right === null ? left === right : left.every((value, i) => value === right[i]);
 
 /**
  * A checksum of what a record replays. Not sha256: a replayed build loads no crypto (src/util/builtins.ts),
  * and a checksum only has to catch an edit or damage; whoever recomputes it can as well run medbench (no
- * seal stops a forger: docs/hardening.md, issue 25.2). JSON.stringify of the parsed record gives back its
- * bytes.
+ * seal stops a forger: docs/hardening.md, on local state checked before use). JSON.stringify of the parsed
+ * record gives back its bytes.
  */
-const checkOf = (r: Pick<NoopRecord, "key" | "files" | "env" | "events" | "stdout">): string =>
-  fnv1a(JSON.stringify([r.key, r.files, r.env, r.events, r.stdout]));
+const checkOf = (record: Pick<NoopRecord, "key" | "files" | "env" | "events" | "stdout">): string =>
+  fnv1a(JSON.stringify([record.key, record.files, record.env, record.events, record.stdout]));
 
 /** A variable's value as recorded: its sha256 (it may be a secret; crypto loads only for a task that
  *  declares variables). */
@@ -194,7 +194,7 @@ const recordFile = (cacheDir: string, key: string) => join(cacheDir, "noop", `${
 
 /** A short name for a key (the key itself is stored and compared: a collision only costs a miss). */
 function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash.toString(16).padStart(8, "0");
 }

@@ -89,8 +89,8 @@ export function builtInSpec(arg: string): string | null {
 /** The names of the specs medbench ships (specs/*.yaml of the install). */
 export function builtInSpecNames(): string[] {
   return readdirSync(resolve(installRoot(), "specs"))
-    .filter((f) => f.endsWith(".yaml"))
-    .map((f) => f.slice(0, -".yaml".length))
+    .filter((file) => file.endsWith(".yaml"))
+    .map((file) => file.slice(0, -".yaml".length))
     .sort();
 }
 
@@ -109,10 +109,11 @@ export function buildOptions(values: Record<string, unknown>): {
   if (values.judge !== undefined) vars.judges = values.judge as string[];
   if (values.subset !== undefined) vars.subset = listOption(values, "subset");
   if (limit !== null) vars.limit = limit;
-  for (const v of (values.var as string[] | undefined) ?? []) {
-    const m = /^([A-Za-z_][\w-]*)=(.*)$/s.exec(v);
-    if (!m) throw new UsageError(`--var ${JSON.stringify(v)}: write NAME=VALUE (e.g. --var limit=10)`);
-    vars[m[1]!] = varValue(m[2]!);
+  for (const assignment of (values.var as string[] | undefined) ?? []) {
+    const match = /^([A-Za-z_][\w-]*)=(.*)$/s.exec(assignment);
+    if (!match)
+      throw new UsageError(`--var ${JSON.stringify(assignment)}: write NAME=VALUE (e.g. --var limit=10)`);
+    vars[match[1]!] = varValue(match[2]!);
   }
   if (values.configurations !== undefined) vars.configurations = listOption(values, "configurations");
   if (values["data-dir"] === "")
@@ -136,7 +137,7 @@ export function buildOptions(values: Record<string, unknown>): {
 /**
  * The project a command works in: the current folder, or `--project DIR`, which must name a medbench project
  * (an existing folder holding specs/ or medbench.lock): never a missing folder, a file or a system folder, in
- * which a command would create cache/ before failing (docs/hardening.md, "Issue 25.1").
+ * which a command would create cache/ before failing (docs/hardening.md, on what medbench owns).
  */
 export function projectDir(option: unknown): string {
   if (option === undefined) return process.cwd();
@@ -153,13 +154,13 @@ export function projectDir(option: unknown): string {
 
 /** A comma list option: `--subset=` or `--subset a,,b` is a mistake, not "every subset" or one named "". */
 function listOption(values: Record<string, unknown>, name: string): string {
-  const v = values[name] as string;
-  if (v.split(",").some((s) => s.trim() === ""))
+  const value = values[name] as string;
+  if (value.split(",").some((part) => part.trim() === ""))
     throw new UsageError(
-      `--${name} ${JSON.stringify(v)} names an empty ${name.replace(/s$/, "")}: ` +
+      `--${name} ${JSON.stringify(value)} names an empty ${name.replace(/s$/, "")}: ` +
         `give names separated by commas`,
     );
-  return v;
+  return value;
 }
 
 /** `--var NAME=VALUE`: numbers, true/false and null as such (as YAML would read them), anything else text. */
@@ -196,21 +197,21 @@ export function projectOf(values: Record<string, unknown>): Project {
  */
 function uncreatable(dir: string): string | null {
   const missing: string[] = [];
-  for (let d = dir; !existsSync(d); d = dirname(d)) {
-    if (dirname(d) === d) return "no such root";
-    missing.unshift(d);
+  for (let folder = dir; !existsSync(folder); folder = dirname(folder)) {
+    if (dirname(folder) === folder) return "no such root";
+    missing.unshift(folder);
   }
   const made: string[] = [];
   try {
-    for (const d of missing) {
-      mkdirSync(d);
-      made.unshift(d);
+    for (const folder of missing) {
+      mkdirSync(folder);
+      made.unshift(folder);
     }
     return null;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     return `${err.code ?? err.message} at ${err.path ?? dir}`;
   } finally {
-    for (const d of made) rmdirSync(d);
+    for (const folder of made) rmdirSync(folder);
   }
 }

@@ -17,7 +17,7 @@ export function specsToReport(root: string): string[] {
   } catch {
     return own; // no lock (nothing built yet), or one the build itself will report on
   }
-  const seen = new Set(own.map((f) => realpathSync(resolve(root, f))));
+  const seen = new Set(own.map((file) => realpathSync(resolve(root, file))));
   const project = openProject(root);
   const install = realpathSync(installRoot());
   const builtIn: string[] = [];

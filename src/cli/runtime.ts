@@ -135,7 +135,7 @@ function refuseUnknownContract(task: TaskModule, file: string): void {
 
 async function loadInstalledTask(spec: SpecFile): Promise<{ module: TaskModule; reads?: TaskReads }> {
   if (spec.task === null) {
-    const needs = spec.stages.find((s) => STAGE_KINDS.get(s.kind)?.taskParts);
+    const needs = spec.stages.find((stage) => STAGE_KINDS.get(stage.kind)?.taskParts);
     if (needs)
       throw new DiagnosticError([
         diagnosticAt(
@@ -152,8 +152,8 @@ async function loadInstalledTask(spec: SpecFile): Promise<{ module: TaskModule; 
   if (!TASK_PATTERN.test(spec.task) || !existsSync(entry)) {
     const known = existsSync(resolve(installRoot(), "tasks"))
       ? readdirSync(resolve(installRoot(), "tasks"), { withFileTypes: true })
-          .filter((d) => d.isDirectory())
-          .map((d) => d.name)
+          .filter((dirent) => dirent.isDirectory())
+          .map((dirent) => dirent.name)
       : [];
     throw new DiagnosticError([
       diagnosticAt(

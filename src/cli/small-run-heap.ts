@@ -47,11 +47,11 @@ export function holdBeforeWork(): void {
 // Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
 // command that runs no stage (a no-op build, status) never sets one.
 const v8 = () => require("node:v8") as typeof import("node:v8");
-const growthFactor = (f: number) => v8().setFlagsFromString(`--semi-space-growth-factor=${f}`);
+const growthFactor = (factor: number) => v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`);
 const semiSpace = () =>
   (v8()
     .getHeapSpaceStatistics()
-    .find((s) => s.space_name === "new_space")?.space_size ?? 0) / 2;
+    .find((space) => space.space_name === "new_space")?.space_size ?? 0) / 2;
 const userSized = () =>
   /semi[-_]space/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
 

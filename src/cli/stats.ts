@@ -53,42 +53,46 @@ function readRows(path: string): { row: Row; line: number }[] {
 
 /** A value is a verdict (true/false) or a score in [0, 1]: the intervals are of proportions and means of
  *  scores (the Clopper-Pearson fallback and McNemar's counts assume so). */
-function asNumber(v: unknown, where: string): number {
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 1) return v;
-  if (typeof v === "number")
-    throw new UsageError(`${where}: value ${String(v)} is not in [0, 1] (a verdict or a score is)`);
-  throw new UsageError(`${where}: value ${JSON.stringify(v)} is neither a boolean nor a number`);
+function asNumber(value: unknown, where: string): number {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 1) return value;
+  if (typeof value === "number")
+    throw new UsageError(`${where}: value ${String(value)} is not in [0, 1] (a verdict or a score is)`);
+  throw new UsageError(`${where}: value ${JSON.stringify(value)} is neither a boolean nor a number`);
 }
 
 /** A row's field by name, or by a dotted path into nested objects (`verdicts.exact` of a run's
  *  items.jsonl); a name that holds a dot itself is taken as it is first. */
 function field(row: Row, key: string, where: string): unknown {
   if (key in row) return row[key];
-  let v: unknown = row;
+  let value: unknown = row;
   for (const part of key.split(".")) {
-    if (v === null || typeof v !== "object" || Array.isArray(v) || !(part in v))
+    if (value === null || typeof value !== "object" || Array.isArray(value) || !(part in value))
       throw new UsageError(`${where}: no field \`${key}\``);
-    v = (v as Row)[part];
+    value = (value as Row)[part];
   }
-  return v;
+  return value;
 }
 
 /** An id or a cluster id: a string, a boolean or a whole number that a double holds exactly (a 30-digit
  *  number would silently merge with its neighbours). */
-function idOf(v: unknown, where: string, key: string): string {
-  if (typeof v === "number" && !Number.isSafeInteger(v))
+function idOf(value: unknown, where: string, key: string): string {
+  if (typeof value === "number" && !Number.isSafeInteger(value))
     throw new UsageError(
-      `${where}: \`${key}\` ${String(v)} is not a whole number below 2^53 (write ids as strings)`,
+      `${where}: \`${key}\` ${String(value)} is not a whole number below 2^53 (write ids as strings)`,
     );
-  if (v === null || typeof v === "object")
-    throw new UsageError(`${where}: \`${key}\` is ${JSON.stringify(v)}; an id is a string or a number`);
-  return clusterId(v);
+  if (value === null || typeof value === "object")
+    throw new UsageError(`${where}: \`${key}\` is ${JSON.stringify(value)}; an id is a string or a number`);
+  return clusterId(value);
 }
 
 // Python dict keys: 1, 1.0 and True are one key; "1" is another.
-const clusterId = (v: unknown): string =>
-  typeof v === "boolean" ? String(Number(v)) : typeof v === "number" ? `n${v}` : JSON.stringify(v);
+const clusterId = (value: unknown): string =>
+  typeof value === "boolean"
+    ? String(Number(value))
+    : typeof value === "number"
+      ? `n${value}`
+      : JSON.stringify(value);
 
 export interface StatsArgs {
   resamples: number;
@@ -99,79 +103,80 @@ export interface StatsArgs {
   cluster?: string;
 }
 
-export function statsCi(input: string, a: StatsArgs): object {
+export function statsCi(input: string, args: StatsArgs): object {
   const rows = readRows(input);
   if (!rows.length) throw new UsageError(`${input}: no rows`);
-  const r = bootstrapCi(
+  const ci = bootstrapCi(
     rows.map(({ row, line }) => {
       const where = `${input}:${line}`;
       return {
-        value: asNumber(field(row, a.value, where), where),
-        cluster: a.cluster ? idOf(field(row, a.cluster, where), where, a.cluster) : null,
+        value: asNumber(field(row, args.value, where), where),
+        cluster: args.cluster ? idOf(field(row, args.cluster, where), where, args.cluster) : null,
       };
     }),
-    a,
+    args,
   );
   return {
-    n: r.n,
-    clusters: r.clusters,
-    point: r.point,
-    lo: r.lo,
-    hi: r.hi,
-    method: r.method,
-    rng: r.rng,
-    seed: r.seed,
-    resamples: r.resamples,
-    level: r.level,
+    n: ci.n,
+    clusters: ci.clusters,
+    point: ci.point,
+    lo: ci.lo,
+    hi: ci.hi,
+    method: ci.method,
+    rng: ci.rng,
+    seed: ci.seed,
+    resamples: ci.resamples,
+    level: ci.level,
   };
 }
 
-export function statsPaired(files: { a: string; b: string; id: string }, a: StatsArgs): object {
+export function statsPaired(files: { a: string; b: string; id: string }, args: StatsArgs): object {
   const { a: fileA, b: fileB, id } = files;
   const rowsA = readRows(fileA),
     rowsB = readRows(fileB);
   const conv = (rows: { row: Row; line: number }[], file: string, withCluster: boolean) =>
     rows.map(({ row, line }) => {
       const where = `${file}:${line}`;
-      const cluster = a.cluster && (withCluster || a.cluster in row) ? a.cluster : null;
+      const cluster = args.cluster && (withCluster || args.cluster in row) ? args.cluster : null;
       return {
         id: idOf(field(row, id, where), where, id),
-        value: asNumber(field(row, a.value, where), where),
+        value: asNumber(field(row, args.value, where), where),
         cluster: cluster ? idOf(field(row, cluster, where), where, cluster) : null,
       };
     });
   const rowsOfA = conv(rowsA, fileA, true);
   const rowsOfB = conv(rowsB, fileB, false);
   // Clusters come from A; a B row that names another cluster for the same item pairs unlike with unlike.
-  const inA = new Map(rowsOfA.map((r, i) => [r.id, i]));
-  for (const [i, r] of rowsOfB.entries()) {
-    const j = inA.get(r.id);
-    if (r.cluster === null || j === undefined || rowsOfA[j]!.cluster === r.cluster) continue;
+  const inA = new Map(rowsOfA.map((rowA, i) => [rowA.id, i]));
+  for (const [i, rowB] of rowsOfB.entries()) {
+    const j = inA.get(rowB.id);
+    if (rowB.cluster === null || j === undefined || rowsOfA[j]!.cluster === rowB.cluster) continue;
     const { row, line } = rowsB[i]!;
     throw new UsageError(
-      `${fileB}:${line}: item ${JSON.stringify(row[id])} is in cluster ${JSON.stringify(row[a.cluster!])}, ` +
-        `but in cluster ${JSON.stringify(rowsA[j]!.row[a.cluster!])} in ${fileA}:${rowsA[j]!.line} ` +
+      `${fileB}:${line}: item ${JSON.stringify(row[id])} ` +
+        `is in cluster ${JSON.stringify(row[args.cluster!])}, ` +
+        `but in cluster ${JSON.stringify(rowsA[j]!.row[args.cluster!])} in ${fileA}:${rowsA[j]!.line} ` +
         "(the two files must group the items alike)",
     );
   }
-  let r;
+  let comparison;
   try {
-    r = pairedComparison(rowsOfA, rowsOfB, a);
+    comparison = pairedComparison(rowsOfA, rowsOfB, args);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
   return {
-    n: r.n,
-    clusters: r.clusters,
-    diff_pp: r.diff_pp,
-    lo: r.lo,
-    hi: r.hi,
-    mcnemar_p: r.mcnemar_p,
-    b: r.b,
-    c: r.c,
-    rng: r.rng,
-    seed: r.seed,
-    resamples: r.resamples,
-    level: r.level,
+    n: comparison.n,
+    clusters: comparison.clusters,
+    diff_pp: comparison.diff_pp,
+    lo: comparison.lo,
+    hi: comparison.hi,
+    mcnemar_p: comparison.mcnemar_p,
+    b: comparison.b,
+    c: comparison.c,
+    rng: comparison.rng,
+    seed: comparison.seed,
+    resamples: comparison.resamples,
+    level: comparison.level,
   };
 }

@@ -9,7 +9,7 @@ import type { SpecFile } from "../spec/load.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
 import { declaredCheck, type CheckDecl } from "../check/declare.js";
-import { findRuns, intervalOf, tagsOf, type MetricsJson } from "../check/runs.js";
+import { findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../cli/args.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { runNotices } from "../util/metrics.js";
@@ -83,24 +83,27 @@ async function taskOf(
   // A metrics.json that is not JSON stops the report, naming it; one that is no run's result is listed.
   // Two specs of one slug (a built-in and the project's copy of it) each list the runs they built.
   const own = projectPath(openProject(root), resolve(root, name));
-  const found = (await findRuns(root, spec.slug, { refuseInvalid: true })).filter((f) =>
-    [own, null].includes(builtBy(join(root, f.dir))),
+  const found = (await findRuns(root, spec.slug, { refuseInvalid: true })).filter((run) =>
+    [own, null].includes(builtBy(join(root, run.dir))),
   );
   const runs = found
-    .filter((f) => f.metrics)
-    .map((f) => ({
-      dir: f.dir,
-      model: f.metrics!.model ?? basename(f.dir),
-      partial: Boolean(f.metrics!.partial),
-      metrics: f.metrics as Record<string, unknown>,
-      notices: runNotices(f.metrics!),
+    .filter((run) => run.metrics)
+    .map((run) => ({
+      dir: run.dir,
+      model: run.metrics!.model ?? basename(run.dir),
+      partial: Boolean(run.metrics!.partial),
+      metrics: run.metrics as Record<string, unknown>,
+      notices: runNotices(run.metrics!),
     }));
   const decl = declaredCheck(spec);
   const primary = decl?.metric ?? (runs[0]?.metrics.primary as string | undefined) ?? null;
   const leaderboard = found
-    .filter((f) => f.metrics && !f.metrics.partial)
-    .map((f) => leaderboardRow(spec, decl, f.dir, f.metrics!, primary))
-    .sort((a, b) => (b.value ?? -Infinity) - (a.value ?? -Infinity) || a.model.localeCompare(b.model));
+    .filter((run) => run.metrics && !run.metrics.partial)
+    .map((run) => leaderboardRow(spec, decl, run.dir, run.metrics!, primary))
+    .sort(
+      (left, right) =>
+        (right.value ?? -Infinity) - (left.value ?? -Infinity) || left.model.localeCompare(right.model),
+    );
   return {
     slug: spec.slug,
     spec: name,
@@ -109,8 +112,7 @@ async function taskOf(
     runs,
     leaderboard,
     check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline) : null,
-    broken: found.filter((f) => f.broken).map((f) => ({ dir: f.dir, why: f.broken! })),
-    modified: found.filter((f) => f.modified).map((f) => ({ dir: f.dir, why: f.modified! })),
+    ...setAside(found),
   };
 }
 
@@ -128,36 +130,36 @@ function leaderboardRow(
   spec: SpecFile,
   decl: CheckDecl | null,
   dir: string,
-  m: MetricsJson,
+  metrics: MetricsJson,
   primary: string | null,
 ): LeaderboardRow {
-  const metric = primary ?? m.primary ?? "";
-  const i = intervalOf(m, metric);
-  const model = String(m.model ?? basename(dir));
+  const metric = primary ?? metrics.primary ?? "";
+  const i = intervalOf(metrics, metric);
+  const model = String(metrics.model ?? basename(dir));
   const also = (decl?.tags ?? [])
-    .filter((t) => t.alsoReport && t.models.test(model))
-    .map((t) => ({
-      metric: t.alsoReport!,
-      ...(intervalOf(m, t.alsoReport!) ?? { value: null, lo: null, hi: null }),
+    .filter((rule) => rule.alsoReport && rule.models.test(model))
+    .map((rule) => ({
+      metric: rule.alsoReport!,
+      ...(intervalOf(metrics, rule.alsoReport!) ?? { value: null, lo: null, hi: null }),
     }))
     .map(({ metric, value, lo, hi }) => ({ metric, value, lo, hi }));
   return {
     model,
     dir,
-    configuration: typeof m.configuration === "string" ? m.configuration : null,
+    configuration: typeof metrics.configuration === "string" ? metrics.configuration : null,
     value: i?.value ?? null,
     lo: i?.lo ?? null,
     hi: i?.hi ?? null,
     n: i?.n ?? null,
-    unit: String((m.metrics?.[metric] as { unit?: string } | undefined)?.unit ?? "proportion"),
-    tags: tagsOf(decl, m),
-    current: m.spec_hash === spec.specHash,
+    unit: String((metrics.metrics?.[metric] as { unit?: string } | undefined)?.unit ?? "proportion"),
+    tags: tagsOf(decl, metrics),
+    current: metrics.spec_hash === spec.specHash,
     also,
   };
 }
 
 /** Keeps `</script>` and friends inside embedded JSON from closing the element. */
-const scriptSafe = (s: string) => s.replace(/</g, "\\u003c");
+const scriptSafe = (text: string) => text.replace(/</g, "\\u003c");
 
 export function renderPage(tasks: ReportTask[]): string {
   // The UMD build, inlined so the page works offline (the package exports no path to it; it sits beside the
@@ -192,9 +194,9 @@ export async function writeReport({
   writeFileAtomic(file, renderPage(tasks), dirname(file));
   return {
     file: out,
-    runs: tasks.reduce((n, t) => n + t.runs.length, 0),
+    runs: tasks.reduce((n, task) => n + task.runs.length, 0),
     tasks: tasks.length,
-    broken: tasks.flatMap((t) => t.broken.map((b) => `${b.dir}: ${b.why}`)),
-    modified: tasks.flatMap((t) => t.modified.map((b) => `${b.dir}: ${b.why}`)),
+    broken: tasks.flatMap((task) => task.broken.map((run) => `${run.dir}: ${run.why}`)),
+    modified: tasks.flatMap((task) => task.modified.map((run) => `${run.dir}: ${run.why}`)),
   };
 }

@@ -38,136 +38,166 @@ const INT_MAX_STR_DIGITS = 4300; // CPython >= 3.11: sys.get_int_max_str_digits(
 
 /** json.loads(text); throws PyJsonError where Python raises. */
 export function pyJsonLoads(text: string): PyValue {
-  const cp = (unit: number) => [...text.slice(0, unit)].length; // a UTF-16 index as Python's index
-  const fail = (msg: string, unit: number): never => {
-    throw new PyJsonError(msg, cp(unit));
-  };
-  const n = text.length;
-  const skip = (i: number) => {
-    while (i < n && WS.has(text[i]!)) i++;
-    return i;
-  };
+  return new PyJsonScanner(text).document();
+}
 
-  function scanString(begin: number): [string, number] {
-    // begin: the index after the opening quote
+/** The scanner's state: the text and its length; each method takes an index and returns the next. */
+class PyJsonScanner {
+  private readonly n: number;
+
+  constructor(private readonly text: string) {
+    this.n = text.length;
+  }
+
+  document(): PyValue {
+    if (this.text.startsWith("\ufeff")) this.fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
+    const [value, end] = this.value(this.skip(0));
+    const rest = this.skip(end);
+    if (rest !== this.n) this.fail("Extra data", rest);
+    return value;
+  }
+
+  /** A UTF-16 index as Python's (code point) index. */
+  private codePoints(unit: number): number {
+    return [...this.text.slice(0, unit)].length;
+  }
+
+  private fail(message: string, unit: number): never {
+    throw new PyJsonError(message, this.codePoints(unit));
+  }
+
+  private skip(i: number): number {
+    while (i < this.n && WS.has(this.text[i]!)) i++;
+    return i;
+  }
+
+  private value(i: number): [PyValue, number] {
+    return this.scanOnce(i) ?? this.fail("Expecting value", i);
+  }
+
+  /** `begin`: the index after the opening quote. */
+  private scanString(begin: number): [string, number] {
+    const { text, n } = this;
     let out = "";
     let i = begin;
     for (;;) {
       let j = i;
       while (j < n) {
-        const c = text.charCodeAt(j);
-        if (c === 0x22 || c === 0x5c || c < 0x20) break;
+        const code = text.charCodeAt(j);
+        if (code === 0x22 || code === 0x5c || code < 0x20) break;
         j++;
       }
-      if (j >= n) fail("Unterminated string starting at", begin - 1);
+      if (j >= n) this.fail("Unterminated string starting at", begin - 1);
       out += text.slice(i, j);
-      const c = text[j]!;
-      if (c === '"') return [out, j + 1];
-      if (c !== "\\") fail("Invalid control character at", j);
+      const char = text[j]!;
+      if (char === '"') return [out, j + 1];
+      if (char !== "\\") this.fail("Invalid control character at", j);
       j++;
-      if (j >= n) fail("Unterminated string starting at", begin - 1);
-      const esc = text[j]!;
-      if (esc !== "u") {
-        const ch = ESCAPES[esc];
-        if (ch === undefined) fail("Invalid \\escape", j - 1);
-        out += ch;
-        i = j + 1;
-        continue;
-      }
-      let end = j + 5;
-      if (end >= n) fail("Invalid \\uXXXX escape", j);
-      const hex = text.slice(j + 1, end);
-      if (!HEX.test(hex)) fail("Invalid \\uXXXX escape", end - 5);
-      let code = parseInt(hex, 16);
-      if (code >= 0xd800 && code <= 0xdbff && end + 6 < n && text[end] === "\\" && text[end + 1] === "u") {
-        const hex2 = text.slice(end + 2, end + 6);
-        if (!HEX.test(hex2)) fail("Invalid \\uXXXX escape", end + 1);
-        const low = parseInt(hex2, 16);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
-          end += 6;
-        }
-      }
-      out += String.fromCodePoint(code);
-      i = end;
+      if (j >= n) this.fail("Unterminated string starting at", begin - 1);
+      const [decoded, next] = this.escape(j);
+      out += decoded;
+      i = next;
     }
   }
 
-  // Returns [value, next] or null where Python raises StopIteration ("Expecting value" at i).
-  function scanOnce(i: number): [PyValue, number] | null {
-    if (i >= n) return null;
-    const c = text[i]!;
-    if (c === '"') return scanString(i + 1);
-    if (c === "{") return parseObject(i + 1);
-    if (c === "[") return parseArray(i + 1);
-    if (c === "n" && text.startsWith("null", i)) return [null, i + 4];
-    if (c === "t" && text.startsWith("true", i)) return [true, i + 4];
-    if (c === "f" && text.startsWith("false", i)) return [false, i + 5];
-    if (c === "N" && text.startsWith("NaN", i)) return [NaN, i + 3];
-    if (c === "I" && text.startsWith("Infinity", i)) return [Infinity, i + 8];
-    if (c === "-" && text.startsWith("-Infinity", i)) return [-Infinity, i + 9];
+  /** The escape whose letter stands at `j` (after the backslash): its text and the index after it. */
+  private escape(j: number): [string, number] {
+    const { text, n } = this;
+    const esc = text[j]!;
+    if (esc !== "u") {
+      const char = ESCAPES[esc];
+      if (char === undefined) this.fail("Invalid \\escape", j - 1);
+      return [char, j + 1];
+    }
+    let end = j + 5;
+    if (end >= n) this.fail("Invalid \\uXXXX escape", j);
+    const hex = text.slice(j + 1, end);
+    if (!HEX.test(hex)) this.fail("Invalid \\uXXXX escape", end - 5);
+    let code = parseInt(hex, 16);
+    if (code >= 0xd800 && code <= 0xdbff && end + 6 < n && text[end] === "\\" && text[end + 1] === "u") {
+      const hex2 = text.slice(end + 2, end + 6);
+      if (!HEX.test(hex2)) this.fail("Invalid \\uXXXX escape", end + 1);
+      const low = parseInt(hex2, 16);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+        end += 6;
+      }
+    }
+    return [String.fromCodePoint(code), end];
+  }
+
+  /** [value, next], or null where Python raises StopIteration ("Expecting value" at i). */
+  private scanOnce(i: number): [PyValue, number] | null {
+    const { text } = this;
+    if (i >= this.n) return null;
+    const char = text[i]!;
+    if (char === '"') return this.scanString(i + 1);
+    if (char === "{") return this.parseObject(i + 1);
+    if (char === "[") return this.parseArray(i + 1);
+    if (char === "n" && text.startsWith("null", i)) return [null, i + 4];
+    if (char === "t" && text.startsWith("true", i)) return [true, i + 4];
+    if (char === "f" && text.startsWith("false", i)) return [false, i + 5];
+    if (char === "N" && text.startsWith("NaN", i)) return [NaN, i + 3];
+    if (char === "I" && text.startsWith("Infinity", i)) return [Infinity, i + 8];
+    if (char === "-" && text.startsWith("-Infinity", i)) return [-Infinity, i + 9];
+    return this.scanNumber(i);
+  }
+
+  private scanNumber(i: number): [PyValue, number] | null {
     NUMBER.lastIndex = i;
-    const m = NUMBER.exec(text);
-    if (!m) return null;
-    const end = i + m[0].length;
-    if (m[2] === undefined && m[3] === undefined) {
-      const digits = m[1]!.replace("-", "").length;
-      if (digits > INT_MAX_STR_DIGITS)
-        throw new PyJsonError(
-          `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion: ` +
-            `value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`,
-          cp(i),
-          "int-limit",
-        );
-      return [BigInt(m[1]!), end];
-    }
-    return [Number(m[0]), end];
+    const match = NUMBER.exec(this.text);
+    if (!match) return null;
+    const end = i + match[0].length;
+    if (match[2] !== undefined || match[3] !== undefined) return [Number(match[0]), end];
+    const digits = match[1]!.replace("-", "").length;
+    if (digits > INT_MAX_STR_DIGITS)
+      throw new PyJsonError(
+        `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion: ` +
+          `value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`,
+        this.codePoints(i),
+        "int-limit",
+      );
+    return [BigInt(match[1]!), end];
   }
 
-  const value = (i: number): [PyValue, number] => scanOnce(i) ?? fail("Expecting value", i);
-
-  function parseObject(start: number): [PyValue, number] {
+  private parseObject(start: number): [PyValue, number] {
+    const { text, n } = this;
     const obj: { [k: string]: PyValue } = {};
-    let i = skip(start);
+    let i = this.skip(start);
     if (i >= n || text[i] !== "}") {
       for (;;) {
-        if (i >= n || text[i] !== '"') fail("Expecting property name enclosed in double quotes", i);
-        const [key, afterKey] = scanString(i + 1);
-        i = skip(afterKey);
-        if (i >= n || text[i] !== ":") fail("Expecting ':' delimiter", i);
-        i = skip(i + 1);
-        const [v, next] = value(i);
-        setMember(obj, key, v);
-        i = skip(next);
+        if (i >= n || text[i] !== '"') this.fail("Expecting property name enclosed in double quotes", i);
+        const [key, afterKey] = this.scanString(i + 1);
+        i = this.skip(afterKey);
+        if (i >= n || text[i] !== ":") this.fail("Expecting ':' delimiter", i);
+        i = this.skip(i + 1);
+        const [member, next] = this.value(i);
+        setMember(obj, key, member);
+        i = this.skip(next);
         if (i < n && text[i] === "}") break;
-        if (i >= n || text[i] !== ",") fail("Expecting ',' delimiter", i);
-        i = skip(i + 1);
+        if (i >= n || text[i] !== ",") this.fail("Expecting ',' delimiter", i);
+        i = this.skip(i + 1);
       }
     }
     return [obj, i + 1];
   }
 
-  function parseArray(start: number): [PyValue, number] {
+  private parseArray(start: number): [PyValue, number] {
+    const { text, n } = this;
     const arr: PyValue[] = [];
-    let i = skip(start);
+    let i = this.skip(start);
     if (i >= n || text[i] !== "]") {
       for (;;) {
-        const [v, next] = value(i);
-        arr.push(v);
-        i = skip(next);
+        const [element, next] = this.value(i);
+        arr.push(element);
+        i = this.skip(next);
         if (i < n && text[i] === "]") break;
-        if (i >= n || text[i] !== ",") fail("Expecting ',' delimiter", i);
-        i = skip(i + 1);
+        if (i >= n || text[i] !== ",") this.fail("Expecting ',' delimiter", i);
+        i = this.skip(i + 1);
       }
     }
     return [arr, i + 1];
   }
-
-  if (text.startsWith("\ufeff")) fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
-  const [v, end] = value(skip(0));
-  const rest = skip(end);
-  if (rest !== n) fail("Extra data", rest);
-  return v;
 }
 
 /** Whether Python's json.loads accepts the text. */
@@ -181,14 +211,14 @@ export function isPyJson(text: string): boolean {
 }
 
 /** The JavaScript view of a loaded value (integers as numbers, as JSON.parse gives them). */
-export function toJs(v: PyValue): unknown {
-  if (typeof v === "bigint") return Number(v);
-  if (Array.isArray(v)) return v.map(toJs);
-  if (v !== null && typeof v === "object") {
+export function toJs(value: PyValue): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (Array.isArray(value)) return value.map(toJs);
+  if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v))
+    for (const [k, x] of Object.entries(value))
       Object.defineProperty(out, k, { value: toJs(x), enumerable: true, writable: true, configurable: true });
     return out;
   }
-  return v;
+  return value;
 }

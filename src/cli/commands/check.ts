@@ -44,44 +44,52 @@ async function run(argv: string[]): Promise<number> {
   return report.status === "pass" ? 0 : 1;
 }
 
-function renderCheck(r: CheckReport, c: ReturnType<typeof paint>, pct: (x: number | null) => string): string {
-  const status = (s: string, width = 0) => {
-    const text = s.padEnd(width);
-    return s === "pass" || s === "ok" || s === "holds"
-      ? c.green(text)
-      : s.startsWith("fail")
-        ? c.red(text)
-        : c.yellow(text);
+function renderCheck(
+  report: CheckReport,
+  colour: ReturnType<typeof paint>,
+  pct: (x: number | null) => string,
+): string {
+  const status = (state: string, width = 0) => {
+    const text = state.padEnd(width);
+    return state === "pass" || state === "ok" || state === "holds"
+      ? colour.green(text)
+      : state.startsWith("fail")
+        ? colour.red(text)
+        : colour.yellow(text);
   };
   const on =
-    r.inputs === "sample"
+    report.inputs === "sample"
       ? "runs on the bundled SYNTHETIC sample, not the release"
-      : r.inputs === "release"
+      : report.inputs === "release"
         ? "runs on the release"
         : "no runs yet";
-  const out = [`${r.slug} check (${r.spec}, spec_hash ${r.spec_hash.slice(0, 12)}…; ${on})`, "", "roster"];
-  const w = Math.max(...r.runs.map((x) => x.role.length)),
-    wm = Math.max(...r.runs.map((x) => x.model.length));
-  for (const x of r.runs) {
-    const head = `  ${x.role.padEnd(w)}  ${x.model.padEnd(wm)}  `;
+  const out = [
+    `${report.slug} check (${report.spec}, spec_hash ${report.spec_hash.slice(0, 12)}…; ${on})`,
+    "",
+    "roster",
+  ];
+  const width = Math.max(...report.runs.map((x) => x.role.length)),
+    wm = Math.max(...report.runs.map((x) => x.model.length));
+  for (const x of report.runs) {
+    const head = `  ${x.role.padEnd(width)}  ${x.model.padEnd(wm)}  `;
     if (x.status === "missing") out.push(head + `${status("missing")}: ${x.reason}`);
     else
       out.push(
         head +
-          `${r.metric} ${pct(x.value).padStart(6)} [${pct(x.lo)}, ${pct(x.hi)}]  ` +
-          `${x.status === "ok" ? "" : `${status(x.status)}: ${x.reason}  `}${c.dim(x.tags.join(", "))}`,
+          `${report.metric} ${pct(x.value).padStart(6)} [${pct(x.lo)}, ${pct(x.hi)}]  ` +
+          `${x.status === "ok" ? "" : `${status(x.status)}: ${x.reason}  `}${colour.dim(x.tags.join(", "))}`,
       );
-    for (const n of x.notices) out.push(`  ${" ".repeat(w)}  ${c.dim("notice")} ${n}`);
+    for (const n of x.notices) out.push(`  ${" ".repeat(width)}  ${colour.dim("notice")} ${n}`);
   }
   out.push("", "criteria");
-  const wc = Math.max(...r.criteria.map((x) => x.id.length));
-  for (const x of r.criteria) out.push(`  ${x.id.padEnd(wc)}  ${status(x.status, 10)}  ${x.summary}`);
-  for (const b of r.broken) out.push(`  ${c.yellow("broken")} ${b.dir}: ${b.why}`);
-  for (const m of r.modified)
-    out.push(`  ${c.yellow("modified since build, not counted")} ${m.dir}: ${m.why}`);
+  const wc = Math.max(...report.criteria.map((x) => x.id.length));
+  for (const x of report.criteria) out.push(`  ${x.id.padEnd(wc)}  ${status(x.status, 10)}  ${x.summary}`);
+  for (const broken of report.broken) out.push(`  ${colour.yellow("broken")} ${broken.dir}: ${broken.why}`);
+  for (const modified of report.modified)
+    out.push(`  ${colour.yellow("modified since build, not counted")} ${modified.dir}: ${modified.why}`);
   out.push(
     "",
-    `check ${status(r.status === "pass" ? "holds" : r.status === "fail" ? "fails" : "incomplete")}`,
+    `check ${status(report.status === "pass" ? "holds" : report.status === "fail" ? "fails" : "incomplete")}`,
   );
   return out.join("\n") + "\n";
 }

@@ -21,9 +21,9 @@ export const command: Command = {
 async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
   const { parseSourceDoc } = await import("../../spec/document.js");
   const { projectSpecs } = await import("../../spec/project-specs.js");
-  const spec = projectSpecs(root).find((f) => {
+  const spec = projectSpecs(root).find((file) => {
     try {
-      return (parseSourceDoc(readFileSync(join(root, f)), f).value as { slug?: string }).slug === slug;
+      return (parseSourceDoc(readFileSync(join(root, file)), file).value as { slug?: string }).slug === slug;
     } catch {
       return false;
     }
@@ -75,18 +75,18 @@ function render(result: Comparison, by: string): string {
       "c",
     ].join("  "),
   ];
-  for (const r of result.rows as (Record<string, unknown> & Comparison["rows"][number])[]) {
-    const label = [r.verdict, r[by]].filter((x) => x !== undefined).join(" ");
+  for (const row of result.rows as (Record<string, unknown> & Comparison["rows"][number])[]) {
+    const label = [row.verdict, row[by]].filter((x) => x !== undefined).join(" ");
     lines.push(
       [
         String(label).padEnd(12),
-        (100 * r.a).toFixed(1).padStart(7),
-        (100 * r.b).toFixed(1).padStart(7),
-        r.diff_pp.toFixed(1).padStart(8),
-        `${r.lo.toFixed(1)}–${r.hi.toFixed(1)}`.padStart(17),
-        r.mcnemar_p.toPrecision(3).padStart(10),
-        String(r.b_count),
-        String(r.c_count),
+        (100 * row.a).toFixed(1).padStart(7),
+        (100 * row.b).toFixed(1).padStart(7),
+        row.diff_pp.toFixed(1).padStart(8),
+        `${row.lo.toFixed(1)}–${row.hi.toFixed(1)}`.padStart(17),
+        row.mcnemar_p.toPrecision(3).padStart(10),
+        String(row.b_count),
+        String(row.c_count),
       ].join("  "),
     );
   }

@@ -20,27 +20,28 @@ async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 2) throw usageError(command, "diff takes two specs");
   const { diffSpecs } = await import("../diff.js");
   const root = projectDir(values.project);
-  const d = await diffSpecs({
+  const diff = await diffSpecs({
     a: specOrBuiltIn(positionals[0]!, "diff", root),
     b: specOrBuiltIn(positionals[1]!, "diff", root),
     root,
   });
   if (values.json) {
-    process.stdout.write(JSON.stringify(d) + "\n");
+    process.stdout.write(JSON.stringify(diff) + "\n");
     return 0;
   }
-  const c = paint(useColour(process.stdout));
+  const colour = paint(useColour(process.stdout));
   const out: string[] = [
-    `A ${d.a.label}  spec_hash ${d.a.spec_hash}`,
-    `B ${d.b.label}  spec_hash ${d.b.spec_hash}${d.a.spec_hash === d.b.spec_hash ? c.dim("  (same)") : ""}`,
+    `A ${diff.a.label}  spec_hash ${diff.a.spec_hash}`,
+    `B ${diff.b.label}  spec_hash ${diff.b.spec_hash}` +
+      (diff.a.spec_hash === diff.b.spec_hash ? colour.dim("  (same)") : ""),
   ];
-  out.push("", d.fields.length ? "changed fields:" : "no field changed");
-  for (const f of d.fields) {
-    const from = c.red(JSON.stringify(f.from) ?? "(none)");
-    out.push(`  ${f.path}: ${from} -> ${c.green(JSON.stringify(f.to) ?? "(none)")}`);
+  out.push("", diff.fields.length ? "changed fields:" : "no field changed");
+  for (const field of diff.fields) {
+    const from = colour.red(JSON.stringify(field.from) ?? "(none)");
+    out.push(`  ${field.path}: ${from} -> ${colour.green(JSON.stringify(field.to) ?? "(none)")}`);
   }
-  out.push("", d.stages.length ? "stages invalidated:" : "no stage invalidated");
-  for (const s of d.stages) out.push(`  ${s.name}: ${s.reasons.join("; ")}`);
+  out.push("", diff.stages.length ? "stages invalidated:" : "no stage invalidated");
+  for (const stage of diff.stages) out.push(`  ${stage.name}: ${stage.reasons.join("; ")}`);
   process.stdout.write(out.join("\n") + "\n");
   return 0;
 }

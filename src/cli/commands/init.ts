@@ -51,17 +51,47 @@ async function run(argv: string[]): Promise<number> {
   ];
   const copies = task ? [`specs/${task}.yaml`, `specs/${task}`] : [];
   // Adding a task's spec to a folder already set up keeps its files; a plain init refuses them.
-  const kept = task ? writes.filter(([f]) => existsSync(join(root, f))).map(([f]) => f) : [];
-  const taken = [...writes.map(([f]) => f), ...copies].filter(
-    (f) => placeProblem(root, f) && !kept.includes(f),
-  );
+  const kept = task ? writes.filter(([file]) => existsSync(join(root, file))).map(([file]) => file) : [];
+  refuseUnsafePlaces(root, [...writes.map(([file]) => file), ...copies], kept);
+  makeRoot(root);
+  const at = (file: string) => shownPath(root, file);
+  const added = writing(at(".gitignore"), () => addIgnores(join(root, ".gitignore")));
+  for (const [file, text] of writes)
+    if (!kept.includes(file)) writing(at(file), () => writeFileSync(join(root, file), text, { flag: "wx" }));
+  for (const rel of copies) writing(at(rel), () => copyFromInstall(root, rel));
+  if (task) resultsApart(join(root, `specs/${task}.yaml`), task);
+  if (values.json) {
+    const written = writes.filter(([file]) => !kept.includes(file)).map(([file]) => file);
+    process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");
+    return 0;
+  }
+  const lines = [
+    added === null
+      ? "wrote .gitignore"
+      : `.gitignore: added ${added.join(", ") || "nothing (already there)"}`,
+    ...writes.map(([file]) => (kept.includes(file) ? `kept ${file}` : `wrote ${file}`)),
+    ...copies.map((file) => `copied ${file}`),
+    "",
+    task
+      ? `next: npx medbench build specs/${task}.yaml   (README.md says more)`
+      : `next: npx medbench build NAME (a built-in task: ${names.join(", ")}), ` +
+        "or npx medbench new-task NAME (README.md says more)",
+  ];
+  process.stdout.write(lines.join("\n") + "\n");
+  return 0;
+}
+
+/** Refuses, before anything is written, a place behind a link or not a plain file, and an existing file
+ *  (but those `kept`). `files`: the files and folders init writes, relative to `root`. */
+function refuseUnsafePlaces(root: string, files: string[], kept: string[]): void {
+  const taken = files.filter((file) => placeProblem(root, file) && !kept.includes(file));
   const unsafe = [
     ...new Set([
       rootProblem(root),
       placeProblem(root, ".gitignore", true),
-      ...[...writes.map(([f]) => f), ...copies].map((f) => placeProblem(root, f)),
+      ...files.map((file) => placeProblem(root, file)),
     ]),
-  ].filter((p): p is string => p !== null && !/ exists$/.test(p));
+  ].filter((problem): problem is string => problem !== null && !/ exists$/.test(problem));
   if (unsafe.length)
     throw new UsageError(
       `init writes nothing through a link or over what is not a plain file: ${unsafe.join("; ")}\n` +
@@ -73,40 +103,16 @@ async function run(argv: string[]): Promise<number> {
         `${taken.length === 1 ? "exists" : "exist"} in ${root}\n` +
         "  fix: move them aside (or run init in a new folder), then run init again",
     );
-  makeRoot(root);
-  const at = (f: string) => shownPath(root, f);
-  const added = writing(at(".gitignore"), () => addIgnores(join(root, ".gitignore")));
-  for (const [file, text] of writes)
-    if (!kept.includes(file)) writing(at(file), () => writeFileSync(join(root, file), text, { flag: "wx" }));
-  for (const rel of copies)
-    writing(at(rel), () => {
-      mkdirSync(dirname(join(root, rel)), { recursive: true });
-      cpSync(join(installRoot(), rel), join(root, rel), {
-        recursive: true,
-        errorOnExist: true,
-        force: false,
-      });
-    });
-  if (task) resultsApart(join(root, `specs/${task}.yaml`), task);
-  if (values.json) {
-    const written = writes.filter(([f]) => !kept.includes(f)).map(([f]) => f);
-    process.stdout.write(JSON.stringify({ gitignore_added: added, written, kept, copied: copies }) + "\n");
-    return 0;
-  }
-  const lines = [
-    added === null
-      ? "wrote .gitignore"
-      : `.gitignore: added ${added.join(", ") || "nothing (already there)"}`,
-    ...writes.map(([f]) => (kept.includes(f) ? `kept ${f}` : `wrote ${f}`)),
-    ...copies.map((f) => `copied ${f}`),
-    "",
-    task
-      ? `next: npx medbench build specs/${task}.yaml   (README.md says more)`
-      : `next: npx medbench build NAME (a built-in task: ${names.join(", ")}), ` +
-        "or npx medbench new-task NAME (README.md says more)",
-  ];
-  process.stdout.write(lines.join("\n") + "\n");
-  return 0;
+}
+
+/** Copies a built-in task's spec file or folder (`rel`) from the install root into the project. */
+function copyFromInstall(root: string, rel: string): void {
+  mkdirSync(dirname(join(root, rel)), { recursive: true });
+  cpSync(join(installRoot(), rel), join(root, rel), {
+    recursive: true,
+    errorOnExist: true,
+    force: false,
+  });
 }
 
 /** The copy's results go to a folder of their own (results/<slug>/project/…): the built-in spec, built by
@@ -128,8 +134,8 @@ function addIgnores(file: string): string[] | null {
     return null;
   }
   const text = readFileSync(file, "utf8");
-  const have = new Set(text.split("\n").map((l) => l.trim()));
-  const missing = GITIGNORE.filter((l) => !have.has(l) && !l.startsWith("#"));
+  const have = new Set(text.split("\n").map((line) => line.trim()));
+  const missing = GITIGNORE.filter((line) => !have.has(line) && !line.startsWith("#"));
   if (missing.length)
     writeFileSync(file, `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${missing.join("\n")}\n`);
   return missing;

@@ -52,11 +52,14 @@ async function run(argv: string[]): Promise<number> {
     [`specs/${name}.yaml`, taskSpec(name, sha256Hex(Buffer.from(SAMPLE_ITEMS)))],
     [`specs/${name}/sample/items.jsonl`, SAMPLE_ITEMS],
     [`specs/${name}/prompts/user.txt`, USER_PROMPT],
-    ...Object.entries(taskSources(name)).map(([f, text]): [string, string] => [`tasks/${name}/${f}`, text]),
+    ...Object.entries(taskSources(name)).map(([file, text]): [string, string] => [
+      `tasks/${name}/${file}`,
+      text,
+    ]),
   ];
-  const problems = [...new Set([rootProblem(root), ...files.map(([f]) => placeProblem(root, f))])].filter(
-    (p): p is string => p !== null,
-  );
+  const problems = [
+    ...new Set([rootProblem(root), ...files.map(([file]) => placeProblem(root, file))]),
+  ].filter((problem): problem is string => problem !== null);
   if (problems.length)
     throw new UsageError(
       `new-task writes nothing over an existing file or through a link: ${problems.join("; ")}\n` +
@@ -69,11 +72,11 @@ async function run(argv: string[]): Promise<number> {
       writeFileSync(join(root, rel), text, { flag: "wx" });
     });
   if (values.json) {
-    process.stdout.write(JSON.stringify({ written: files.map(([f]) => f) }) + "\n");
+    process.stdout.write(JSON.stringify({ written: files.map(([file]) => file) }) + "\n");
     return 0;
   }
   process.stdout.write(
-    files.map(([f]) => `wrote ${f}`).join("\n") + `\n\nnext: npx medbench build specs/${name}.yaml\n`,
+    files.map(([file]) => `wrote ${file}`).join("\n") + `\n\nnext: npx medbench build specs/${name}.yaml\n`,
   );
   return 0;
 }

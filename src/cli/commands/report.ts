@@ -44,9 +44,9 @@ async function run(argv: string[]): Promise<number> {
     );
   else {
     process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
-    for (const b of out.broken) process.stderr.write(`warning: broken run, listed as such: ${b}\n`);
-    for (const m of out.modified)
-      process.stderr.write(`warning: run modified since build, listed apart and not ranked: ${m}\n`);
+    for (const broken of out.broken) process.stderr.write(`warning: broken run, listed as such: ${broken}\n`);
+    for (const modified of out.modified)
+      process.stderr.write(`warning: run modified since build, listed apart and not ranked: ${modified}\n`);
   }
   return 0;
 }

@@ -38,9 +38,9 @@ async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(rest, OPTIONS[sub] as typeof OPTIONS.paired, `stats ${sub}`);
   if (positionals.length) throw usageError(command, `unexpected argument ${positionals[0]}`);
   const need = (k: string) => {
-    const v = values[k as keyof typeof values];
-    if (typeof v !== "string") throw usageError(command, `stats ${sub} needs --${k}`);
-    return v;
+    const value = values[k as keyof typeof values];
+    if (typeof value !== "string") throw usageError(command, `stats ${sub} needs --${k}`);
+    return value;
   };
   const rng = (values.rng ?? (sub === "paired" ? "python" : "numpy")) as RngName;
   if (rng !== "numpy" && rng !== "python")
