@@ -1,7 +1,7 @@
 // A model stage checked against its route's per-model rules (request.models) with the spec, before anything
 // runs: a field the model takes only at another value (temperature 0 to a reasoning model), or a
 // thinking-off task on a model that cannot run one, is a problem at the place the spec writes it.
-import { loadRoutes, splitModel } from "../src/model/registry.js";
+import { splitModel } from "../src/model/registry.js";
 import {
   FIXED_FIELD_FIX,
   fixedFieldMessage,
@@ -25,7 +25,7 @@ export function modelRuleProblems(params: Json, env: CheckEnv): StageProblem[] {
   const p = (params ?? {}) as RuledParams;
   if (typeof p.model !== "string" || !/^[^/\s]+\/\S+$/.test(p.model)) return [];
   const { route: name, model } = splitModel(p.model);
-  const route = loadRoutes(env.registryFiles).get(name);
+  const route = env.routes.get(name);
   if (!route) return []; // the route's own problem
   const out: StageProblem[] = [];
   const off = p.thinking === "off" ? thinkingOff(route, model) : null;
