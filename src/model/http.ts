@@ -101,7 +101,7 @@ function onAbortOf(signal: AbortSignal, abort: () => void): () => void {
   if (!set) {
     const tries = (set = new Set());
     waiting.set(signal, tries);
-    signal.addEventListener("abort", () => [...tries].forEach((f) => f()), { once: true });
+    signal.addEventListener("abort", () => [...tries].forEach((abort) => abort()), { once: true });
   }
   set.add(abort);
   return () => set.delete(abort);
@@ -160,10 +160,10 @@ function readReply(
   if (Number(res.headers["content-length"] ?? 0) > limit) return tooLarge();
   let received = 0;
   const stream = decoded(res);
-  stream.on("data", (c: Buffer) => {
-    received += c.length;
+  stream.on("data", (chunk: Buffer) => {
+    received += chunk.length;
     if (received > limit) tooLarge();
-    else chunks.push(c);
+    else chunks.push(chunk);
   });
   stream.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
   // The connection lost mid-body (Node reports it on the response, not the request).
