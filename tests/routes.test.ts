@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RouteRegistry, routeKeyFields } from "../src/model/routes.js";
+import { commandRoutes, RouteRegistry, routeKeyFields } from "../src/model/routes.js";
 import { openai } from "../src/model/openai.js";
 import { UnsendableRequest } from "../src/model/protocol.js";
 import { DiagnosticError } from "../src/spec/diagnostic.js";
@@ -39,6 +39,12 @@ describe("a command's routes", () => {
     expect(routes.has("local")).toBe(true); // the shipped registry's routes too
     expect(routes.names()).toContain("mine");
     expect(routes.list().map((route) => route.name)).toEqual(routes.names());
+  });
+
+  it("is one value per command's --registry option, shared by its check and its stages", () => {
+    const given = [registryFile("shared.yaml", "http://127.0.0.1:9/v1")];
+    expect(commandRoutes(given)).toBe(commandRoutes(given));
+    expect(commandRoutes([...given])).not.toBe(commandRoutes(given));
   });
 
   it("keys a route by its fields and the names of its headers, never their values", () => {

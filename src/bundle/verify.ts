@@ -18,7 +18,7 @@ import { tempName } from "../runner/fsutil.js";
 import { memoStore, replyFolder } from "../runner/memo.js";
 import { repliesByWriter } from "../remote/store.js";
 import { StageError, type InputView, type StageContext, type StageKind } from "../runner/stage.js";
-import type { Routes } from "../model/routes.js";
+import { commandRoutes } from "../model/routes.js";
 import type { Emit } from "../runner/events.js";
 import { carriesAnswers, readRecords, unanswered } from "../contract/records.js";
 import { comparisonOf, pairVerdicts } from "../contract/compare.js";
@@ -102,7 +102,7 @@ export interface VerifyOptions {
   live: boolean;
   /** Whether a bundle's own task code (task_files) may be compiled and run here. */
   runTaskCode?: boolean;
-  routes: Routes;
+  registryFiles: string[];
   env: Record<string, string | undefined>;
   /** Where the live run's progress and warnings go (the replay itself says nothing). */
   emit?: Emit;
@@ -665,7 +665,7 @@ function replayContext(
       trustChanged: false,
       refresh: false,
       env: o.env,
-      routes: o.routes,
+      routes: commandRoutes(o.registryFiles),
       replyNamespace: "live",
     },
     pins: { recorded: () => undefined, record: () => {} },

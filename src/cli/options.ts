@@ -2,7 +2,6 @@
 import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync } from "../util/builtins.js";
 import { dirname, join, relative } from "node:path";
 import type { BuildOptions } from "../runner/executor.js";
-import { RouteRegistry } from "../model/routes.js";
 import { openProject, type Project } from "../runner/project.js";
 import { readdirSync } from "../util/builtins.js";
 import { installRoot } from "../util/paths.js";
@@ -128,7 +127,7 @@ export function buildOptions(values: Record<string, unknown>): {
       trustChanged: Boolean(values["trust-changed"]),
       refresh: (values.refresh as string[] | undefined) ?? [],
       env: process.env,
-      routes: new RouteRegistry((values.registry as string[] | undefined) ?? []),
+      registryFiles: (values.registry as string[] | undefined) ?? [],
       resultsSuffix: vars.subset !== undefined || vars.limit !== undefined ? ".partial" : "",
     },
   };

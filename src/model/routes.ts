@@ -55,6 +55,19 @@ export class RouteRegistry implements Routes {
   }
 }
 
+const ofCommands = new WeakMap<readonly string[], Routes>();
+
+/**
+ * The routes of a command whose --registry option holds `given`: one value for that option, so that the spec
+ * check and every stage of the command share one reading of the files. Made where a command needs routes,
+ * not where it reads its options: a no-op build answered from its record loads no registry code.
+ */
+export function commandRoutes(given: readonly string[]): Routes {
+  let routes = ofCommands.get(given);
+  if (!routes) ofCommands.set(given, (routes = new RouteRegistry(given)));
+  return routes;
+}
+
 /**
  * The route's fields shape every body sent, so they are part of a model stage's key
  * (the key's variable name, never its value).

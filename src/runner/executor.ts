@@ -41,7 +41,7 @@ export { BuildFailure };
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 import type { Shard } from "../remote/shard.js";
-import type { Routes } from "../model/routes.js";
+import { commandRoutes } from "../model/routes.js";
 
 export interface BuildOptions {
   project: Project;
@@ -50,7 +50,7 @@ export interface BuildOptions {
   trustChanged: boolean;
   refresh: string[]; // stage names or kinds to rerun regardless
   env: Record<string, string | undefined>;
-  routes: Routes;
+  registryFiles: string[];
   resultsSuffix: string; // ".partial" for runs over part of the items
   /** One machine's share of the model requests: no results and no lock; a plain build assembles them. */
   shard?: Shard;
@@ -563,7 +563,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
     trustChanged: opts.trustChanged,
     refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind),
     env: opts.env,
-    routes: opts.routes,
+    routes: commandRoutes(opts.registryFiles),
     ...(opts.shard ? { shard: opts.shard } : {}),
   };
   return {

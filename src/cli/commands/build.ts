@@ -88,8 +88,13 @@ async function run(argv: string[]): Promise<number> {
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
   const { loadRuntime } = await import("../runtime.js");
   const { build } = await import("../../runner/executor.js");
-  const rt = await loadRuntime(specPath, vars, opts.project.cacheDir, { routes: opts.routes }, (message) =>
-    logger.log({ type: "info", message }),
+  const { commandRoutes } = await import("../../model/routes.js");
+  const rt = await loadRuntime(
+    specPath,
+    vars,
+    opts.project.cacheDir,
+    { routes: commandRoutes(opts.registryFiles) },
+    (message) => logger.log({ type: "info", message }),
   );
   const known = rt.plan.order.flatMap((d) => [d.name, d.kind]);
   for (const name of opts.refresh)

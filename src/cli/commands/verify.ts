@@ -43,7 +43,7 @@ async function run(argv: string[]): Promise<number> {
     dataDir: opts.dataDir,
     live: Boolean(values.live),
     runTaskCode: Boolean(values["run-task-code"]),
-    routes: opts.routes,
+    registryFiles: opts.registryFiles,
     env: process.env,
     emit: (e) => {
       sizeHeap(e);
