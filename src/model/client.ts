@@ -201,7 +201,8 @@ class CompletionCall {
       body: redact(text, this.secrets).slice(0, 2000),
       attempts: this.attempt,
       stopsRoute:
-        `the provider says the account is out of quota (HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
+        "the provider says the account is out of quota " +
+        `(HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
         "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
         "account's spending limit, or use another key",
     };

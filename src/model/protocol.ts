@@ -43,7 +43,7 @@ export interface ReplyFields {
   served_model?: string;
 }
 
-/** A body the route cannot send (a field the model refuses, no way to switch thinking off): why, and the fix. */
+/** A body the route cannot send (a field the model refuses, no way to switch thinking off), and the fix. */
 export class UnsendableRequest extends Error {
   constructor(
     message: string,

@@ -205,7 +205,8 @@ function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route
       diagnosticAt(
         src,
         `/routes/${escapePointer(name)}/base_url`,
-        `route ${name}: base_url ${JSON.stringify(publicUrl(route.base_url))} is not an http(s) URL with a host`,
+        `route ${name}: base_url ${JSON.stringify(publicUrl(route.base_url))} ` +
+          "is not an http(s) URL with a host",
         "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
       ),
     );
