@@ -1,7 +1,7 @@
 // A request body's sorted-key JSON: the bytes its key hashes and the bytes sent. The same bytes as
 // sortedJson (src/util/json.ts), made without a sorted copy of each body, and with what many bodies share
 // serialised once: a part the stage fixes (a task's schema) and the long strings that recur (a system
-// prompt). Issue 29: serialising each ~3 KB body took a tenth of the model stage's time.
+// prompt): serialising each ~3 KB body afresh took a tenth of the model stage's time.
 import { sortedJson } from "../util/json.js";
 
 const fixedJson = new WeakMap<object, string>();

@@ -1,5 +1,5 @@
 // One POST over node:http(s) through a keep-alive agent per route: at most `concurrency` sockets, reused
-// across requests (issue 16: fetch reached about a quarter of node:http's requests per second). A try has
+// across requests (fetch reached about a quarter of node:http's requests per second). A try has
 // one timer for its whole limit (connect, send, wait, read), which destroys the request and its socket, so
 // a server that accepts and never answers, or stalls mid-body, frees the socket either way. (The socket's
 // own idle limit is the agent's, for idle sockets: setting it per request cost two timer updates each.)
@@ -94,7 +94,7 @@ export function targetOf(url: URL, headers: Record<string, string>, agent: HttpA
 }
 
 // The tries in flight per signal, ended by one listener on it: a listener added and removed per request
-// cost more than the rest of a request's bookkeeping (issue 29).
+// cost more than the rest of a request's bookkeeping.
 const waiting = new WeakMap<AbortSignal, Set<() => void>>();
 function onAbortOf(signal: AbortSignal, abort: () => void): () => void {
   let set = waiting.get(signal);
