@@ -11,11 +11,12 @@ import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { SentRequests } from "../src/model/sent-requests.js";
-import { openai } from "../src/model/openai.js";
+import { protocolOf } from "../src/model/protocols.js";
 import {
   UnsendableRequest,
   WIRE_FORMATS,
   type BodyParams,
+  type Protocol,
   type Transport,
   type WireFormat,
 } from "../src/model/protocol.js";
@@ -42,7 +43,7 @@ export function requestBody(
   format: WireFormat,
 ): Record<string, Json> {
   try {
-    return openai.body(req, params, route, model, format);
+    return protocolOf(route).body(req, params, route, model, format);
   } catch (e) {
     if (e instanceof UnsendableRequest) throw new StageError(e.message, e.fix);
     throw e;
@@ -69,8 +70,8 @@ export interface RouteOutcome {
 }
 
 /** Modules needed only when requests are answered, not when the stage is keyed: a no-op build loads none. */
-async function sendingModules() {
-  const transport = await openai.transport();
+async function sendingModules(protocol: Protocol) {
+  const transport = await protocol.transport();
   const { memoReply, recall } = await import("../src/model/reply-memo.js");
   const { isFinal } = await import("../src/model/refusal.js");
   const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
@@ -105,7 +106,7 @@ export async function runRoute(
   model: string,
   requests: TaskRequest[],
 ): Promise<RouteOutcome> {
-  const modules = await sendingModules();
+  const modules = await sendingModules(protocolOf(route));
   const run = new RouteRun(ctx, params, route, model, requests, modules, apiKeyOf(ctx, route));
   await run.sendAll();
   return run.outcome();
@@ -120,6 +121,7 @@ class RouteRun {
   private readonly formats = { start: 0, needed: 0, refusal: null as string | null };
   private readonly breaker: RouteBreaker;
   private readonly secrets: string[];
+  private readonly protocol: Protocol;
   private readonly transport: Transport;
   private readonly namespace: string;
   private sample: Record<string, Json> | null = null;
@@ -143,6 +145,7 @@ class RouteRun {
     this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
     this.replies = new Array(requests.length);
     this.sent = new modules.SentRequests();
+    this.protocol = protocolOf(route);
     this.transport = modules.transport;
     this.namespace = ctx.options.replyNamespace ?? "requests";
     this.sendingFrom = performance.now();
@@ -191,7 +194,7 @@ class RouteRun {
 
   private prepare(req: TaskRequest, format: WireFormat): Prepared {
     const body = requestBody(req, this.params, this.route, this.model, format);
-    return { body, format, ...openai.serialise(this.route, body) };
+    return { body, format, ...this.protocol.serialise(this.route, body) };
   }
 
   /** A request's shard follows its first format's key, which no earlier reply of this run can change. */
@@ -259,8 +262,14 @@ class RouteRun {
         return this.unanswered(i, req, prepared, outcome, kept !== null, canLower);
       memo = this.remember(key, outcome);
     }
-    this.replies[i] = replyOf(req.id, key, format, memo.body);
+    this.replies[i] = this.replyOf(req.id, key, format, memo.body);
     return "done";
+  }
+
+  private replyOf(id: string, key: string, format: WireFormat, body: Json): ReplyRecord {
+    // The record's fields in the order every reply file has them.
+    const { text, ...fields } = this.protocol.reply(body);
+    return { id, request_sha256: key, format, text, error: null, ...fields };
   }
 
   /** Identical bodies in one run (the same utterance in two subsets) share one call. */
@@ -324,10 +333,4 @@ class RouteRun {
     this.errors++;
     return "done";
   }
-}
-
-function replyOf(id: string, key: string | null, format: WireFormat, body: Json): ReplyRecord {
-  // The record's fields in the order every reply file has them.
-  const { text, ...fields } = openai.reply(body);
-  return { id, request_sha256: key, format, text, error: null, ...fields };
 }
