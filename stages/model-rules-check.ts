@@ -1,7 +1,7 @@
 // A model stage checked against its route's per-model rules (request.models) with the spec, before anything
 // runs: a field the model takes only at another value (temperature 0 to a reasoning model), or a
 // thinking-off task on a model that cannot run one, is a problem at the place the spec writes it.
-import { loadRoutes, splitModel } from "../src/model/registry.js";
+import { splitModel } from "../src/model/registry.js";
 import {
   FIXED_FIELD_FIX,
   fixedFieldMessage,
@@ -22,16 +22,16 @@ interface RuledParams {
 
 /** The stage's fields its route's rule for the model refuses, each at its pointer below the stage. */
 export function modelRuleProblems(params: Json, env: CheckEnv): StageProblem[] {
-  const p = (params ?? {}) as RuledParams;
-  if (typeof p.model !== "string" || !/^[^/\s]+\/\S+$/.test(p.model)) return [];
-  const { route: name, model } = splitModel(p.model);
-  const route = loadRoutes(env.registryFiles).get(name);
+  const ruled = (params ?? {}) as RuledParams;
+  if (typeof ruled.model !== "string" || !/^[^/\s]+\/\S+$/.test(ruled.model)) return [];
+  const { route: name, model } = splitModel(ruled.model);
+  const route = env.routes.get(name);
   if (!route) return []; // the route's own problem
   const out: StageProblem[] = [];
-  const off = p.thinking === "off" ? thinkingOff(route, model) : null;
+  const off = ruled.thinking === "off" ? thinkingOff(route, model) : null;
   if (off?.kind === "refused")
     out.push({ pointer: "/params/thinking", ...thinkingOffRefusal(name, model, off) });
-  for (const [field, { value, pointer }] of sentFields(p, name, model))
+  for (const [field, { value, pointer }] of sentFields(ruled, name, model))
     for (const x of fixedFieldProblems(route, model, { [field]: value }))
       out.push({ pointer, message: fixedFieldMessage(route, model, x), fix: FIXED_FIELD_FIX });
   return out;
@@ -40,15 +40,15 @@ export function modelRuleProblems(params: Json, env: CheckEnv): StageProblem[] {
 /** The generation fields the stage sends, each with where it is written (an override's replaces the
  *  stage's). */
 function sentFields(
-  p: RuledParams,
+  ruled: RuledParams,
   route: string,
   model: string,
 ): Map<string, { value: Json; pointer: string }> {
   const out = new Map<string, { value: Json; pointer: string }>();
   for (const field of ["temperature", "top_p"] as const)
-    if (p[field] !== undefined) out.set(field, { value: p[field]!, pointer: `/params/${field}` });
-  const key = p.overrides?.[`${route}/${model}`] ? `${route}/${model}` : model;
-  for (const [field, value] of Object.entries(p.overrides?.[key]?.fields ?? {}))
+    if (ruled[field] !== undefined) out.set(field, { value: ruled[field]!, pointer: `/params/${field}` });
+  const key = ruled.overrides?.[`${route}/${model}`] ? `${route}/${model}` : model;
+  for (const [field, value] of Object.entries(ruled.overrides?.[key]?.fields ?? {}))
     out.set(field, {
       value,
       pointer: `/params/overrides/${escapePointer(key)}/fields/${escapePointer(field)}`,

@@ -2,7 +2,7 @@
 // headline configuration, all on the same files (the release, or else the bundled sample). A run that cannot
 // be used says why, and how to get one that can.
 import type { SpecFile } from "../spec/load.js";
-import { loadRoutes } from "../model/registry.js";
+import { RouteRegistry, type Routes } from "../model/routes.js";
 import type { CheckDecl, RosterEntry } from "./declare.js";
 import { reasoningProblem } from "./reasoning.js";
 import {
@@ -40,12 +40,13 @@ export interface RosterOptions {
 /** The build to suggest for a roster model: as is for a built-in baseline (`medbench/…`) or a route medbench
  *  ships; with the registries given (`registries`) when they hold its route; else with a registry that
  *  must add it (a route no registry has would only fail). */
-function suggestBuild(specPath: string, model: string, registries: string[]): string {
+function suggestBuild(specPath: string, model: string, shipped: Routes, withGiven: Routes): string {
+  const registries = withGiven.given;
   const route = model.split("/")[0]!;
   const cmd = `medbench build ${specPath} --model ${model}`;
-  if (route === "medbench" || loadRoutes([]).has(route)) return cmd;
-  const given = registries.map((r) => ` --registry ${r}`).join("");
-  if (registries.length && loadRoutes(registries).has(route)) return cmd + given;
+  if (route === "medbench" || shipped.has(route)) return cmd;
+  const given = registries.map((registry) => ` --registry ${registry}`).join("");
+  if (registries.length && withGiven.has(route)) return cmd + given;
   const file = registries[0] ?? "routes.yaml";
   return (
     `${cmd}${given || ` --registry ${file}`}, after adding a route \`${route}\` to ${file} ` +
@@ -64,7 +65,9 @@ export function rosterRuns(
   found: FoundRun[],
   options: RosterOptions,
 ): { runs: RosterRun[]; inputs: "release" | "sample" | null } {
-  const buildCmd = (model: string) => suggestBuild(spec.path, model, options.registries ?? []);
+  const shipped = new RouteRegistry([]);
+  const withGiven = new RouteRegistry(options.registries ?? []);
+  const buildCmd = (model: string) => suggestBuild(spec.path, model, shipped, withGiven);
   const full = usableRuns(spec, check, found, options);
   // The release when any roster run was built from it; the bundled sample otherwise. Never a mix.
   const anyRelease = [...full.values()].some((runs) => runs.some((run) => !onSample(run.metrics!)));

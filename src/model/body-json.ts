@@ -1,7 +1,7 @@
 // A request body's sorted-key JSON: the bytes its key hashes and the bytes sent. The same bytes as
 // sortedJson (src/util/json.ts), made without a sorted copy of each body, and with what many bodies share
 // serialised once: a part the stage fixes (a task's schema) and the long strings that recur (a system
-// prompt). Issue 29: serialising each ~3 KB body took a tenth of the model stage's time.
+// prompt): serialising each ~3 KB body afresh took a tenth of the model stage's time.
 import { sortedJson } from "../util/json.js";
 
 const fixedJson = new WeakMap<object, string>();
@@ -15,12 +15,12 @@ export function fixedPart<T>(value: T): T {
   return copy as T;
 }
 
-function deepFreeze(v: unknown): unknown {
-  if (v !== null && typeof v === "object") {
-    for (const x of Object.values(v)) deepFreeze(x);
-    Object.freeze(v);
+function deepFreeze(value: unknown): unknown {
+  if (value !== null && typeof value === "object") {
+    for (const x of Object.values(value)) deepFreeze(x);
+    Object.freeze(value);
   }
-  return v;
+  return value;
 }
 
 // Strings at least this long have their JSON kept (strings cannot change), up to this many characters in
@@ -31,36 +31,38 @@ const KEEP_CHARS = 1 << 20;
 const jsonOfLong = new Map<string, string>();
 let keptChars = 0;
 
-function stringJson(s: string): string {
-  if (s.length < LONG) return JSON.stringify(s);
-  let json = jsonOfLong.get(s);
+function stringJson(text: string): string {
+  if (text.length < LONG) return JSON.stringify(text);
+  let json = jsonOfLong.get(text);
   if (json === undefined) {
-    json = JSON.stringify(s);
-    if (keptChars + s.length > KEEP_CHARS) {
+    json = JSON.stringify(text);
+    if (keptChars + text.length > KEEP_CHARS) {
       jsonOfLong.clear();
       keptChars = 0;
     }
-    jsonOfLong.set(s, json);
-    keptChars += s.length;
+    jsonOfLong.set(text, json);
+    keptChars += text.length;
   }
   return json;
 }
 
-const isPlain = (v: object): boolean => {
-  const proto = Object.getPrototypeOf(v) as unknown;
+const isPlain = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value) as unknown;
   return (
-    (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== "function"
+    (proto === Object.prototype || proto === null) &&
+    typeof (value as { toJSON?: unknown }).toJSON !== "function"
   );
 };
 
 /** A key an object keeps as an array index (a canonical integer below 2^32 - 1). */
 function isIndex(k: string): boolean {
-  const c = k.charCodeAt(0);
-  return c >= 48 && c <= 57 && /^(?:0|[1-9][0-9]{0,9})$/.test(k) && Number(k) < 4294967295;
+  const code = k.charCodeAt(0);
+  return code >= 48 && code <= 57 && /^(?:0|[1-9][0-9]{0,9})$/.test(k) && Number(k) < 4294967295;
 }
 
 /** A member JSON.stringify leaves out of an object (and writes as null in an array). */
-const skipped = (v: unknown): boolean => v === undefined || typeof v === "function" || typeof v === "symbol";
+const skipped = (value: unknown): boolean =>
+  value === undefined || typeof value === "function" || typeof value === "symbol";
 
 /** sortedJson(value), byte for byte. */
 export function bodyJson(value: unknown): string | undefined {
@@ -68,22 +70,22 @@ export function bodyJson(value: unknown): string | undefined {
   return json(value);
 }
 
-function json(v: unknown): string {
-  if (typeof v === "string") return stringJson(v);
-  if (v === null || typeof v !== "object") return JSON.stringify(v);
-  const fixed = fixedJson.get(v);
+function json(value: unknown): string {
+  if (typeof value === "string") return stringJson(value);
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  const fixed = fixedJson.get(value);
   if (fixed !== undefined) return fixed;
-  if (Array.isArray(v)) {
+  if (Array.isArray(value)) {
     let out = "[";
-    for (let i = 0; i < v.length; i++) {
-      const x: unknown = v[i];
+    for (let i = 0; i < value.length; i++) {
+      const x: unknown = value[i];
       out += (i === 0 ? "" : ",") + (skipped(x) ? "null" : json(x));
     }
     return out + "]";
   }
   // A Date, a Buffer or an object with toJSON: as sortedJson makes it (rare in a body; never in a task's).
-  if (!isPlain(v)) return sortedJson(v)!;
-  const keys = Object.keys(v);
+  if (!isPlain(value)) return sortedJson(value)!;
+  const keys = Object.keys(value);
   // The order sortedJson's sorted copy has: the engine puts array-index keys first, in numeric order (as
   // Object.keys gives them here too), then the others as inserted, sorted.
   let from = 0;
@@ -96,7 +98,7 @@ function json(v: unknown): string {
     }
   let out = "{";
   for (const k of keys) {
-    const x = (v as Record<string, unknown>)[k];
+    const x = (value as Record<string, unknown>)[k];
     if (skipped(x)) continue;
     out += (out.length === 1 ? "" : ",") + JSON.stringify(k) + ":" + json(x);
   }

@@ -8,9 +8,9 @@ import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import { redact, redactJson } from "./redact.js";
 import { successBody } from "./reply.js";
-import { agentFor, postJson, targetOf, type HttpError, type Target } from "./http.js";
+import { agentFor, postJson, targetOf, type HttpError, type HttpReply, type Target } from "./http.js";
 import { backoffMs, isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
-import { estimatedTokens, pacerFor } from "./pacer.js";
+import { estimatedTokens, pacerFor, type Pacer } from "./pacer.js";
 
 export type CallOutcome =
   | { kind: "reply"; status: number; body: Json; attempts: number }
@@ -82,112 +82,164 @@ export async function chatCompletion(
 ): Promise<CallOutcome> {
   const { target, secrets } = prepared(route, apiKey, hooks.secrets);
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
-  const pacer = pacerFor(route);
-  const tokens = estimatedTokens(payload, body);
-  const deadline = Date.now() + route.retry.max_total_s * 1000;
-  const remaining = () => deadline - Date.now();
-  let lastError = "";
-  let timedOut = false;
-  let attempt = 0; // tries sent
-  let spent = 0; // tries that count against max_attempts: all but 429s
-  let limitedTries = 0;
-  while (spent < route.retry.max_attempts) {
-    if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
-    if (!pacer.free) {
-      // The route is paused or paced: this request waits its turn, within its deadline.
-      const turn = await pacer.turn(tokens, deadline, hooks.signal);
-      if (turn === "aborted") return { kind: "cancelled", attempts: attempt };
-      if (turn === "late") {
-        lastError ||= "rate limited: the route's pause outlasted the request's deadline";
-        break;
-      }
-    }
-    const budget = Math.min(route.timeout_s * 1000, remaining());
-    if (budget <= 0) break;
-    attempt++;
-    spent++;
-    let waitMs: number | null = null;
-    let limited = false;
-    timedOut = false;
-    try {
-      const res = await postJson(target, payload, budget, hooks.signal);
-      const text = res.text;
-      if (res.status !== 429) pacer.settled();
-      if (res.status >= 200 && res.status < 300) {
-        const success = successBody(text, res.contentType);
-        if ("body" in success)
-          return {
-            kind: "reply",
-            status: res.status,
-            body: redactJson(success.body, secrets),
-            attempts: attempt,
-          };
-        lastError = success.problem; // an error in a 200 too: a failed try, redacted below
-      } else if (quotaProblem(res.status, text) !== null) {
-        const why = redact(quotaProblem(res.status, text)!, secrets);
-        return {
-          kind: "refused",
-          status: res.status,
-          body: redact(text, secrets).slice(0, 2000),
-          attempts: attempt,
-          stopsRoute:
-            `the provider says the account is out of quota (HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
-            "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
-            "account's spending limit, or use another key",
-        };
-      } else if (isTransient(res.status)) {
-        lastError = `HTTP ${res.status}`;
-        const advice = rateAdvice(res.headers, tokens);
-        waitMs = advice.waitMs;
-        if (waitMs !== null && waitMs > remaining()) {
-          // Waiting would pass the deadline: a failure now, which the next build sends again.
-          lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
+  return new CompletionCall(route, target, payload, estimatedTokens(payload, body), secrets, hooks).run();
+}
+
+/** What one try leaves: the request's outcome, the end of its tries (a failure), or another try. */
+type Tried = { outcome: CallOutcome } | { stop: true } | { waitMs: number | null; limited: boolean };
+const RETRY: Tried = { waitMs: null, limited: false };
+
+/** One request's tries, within its deadline, and the waits between them. */
+class CompletionCall {
+  private readonly pacer: Pacer;
+  private readonly deadline: number;
+  private lastError = "";
+  private timedOut = false;
+  private attempt = 0; // tries sent
+  private spent = 0; // tries that count against max_attempts: all but 429s
+  private limitedTries = 0;
+
+  constructor(
+    private readonly route: Route,
+    private readonly target: Target,
+    private readonly payload: Buffer,
+    private readonly tokens: number,
+    private readonly secrets: readonly string[],
+    private readonly hooks: CallHooks,
+  ) {
+    this.pacer = pacerFor(route);
+    this.deadline = Date.now() + route.retry.max_total_s * 1000;
+  }
+
+  private remaining(): number {
+    return this.deadline - Date.now();
+  }
+
+  private cancelled(): CallOutcome {
+    return { kind: "cancelled", attempts: this.attempt };
+  }
+
+  async run(): Promise<CallOutcome> {
+    while (this.spent < this.route.retry.max_attempts) {
+      if (this.hooks.signal?.aborted) return this.cancelled();
+      if (!this.pacer.free) {
+        // The route is paused or paced: this request waits its turn, within its deadline.
+        const turn = await this.pacer.turn(this.tokens, this.deadline, this.hooks.signal);
+        if (turn === "aborted") return this.cancelled();
+        if (turn === "late") {
+          this.lastError ||= "rate limited: the route's pause outlasted the request's deadline";
           break;
         }
-        if (res.status === 429) {
-          // A rate limit pauses the whole route, and spends none of this request's tries.
-          limited = true;
-          spent--;
-          pacer.limited(waitMs ?? backoffMs(route.retry, ++limitedTries), advice);
-        }
-      } else {
-        // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
-        const moved = res.location ? `redirected to ${res.location}; set the route's base_url to it. ` : "";
-        return {
-          kind: "refused",
-          status: res.status,
-          body: redact(moved + text, secrets).slice(0, 2000),
-          attempts: attempt,
-        };
       }
+      const budget = Math.min(this.route.timeout_s * 1000, this.remaining());
+      if (budget <= 0) break;
+      this.attempt++;
+      this.spent++;
+      this.timedOut = false;
+      const tried = await this.tryOnce(budget);
+      if ("outcome" in tried) return tried.outcome;
+      if ("stop" in tried) break;
+      const next = await this.beforeNextTry(tried.waitMs, tried.limited);
+      if (next === "cancelled") return this.cancelled();
+      if (next === "stop") break;
+    }
+    return {
+      kind: "failed",
+      error: redact(this.lastError || "no time left for a try", this.secrets),
+      attempts: this.attempt,
+      ...(this.timedOut ? { timedOut: this.timedOut } : {}),
+    };
+  }
+
+  private async tryOnce(budget: number): Promise<Tried> {
+    try {
+      const res = await postJson(this.target, this.payload, budget, this.hooks.signal);
+      if (res.status !== 429) this.pacer.settled();
+      return this.answered(res);
     } catch (e) {
-      if (hooks.signal?.aborted) return { kind: "cancelled", attempts: attempt };
-      pacer.settled();
+      if (this.hooks.signal?.aborted) return { outcome: this.cancelled() };
+      this.pacer.settled();
       const err = e as HttpError;
-      timedOut = err.why === "timeout";
-      lastError =
+      this.timedOut = err.why === "timeout";
+      this.lastError =
         err.why === "timeout"
           ? `timeout after ${Math.round(budget) / 1000} s`
           : err.why === "too_large"
-            ? tooLargeError(route)
+            ? tooLargeError(this.route)
             : `connection error (${err.code ?? err.message})`;
+      return RETRY;
     }
-    if (spent === route.retry.max_attempts) break;
-    if (limited) {
-      hooks.onRetry?.(redact(lastError, secrets));
-      continue; // the pacer holds the next try until the route may send again
-    }
-    const delay = Math.max(waitMs ?? 0, backoffMs(route.retry, spent));
-    if (delay >= remaining()) break;
-    hooks.onRetry?.(redact(lastError, secrets));
-    if (!(await sleep(delay, hooks.signal))) return { kind: "cancelled", attempts: attempt };
   }
-  return {
-    kind: "failed",
-    error: redact(lastError || "no time left for a try", secrets),
-    attempts: attempt,
-    ...(timedOut ? { timedOut } : {}),
-  };
+
+  /** What the server's answer means: a reply, a refusal, or a transient error (another try). */
+  private answered(res: HttpReply): Tried {
+    const { secrets } = this;
+    const text = res.text;
+    if (res.status >= 200 && res.status < 300) {
+      const success = successBody(text, res.contentType);
+      if ("body" in success) {
+        const body = redactJson(success.body, secrets);
+        return { outcome: { kind: "reply", status: res.status, body, attempts: this.attempt } };
+      }
+      this.lastError = success.problem; // an error in a 200 too: a failed try, redacted below
+      return RETRY;
+    }
+    const quota = quotaProblem(res.status, text);
+    if (quota !== null) return { outcome: this.outOfQuota(res.status, text, quota) };
+    if (isTransient(res.status)) return this.transient(res);
+    // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
+    const moved = res.location ? `redirected to ${res.location}; set the route's base_url to it. ` : "";
+    const body = redact(moved + text, secrets).slice(0, 2000);
+    return { outcome: { kind: "refused", status: res.status, body, attempts: this.attempt } };
+  }
+
+  private outOfQuota(status: number, text: string, quota: string): CallOutcome {
+    const why = redact(quota, this.secrets);
+    return {
+      kind: "refused",
+      status,
+      body: redact(text, this.secrets).slice(0, 2000),
+      attempts: this.attempt,
+      stopsRoute:
+        "the provider says the account is out of quota " +
+        `(HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
+        "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
+        "account's spending limit, or use another key",
+    };
+  }
+
+  /** A transient error: another try after the server's wait, unless that wait passes the deadline. */
+  private transient(res: HttpReply): Tried {
+    this.lastError = `HTTP ${res.status}`;
+    const advice = rateAdvice(res.headers, this.tokens);
+    const waitMs = advice.waitMs;
+    if (waitMs !== null && waitMs > this.remaining()) {
+      // Waiting would pass the deadline: a failure now, which the next build sends again.
+      this.lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
+      return { stop: true };
+    }
+    if (res.status !== 429) return { waitMs, limited: false };
+    // A rate limit pauses the whole route, and spends none of this request's tries.
+    this.spent--;
+    this.pacer.limited(waitMs ?? backoffMs(this.route.retry, ++this.limitedTries), advice);
+    return { waitMs, limited: true };
+  }
+
+  /** The wait before the next try (none after a rate limit: the pacer holds it), or why there is none. */
+  private async beforeNextTry(
+    waitMs: number | null,
+    limited: boolean,
+  ): Promise<"next" | "stop" | "cancelled"> {
+    if (this.spent === this.route.retry.max_attempts) return "stop";
+    if (limited) {
+      this.hooks.onRetry?.(redact(this.lastError, this.secrets));
+      return "next"; // the pacer holds the next try until the route may send again
+    }
+    const delay = Math.max(waitMs ?? 0, backoffMs(this.route.retry, this.spent));
+    if (delay >= this.remaining()) return "stop";
+    this.hooks.onRetry?.(redact(this.lastError, this.secrets));
+    return (await sleep(delay, this.hooks.signal)) ? "next" : "cancelled";
+  }
 }
 
 /** A reply past the route's size limit: what happened and the field that allows more. */
@@ -204,10 +256,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false);
     const onAbort = () => {
-      clearTimeout(t);
+      clearTimeout(timer);
       resolve(false);
     };
-    const t = setTimeout(() => {
+    const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve(true);
     }, ms);

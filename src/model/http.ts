@@ -1,5 +1,5 @@
 // One POST over node:http(s) through a keep-alive agent per route: at most `concurrency` sockets, reused
-// across requests (issue 16: fetch reached about a quarter of node:http's requests per second). A try has
+// across requests (fetch reached about a quarter of node:http's requests per second). A try has
 // one timer for its whole limit (connect, send, wait, read), which destroys the request and its socket, so
 // a server that accepts and never answers, or stalls mid-body, frees the socket either way. (The socket's
 // own idle limit is the agent's, for idle sockets: setting it per request cost two timer updates each.)
@@ -94,14 +94,14 @@ export function targetOf(url: URL, headers: Record<string, string>, agent: HttpA
 }
 
 // The tries in flight per signal, ended by one listener on it: a listener added and removed per request
-// cost more than the rest of a request's bookkeeping (issue 29).
+// cost more than the rest of a request's bookkeeping.
 const waiting = new WeakMap<AbortSignal, Set<() => void>>();
 function onAbortOf(signal: AbortSignal, abort: () => void): () => void {
   let set = waiting.get(signal);
   if (!set) {
     const tries = (set = new Set());
     waiting.set(signal, tries);
-    signal.addEventListener("abort", () => [...tries].forEach((f) => f()), { once: true });
+    signal.addEventListener("abort", () => [...tries].forEach((abort) => abort()), { once: true });
   }
   set.add(abort);
   return () => set.delete(abort);
@@ -160,10 +160,10 @@ function readReply(
   if (Number(res.headers["content-length"] ?? 0) > limit) return tooLarge();
   let received = 0;
   const stream = decoded(res);
-  stream.on("data", (c: Buffer) => {
-    received += c.length;
+  stream.on("data", (chunk: Buffer) => {
+    received += chunk.length;
     if (received > limit) tooLarge();
-    else chunks.push(c);
+    else chunks.push(chunk);
   });
   stream.on("error", (e: NodeJS.ErrnoException) => finish(new HttpError("connection", e.code ?? e.message)));
   // The connection lost mid-body (Node reports it on the response, not the request).

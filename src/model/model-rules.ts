@@ -26,7 +26,7 @@ function firstMatch(route: Route, model: string): Matched {
 
 /** A pattern matches the whole name; `*` stands for any run of characters. */
 export function globMatches(pattern: string, name: string): boolean {
-  const parts = pattern.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  const parts = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
   return new RegExp(`^${parts.join(".*")}$`).test(name);
 }
 
@@ -53,7 +53,7 @@ export function thinkingOff(route: Route, model: string): ThinkingOff {
     if (rule.reasoning_low) return { kind: "lowest", fields: rule.reasoning_low };
     if (rule.thinking_off) return { kind: "fields", fields: rule.thinking_off };
   }
-  const low = (route.request.reasoning_low_models ?? []).some((m) => model.includes(m));
+  const low = (route.request.reasoning_low_models ?? []).some((pattern) => model.includes(pattern));
   const fields = low ? route.request.reasoning_low : route.request.thinking_off;
   if (!fields) return { kind: "undeclared", lowest: low };
   return low ? { kind: "lowest", fields } : { kind: "fields", fields };

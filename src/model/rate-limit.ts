@@ -22,8 +22,8 @@ export function durationMs(text: string): number | null {
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
   const unitMs: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001 };
   const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|us|µs|h|m|s)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== trimmed) return null;
-  return parts.reduce((sum, p) => sum + Number(p[1]) * unitMs[p[2]!]!, 0);
+  if (parts.length === 0 || parts.map((part) => part[0]).join("") !== trimmed) return null;
+  return parts.reduce((sum, part) => sum + Number(part[1]) * unitMs[part[2]!]!, 0);
 }
 
 /** One limit of OpenAI's x-ratelimit-* headers: its size, what is left, and the time until it is full. */
@@ -45,19 +45,19 @@ function limitOf(headers: IncomingHttpHeaders, kind: "requests" | "tokens"): Lim
 }
 
 /** What a limit refills per millisecond: the part used (limit - remaining) comes back over its reset time. */
-function refillPerMs(l: Limit): number | null {
-  if (l.limit === null || l.remaining === null || l.resetMs <= 0) return null;
-  const used = l.limit - l.remaining;
-  return used > 0 ? used / l.resetMs : null;
+function refillPerMs(limit: Limit): number | null {
+  if (limit.limit === null || limit.remaining === null || limit.resetMs <= 0) return null;
+  const used = limit.limit - limit.remaining;
+  return used > 0 ? used / limit.resetMs : null;
 }
 
 /** Whether a request of `need` units cannot pass this limit now (unknown remaining: assumed exhausted). */
-const exhausted = (l: Limit, need: number) => l.remaining === null || l.remaining < need;
+const exhausted = (limit: Limit, need: number) => limit.remaining === null || limit.remaining < need;
 
 /** The time until `need` units are back, or the whole reset when the refill rate is not known. */
-function waitFor(l: Limit, need: number): number {
-  const rate = refillPerMs(l);
-  return rate === null ? l.resetMs : Math.min(l.resetMs, (need - (l.remaining ?? 0)) / rate);
+function waitFor(limit: Limit, need: number): number {
+  const rate = refillPerMs(limit);
+  return rate === null ? limit.resetMs : Math.min(limit.resetMs, (need - (limit.remaining ?? 0)) / rate);
 }
 
 export interface RateAdvice {
@@ -82,8 +82,12 @@ export function rateAdvice(headers: IncomingHttpHeaders, tokens: number, now = D
     tokenLimit && exhausted(tokenLimit, tokens) ? ([tokenLimit, tokens] as const) : null,
   ].filter((x) => x !== null);
   // Neither limit shows exhausted: the larger wait of those given, as a limit the reply does not name may be.
-  const considered = hit.length ? hit : [requests, tokenLimit].flatMap((l) => (l ? [[l, 1] as const] : []));
-  const resetWait = considered.length ? Math.max(...considered.map(([l, need]) => waitFor(l, need))) : null;
+  const considered = hit.length
+    ? hit
+    : [requests, tokenLimit].flatMap((limit) => (limit ? [[limit, 1] as const] : []));
+  const resetWait = considered.length
+    ? Math.max(...considered.map(([limit, need]) => waitFor(limit, need)))
+    : null;
   return {
     waitMs: retryAfterMs(headers, now) ?? resetWait,
     requestsPerMs: requests && exhausted(requests, 1) ? refillPerMs(requests) : null,

@@ -14,19 +14,19 @@ export function secretValues(
   const out = new Set<string>();
   // Every key and every header value is a secret, whatever its length (docs/model-requests.md, "Secrets"):
   // a short one is matched as a whole word only (redact), so that it does not garble the text around it.
-  const add = (v: string | undefined) => {
-    if (v) out.add(v);
+  const add = (value: string | undefined) => {
+    if (value) out.add(value);
   };
-  for (const r of routes) {
-    if (r.api_key_env) add(env[r.api_key_env]);
-    for (const v of Object.values(r.headers ?? {})) {
-      add(String(v));
-      add(/^bearer\s+(.+)$/i.exec(String(v))?.[1]);
+  for (const route of routes) {
+    if (route.api_key_env) add(env[route.api_key_env]);
+    for (const value of Object.values(route.headers ?? {})) {
+      add(String(value));
+      add(/^bearer\s+(.+)$/i.exec(String(value))?.[1]);
     }
   }
-  for (const v of extra) add(v);
+  for (const value of extra) add(value);
   // Longest first, so that a key containing another is removed whole.
-  return [...out].sort((a, b) => b.length - a.length);
+  return [...out].sort((left, right) => right.length - left.length);
 }
 
 // `Bearer <token>` (any token), and the long prefixed tokens providers issue
@@ -36,7 +36,7 @@ const KEY_SHAPED = /\b(?:sk|rk|pk|ak|gsk|hf|xai|ghp|glpat|key)[-_][A-Za-z0-9_-]{
 
 /** Values shorter than this are matched as whole words only (a "1" inside "10" stays). */
 const SHORT = 8;
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** `text` with every occurrence of `secret` (a short one: as a whole word) replaced by [redacted]. */
 function removeValue(text: string, secret: string): string {
@@ -47,11 +47,11 @@ function removeValue(text: string, secret: string): string {
 /** The text with each secret and each token-shaped string replaced by [redacted]. */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const s of secrets) {
-    out = removeValue(out, s);
+  for (const secret of secrets) {
+    out = removeValue(out, secret);
     // The same value as a JSON string would carry it, in case the server escaped it.
-    const escaped = JSON.stringify(s).slice(1, -1);
-    if (escaped !== s) out = removeValue(out, escaped);
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret) out = removeValue(out, escaped);
   }
   return out
     .replace(BEARER, (_m, word: string, gap: string) => `${word}${gap}${REDACTED}`)
@@ -63,7 +63,7 @@ export function redact(text: string, secrets: readonly string[]): string {
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const s of secrets) out = removeValue(out, s);
+  for (const secret of secrets) out = removeValue(out, secret);
   return out;
 }
 
@@ -71,18 +71,18 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
  *  parsing, so that a short value never breaks the JSON it would otherwise be cut out of. */
 export function redactJson<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return redactSecrets(v, secrets);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object")
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactSecrets(k, secrets), walk(x)]));
-    return v;
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return redactSecrets(value, secrets);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value !== null && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, x]) => [redactSecrets(k, secrets), walk(x)]));
+    return value;
   };
   return walk(value) as T;
 }
 
 /** The URL's user name and password, when it carries any (http://user:pass@host/), else null. */
 export function urlUserinfo(url: string): string | null {
-  const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)@/.exec(url);
-  return m ? m[1]! : null;
+  const match = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)@/.exec(url);
+  return match ? match[1]! : null;
 }

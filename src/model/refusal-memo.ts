@@ -22,9 +22,10 @@ export function memoRefusal(outcome: Refused): MemoRefusal {
 export function recallRefusal(entry: Buffer | null): Refused | null {
   if (!entry) return null;
   try {
-    const m = JSON.parse(entry.toString("utf8")) as Partial<MemoRefusal>;
-    if (m.kind !== "refused" || typeof m.status !== "number" || typeof m.body !== "string") return null;
-    return { kind: "refused", status: m.status, body: m.body, attempts: 0 };
+    const memo = JSON.parse(entry.toString("utf8")) as Partial<MemoRefusal>;
+    if (memo.kind !== "refused" || typeof memo.status !== "number" || typeof memo.body !== "string")
+      return null;
+    return { kind: "refused", status: memo.status, body: memo.body, attempts: 0 };
   } catch {
     return null;
   }

@@ -58,14 +58,14 @@ export function classifyRefusal(status: number, body: string): Refusal {
   const out = (kind: RefusalKind): Refusal => ({ kind, status, message });
   // A redirect names another URL for the route: about the route too, never a request's final outcome.
   if (stopsRoute(status) || status < 400) return out("route");
-  if (code === "insufficient_quota" || ROUTE_WORDS.some((w) => w.test(message))) return out("route");
+  if (code === "insufficient_quota" || ROUTE_WORDS.some((words) => words.test(message))) return out("route");
   // OpenAI names the field it refuses: a refusal of response_format is about the format, whatever its words.
   if (param !== null && /^response_format\b/.test(param)) return out("format");
-  if (code === "context_length_exceeded" || CONTEXT_WORDS.some((w) => w.test(message)))
+  if (code === "context_length_exceeded" || CONTEXT_WORDS.some((words) => words.test(message)))
     return out("context_length");
-  if ((code !== null && PARAMETER_CODES.has(code)) || PARAMETER_WORDS.some((w) => w.test(message)))
+  if ((code !== null && PARAMETER_CODES.has(code)) || PARAMETER_WORDS.some((words) => words.test(message)))
     return out("unsupported_parameter");
-  if (FORMAT_WORDS.some((w) => w.test(message))) return out("format");
+  if (FORMAT_WORDS.some((words) => words.test(message))) return out("format");
   return out("request");
 }
 
@@ -80,7 +80,7 @@ export function errorFields(body: string): ErrorFields {
   }
   const outer = isRecord(parsed) ? parsed : {};
   const inner = isRecord(outer.error) ? outer.error : outer;
-  const text = (v: unknown) => (typeof v === "string" && v.length > 0 ? v : null);
+  const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : null);
   const message = text(inner.message) ?? text(outer.error) ?? body;
   return {
     message: message.trim().slice(0, MESSAGE_CHARS),
@@ -89,5 +89,5 @@ export function errorFields(body: string): ErrorFields {
   };
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);

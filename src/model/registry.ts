@@ -79,14 +79,14 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     try {
       bytes = readDocumentBytes(file); // a regular file of bounded size: a FIFO would block the build
     } catch (e) {
-      const d = e instanceof DiagnosticError ? e.diagnostics[0] : undefined;
+      const diagnostic = e instanceof DiagnosticError ? e.diagnostics[0] : undefined;
       const why =
-        d?.message.match(/^cannot read it \((\w+)\)$/)?.[1] ??
-        (d?.message === "no such file" ? "ENOENT" : null);
+        diagnostic?.message.match(/^cannot read it \((\w+)\)$/)?.[1] ??
+        (diagnostic?.message === "no such file" ? "ENOENT" : null);
       throw new DiagnosticError([
         {
           file,
-          message: `cannot read the route registry (${why ?? d?.message ?? String(e)})`,
+          message: `cannot read the route registry (${why ?? diagnostic?.message ?? String(e)})`,
           fix: "check the --registry path",
         },
       ]);
@@ -99,29 +99,29 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     withQueryHidden(raw, () => {
       // Before any other check: a schema or URL message quotes the value, password and all.
       if (raw && typeof raw === "object")
-        for (const [name, r] of Object.entries(raw as Record<string, { base_url?: unknown } | null>))
-          if (typeof r?.base_url === "string") refuseUserinfo(src, name, r.base_url);
+        for (const [name, route] of Object.entries(raw as Record<string, { base_url?: unknown } | null>))
+          if (typeof route?.base_url === "string") refuseUserinfo(src, name, route.base_url);
       checkSchema(src.value, () => src, REGISTRY_SCHEMA);
       const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
       if (badUrls.length) throw new DiagnosticError(badUrls);
     });
-    for (const [name, r] of Object.entries(value.routes ?? {})) {
-      if (!r?.base_url) continue; // the schema requires it
-      const shown = publicUrl(r.base_url);
+    for (const [name, route] of Object.entries(value.routes ?? {})) {
+      if (!route?.base_url) continue; // the schema requires it
+      const shown = publicUrl(route.base_url);
       routes.set(name, {
         name,
         base_url: shown,
-        ...(shown !== r.base_url ? { base_url_with_secrets: r.base_url } : {}),
-        api_key_env: r.api_key_env ?? null,
-        headers: r.headers ?? {},
-        concurrency: r.concurrency ?? DEFAULTS.concurrency,
-        timeout_s: r.timeout_s ?? DEFAULTS.timeout_s,
-        retry: { ...DEFAULTS.retry, ...(r.retry ?? {}) },
-        max_failures_in_a_row: r.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
-        max_reply_mb: r.max_reply_mb ?? DEFAULTS.max_reply_mb,
-        requests_per_minute: r.requests_per_minute ?? null,
-        tokens_per_minute: r.tokens_per_minute ?? null,
-        request: r.request ?? {},
+        ...(shown !== route.base_url ? { base_url_with_secrets: route.base_url } : {}),
+        api_key_env: route.api_key_env ?? null,
+        headers: route.headers ?? {},
+        concurrency: route.concurrency ?? DEFAULTS.concurrency,
+        timeout_s: route.timeout_s ?? DEFAULTS.timeout_s,
+        retry: { ...DEFAULTS.retry, ...(route.retry ?? {}) },
+        max_failures_in_a_row: route.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
+        max_reply_mb: route.max_reply_mb ?? DEFAULTS.max_reply_mb,
+        requests_per_minute: route.requests_per_minute ?? null,
+        tokens_per_minute: route.tokens_per_minute ?? null,
+        request: route.request ?? {},
       });
     }
   }
@@ -135,9 +135,9 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
 function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
   const userinfo = urlUserinfo(url);
   if (userinfo === null) return;
-  const hide = (t: string) => t.split(userinfo).join(REDACTED);
+  const hide = (text: string) => text.split(userinfo).join(REDACTED);
   const pointer = `/routes/${escapePointer(route)}/base_url`;
-  const d = diagnosticAt(
+  const diagnostic = diagnosticAt(
     src,
     pointer,
     `route ${route}: base_url ${hide(url)} carries a user name or password, which medbench would ` +
@@ -146,7 +146,10 @@ function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
       "or a header (headers: { Authorization: ... }); both are redacted everywhere",
   );
   throw new DiagnosticError([
-    { ...d, ...(d.sourceLine === undefined ? {} : { sourceLine: hide(d.sourceLine) }) },
+    {
+      ...diagnostic,
+      ...(diagnostic.sourceLine === undefined ? {} : { sourceLine: hide(diagnostic.sourceLine) }),
+    },
   ]);
 }
 
@@ -154,19 +157,19 @@ function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
  *  message or the source line shown may quote a gateway's key). */
 function withQueryHidden(routes: unknown, check: () => void): void {
   const values = Object.values(routes !== null && typeof routes === "object" ? routes : {})
-    .map((r) => (r as { base_url?: unknown } | null)?.base_url)
+    .map((route) => (route as { base_url?: unknown } | null)?.base_url)
     .flatMap((url) => (typeof url === "string" ? queryValues(url) : []))
-    .sort((a, b) => b.length - a.length);
+    .sort((left, right) => right.length - left.length);
   try {
     check();
   } catch (e) {
     if (!(e instanceof DiagnosticError) || values.length === 0) throw e;
-    const hide = (text: string) => values.reduce((out, v) => out.split(v).join(REDACTED), text);
+    const hide = (text: string) => values.reduce((out, value) => out.split(value).join(REDACTED), text);
     throw new DiagnosticError(
-      e.diagnostics.map((d) => ({
-        ...d,
-        message: hide(d.message),
-        ...(d.sourceLine === undefined ? {} : { sourceLine: hide(d.sourceLine) }),
+      e.diagnostics.map((diagnostic) => ({
+        ...diagnostic,
+        message: hide(diagnostic.message),
+        ...(diagnostic.sourceLine === undefined ? {} : { sourceLine: hide(diagnostic.sourceLine) }),
       })),
     );
   }
@@ -189,11 +192,11 @@ export function splitModel(model: string): { route: string; model: string } {
  *  spaces would otherwise fail at the first request, or in the middle of `verify --live`). */
 function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route>>): Diagnostic[] {
   const out: Diagnostic[] = [];
-  for (const [name, r] of Object.entries(routes)) {
-    if (typeof r?.base_url !== "string") continue; // the schema requires it
+  for (const [name, route] of Object.entries(routes)) {
+    if (typeof route?.base_url !== "string") continue; // the schema requires it
     let url: URL | null = null;
     try {
-      url = new URL(r.base_url);
+      url = new URL(route.base_url);
     } catch {
       /* refused below */
     }
@@ -202,7 +205,8 @@ function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route
       diagnosticAt(
         src,
         `/routes/${escapePointer(name)}/base_url`,
-        `route ${name}: base_url ${JSON.stringify(publicUrl(r.base_url))} is not an http(s) URL with a host`,
+        `route ${name}: base_url ${JSON.stringify(publicUrl(route.base_url))} ` +
+          "is not an http(s) URL with a host",
         "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
       ),
     );

@@ -25,11 +25,11 @@ export interface NonAnswers {
 /** The answered replies that hold no text answer, by kind (a reply is counted under one kind at most). */
 function nonAnswers(replies: readonly AuditedReply[]): NonAnswers {
   const out: NonAnswers = { refusals: 0, content_filtered: 0, tool_calls: 0 };
-  for (const r of replies) {
-    if (r.error !== null) continue;
-    if (r.refusal !== undefined) out.refusals++;
-    else if (r.finish_reason === "content_filter") out.content_filtered++;
-    else if ((r.tool_calls ?? 0) > 0 || r.finish_reason === "tool_calls") out.tool_calls++;
+  for (const reply of replies) {
+    if (reply.error !== null) continue;
+    if (reply.refusal !== undefined) out.refusals++;
+    else if (reply.finish_reason === "content_filter") out.content_filtered++;
+    else if ((reply.tool_calls ?? 0) > 0 || reply.finish_reason === "tool_calls") out.tool_calls++;
   }
   return out;
 }
@@ -55,10 +55,10 @@ function servedModels(
 ): { served_models: Record<string, number>; served_model_mismatches: number } {
   const served: Record<string, number> = {};
   let mismatches = 0;
-  for (const r of replies) {
-    if (r.error !== null || r.served_model === undefined) continue;
-    served[r.served_model] = (served[r.served_model] ?? 0) + 1;
-    if (!servesAsked(asked, r.served_model)) mismatches++;
+  for (const reply of replies) {
+    if (reply.error !== null || reply.served_model === undefined) continue;
+    served[reply.served_model] = (served[reply.served_model] ?? 0) + 1;
+    if (!servesAsked(asked, reply.served_model)) mismatches++;
   }
   return { served_models: served, served_model_mismatches: mismatches };
 }
@@ -84,10 +84,10 @@ export function auditReplies(
 ): { counts: Record<string, Json>; warnings: string[] } {
   const kinds = nonAnswers(replies);
   const served = servedModels(replies, asked);
-  const answered = replies.filter((r) => r.error === null).length;
+  const answered = replies.filter((reply) => reply.error === null).length;
   const warnings = [
     nonAnswerWarning(model, kinds, answered),
     mismatchWarning(model, asked, served.served_models),
-  ].filter((w): w is string => w !== null);
+  ].filter((warning): warning is string => warning !== null);
   return { counts: { ...kinds, ...served }, warnings };
 }

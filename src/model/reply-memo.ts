@@ -20,9 +20,9 @@ export function memoReply(outcome: Extract<CallOutcome, { kind: "reply" }>): Mem
 export function recall(entry: Buffer | null): MemoReply | null {
   if (!entry) return null;
   try {
-    const m = JSON.parse(entry.toString("utf8")) as Partial<MemoReply>;
-    if (m.kind !== "reply" || notAReply(m.body) !== null) return null;
-    return m as MemoReply;
+    const memo = JSON.parse(entry.toString("utf8")) as Partial<MemoReply>;
+    if (memo.kind !== "reply" || notAReply(memo.body) !== null) return null;
+    return memo as MemoReply;
   } catch {
     return null;
   }

@@ -21,7 +21,8 @@ export interface ReplyReading {
 }
 
 type Obj = Record<string, Json>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
+const isObj = (value: unknown): value is Obj =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
 const firstChoice = (body: Obj): unknown => (Array.isArray(body.choices) ? body.choices[0] : undefined);
 
 /** The provider's own words from an error object: its code or type, then its message (bounded). */
@@ -120,14 +121,14 @@ export function readReply(body: Json): ReplyReading {
   const msg: Obj = isObj(first.message) ? first.message : {};
   const list = Array.isArray(msg.content) ? listContent(msg.content) : null;
   const text = typeof msg.content === "string" ? msg.content : (list?.text ?? "");
-  const reasoningText = [msg.reasoning_content, msg.reasoning].find((v) => typeof v === "string");
+  const reasoningText = [msg.reasoning_content, msg.reasoning].find((value) => typeof value === "string");
   return {
     text,
     refusal: typeof msg.refusal === "string" && msg.refusal.length > 0 ? msg.refusal : null,
     finish_reason: typeof first.finish_reason === "string" ? first.finish_reason : null,
     tool_calls: Array.isArray(msg.tool_calls) ? msg.tool_calls.length : 0,
     reasoning:
-      REASONING_FIELDS.some((f) => typeof msg[f] === "string" && (msg[f] as string).length > 0) ||
+      REASONING_FIELDS.some((field) => typeof msg[field] === "string" && (msg[field] as string).length > 0) ||
       (Array.isArray(msg.reasoning_details) && msg.reasoning_details.length > 0) ||
       list?.reasoning === true,
     reasoning_content: typeof reasoningText === "string" ? reasoningText : null,

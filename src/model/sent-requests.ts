@@ -28,7 +28,9 @@ export class SentRequests {
    *  `variants` by label (its configuration and/or format), with its number of items. Null when none. */
   record(): Record<string, Json> | null {
     // In the order of their ids, not of arrival, so that concurrency never changes the record.
-    const kinds = [...this.kinds.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, kind]) => kind);
+    const kinds = [...this.kinds.entries()]
+      .sort(([left], [right]) => (left < right ? -1 : 1))
+      .map(([, kind]) => kind);
     if (kinds.length === 0) return null;
     if (kinds.length === 1) return { ...kinds[0]!.fields };
     const shared = sharedFields(kinds.map((k) => k.fields));
@@ -45,9 +47,9 @@ export class SentRequests {
 function sharedFields(bodies: Record<string, Json>[]): Record<string, Json> {
   const [first, ...rest] = bodies;
   const out: Record<string, Json> = {};
-  for (const [k, v] of Object.entries(first!)) {
-    const json = sortedJson(v);
-    if (rest.every((b) => k in b && sortedJson(b[k]) === json)) out[k] = v;
+  for (const [k, value] of Object.entries(first!)) {
+    const json = sortedJson(value);
+    if (rest.every((other) => k in other && sortedJson(other[k]) === json)) out[k] = value;
   }
   return out;
 }

@@ -11,10 +11,10 @@ const bare = (name: string): string => name.slice(name.lastIndexOf("/") + 1).toL
 
 /** True when `served` names `asked`: the same name, or it with a date or version appended. */
 export function servesAsked(asked: string, served: string): boolean {
-  const a = asked.toLowerCase();
-  const s = served.toLowerCase();
-  if (s === a) return true;
+  const wanted = asked.toLowerCase();
+  const named = served.toLowerCase();
+  if (named === wanted) return true;
   // Compared without a vendor prefix only when the reply gives none (a gateway's slug against a bare name).
-  const base = s.includes("/") ? a : bare(a);
-  return s.startsWith(base) && SUFFIX.test(s.slice(base.length));
+  const base = named.includes("/") ? wanted : bare(wanted);
+  return named.startsWith(base) && SUFFIX.test(named.slice(base.length));
 }

@@ -24,8 +24,8 @@ export function reasoningTokens(usage: Json | null | undefined): number | null {
   return typeof n === "number" && Number.isFinite(n) ? n : null;
 }
 
-const isObject = (v: Json | null | undefined): v is Record<string, Json> =>
-  v !== null && v !== undefined && typeof v === "object" && !Array.isArray(v);
+const isObject = (value: Json | null | undefined): value is Record<string, Json> =>
+  value !== null && value !== undefined && typeof value === "object" && !Array.isArray(value);
 
 /**
  * The audit recorded in metrics.thinking_audit. `replies_with_reasoning_tokens` is there only when some reply
@@ -37,11 +37,11 @@ export function thinkingAudit(replies: readonly AuditedReply[]): Record<string, 
     block = 0,
     hidden = 0,
     reported = false;
-  for (const r of replies) {
-    const tokens = reasoningTokens(r.usage);
+  for (const reply of replies) {
+    const tokens = reasoningTokens(reply.usage);
     if (tokens !== null) reported = true;
-    if (r.reasoning) field++;
-    if (r.think) block++;
+    if (reply.reasoning) field++;
+    if (reply.think) block++;
     if (tokens !== null && tokens > 0) hidden++;
   }
   return {

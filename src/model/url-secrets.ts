@@ -16,8 +16,8 @@ export function publicUrl(url: string): string {
 /** The values of the URL's query, as written and decoded (a server may echo either). */
 export function queryValues(url: string): string[] {
   const out = new Set<string>();
-  for (const m of url.matchAll(/[?&][^=&#]*=([^&#]*)/g)) {
-    const raw = m[1]!;
+  for (const match of url.matchAll(/[?&][^=&#]*=([^&#]*)/g)) {
+    const raw = match[1]!;
     if (!raw) continue;
     out.add(raw);
     try {
@@ -31,5 +31,5 @@ export function queryValues(url: string): string[] {
 
 /** The query values of every route's URL as written: secrets to redact like the routes' header values. */
 export function routeQueryValues(routes: Iterable<Route>): string[] {
-  return [...routes].flatMap((r) => queryValues(r.base_url_with_secrets ?? ""));
+  return [...routes].flatMap((route) => queryValues(route.base_url_with_secrets ?? ""));
 }

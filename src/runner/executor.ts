@@ -41,6 +41,7 @@ export { BuildFailure };
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 import type { Shard } from "../remote/shard.js";
+import { commandRoutes } from "../model/routes.js";
 
 export interface BuildOptions {
   project: Project;
@@ -562,7 +563,7 @@ export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]
     trustChanged: opts.trustChanged,
     refresh: opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind),
     env: opts.env,
-    registryFiles: opts.registryFiles,
+    routes: commandRoutes(opts.registryFiles),
     ...(opts.shard ? { shard: opts.shard } : {}),
   };
   return {

@@ -6,6 +6,7 @@ import type { TaskModule } from "../../tasks/task.js";
 import type { KindDeclarations } from "../contract/declarations.js";
 import type { Shard } from "../remote/shard.js";
 import type { TaskPart } from "./task-parts.js";
+import type { Routes } from "../model/routes.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
 export type StageOutput = string | Uint8Array | { file: string; sha256: string };
@@ -49,7 +50,7 @@ export interface StageOptions {
   trustChanged: boolean;
   refresh: boolean; // this stage was named by --refresh
   env: Record<string, string | undefined>;
-  registryFiles: string[];
+  routes: Routes;
   /** --shard I/N: a model stage sends only this machine's share of its requests (the rest: other shards). */
   shard?: Shard;
   /** Memo namespace of model replies: "requests" for builds; verify --live keeps its replies apart. */
@@ -128,7 +129,7 @@ export interface StageShape {
 /** What a spec check may consult besides the spec and the task: the build's route registries (--registry).
  *  null for a command that sends nothing (status, report, check, compare): no route is needed. */
 export interface CheckEnv {
-  registryFiles: string[];
+  routes: Routes;
 }
 
 /** A problem with a stage's declaration: a pointer below the stage (e.g. /params/baseline/C). */

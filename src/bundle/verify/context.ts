@@ -6,6 +6,7 @@ import type { InputView, StageContext } from "../../runner/stage.js";
 import type { StageDecl } from "../../spec/load.js";
 import type { Json } from "../../util/json.js";
 import type { Replay } from "./types.js";
+import { commandRoutes } from "../../model/routes.js";
 
 export function replayContext(
   decl: StageDecl,
@@ -33,7 +34,7 @@ export function replayContext(
       trustChanged: false,
       refresh: false,
       env: options.env,
-      registryFiles: options.registryFiles,
+      routes: commandRoutes(options.registryFiles),
       replyNamespace: "live",
     },
     pins: { recorded: () => undefined, record: () => {} },

@@ -88,11 +88,12 @@ async function run(argv: string[]): Promise<number> {
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
   const { loadRuntime } = await import("../runtime.js");
   const { build } = await import("../../runner/executor.js");
+  const { commandRoutes } = await import("../../model/routes.js");
   const rt = await loadRuntime(
     specPath,
     vars,
     opts.project.cacheDir,
-    { registryFiles: opts.registryFiles },
+    { routes: commandRoutes(opts.registryFiles) },
     (message) => logger.log({ type: "info", message }),
   );
   const known = rt.plan.order.flatMap((d) => [d.name, d.kind]);

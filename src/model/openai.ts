@@ -1,0 +1,183 @@
+// OpenAI's chat completions, as every OpenAI-compatible server takes them: the body (the task's request, the
+// stage's fields, the route's fields, per-model overrides), its key, and what a reply says. The transport
+// (src/model/client.ts, http.ts) is loaded only when something is sent.
+import type { Json } from "../util/json.js";
+import { sortKeys, sortedJson } from "../util/json.js";
+import { bodyJson, fixedPart } from "./body-json.js";
+import { sha256Hex } from "../hash/sha256.js";
+import { createHash } from "../util/builtins.js";
+import type { Route } from "./registry.js";
+import { readReply } from "./reply.js";
+import {
+  FIXED_FIELD_FIX,
+  fixedFieldMessage,
+  fixedFieldProblems,
+  thinkingOff,
+  thinkingOffRefusal,
+  tokenField,
+} from "./model-rules.js";
+import {
+  UnsendableRequest,
+  type BodyParams,
+  type ChatRequest,
+  type Protocol,
+  type ReplyFields,
+  type WireFormat,
+} from "./protocol.js";
+
+type Fields = Record<string, Json>;
+
+/** The fields of `extra` laid over `base`, objects merged field by field. */
+function deepMerge(base: Fields, extra: Fields): Fields {
+  if (isEmpty(extra)) return base; // most routes add nothing: no copy of every body
+  const out: Fields = { ...base };
+  for (const [field, value] of Object.entries(extra)) {
+    const prev = out[field];
+    out[field] = isObj(prev) && isObj(value) ? deepMerge(prev, value) : value;
+  }
+  return out;
+}
+const isObj = (value: unknown): value is Fields =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+function isEmpty(fields: object): boolean {
+  for (const _ in fields) return false;
+  return true;
+}
+
+// A task's schema is one object shared by all its requests (records keep it once): its sorted, frozen copy
+// is made once, and its JSON with it, not by the serialisation of every body. Same JSON, so the same bytes
+// and keys.
+const sortedSchemas = new WeakMap<object, Json>();
+function sortedSchema(schema: Json): Json {
+  if (schema === null || typeof schema !== "object") return schema;
+  let sorted = sortedSchemas.get(schema);
+  if (sorted === undefined) sortedSchemas.set(schema, (sorted = fixedPart(sortKeys(schema) as Json)));
+  return sorted;
+}
+
+/** The task's messages and the generation fields: the stage's, then the request's own (its configuration). */
+function generationBody(req: ChatRequest, params: BodyParams, route: Route, model: string): Fields {
+  const body: Fields = { model, messages: req.messages as unknown as Json };
+  // The spec's max_tokens goes out under the name the model takes (route.request.token_field, models).
+  const tokens = tokenField(route, model);
+  // Explicit 0 and false are values, not absences: test with !== undefined, never truthiness.
+  if (params.max_tokens !== undefined) body[tokens] = params.max_tokens;
+  if (params.temperature !== undefined) body.temperature = params.temperature;
+  if (params.top_p !== undefined) body.top_p = params.top_p;
+  for (const [field, value] of Object.entries(req.generation ?? {}))
+    if (value !== undefined) body[field === "max_tokens" ? tokens : field] = value;
+  return body;
+}
+
+/** The response format asked for, with the route's fields for a schema. */
+function withFormat(body: Fields, req: ChatRequest, route: Route, format: WireFormat): Fields {
+  if (format === "json_schema" && req.schema) {
+    const schema = sortedSchema(req.schema.schema);
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: req.schema.name, strict: true, schema },
+    };
+    return deepMerge(body, route.request.schema_mode ?? {});
+  }
+  if (format === "json_object") body.response_format = { type: "json_object" };
+  return body;
+}
+
+/**
+ * The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides.
+ */
+export function requestBody(
+  req: ChatRequest,
+  params: BodyParams,
+  route: Route,
+  model: string,
+  format: WireFormat,
+): Fields {
+  let body = deepMerge(generationBody(req, params, route, model), route.request.extra ?? {});
+  // A per-model override's fields replace the route's thinking-off fields
+  // (they were validated for that model).
+  const override = params.overrides?.[`${route.name}/${model}`] ?? params.overrides?.[model];
+  if (params.thinking === "off" && !override?.fields) body = deepMerge(body, thinkingOffFields(route, model));
+  body = withFormat(body, req, route, format);
+  if (override?.fields) body = deepMerge(body, override.fields);
+  if (override?.assistant_prefill !== undefined) {
+    const prefill = { role: "assistant", content: override.assistant_prefill };
+    body.messages = [...(body.messages as Json[]), prefill];
+  }
+  const unsendable = fixedFieldProblems(route, model, body)[0];
+  if (unsendable) {
+    const where = req.configuration ? ` (request configuration ${req.configuration})` : "";
+    throw new UnsendableRequest(fixedFieldMessage(route, model, unsendable) + where, FIXED_FIELD_FIX);
+  }
+  return body;
+}
+
+/** The fields a thinking-off request sends to this model, or why the route cannot send one. */
+function thinkingOffFields(route: Route, model: string): Fields {
+  const off = thinkingOff(route, model);
+  if (off.kind === "fields" || off.kind === "lowest") return off.fields;
+  if (off.kind === "refused") {
+    const { message, fix } = thinkingOffRefusal(route.name, model, off);
+    throw new UnsendableRequest(message, fix);
+  }
+  const lowest = off.lowest ? ` (or the lowest reasoning effort for ${model})` : "";
+  throw new UnsendableRequest(
+    `route ${route.name} does not declare how to switch thinking off${lowest}, ` +
+      "and this task runs with thinking off",
+    `add request.${off.lowest ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
+      "(e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file",
+  );
+}
+
+/** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
+export function requestKey(route: Route, body: Json): string {
+  return serialisedRequest(route, body).key;
+}
+
+/**
+ * The body as sent (sorted-key JSON, serialised and encoded once) and its key, hashed from the same bytes:
+ * the key is sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model
+ * around them.
+ */
+export function serialisedRequest(route: Route, body: Json): { payload: Buffer; key: string } {
+  const payload = Buffer.from(bodyJson(body)!, "utf8");
+  const model = (body as { model?: unknown }).model;
+  if (typeof model !== "string" || typeof route.base_url !== "string")
+    return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
+  const key = createHash("sha256")
+    .update(`{"base_url":${JSON.stringify(route.base_url)},"body":`)
+    .update(payload)
+    .update(`,"model":${JSON.stringify(model)}}`)
+    .digest("hex");
+  return { payload, key };
+}
+
+/** What a chat completion says, as a reply record keeps it. */
+export function replyFields(body: Json): ReplyFields {
+  const read = readReply(body);
+  const usage = (body as { usage?: Json }).usage;
+  return {
+    text: read.text,
+    finish_reason: read.finish_reason,
+    reasoning: read.reasoning,
+    // A think tag, opening or closing (a chat template may open the block in the prompt: a bare </think>).
+    think: /<\/?think\b/i.test(read.text),
+    // Kept only when the server sent them, so replies of servers without them stay as they were.
+    ...(read.reasoning_content !== null ? { reasoning_content: read.reasoning_content } : {}),
+    ...(usage !== undefined ? { usage } : {}),
+    ...(read.refusal !== null ? { refusal: read.refusal } : {}),
+    ...(read.tool_calls > 0 ? { tool_calls: read.tool_calls } : {}),
+    ...(read.served_model !== null ? { served_model: read.served_model } : {}),
+  };
+}
+
+export const openai: Protocol = {
+  body: requestBody,
+  serialise: serialisedRequest,
+  reply: replyFields,
+  async transport() {
+    const { chatCompletion } = await import("./client.js");
+    const { classifyRefusal } = await import("./refusal.js");
+    return { send: chatCompletion, refusal: classifyRefusal };
+  },
+};

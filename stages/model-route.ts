@@ -1,0 +1,336 @@
+// A model stage's requests sent through one route: each item's body in the best response format the server
+// takes, its reply from the memo when an earlier build stored one, else sent once (identical bodies share
+// a call) and stored the moment it arrives (crash-safe). The wire format is the protocol's (src/model).
+import { StageError, type StageContext } from "../src/runner/stage.js";
+import type { Json } from "../src/util/json.js";
+import type { Route } from "../src/model/registry.js";
+import type { CallOutcome } from "../src/model/client.js";
+import { secretValues } from "../src/model/redact.js";
+import { routeQueryValues } from "../src/model/url-secrets.js";
+import { RouteBreaker } from "../src/model/breaker.js";
+import type { Refusal } from "../src/model/refusal.js";
+import type { MemoReply } from "../src/model/reply-memo.js";
+import type { SentRequests } from "../src/model/sent-requests.js";
+import { protocolOf } from "../src/model/protocols.js";
+import {
+  UnsendableRequest,
+  WIRE_FORMATS,
+  type BodyParams,
+  type Protocol,
+  type Transport,
+  type WireFormat,
+} from "../src/model/protocol.js";
+import { ownsKey } from "../src/remote/shard.js";
+import type { TaskRequest } from "../tasks/task.js";
+import type { ReplyRecord } from "../src/contract/records.js";
+
+export const FORMATS = WIRE_FORMATS;
+
+/** The error of a request another machine sends (--shard): not a failure, and never in results. */
+export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
+
+const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
+
+/**
+ * The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides.
+ * A body the route cannot send refuses the stage.
+ */
+export function requestBody(
+  req: TaskRequest,
+  params: BodyParams,
+  route: Route,
+  model: string,
+  format: WireFormat,
+): Record<string, Json> {
+  try {
+    return protocolOf(route).body(req, params, route, model, format);
+  } catch (e) {
+    if (e instanceof UnsendableRequest) throw new StageError(e.message, e.fix);
+    throw e;
+  }
+}
+
+/** The record of a request the server refused for good: no text, and an error that says why. */
+function refusedReply(id: string, key: string, format: WireFormat, refusal: Refusal): ReplyRecord {
+  const { kind, status, message } = refusal;
+  const error = `refused by the server (${kind}): HTTP ${status}: ${message}`;
+  return { id, request_sha256: key, format, text: "", error, ...NO_REPLY, request_refused: refusal };
+}
+
+/** What a route's run of the stage's requests gave. */
+export interface RouteOutcome {
+  replies: ReplyRecord[];
+  /** The first body made, for metrics.request when none was sent. */
+  sample: Record<string, Json> | null;
+  /** The fields of the bodies sent (src/model/sent-requests.ts). */
+  sent: Record<string, Json> | null;
+  /** The server's first refusal of a response format. */
+  formatRefusal: string | null;
+  retries: number;
+}
+
+/** Modules needed only when requests are answered, not when the stage is keyed: a no-op build loads none. */
+async function sendingModules(protocol: Protocol) {
+  const transport = await protocol.transport();
+  const { memoReply, recall } = await import("../src/model/reply-memo.js");
+  const { isFinal } = await import("../src/model/refusal.js");
+  const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
+  const { SentRequests } = await import("../src/model/sent-requests.js");
+  return { transport, memoReply, recall, isFinal, memoRefusal, recallRefusal, SentRequests };
+}
+type Modules = Awaited<ReturnType<typeof sendingModules>>;
+
+/** One body ready to send: its bytes and its key. */
+interface Prepared {
+  body: Record<string, Json>;
+  payload: Buffer;
+  key: string;
+  format: WireFormat;
+}
+
+/** The route's API key from the environment, or the stage's refusal when it is not set. */
+function apiKeyOf(ctx: StageContext, route: Route): string | undefined {
+  const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
+  if (route.api_key_env && !apiKey)
+    throw new StageError(
+      `route ${route.name} needs an API key in $${route.api_key_env}, which is not set`,
+      `export ${route.api_key_env}=… (the key is never written to any file)`,
+    );
+  return apiKey;
+}
+
+export async function runRoute(
+  ctx: StageContext,
+  params: BodyParams,
+  route: Route,
+  model: string,
+  requests: TaskRequest[],
+): Promise<RouteOutcome> {
+  const modules = await sendingModules(protocolOf(route));
+  const run = new RouteRun(ctx, params, route, model, requests, modules, apiKeyOf(ctx, route));
+  await run.sendAll();
+  return run.outcome();
+}
+
+class RouteRun {
+  private readonly replies: ReplyRecord[];
+  private readonly inflight = new Map<string, Promise<CallOutcome>>();
+  private readonly answered = new Set<string>(); // keys whose reply this run stored
+  private readonly sent: SentRequests; // each item's body as sent (its last try), for metrics.request
+  // The format level later items start at; items that needed a lower one; the first refusal of a format.
+  private readonly formats = { start: 0, needed: 0, refusal: null as string | null };
+  private readonly breaker: RouteBreaker;
+  private readonly secrets: string[];
+  private readonly protocol: Protocol;
+  private readonly transport: Transport;
+  private readonly namespace: string;
+  private sample: Record<string, Json> | null = null;
+  private done = 0;
+  private errors = 0;
+  private retries = 0;
+  private lastReport = 0;
+  private readonly sendingFrom: number;
+
+  constructor(
+    private readonly ctx: StageContext,
+    private readonly params: BodyParams,
+    private readonly route: Route,
+    private readonly model: string,
+    private readonly requests: TaskRequest[],
+    private readonly modules: Modules,
+    private readonly apiKey: string | undefined,
+  ) {
+    const routes = ctx.options.routes.list();
+    this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
+    this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
+    this.replies = new Array(requests.length);
+    this.sent = new modules.SentRequests();
+    this.protocol = protocolOf(route);
+    this.transport = modules.transport;
+    this.namespace = ctx.options.replyNamespace ?? "requests";
+    this.sendingFrom = performance.now();
+  }
+
+  outcome(): RouteOutcome {
+    const { replies, sample, retries } = this;
+    return { replies, sample, sent: this.sent.record(), formatRefusal: this.formats.refusal, retries };
+  }
+
+  /** Sends every request, `concurrency` at a time, until all are answered or the route's breaker trips. */
+  async sendAll(): Promise<void> {
+    const { requests, breaker } = this;
+    let next = 0;
+    const workers = Array.from(
+      { length: Math.max(1, Math.min(this.route.concurrency, requests.length)) },
+      async () => {
+        while (next < requests.length && !breaker.tripped) await this.sendItem(next++);
+      },
+    );
+    await Promise.all(workers);
+    this.report(true);
+    if (breaker.tripped) throw this.stopped();
+  }
+
+  private stopped(): StageError {
+    const { route } = this;
+    return new StageError(
+      `route ${route.name} (${route.base_url}): ${this.breaker.why()}; ` +
+        `stopped after ${this.done} of ${this.requests.length} ` +
+        "requests (the replies received are kept; requests not sent are not errors)",
+      `check that the server answers (and the key, if it refused it), then build again: it sends only the ` +
+        `requests without a reply; a slow server may need a larger timeout_s, retry.max_total_s or ` +
+        `max_failures_in_a_row in the route`,
+    );
+  }
+
+  private report(force = false): void {
+    if (!force && Date.now() - this.lastReport <= 1000) return;
+    this.lastReport = Date.now();
+    const ms = performance.now() - this.sendingFrom;
+    const { done, retries, errors } = this;
+    const total = this.requests.length;
+    this.ctx.emit({ type: "progress", stage: this.ctx.stage, done, total, retries, errors, ms });
+  }
+
+  private prepare(req: TaskRequest, format: WireFormat): Prepared {
+    const body = requestBody(req, this.params, this.route, this.model, format);
+    return { body, format, ...this.protocol.serialise(this.route, body) };
+  }
+
+  /** A request's shard follows its first format's key, which no earlier reply of this run can change. */
+  private owns(req: TaskRequest): boolean {
+    const shard = this.ctx.options.shard;
+    return !shard || ownsKey(shard, this.prepare(req, req.schema ? FORMATS[0]! : "none").key);
+  }
+
+  /** One item: its reply in the first format the server takes (from the memo, or sent). */
+  private async sendItem(i: number): Promise<void> {
+    const req = this.requests[i]!;
+    const owned = this.owns(req);
+    const first = req.schema ? this.formats.start : FORMATS.indexOf("none");
+    let level = first;
+    let prepared: Prepared;
+    for (;;) {
+      prepared = this.prepare(req, FORMATS[level]!);
+      this.sample ??= prepared.body;
+      if (!owned) {
+        // Another shard's: not looked up either, since a shard's output is never the result (a plain build
+        // assembles it), and each lookup would be a remote read of a reply another machine may be writing.
+        const { key, format } = prepared;
+        this.replies[i] = {
+          id: req.id,
+          request_sha256: key,
+          format,
+          text: "",
+          error: OTHER_SHARD,
+          ...NO_REPLY,
+        };
+        break;
+      }
+      const step = await this.answer(i, req, prepared, level < FORMATS.length - 1);
+      if (step === "cancelled") return; // not sent: no reply and no error; the next build sends it
+      if (step === "done") break;
+      level++;
+    }
+    if (level > first && ++this.formats.needed >= 2) this.formats.start = Math.max(this.formats.start, level);
+    if (owned) this.sent.add(prepared.body, req.configuration, FORMATS[level]!);
+    this.done++;
+    this.report();
+  }
+
+  /** The item's reply for this body: the memo's, or the server's; "lower" when the server refused the
+   *  format itself and a lower one is left. */
+  private async answer(
+    i: number,
+    req: TaskRequest,
+    prepared: Prepared,
+    canLower: boolean,
+  ): Promise<"done" | "lower" | "cancelled"> {
+    const { recall, recallRefusal } = this.modules;
+    const { key, format } = prepared;
+    const entry = this.ctx.options.refresh ? null : await this.ctx.memo.get(this.namespace, key);
+    let memo: MemoReply | null = recall(entry);
+    // A refusal of this very request that an earlier build received is final: taken, not sent again.
+    const kept = memo ? null : recallRefusal(entry);
+    // An identical body's reply may have been stored while this one's memo was read (a remote read takes
+    // long): take it from the memo, which has it here now, rather than send the body a second time.
+    if (!memo && !kept && this.answered.has(key)) memo = recall(await this.ctx.memo.get(this.namespace, key));
+    if (!memo) {
+      const outcome: CallOutcome = await (kept ? Promise.resolve<CallOutcome>(kept) : this.call(prepared));
+      if (outcome.kind === "cancelled") return "cancelled";
+      if (outcome.kind !== "reply")
+        return this.unanswered(i, req, prepared, outcome, kept !== null, canLower);
+      memo = this.remember(key, outcome);
+    }
+    this.replies[i] = this.replyOf(req.id, key, format, memo.body);
+    return "done";
+  }
+
+  private replyOf(id: string, key: string, format: WireFormat, body: Json): ReplyRecord {
+    // The record's fields in the order every reply file has them.
+    const { text, ...fields } = this.protocol.reply(body);
+    return { id, request_sha256: key, format, text, error: null, ...fields };
+  }
+
+  /** Identical bodies in one run (the same utterance in two subsets) share one call. */
+  private call({ key, body, payload }: Prepared): Promise<CallOutcome> {
+    let call = this.inflight.get(key);
+    if (!call) {
+      call = this.transport.send(this.route, body, this.apiKey, {
+        onRetry: () => void this.retries++,
+        secrets: this.secrets,
+        signal: this.breaker.signal,
+        payload,
+      });
+      void call.then((outcome) => this.breaker.record(outcome));
+      this.inflight.set(key, call);
+    }
+    return call;
+  }
+
+  /** A reply is stored the moment it arrives; a later identical body finds it in the memo. */
+  private remember(key: string, outcome: Extract<CallOutcome, { kind: "reply" }>): MemoReply {
+    const memo = this.modules.memoReply(outcome);
+    this.ctx.memo.put(this.namespace, key, JSON.stringify(memo));
+    // The call's reply need not be held for a later identical body (unless --refresh, which reads no memo:
+    // then the call is shared for the whole run).
+    if (!this.ctx.options.refresh) {
+      this.answered.add(key);
+      this.inflight.delete(key);
+    }
+    return memo;
+  }
+
+  /** A request without a reply: a refusal of its format (try a lower one), of the item for good (kept, not
+   *  sent again), or an error, which is never an answer: the next build sends it again. */
+  private unanswered(
+    i: number,
+    req: TaskRequest,
+    { key, format }: Prepared,
+    outcome: Exclude<CallOutcome, { kind: "reply" | "cancelled" }>,
+    kept: boolean,
+    canLower: boolean,
+  ): "done" | "lower" {
+    // A lower format only when the server refused the format itself (not the item's length, a
+    // parameter, the key or the model: each would be refused again, and the format claimed would lie).
+    // A route that cannot work (out of quota) is not read as a refusal of the item or its format.
+    const refusal =
+      outcome.kind === "refused" && !outcome.stopsRoute
+        ? this.transport.refusal(outcome.status, outcome.body)
+        : null;
+    if (refusal?.kind === "format" && req.schema && canLower) {
+      this.formats.refusal ??= `HTTP ${refusal.status}: ${refusal.message}`;
+      return "lower";
+    }
+    if (refusal && this.modules.isFinal(refusal) && outcome.kind === "refused") {
+      if (!kept) this.ctx.memo.put(this.namespace, key, JSON.stringify(this.modules.memoRefusal(outcome)));
+      this.replies[i] = refusedReply(req.id, key, format, refusal);
+      return "done";
+    }
+    const error =
+      outcome.kind === "failed" ? outcome.error : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;
+    this.replies[i] = { id: req.id, request_sha256: key, format, text: "", error, ...NO_REPLY };
+    this.errors++;
+    return "done";
+  }
+}
