@@ -20,7 +20,14 @@ export { BuildFailure };
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 import { stageManifest, type StageManifest } from "./outcome.js";
-import { refreshed, resultsSuffix, type BuildOptions, type BuildScope, type Runtime } from "./scope.js";
+import {
+  newScope,
+  refreshed,
+  resultsSuffix,
+  type BuildOptions,
+  type BuildScope,
+  type Runtime,
+} from "./scope.js";
 import { frozenPolicy, shardPolicy, type FrozenPolicy, type ShardPolicy } from "./policy.js";
 import { KeyedWalk, type WalkedStage } from "./walk.js";
 export type { BuildOptions, BuildScope, Runtime } from "./scope.js";
@@ -128,18 +135,8 @@ function startBuild(rt: Runtime, opts: BuildOptions, emit: Emit, shard: ShardPol
   const variableSet = buildId(spec.variables, opts.dataDir !== undefined);
   const last = previous?.builds[variableSet]; // the last build of these variables, whatever its spec
   const locked = previous?.spec_hash === spec.specHash ? last : undefined;
-  // The reply store's modules load when a stage runs, not before: a no-op build needs none of them.
-  const scope: BuildScope = {
-    rt,
-    opts,
-    cache,
-    upstream: new Map(),
-    sources: new Map(),
-    previous,
-    newPins: {},
-    emit,
-    memo: null,
-  };
+  const scope = newScope(rt, opts, cache, previous, emit);
+
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
   const unrecorded = unrecordedRun(rt, opts);
   const frozen = frozenPolicy(opts.frozen, { specPath: spec.path, variableSet, locked, unrecorded, cache });

@@ -69,6 +69,27 @@ export interface BuildScope {
   memo: MemoStore | null;
 }
 
+/** A scope before any stage is keyed; the reply store loads when a stage first runs (a no-op needs none). */
+export function newScope(
+  rt: Runtime,
+  opts: BuildOptions,
+  cache: Cache,
+  previous: LockSpec | undefined,
+  emit: Emit = () => {},
+): BuildScope {
+  return {
+    rt,
+    opts,
+    cache,
+    upstream: new Map(),
+    sources: new Map(),
+    previous,
+    newPins: {},
+    emit,
+    memo: null,
+  };
+}
+
 /** Whether `--refresh` names this stage (by its name or its kind). */
 export const refreshed = (decl: StageDecl, opts: BuildOptions): boolean =>
   opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);

@@ -3,7 +3,7 @@ import { Cache } from "./cache.js";
 import { buildId, readLock } from "./lock.js";
 import { resultsDifferences } from "./results.js";
 import { projectPath } from "./project.js";
-import { resultsSuffix, type BuildOptions, type BuildScope, type Runtime } from "./scope.js";
+import { newScope, resultsSuffix, type BuildOptions, type Runtime } from "./scope.js";
 import { KeyedWalk, type WalkedStage } from "./walk.js";
 
 export interface StageState {
@@ -17,17 +17,7 @@ export interface StageState {
 export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<StageState[]> {
   const lock = readLock(opts.project.lockPath);
   const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
-  const scope: BuildScope = {
-    rt,
-    opts,
-    cache: new Cache(opts.project.cacheDir),
-    upstream: new Map(),
-    sources: new Map(),
-    previous,
-    newPins: {},
-    emit: () => {},
-    memo: null, // keying a stage never reads replies
-  };
+  const scope = newScope(rt, opts, new Cache(opts.project.cacheDir), previous);
   // The last build with the same variables (model, configurations, …) is what this one is compared with.
   const walk = new KeyedWalk(
     scope,
