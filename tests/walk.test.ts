@@ -157,7 +157,7 @@ describe("the --shard policy", () => {
     expect(await plain.endsAfterStages({ remote: null } as unknown as Cache)).toBe(false);
   });
 
-  it("a share writes no results, holds back what reads its incomplete stages, and ends after the stages", async () => {
+  it("a share writes no results, holds back the readers of its incomplete stages, ends early", async () => {
     const share = shardPolicy({ index: 2, count: 4 });
     expect(share.lockName).toBe("2/4");
     expect(share.resultsSuffixes("")).toEqual([]);

@@ -68,7 +68,8 @@ export function explain(before: KeyRecord, after: KeyRecord, paths: Record<strin
   for (const name of [...packages].sort())
     if (before.packages?.[name] !== after.packages?.[name])
       out.push(
-        `package changed: ${name} ${before.packages?.[name] ?? "(none)"} -> ${after.packages?.[name] ?? "(none)"}`,
+        `package changed: ${name} ${before.packages?.[name] ?? "(none)"} -> ` +
+          (after.packages?.[name] ?? "(none)"),
       );
   for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
     const was = before.inputs[name] ?? {},

@@ -41,11 +41,13 @@ export function frozenPolicy(frozen: boolean, facts: FrozenFacts): FrozenPolicy 
           `--frozen checks a build against medbench.lock, and ${unrecorded}`,
           "build it without --frozen",
         );
-      // A variable set the lock has never recorded would add an entry: refused whole, before any stage is keyed.
+      // A variable set the lock has never recorded would add an entry: refused whole, before any stage
+      // is keyed.
       if (!locked)
         throw new BuildFailure(
           "lock",
-          `medbench.lock records no build of ${facts.specPath} with ${facts.variableSet || "its variables"}, ` +
+          `medbench.lock records no build of ${facts.specPath} ` +
+            `with ${facts.variableSet || "its variables"}, ` +
             "and --frozen forbids adding one",
           UNFREEZE,
         );
@@ -113,8 +115,8 @@ export function shardPolicy(shard: Shard | undefined): ShardPolicy {
         throw new BuildFailure(
           "shard",
           `shard ${shard.index}/${shard.count}: the shared cache failed during the build ` +
-            `(${cache.remote.failure}), so this share's replies may not all be there; they are kept in this ` +
-            "machine's cache",
+            `(${cache.remote.failure}), so this share's replies may not all be there; ` +
+            "they are kept in this machine's cache",
           `run \`medbench cache push\` from this machine once ${cache.remote.config.url} answers, ` +
             "or build this shard again",
         );

@@ -23,7 +23,7 @@ export interface KeyedStage {
 export interface WalkedStage {
   decl: StageDecl;
   freshness: Freshness;
-  /** Why it is not fresh, worded for the walk's reader (`status`, or a build's stage line); empty if fresh. */
+  /** Why it is not fresh, worded for the walk's reader (`status`, or a build's stage line); none if fresh. */
   reasons: string[];
   /** Its key in the last build of these variables that medbench.lock records. */
   lockedKey: string | undefined;

@@ -227,8 +227,9 @@ function sayWhatCameFromRemote(
  *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). */
 function incompleteExit(unwhole: { name: string; incomplete?: string }[]): number {
   if (unwhole.length === 0) return 0;
+  const stages = unwhole.map((stage) => `stage ${stage.name}: ${stage.incomplete}`).join("; ");
   process.stderr.write(
-    `error: the build is incomplete: ${unwhole.map((stage) => `stage ${stage.name}: ${stage.incomplete}`).join("; ")}\n` +
+    `error: the build is incomplete: ${stages}\n` +
       "  the results are written and marked incomplete (metrics.json: incomplete: true), never complete\n" +
       "  fix: rerun the build to retry the failed requests (only those are sent)\n",
   );
