@@ -51,9 +51,6 @@ export interface BuildReport {
   outputs: Record<string, Record<string, string>>;
 }
 
-/** A stage's manifest, as the cache records it. */
-export type Manifest = StageManifest;
-
 /** What one build carries from its start to its records. */
 interface BuildRun {
   scope: BuildScope;
