@@ -15,7 +15,8 @@ import { filesUnder } from "../runner/code.js";
 import { create, type Pack } from "tar";
 import { Cache } from "../runner/cache.js";
 import { specFileOf, specFilesRoot } from "../runner/project.js";
-import type { Manifest, BuildOptions } from "../runner/executor.js";
+import type { BuildOptions, Runtime } from "../runner/executor.js";
+import type { StageOutcome } from "../runner/outcome.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { loadSpec, resultSource } from "../spec/load.js";
 import { UsageError } from "../cli/args.js";
@@ -25,67 +26,26 @@ import { bundlePins, lockEntry, specFiles } from "./members.js";
 import { BUNDLE_FORMAT, isData, outputPath, type BundleManifest } from "./layout.js";
 import { withheldField } from "./private.js";
 
+/** What a results folder's build.json records of its build. */
+interface Built {
+  spec: string;
+  spec_hash: string;
+  variables: Record<string, Json>;
+  stages: Record<string, StageOutcome>;
+}
+
 /** Packs the result into `outFile`, or onto stdout when it is `-` (the caller checked the place). */
 export async function exportResult(resultDir: string, outFile: string, opts: BuildOptions): Promise<string> {
   const buildFile = join(resultDir, "build.json");
   if (!existsSync(buildFile))
     throw new UsageError(`${resultDir} is not a result directory of a medbench build (no build.json)`);
-  const built = JSON.parse(readFileSync(buildFile, "utf8")) as {
-    spec: string;
-    spec_hash: string;
-    variables: Record<string, Json>;
-    stages: Record<string, { kind: string; key: string; outputs: Record<string, string> }>;
-  };
-  const specPath = built.spec;
-  const specFile = specFileOf(opts.project, specPath);
-  const declared = loadSpec(specFile).variables;
-  const rt = await loadRuntime(
-    specFile,
-    Object.fromEntries(Object.entries(built.variables).filter(([k, v]) => k in declared && v !== null)),
-  );
-  if (rt.spec.specHash !== built.spec_hash)
-    throw new UsageError(
-      `${specPath} has changed since this result was built ` +
-        `(spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
-    );
+  const built = JSON.parse(readFileSync(buildFile, "utf8")) as Built;
+  const specFile = specFileOf(opts.project, built.spec);
+  const rt = await resultRuntime(built, specFile);
   const cache = new Cache(opts.project.cacheDir);
-  const stages: BundleManifest["stages"] = {};
-  for (const [name, st] of Object.entries(built.stages)) {
-    const m = cache.readManifest(st.key) as Manifest | null;
-    if (!m)
-      throw new UsageError(
-        `the cache no longer holds stage ${name} of this result (key ${st.key.slice(0, 12)}…); ` +
-          "rebuild it first",
-      );
-    for (const [output, hash] of Object.entries(m.outputs)) {
-      if (!isData(st.kind) && !(await cache.verify(hash)))
-        throw new UsageError(`the cache no longer holds ${name}/${output}; rebuild first`);
-    }
-    stages[name] = { kind: st.kind, key: st.key, outputs: m.outputs, record: m.record };
-  }
-  // build.json must name the build its stages record (its variables give each stage's params).
-  for (const decl of rt.plan.order) {
-    const st = stages[decl.name];
-    const d = st ? jsonDiff(st.record.params, decl.params)[0] : undefined;
-    if (!st || d)
-      throw new UsageError(
-        `${buildFile} does not describe the build it names: ` +
-          (st
-            ? `stage ${decl.name} was built with params ` +
-              `${pointerWords(d!.path)} = ${JSON.stringify(d!.from)}, ` +
-              `its variables give ${JSON.stringify(d!.to)}`
-            : `it has no stage ${decl.name}`) +
-          "; rebuild it",
-      );
-  }
-  // The result directory must be what these stages produced.
-  for (const [file, from] of Object.entries(rt.spec.results?.files ?? {})) {
-    const { stage, output } = resultSource(from);
-    const path = join(resultDir, file);
-    if (!existsSync(path) || sha256Hex(readFileSync(path)) !== stages[stage]?.outputs[output]) {
-      throw new UsageError(`${path} is not what its build produced (${from}); rebuild first`);
-    }
-  }
+  const stages = await recordedStages(built, cache);
+  describesItsBuild(rt, stages, buildFile);
+  producedBy(rt, resultDir, stages);
   // A private release's bundle leaves out the outputs that carry its text; no results file may be one.
   const private_ = withheldField(stages, rt.task.module);
   if (private_.withheld) refusePartial(resultDir, private_.withheld.why);
@@ -103,28 +63,14 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       writeFileSync(join(staging, rel), data);
     };
     const files = specFiles(rt.spec);
-    put(`spec/${specPath}`, readFileSync(specFile));
-    const filesRoot = specFilesRoot(opts.project, specFile);
-    for (const f of files) put(`spec/${f}`, readFileSync(resolve(filesRoot, f)));
-    const user = rt.task.user;
-    const taskFiles = user
-      ? filesUnder(user.source)
-          .map((f) => relative(user.root, f).split(sep).join("/"))
-          .sort()
-      : [];
-    for (const f of taskFiles) put(`spec/${f}`, readFileSync(resolve(user!.root, f)));
-    for (const [name, st] of Object.entries(stages)) {
-      put(`stages/${name}.json`, stableJson(st));
-      if (isData(st.kind)) continue;
-      for (const [output, hash] of Object.entries(st.outputs))
-        if (!withheld.has(`${name}/${output}`)) put(outputPath(name, output), cache.read(hash));
-    }
+    const taskFiles = putSpecFiles(put, rt, specFile, built.spec, files, opts);
+    putStages(put, stages, withheld, cache);
     const manifest: BundleManifest = {
       format: BUNDLE_FORMAT,
       slug: rt.spec.slug,
       version: rt.spec.version,
       spec_hash: rt.spec.specHash,
-      spec: specPath,
+      spec: built.spec,
       files,
       ...(taskFiles.length ? { task_files: taskFiles } : {}),
       variables: built.variables,
@@ -141,15 +87,119 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       put(`results/${file}`, cache.read(stages[stage]!.outputs[output]!));
     }
     put("lock.json", lockEntry(manifest));
-    const entries = listFiles(staging);
-    // Fixed times and owners: the same result packs to the same bytes.
-    const packing = { gzip: { level: 9 }, cwd: staging, portable: true, noMtime: true, mtime: new Date(0) };
-    if (outFile === "-") await toStdout(create(packing, entries));
-    else await create({ ...packing, file: outFile }, entries);
+    await pack(staging, outFile);
     return outFile;
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/** The runtime of the spec the result names, with the variables it was built with; its spec unchanged. */
+async function resultRuntime(built: Built, specFile: string): Promise<Runtime> {
+  const declared = loadSpec(specFile).variables;
+  const rt = await loadRuntime(
+    specFile,
+    Object.fromEntries(
+      Object.entries(built.variables).filter(([name, value]) => name in declared && value !== null),
+    ),
+  );
+  if (rt.spec.specHash !== built.spec_hash)
+    throw new UsageError(
+      `${built.spec} has changed since this result was built ` +
+        `(spec_hash ${rt.spec.specHash.slice(0, 12)}…, the result's ${built.spec_hash.slice(0, 12)}…)`,
+    );
+  return rt;
+}
+
+/** Every stage build.json records, with its key record from the cache's manifest; each output still held. */
+async function recordedStages(built: Built, cache: Cache): Promise<BundleManifest["stages"]> {
+  const stages: BundleManifest["stages"] = {};
+  for (const [name, recorded] of Object.entries(built.stages)) {
+    const manifest = cache.readManifest(recorded.key);
+    if (!manifest)
+      throw new UsageError(
+        `the cache no longer holds stage ${name} of this result (key ${recorded.key.slice(0, 12)}…); ` +
+          "rebuild it first",
+      );
+    for (const [output, hash] of Object.entries(manifest.outputs)) {
+      if (!isData(recorded.kind) && !(await cache.verify(hash)))
+        throw new UsageError(`the cache no longer holds ${name}/${output}; rebuild first`);
+    }
+    const { kind, key } = recorded;
+    stages[name] = { kind, key, outputs: manifest.outputs, record: manifest.record };
+  }
+  return stages;
+}
+
+/** build.json must name the build its stages record (its variables give each stage's params). */
+function describesItsBuild(rt: Runtime, stages: BundleManifest["stages"], buildFile: string): void {
+  for (const decl of rt.plan.order) {
+    const stage = stages[decl.name];
+    const differs = stage ? jsonDiff(stage.record.params, decl.params)[0] : undefined;
+    if (!stage || differs)
+      throw new UsageError(
+        `${buildFile} does not describe the build it names: ` +
+          (stage
+            ? `stage ${decl.name} was built with params ` +
+              `${pointerWords(differs!.path)} = ${JSON.stringify(differs!.from)}, ` +
+              `its variables give ${JSON.stringify(differs!.to)}`
+            : `it has no stage ${decl.name}`) +
+          "; rebuild it",
+      );
+  }
+}
+
+/** The result directory must be what these stages produced. */
+function producedBy(rt: Runtime, resultDir: string, stages: BundleManifest["stages"]): void {
+  for (const [file, from] of Object.entries(rt.spec.results?.files ?? {})) {
+    const { stage, output } = resultSource(from);
+    const path = join(resultDir, file);
+    if (!existsSync(path) || sha256Hex(readFileSync(path)) !== stages[stage]?.outputs[output]) {
+      throw new UsageError(`${path} is not what its build produced (${from}); rebuild first`);
+    }
+  }
+}
+
+type Put = (rel: string, data: string | Buffer) => void;
+
+/** The spec, its file inputs and a user task's sources, under spec/; returns the task's files. */
+function putSpecFiles(
+  put: Put,
+  rt: Runtime,
+  specFile: string,
+  specPath: string,
+  files: string[],
+  opts: BuildOptions,
+): string[] {
+  put(`spec/${specPath}`, readFileSync(specFile));
+  const filesRoot = specFilesRoot(opts.project, specFile);
+  for (const file of files) put(`spec/${file}`, readFileSync(resolve(filesRoot, file)));
+  const user = rt.task.user;
+  const taskFiles = user
+    ? filesUnder(user.source)
+        .map((file) => relative(user.root, file).split(sep).join("/"))
+        .sort()
+    : [];
+  for (const file of taskFiles) put(`spec/${file}`, readFileSync(resolve(user!.root, file)));
+  return taskFiles;
+}
+
+/** Each stage's record, and its outputs but the data and what a private release withholds. */
+function putStages(put: Put, stages: BundleManifest["stages"], withheld: Set<string>, cache: Cache): void {
+  for (const [name, stage] of Object.entries(stages)) {
+    put(`stages/${name}.json`, stableJson(stage));
+    if (isData(stage.kind)) continue;
+    for (const [output, hash] of Object.entries(stage.outputs))
+      if (!withheld.has(`${name}/${output}`)) put(outputPath(name, output), cache.read(hash));
+  }
+}
+
+/** Packs the staged files, with fixed times and owners: the same result packs to the same bytes. */
+async function pack(staging: string, outFile: string): Promise<void> {
+  const entries = listFiles(staging);
+  const packing = { gzip: { level: 9 }, cwd: staging, portable: true, noMtime: true, mtime: new Date(0) };
+  if (outFile === "-") await toStdout(create(packing, entries));
+  else await create({ ...packing, file: outFile }, entries);
 }
 
 /** Streams a packed bundle onto stdout, and resolves once the last byte is handed over. */
@@ -164,10 +214,10 @@ function toStdout(pack: Pack): Promise<void> {
 
 function listFiles(root: string, rel = ""): string[] {
   return readdirSync(join(root, rel), { withFileTypes: true })
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((d) => {
-      const p = rel ? `${rel}/${d.name}` : d.name;
-      return d.isDirectory() ? listFiles(root, p) : [p];
+    .sort((left, right) => (left.name < right.name ? -1 : 1))
+    .flatMap((entry) => {
+      const path = rel ? `${rel}/${entry.name}` : entry.name;
+      return entry.isDirectory() ? listFiles(root, path) : [path];
     });
 }
 
@@ -175,8 +225,10 @@ function listFiles(root: string, rel = ""): string[] {
  *  requests, and every key after them) would confirm a guess of those items, so it is never bundled. */
 function refusePartial(resultDir: string, why: string): void {
   const metrics = join(resultDir, "metrics.json");
-  const m = existsSync(metrics) ? (JSON.parse(readFileSync(metrics, "utf8")) as { partial?: unknown }) : {};
-  if (m.partial === true)
+  const read = existsSync(metrics)
+    ? (JSON.parse(readFileSync(metrics, "utf8")) as { partial?: unknown })
+    : {};
+  if (read.partial === true)
     throw new UsageError(
       `${resultDir} is a partial run (--limit or --subset) of a task whose release is private (${why}): ` +
         "its records hold hashes of a few private items, which would confirm a guess of them, so it is " +

@@ -27,14 +27,8 @@ export { CorruptObjectError };
 
 const COPY_CHUNK = 1 << 20;
 
-export interface StageManifest {
-  key: string;
-  kind: string;
-  outputs: Record<string, string>;
-  record: unknown; // the canonical record the key hashes, kept to explain staleness
-  paths?: Record<string, string>; // file inputs by name, for messages
-  incomplete?: string; // why these outputs are not whole: the stage runs again at the next build
-}
+export type { StageManifest } from "./outcome.js";
+import type { StageManifest } from "./outcome.js";
 
 /** A file's identity on disk: a replaced or rewritten object no longer matches it. */
 const fileSignature = (st: Stats) => `${st.size}:${st.mtimeMs}:${st.ino}`;

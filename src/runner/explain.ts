@@ -6,47 +6,48 @@ import type { KeyRecord } from "./keys.js";
 /** The source a compiled module was made from (dist/x/y.js -> x/y.ts), as a user edits it. */
 const sourceOf = (file: string) => (file.startsWith("dist/") ? file.slice(5).replace(/\.js$/, ".ts") : file);
 
-const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
+const show = (value: unknown) => (value === undefined ? "(none)" : JSON.stringify(value));
 
 /** The code files (as their sources) that differ between two key records' code, in words. */
 export function codeChanges(before: Record<string, string>, after: Record<string, string>): string[] {
   const out: string[] = [];
-  for (const f of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort())
-    if (before[f] !== after[f])
+  for (const file of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort())
+    if (before[file] !== after[file])
       out.push(
-        f in before
-          ? f in after
-            ? `code changed: ${sourceOf(f)}`
-            : `code no longer run: ${sourceOf(f)}`
-          : `code now run: ${sourceOf(f)}`,
+        file in before
+          ? file in after
+            ? `code changed: ${sourceOf(file)}`
+            : `code no longer run: ${sourceOf(file)}`
+          : `code now run: ${sourceOf(file)}`,
       );
   return out;
 }
 
 /** The declared environment variables whose values differ between two records' task parts, in words. */
 function environmentChanges(before: Json, after: Json): string[] {
-  const envOf = (t: Json) =>
-    ((t as { environment?: Record<string, string | null> } | null)?.environment ?? {}) as Record<
+  const envOf = (task: Json) =>
+    ((task as { environment?: Record<string, string | null> } | null)?.environment ?? {}) as Record<
       string,
       string | null
     >;
-  const a = envOf(before),
-    b = envOf(after);
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+  const was = envOf(before),
+    now = envOf(after);
+  return [...new Set([...Object.keys(was), ...Object.keys(now)])]
     .sort()
-    .filter((name) => a[name] !== b[name])
+    .filter((name) => was[name] !== now[name])
     .map((name) =>
-      !(name in a)
+      !(name in was)
         ? `environment variable now read: ${name}`
-        : !(name in b)
+        : !(name in now)
           ? `environment variable no longer read: ${name}`
           : `environment variable changed: ${name}`,
     );
 }
 
-const withoutEnvironment = (t: Json): Json => {
-  if (t === null || typeof t !== "object" || Array.isArray(t) || !("environment" in t)) return t;
-  const { environment: _, ...rest } = t;
+const withoutEnvironment = (task: Json): Json => {
+  if (task === null || typeof task !== "object" || Array.isArray(task) || !("environment" in task))
+    return task;
+  const { environment: _, ...rest } = task;
   return rest;
 };
 
@@ -56,28 +57,31 @@ export function explain(before: KeyRecord, after: KeyRecord, paths: Record<strin
   const out: string[] = [];
   if (before.recipe !== after.recipe) out.push(`hash recipe changed: ${before.recipe} -> ${after.recipe}`);
   if (before.kind !== after.kind) out.push(`kind changed: ${before.kind} -> ${after.kind}`);
-  for (const d of jsonDiff(before.params, after.params))
-    out.push(`params changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const change of jsonDiff(before.params, after.params))
+    out.push(`params changed: ${pointerWords(change.path)} ${show(change.from)} -> ${show(change.to)}`);
   out.push(...codeChanges(before.code, after.code));
   const [taskBefore, taskAfter] = [(before.task ?? null) as Json, (after.task ?? null) as Json];
   out.push(...environmentChanges(taskBefore, taskAfter));
-  for (const d of jsonDiff(withoutEnvironment(taskBefore), withoutEnvironment(taskAfter)))
-    out.push(`task parts changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const change of jsonDiff(withoutEnvironment(taskBefore), withoutEnvironment(taskAfter)))
+    out.push(`task parts changed: ${pointerWords(change.path)} ${show(change.from)} -> ${show(change.to)}`);
   const packages = new Set([...Object.keys(before.packages ?? {}), ...Object.keys(after.packages ?? {})]);
-  for (const p of [...packages].sort())
-    if (before.packages?.[p] !== after.packages?.[p])
+  for (const name of [...packages].sort())
+    if (before.packages?.[name] !== after.packages?.[name])
       out.push(
-        `package changed: ${p} ${before.packages?.[p] ?? "(none)"} -> ${after.packages?.[p] ?? "(none)"}`,
+        `package changed: ${name} ${before.packages?.[name] ?? "(none)"} -> ` +
+          (after.packages?.[name] ?? "(none)"),
       );
   for (const name of new Set([...Object.keys(before.inputs), ...Object.keys(after.inputs)])) {
-    const a = before.inputs[name] ?? {},
-      b = after.inputs[name] ?? {};
-    const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((o) => a[o] !== b[o]);
+    const was = before.inputs[name] ?? {},
+      now = after.inputs[name] ?? {};
+    const changed = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter(
+      (output) => was[output] !== now[output],
+    );
     const file = changed.length === 1 && changed[0] === "file";
     const detail = file ? (paths[name] ? `: ${paths[name]}` : "") : `: ${changed.join(", ")}`;
     if (changed.length) out.push(`input ${name} changed${detail}`);
   }
-  for (const d of jsonDiff(before.identity as Json, after.identity as Json))
-    out.push(`source changed: ${pointerWords(d.path)} ${show(d.from)} -> ${show(d.to)}`);
+  for (const change of jsonDiff(before.identity as Json, after.identity as Json))
+    out.push(`source changed: ${pointerWords(change.path)} ${show(change.from)} -> ${show(change.to)}`);
   return out;
 }

@@ -19,8 +19,8 @@ export interface KeyRecord {
   identity: Json; // what the kind works out itself (download: the content hash of each file)
 }
 
-export function keyRecord(r: Omit<KeyRecord, "recipe">): KeyRecord {
-  return { recipe: HASH_RECIPE, ...r };
+export function keyRecord(fields: Omit<KeyRecord, "recipe">): KeyRecord {
+  return { recipe: HASH_RECIPE, ...fields };
 }
 
 export function stageKey(record: KeyRecord): StageKey {

@@ -9,6 +9,7 @@ import { HASH_RECIPE } from "../spec/hash.js";
 import { DiagnosticError } from "../spec/diagnostic.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
+import type { StageOutcome } from "./outcome.js";
 
 export const LOCK_SCHEMA = 2;
 
@@ -17,11 +18,8 @@ const RECIPE_CHANGES: Record<number, string> = {
   2: "stage keys hash the compiled code that runs, the whole task folder and the packages it imports",
 };
 
-export interface LockStage {
-  kind: string;
-  key: string;
-  outputs: Record<string, string>;
-}
+/** A stage as the lock records it: its outcome (kind, key, outputs), as build.json does too. */
+export type LockStage = StageOutcome;
 export interface LockBuild {
   variables: Record<string, Json>;
   stages: Record<string, LockStage>;
@@ -43,7 +41,10 @@ export interface LockSpec {
 export function buildId(variables: Record<string, Json>, dataDir = false): string {
   const pairs = Object.keys(variables)
     .sort()
-    .map((k) => `${k}=${typeof variables[k] === "string" ? variables[k] : JSON.stringify(variables[k])}`);
+    .map((name) => {
+      const value = variables[name];
+      return `${name}=${typeof value === "string" ? value : JSON.stringify(value)}`;
+    });
   return [...pairs, ...(dataDir ? ["data=--data-dir"] : [])].join(" ");
 }
 export interface LockFile {
@@ -112,15 +113,15 @@ function shapeProblem(lock: LockFile): string | null {
   return shapeAt(lock.specs, { each: lock.schema === 1 ? SPEC_1 : SPEC }, "/specs");
 }
 
-function shapeAt(v: unknown, shape: Shape, at: string): string | null {
+function shapeAt(value: unknown, shape: Shape, at: string): string | null {
   if (shape === "any") return null;
-  if (shape === "string") return typeof v === "string" ? null : at;
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return at;
-  const o = v as Record<string, unknown>;
-  const members: [string, Shape][] =
-    "each" in shape ? Object.keys(o).map((k) => [k, shape.each]) : Object.entries(shape.fields);
-  for (const [k, s] of members) {
-    const bad = shapeAt(o[k], s, `${at}/${escapePointer(k)}`);
+  if (shape === "string") return typeof value === "string" ? null : at;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return at;
+  const members = value as Record<string, unknown>;
+  const wanted: [string, Shape][] =
+    "each" in shape ? Object.keys(members).map((k) => [k, shape.each]) : Object.entries(shape.fields);
+  for (const [k, memberShape] of wanted) {
+    const bad = shapeAt(members[k], memberShape, `${at}/${escapePointer(k)}`);
     if (bad !== null) return bad;
   }
   return null;
@@ -145,8 +146,8 @@ function wrongShape(path: string, pointer: string): DiagnosticError {
  *  stages (the next build of each variable set records them again; replies are reused). */
 function fromSchema1(old: LockFile): LockFile {
   const specs: Record<string, LockSpec> = {};
-  for (const [k, v] of Object.entries(old.specs ?? {}) as [string, LockSpec][])
-    specs[k] = { slug: v.slug, spec_hash: v.spec_hash, pins: v.pins ?? {}, builds: {} };
+  for (const [k, spec] of Object.entries(old.specs ?? {}) as [string, LockSpec][])
+    specs[k] = { slug: spec.slug, spec_hash: spec.spec_hash, pins: spec.pins ?? {}, builds: {} };
   return { ...old, schema: LOCK_SCHEMA, specs };
 }
 

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "../util/builtins.js";
 import { join } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
 import { Cache } from "./cache.js";
+import type { StageOutcome } from "./outcome.js";
 
 /** One Cache per folder for a process (report and check read many results folders of one cache). */
 const caches = new Map<string, Cache>();
@@ -20,7 +21,7 @@ function recorded(dir: string, cacheDir: string | null): Map<string, string> | s
   if (!existsSync(file)) return "it has no build.json (no build wrote it)";
   let built: {
     results?: Record<string, string>;
-    stages?: Record<string, { key?: string; outputs?: Record<string, string> }>;
+    stages?: Record<string, Partial<StageOutcome>>;
   };
   try {
     built = JSON.parse(readFileSync(file, "utf8")) as typeof built;

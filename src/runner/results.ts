@@ -116,11 +116,11 @@ function listFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   const entries = readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[];
   // A file added to a subfolder changes that folder, not `dir`: it is not a results file either.
-  for (const d of entries) if (d.isDirectory()) consult(join(d.parentPath, d.name));
+  for (const entry of entries) if (entry.isDirectory()) consult(join(entry.parentPath, entry.name));
   return entries
-    .filter((d) => !d.isDirectory())
-    .map((d) =>
-      join(d.parentPath, d.name)
+    .filter((entry) => !entry.isDirectory())
+    .map((entry) =>
+      join(entry.parentPath, entry.name)
         .slice(dir.length + 1)
         .split("\\")
         .join("/"),
@@ -171,9 +171,10 @@ export interface ResultsOf {
 }
 
 /** Why the results folder is not the one these stages make (empty when it is). For `status`. */
-export async function resultsDifferences(r: ResultsOf): Promise<string[]> {
-  const dir = resultsDir(r.spec, r.project, r.suffix);
-  return differences(dir, wanted(r.spec, r.project, dir, r.upstream, r.stages), r.cache);
+export async function resultsDifferences(results: ResultsOf): Promise<string[]> {
+  const { spec, project } = results;
+  const dir = resultsDir(spec, project, results.suffix);
+  return differences(dir, wanted(spec, project, dir, results.upstream, results.stages), results.cache);
 }
 
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
@@ -183,16 +184,16 @@ function sweepLeftovers(dir: string): void {
   if (!existsSync(parent)) return;
   const prefix = `.${basename(dir)}.`; // then tmp-PID- or old-PID-
   for (const name of readdirSync(parent)) {
-    const m = name.startsWith(prefix) ? /^(tmp|old)-(\d+)-/.exec(name.slice(prefix.length)) : null;
-    if (m && !processAlive(Number(m[2]))) rmSync(join(parent, name), { recursive: true, force: true });
+    const left = name.startsWith(prefix) ? /^(tmp|old)-(\d+)-/.exec(name.slice(prefix.length)) : null;
+    if (left && !processAlive(Number(left[2]))) rmSync(join(parent, name), { recursive: true, force: true });
   }
 }
 
 /** Writes the results folder whole (see the top of this file); unchanged folders are not touched. */
-export async function writeResults(r: ResultsOf): Promise<string> {
-  const { spec, project, cache } = r;
-  const dir = resultsDir(spec, project, r.suffix);
-  const want = wanted(spec, project, dir, r.upstream, r.stages);
+export async function writeResults(results: ResultsOf): Promise<string> {
+  const { spec, project, cache } = results;
+  const dir = resultsDir(spec, project, results.suffix);
+  const want = wanted(spec, project, dir, results.upstream, results.stages);
   // Checked before any stage ran (checkResultsOwner); again here, just before the folder is replaced.
   const specKey = projectPath(project, spec.path);
   const problem = ownershipProblem(project, dir, specKey, valuesOf(spec), [...want.hashes.keys()]);

@@ -106,7 +106,7 @@ export interface StageKind extends KindDeclarations {
    * For a bundle that withholds an input this kind reads (a private release): its outputs again from its
    * own bundled outputs and the inputs it still has (`input(name, output)`), or null when it cannot.
    */
-  replayWithheld?(a: {
+  replayWithheld?(replay: {
     task: TaskModule;
     own: Record<string, string>;
     input(name: string, output: string): string | undefined;

@@ -9,6 +9,7 @@ import { parse, UsageError } from "../args.js";
 import { sizeHeap } from "../small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
+import type { BuildOptions, BuildReport, Runtime } from "../../runner/executor.js";
 
 export const command: Command = {
   help: `usage: medbench build SPEC [options]
@@ -49,6 +50,8 @@ const OPTIONS = optionsOf(
   "quiet",
 );
 
+type NoopRecord = typeof import("../noop-record.js");
+
 async function run(argv: string[]): Promise<number> {
   const startedMs = Date.now();
   const { values, positionals } = parse(argv, OPTIONS, "build");
@@ -65,29 +68,59 @@ async function run(argv: string[]): Promise<number> {
     opts.refresh.length === 0 && values.shard === undefined && !process.env.MEDBENCH_REMOTE?.trim();
   const noop = recordable ? await import("../noop-record.js") : null;
   const recordKey = noop?.recordKey(argv) ?? "";
-  const replay = noop && !values.rekey ? noop.replayable(opts.project.cacheDir, recordKey) : null;
-  if (replay) {
-    const done = replay.events.length - 1; // the last event is build-done
-    for (const e of replay.events.slice(0, done)) logger.log(e);
-    logger.log({
-      type: "info",
-      message:
-        `nothing changed since the last build (${replay.files} files, by stat): ` +
-        "its stages were not keyed again (--rekey to key them)",
-    });
-    logger.log(replay.events[done]!);
-    process.stdout.write(replay.stdout);
-    return 0;
-  }
-  if (values.shard !== undefined) {
-    const { parseShard } = await import("../../remote/shard.js");
-    const shard = parseShard(values.shard);
-    if (typeof shard === "string") throw new UsageError(shard);
-    opts.shard = shard;
-  }
+  if (noop && !values.rekey && replayNoop(noop, opts.project.cacheDir, recordKey, logger)) return 0;
+  if (values.shard !== undefined) opts.shard = await shardOption(values.shard as string);
+  const rt = await loadBuildRuntime(specPath, vars, opts, logger);
+  const events: BuildEvent[] = [];
+  const emit = (e: BuildEvent) => {
+    sizeHeap(e);
+    events.push(e);
+    logger.log(e);
+  };
+  const report = await buildAndRemember(rt, opts, emit, specPath);
+  const stdout = finishBuild(rt.spec.specHash, report, emit, Boolean(values.json));
+  const noWarnings = !events.some((e) => e.type === "warning");
+  // What came before build-start (waiting for another build of this spec) is this run's, not the build's.
+  const start = events.findIndex((e) => e.type === "build-start");
+  const built = events.slice(Math.max(0, start));
+  if (noop && noWarnings && report.stages.every((stage) => stage.status === "fresh") && !report.lockChanged)
+    noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
+  return incompleteExit(report.unwhole);
+}
+
+/** Replays the last build when it was a no-op and nothing it consulted changed since; whether it did. */
+function replayNoop(noop: NoopRecord, cacheDir: string, recordKey: string, logger: Logger): boolean {
+  const replay = noop.replayable(cacheDir, recordKey);
+  if (!replay) return false;
+  const done = replay.events.length - 1; // the last event is build-done
+  for (const e of replay.events.slice(0, done)) logger.log(e);
+  logger.log({
+    type: "info",
+    message:
+      `nothing changed since the last build (${replay.files} files, by stat): ` +
+      "its stages were not keyed again (--rekey to key them)",
+  });
+  logger.log(replay.events[done]!);
+  process.stdout.write(replay.stdout);
+  return true;
+}
+
+async function shardOption(text: string): Promise<BuildOptions["shard"]> {
+  const { parseShard } = await import("../../remote/shard.js");
+  const shard = parseShard(text);
+  if (typeof shard === "string") throw new UsageError(shard);
+  return shard;
+}
+
+/** The spec's runtime, with every `--refresh` naming one of its stages or kinds. */
+async function loadBuildRuntime(
+  specPath: string,
+  vars: ReturnType<typeof buildOptions>["vars"],
+  opts: BuildOptions,
+  logger: Logger,
+): Promise<Runtime> {
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
   const { loadRuntime } = await import("../runtime.js");
-  const { build } = await import("../../runner/executor.js");
   const { commandRoutes } = await import("../../model/routes.js");
   const rt = await loadRuntime(
     specPath,
@@ -96,19 +129,24 @@ async function run(argv: string[]): Promise<number> {
     { routes: commandRoutes(opts.registryFiles) },
     (message) => logger.log({ type: "info", message }),
   );
-  const known = rt.plan.order.flatMap((d) => [d.name, d.kind]);
+  const known = rt.plan.order.flatMap((decl) => [decl.name, decl.kind]);
   for (const name of opts.refresh)
     if (!known.includes(name))
       throw new UsageError(
         `--refresh ${name}: the spec has no stage or stage kind of that name; ` +
-          `its stages: ${rt.plan.order.map((d) => d.name).join(", ")}`,
+          `its stages: ${rt.plan.order.map((decl) => decl.name).join(", ")}`,
       );
-  const events: BuildEvent[] = [];
-  const emit = (e: BuildEvent) => {
-    sizeHeap(e);
-    events.push(e);
-    logger.log(e);
-  };
+  return rt;
+}
+
+/** Builds, then says what came from the shared remote and keeps what the next run reuses. */
+async function buildAndRemember(
+  rt: Runtime,
+  opts: BuildOptions,
+  emit: (e: BuildEvent) => void,
+  specPath: string,
+): Promise<BuildReport> {
+  const { build } = await import("../../runner/executor.js");
   const { settleRemotes, readByWriter } = await import("../../remote/store.js");
   let report;
   try {
@@ -123,41 +161,38 @@ async function run(argv: string[]): Promise<number> {
     join(opts.project.cacheDir, "specs"),
   );
   (await import("../../runner/code-memo.js")).saveCodeMemo();
-  const summary = report.results ? summaryOf(join(report.results, "metrics.json")) : [];
+  return report;
+}
+
+/** The build's last events and its stdout (written here): the metrics table, notices, the --json object. */
+function finishBuild(
+  specHash: string,
+  report: BuildReport,
+  emit: (e: BuildEvent) => void,
+  json: boolean,
+): string {
+  const metrics = report.results ? join(report.results, "metrics.json") : null;
+  const summary = metrics ? summaryOf(metrics) : [];
   // What the result itself says of its provenance is said after every build, fresh or not.
-  for (const message of report.results ? noticesOf(join(report.results, "metrics.json")) : [])
-    emit({ type: "notice", message });
-  emit({
-    type: "build-done",
-    specHash: rt.spec.specHash,
-    results: report.results,
-    summary,
-    lockChanged: report.lockChanged,
-  });
-  const unwhole = unwholeStages(report.stages, opts.shard !== undefined);
+  for (const message of metrics ? noticesOf(metrics) : []) emit({ type: "notice", message });
+  emit({ type: "build-done", specHash, results: report.results, summary, lockChanged: report.lockChanged });
   // The verdict is in the result (--json's rule, README "Commands"): complete false goes with exit 1.
-  const stdout = values.json
+  const stdout = json
     ? JSON.stringify({
-        spec_hash: rt.spec.specHash,
-        complete: unwhole.length === 0,
-        stages: report.stages.map((s) => ({
-          name: s.name,
-          kind: s.kind,
-          status: s.status,
-          key: s.key,
-          ...(s.incomplete ? { incomplete: s.incomplete } : {}),
+        spec_hash: specHash,
+        complete: report.unwhole.length === 0,
+        stages: report.stages.map((stage) => ({
+          name: stage.name,
+          kind: stage.kind,
+          status: stage.status,
+          key: stage.key,
+          ...(stage.incomplete ? { incomplete: stage.incomplete } : {}),
         })),
         results: report.results,
       }) + "\n"
     : "";
   process.stdout.write(stdout);
-  const noWarnings = !events.some((e) => e.type === "warning");
-  // What came before build-start (waiting for another build of this spec) is this run's, not the build's.
-  const start = events.findIndex((e) => e.type === "build-start");
-  const built = events.slice(Math.max(0, start));
-  if (noop && noWarnings && report.stages.every((s) => s.status === "fresh") && !report.lockChanged)
-    noop.recordNoop(opts.project.cacheDir, recordKey, startedMs, built, stdout);
-  return incompleteExit(unwhole);
+  return stdout;
 }
 
 /** Stages and replies another machine wrote to the shared remote are trusted as they are (anyone who can
@@ -189,18 +224,13 @@ function sayWhatCameFromRemote(
     });
 }
 
-/** The stages whose model requests did not all get an answer. A shard leaves the other shards' requests by
- *  design: that alone is not a failure. */
-function unwholeStages<S extends { name: string; incomplete?: string }>(stages: S[], shard: boolean): S[] {
-  return stages.filter((s) => s.incomplete && !(shard && /other shards/.test(s.incomplete)));
-}
-
 /** A build whose model requests did not all get an answer is not a success (exit 1): its results are written
  *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). */
 function incompleteExit(unwhole: { name: string; incomplete?: string }[]): number {
   if (unwhole.length === 0) return 0;
+  const stages = unwhole.map((stage) => `stage ${stage.name}: ${stage.incomplete}`).join("; ");
   process.stderr.write(
-    `error: the build is incomplete: ${unwhole.map((s) => `stage ${s.name}: ${s.incomplete}`).join("; ")}\n` +
+    `error: the build is incomplete: ${stages}\n` +
       "  the results are written and marked incomplete (metrics.json: incomplete: true), never complete\n" +
       "  fix: rerun the build to retry the failed requests (only those are sent)\n",
   );
@@ -228,7 +258,7 @@ async function buildRoster(
     throw new UsageError(
       `${specPath} declares no check, so no roster: add a \`check:\` block (docs/check.md)`,
     );
-  const rest = argv.filter((a) => a !== "--roster");
+  const rest = argv.filter((arg) => arg !== "--roster");
   const { buildRosterRuns } = await import("../roster-build.js");
   const jobs = decl.roster.map((entry, i) => ({
     label: `roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}`,
@@ -242,7 +272,10 @@ async function buildRoster(
   const failed = codes.some((code) => code !== 0); // an incomplete run is still checked (the check names it)
   const check = (await import("./check.js")).command;
   const project = values.project === undefined ? [] : ["--project", values.project as string];
-  const registries = ((values.registry as string[] | undefined) ?? []).flatMap((r) => ["--registry", r]);
+  const registries = ((values.registry as string[] | undefined) ?? []).flatMap((file) => [
+    "--registry",
+    file,
+  ]);
   const verdict = await check.run([specPath, ...project, ...registries, ...(values.json ? ["--json"] : [])]);
   return Math.max(verdict, failed ? 1 : 0);
 }
@@ -251,20 +284,23 @@ async function buildRoster(
 function summaryOf(metricsFile: string): SummaryRow[] {
   consult(metricsFile);
   if (!existsSync(metricsFile)) return [];
-  const m = JSON.parse(readFileSync(metricsFile, "utf8")) as {
+  const metrics = JSON.parse(readFileSync(metricsFile, "utf8")) as {
     primary?: string;
     metrics?: Record<string, unknown>;
   };
-  const rows: SummaryRow[] = metricEntries(m).map(([name, v]) => ({
+  const rows: SummaryRow[] = metricEntries(metrics).map(([name, entry]) => ({
     metric: name,
-    value: v.value ?? null,
-    lo: v.lo ?? null,
-    hi: v.hi ?? null,
-    n: v.n ?? 0,
-    method: v.ci_method ?? "",
-    unit: v.unit ?? "proportion",
+    value: entry.value ?? null,
+    lo: entry.lo ?? null,
+    hi: entry.hi ?? null,
+    n: entry.n ?? 0,
+    method: entry.ci_method ?? "",
+    unit: entry.unit ?? "proportion",
   }));
-  return [...rows.filter((r) => r.metric === m.primary), ...rows.filter((r) => r.metric !== m.primary)];
+  return [
+    ...rows.filter((row) => row.metric === metrics.primary),
+    ...rows.filter((row) => row.metric !== metrics.primary),
+  ];
 }
 
 function noticesOf(metricsFile: string): string[] {

@@ -42,17 +42,18 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ spec_hash: specHash, stages: states }) + "\n");
     return 0;
   }
-  const c = paint(useColour(process.stdout));
+  const colour = paint(useColour(process.stdout));
   process.stdout.write(`${spec}  spec_hash ${specHash}\n`);
-  for (const s of states) {
+  for (const state of states) {
     const label =
-      s.state === "fresh"
-        ? c.green("fresh      ")
-        : s.state === "stale"
-          ? c.yellow("stale      ")
-          : c.dim("never built");
-    process.stdout.write(`  ${label} ${s.name} ${c.dim(`(${s.kind})`)}\n`);
-    if (s.state !== "fresh") for (const r of s.reasons) process.stdout.write(`      ${r}\n`);
+      state.state === "fresh"
+        ? colour.green("fresh      ")
+        : state.state === "stale"
+          ? colour.yellow("stale      ")
+          : colour.dim("never built");
+    process.stdout.write(`  ${label} ${state.name} ${colour.dim(`(${state.kind})`)}\n`);
+    if (state.state !== "fresh")
+      for (const reason of state.reasons) process.stdout.write(`      ${reason}\n`);
   }
   return 0;
 }
@@ -82,7 +83,13 @@ async function fromNoopRecord(
   const got = freshFromRecord(opts.project.cacheDir, argv);
   if (!got) return null;
   const states = got.stages.map(
-    (s): StageState => ({ name: s.name, kind: s.kind, state: "fresh", key: s.key, reasons: [] }),
+    (stage): StageState => ({
+      name: stage.name,
+      kind: stage.kind,
+      state: "fresh",
+      key: stage.key,
+      reasons: [],
+    }),
   );
   return { spec: got.spec, specHash: got.specHash, states };
 }
