@@ -1,6 +1,7 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
-import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
+import { type StageContext, type StageKind } from "../src/runner/stage.js";
+import { StageError } from "../src/errors.js";
 import { sortKeys, sortedJson, stableJson, type Json } from "../src/util/json.js";
 import { bodyJson, fixedPart } from "../src/model/body-json.js";
 import { sha256Hex } from "../src/hash/sha256.js";

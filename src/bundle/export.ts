@@ -18,7 +18,7 @@ import { specFileOf, specFilesRoot } from "../runner/project.js";
 import type { Manifest, BuildOptions } from "../runner/executor.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { loadSpec, resultSource } from "../spec/load.js";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, pointerWords, stableJson, type Json } from "../util/json.js";
 import { bundlePins, lockEntry, specFiles } from "./members.js";

@@ -3,7 +3,7 @@ import { Cache } from "../runner/cache.js";
 import { localInventory, sum, type Inventory } from "../runner/inventory.js";
 import type { Project } from "../runner/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
-import { CommandFailure, UsageError } from "./args.js";
+import { CommandFailure, UsageError } from "../errors.js";
 
 function bytes(n: number): string {
   if (n < 1024) return `${n} B`;

@@ -1,6 +1,6 @@
 // The stage graph: every reference resolved, cycles refused, stages in a dependency order.
 import { diagnosticAt } from "../spec/document.js";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import type { SpecFile, StageDecl } from "../spec/load.js";
 import { escapePointer } from "../util/json.js";
 

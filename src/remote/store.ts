@@ -9,7 +9,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import { hostname, userInfo } from "node:os";
 import { sha256Hex } from "../hash/sha256.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError } from "../errors.js";
 
 // Loaded only when a remote is configured: the SDK is large, and most runs never need it.
 const sdk = () => import("@aws-sdk/client-s3");

@@ -28,16 +28,13 @@ import type {
   StageOptions,
   StageOutput,
 } from "./stage.js";
-import { StageError } from "./stage.js";
+import { StageError, DiagnosticError, BuildFailure } from "../errors.js";
 import { tempName } from "./fsutil.js";
 import { checkResultsOwner, resultContents, writeFailure, writeResults } from "./results.js";
 import type { Emit, StageStatus } from "./events.js";
 import type { SpecFile, StageDecl } from "../spec/load.js";
 import type { Plan } from "../graph/plan.js";
 import type { TaskModule } from "../../tasks/task.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
-import { BuildFailure } from "./failure.js";
-export { BuildFailure };
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 import type { Shard } from "../remote/shard.js";

@@ -139,12 +139,3 @@ export interface StageProblem {
   /** Text the message leaves out (a password): hidden in the quoted source line too. */
   secret?: string;
 }
-
-export class StageError extends Error {
-  constructor(
-    message: string,
-    readonly fix?: string,
-  ) {
-    super(message);
-  }
-}

@@ -2,7 +2,7 @@
 // so that every later error can point at file:line:column, and integer/float as written.
 import { readFileSync, statSync } from "../util/builtins.js";
 import type { Document, LineCounter, Node } from "yaml";
-import { DiagnosticError, fail, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, fail, type Diagnostic } from "../errors.js";
 import type { PyValue } from "../hash/pyjson.js";
 import { isPyJson, setMember } from "../util/python-json.js";
 

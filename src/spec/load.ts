@@ -10,7 +10,7 @@ import {
   readSourceDoc,
   type SourceDoc,
 } from "./document.js";
-import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { HASH_RECIPE, specHash } from "./hash.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../runner/fsutil.js";

@@ -4,7 +4,7 @@
 import { resolve } from "node:path";
 import type { ErrorObject } from "ajv";
 import { diagnosticAt, type SourceDoc } from "./document.js";
-import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { escapePointer } from "../util/json.js";
 import { installRoot } from "../util/paths.js";
 import { factsOf } from "../runner/code-memo.js";

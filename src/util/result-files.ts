@@ -1,7 +1,7 @@
 // Reading a results folder's files (metrics.json, items.jsonl) written by a build, as report and compare do:
 // a damaged file is a clear refusal naming it, never a stack trace.
 import { readFileSync } from "./builtins.js";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 import { parseJsonLines } from "./json.js";
 
 const REBUILD = "rebuild it (medbench build SPEC writes the folder whole) or remove that results folder";
