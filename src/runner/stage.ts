@@ -2,10 +2,9 @@
 // a task module and a memo store; it never sees the cache, the lock or the console.
 import type { Json } from "../util/json.js";
 import type { BuildEvent } from "./events.js";
-import type { TaskModule } from "../../tasks/task.js";
+import type { TaskModule, TaskPart } from "../contract/task.js";
 import type { KindDeclarations } from "../contract/declarations.js";
 import type { Shard } from "../remote/shard.js";
-import type { TaskPart } from "./task-parts.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
 export type StageOutput = string | Uint8Array | { file: string; sha256: string };
