@@ -42,6 +42,7 @@ const FILES = {
     'const compiled = join(REPO, "dist/src/alpha/store.js");',
     "// src/gamma/thing.ts holds the type",
     'const built = join(REPO, "dist/src/alpha", "store.js");',
+    'const pieces = join(REPO, "dist", "src", "alpha", "store.js");',
     "",
   ].join("\n"),
 };
@@ -68,6 +69,7 @@ describe("move.mjs", () => {
     expect(test).toContain('vi.mock("../src/beta/deep/store.js")');
     expect(test).toContain('"dist/src/beta/deep/store.js"');
     expect(test).toContain("// src/delta/thing.ts holds");
+    expect(test).toContain('join(REPO, "dist", "src", "beta", "deep", "store.js")');
     expect(said.some((line) => line.includes('"dist/src/alpha", "store.js"'))).toBe(true);
     const status = execFileSync("git", ["status", "--short"], { cwd: root, encoding: "utf8" });
     expect(status).toMatch(/^R. src\/alpha\/store.ts -> src\/beta\/deep\/store.ts$/m);

@@ -32,6 +32,8 @@ const SPECIFIER =
   /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\bvi\.(?:mock|doMock|unmock|importActual)\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2/g;
 // A repository path written as text: src/…, optionally under dist/, not part of a longer path.
 const REPO_PATH = /(?<![\w.\/@-])((?:dist\/)?)(src\/[\w.\/-]*[\w\/])/g;
+// The same in quoted pieces, as path.join takes them.
+const PIECES = /(?:"dist",\s*)?"src"(?:,\s*"[\w.-]+")+/g;
 
 /** Repository-relative paths (posix) of the files under `roots` that `accept` keeps. */
 function filesUnder(roots, accept) {
@@ -135,11 +137,19 @@ function targetExists(path) {
   );
 }
 
-/** Text with each repository path of a moved file (or folder) written at its new place. */
+/** Text with each repository path of a moved file (or folder) written at its new place: whole, or in
+ *  quoted pieces (`"dist", "src", "runner", "status.js"`). */
 export function rewriteRepoPaths(text, moves) {
-  return text.replace(REPO_PATH, (whole, dist, path) => {
+  const whole = text.replace(REPO_PATH, (found, dist, path) => {
     const moved = movedPath(moves, path);
-    return moved === null ? whole : `${dist}${moved}`;
+    return moved === null ? found : `${dist}${moved}`;
+  });
+  return whole.replace(PIECES, (found) => {
+    const pieces = [...found.matchAll(/"([^"]+)"/g)].map((match) => match[1]);
+    const dist = pieces[0] === "dist" ? pieces.shift() : null;
+    const moved = movedPath(moves, pieces.join("/"));
+    if (moved === null) return found;
+    return [...(dist ? [dist] : []), ...moved.split("/")].map((piece) => `"${piece}"`).join(", ");
   });
 }
 
@@ -155,7 +165,8 @@ function leftovers(files, moves) {
       .map((part) => escaped(part))
       .join(`",\\s*"`);
     const tail = escaped(parts.slice(-2).join("/"));
-    return new RegExp(`(?<![\\w-])${whole}(?![\\w-])|${pieces}|(?<![\\w/.-])${tail}(?![\\w-])`);
+    const end = move.folder ? "(?![\\w-])" : "(?![\\w/-])";
+    return new RegExp(`(?<![\\w-])${whole}${end}|${pieces}|(?<![\\w/.-])${tail}${end}`);
   });
   const found = [];
   for (const file of files) {
