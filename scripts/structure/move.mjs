@@ -189,13 +189,24 @@ function removeEmptyFolders(movedNow) {
   }
 }
 
+/** A longer import may need another line: the project's formatter, when installed, lays out what changed. */
+function formatted(files, say) {
+  const prettier = join(REPO, "node_modules/.bin/prettier");
+  if (files.length === 0 || !existsSync(prettier)) return;
+  try {
+    execFileSync(prettier, ["--write", "--log-level", "warn", ...files], { cwd: REPO, stdio: "pipe" });
+  } catch (e) {
+    say(`  prettier failed on the rewritten files: ${String(e.stderr ?? e.message).trim()}`);
+  }
+}
+
 /** Applies one mapping file to the repository at `repo`; `say` prints what was done and what was left. */
 export function applyMapping(mappingFile, repo = REPO, say = console.log) {
   REPO = repo;
   const moves = readMoves(mappingFile);
   const movedNow = moveFiles(plannedMoves(moves), say);
   removeEmptyFolders(movedNow);
-  let rewritten = 0;
+  const rewritten = [];
   for (const file of filesUnder(TEXT_ROOTS, TEXT_FILE)) {
     const oldFile = movedNow.get(file) ?? file;
     const text = readFileSync(join(REPO, file), "utf8");
@@ -203,12 +214,12 @@ export function applyMapping(mappingFile, repo = REPO, say = console.log) {
     next = rewriteRepoPaths(next, moves);
     if (next !== text) {
       writeFileSync(join(REPO, file), next);
-      rewritten++;
+      rewritten.push(file);
     }
   }
-  say(
-    `${relative(REPO, mappingFile) || mappingFile}: ${movedNow.size} files moved, ${rewritten} files rewritten`,
-  );
+  formatted(rewritten, say);
+  const name = relative(REPO, mappingFile) || mappingFile;
+  say(`${name}: ${movedNow.size} files moved, ${rewritten.length} files rewritten`);
   for (const line of leftovers(filesUnder(TEXT_ROOTS, TEXT_FILE), moves)) say(`  not rewritten: ${line}`);
 }
 
