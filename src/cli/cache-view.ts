@@ -1,6 +1,6 @@
 // What `medbench cache` runs and prints; the work is in src/remote/sync.ts and src/runner/gc.ts.
 import { Cache } from "../runner/cache.js";
-import { localInventory, sum, type Inventory } from "../runner/inventory.js";
+import { cacheStore, localInventory, sum, type Inventory } from "../runner/inventory.js";
 import type { Project } from "../runner/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
 import { CommandFailure, UsageError } from "../errors.js";
@@ -110,7 +110,7 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
       "check MEDBENCH_REMOTE, MEDBENCH_REMOTE_ENDPOINT and the credentials, then run it again",
     );
   const local = localInventory(cache);
-  const t = await (action === "push" ? sync.push : sync.pull)(cache, remote, local, there);
+  const t = await (action === "push" ? sync.push : sync.pull)(cacheStore(cache), remote, local, there);
   const whole = remote.available && t.refused === 0;
   if (json)
     process.stdout.write(

@@ -3,9 +3,8 @@
 // (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
 // at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
 import { readFileSync } from "../util/builtins.js";
-import type { Cache } from "../runner/cache.js";
-import { shareableManifest, type Inventory } from "../runner/inventory.js";
-import { replyLog } from "../runner/memo.js";
+import type { CacheStore, ReplyFolder, StageManifest } from "../runner/cache.js";
+import type { Inventory } from "../runner/inventory.js";
 import { SHA256_RE } from "../hash/sha256.js";
 import { objectName, replyName, stageName, type RemoteStore } from "./store.js";
 
@@ -64,8 +63,16 @@ export interface Transfer {
   skipped: number;
 }
 
+/** A manifest that may go to the shared cache: whole (not incomplete), naming itself. */
+function shareableManifest(cache: CacheStore, key: string): StageManifest | null {
+  const manifest = cache.readManifest(key);
+  return manifest && manifest.key === key && !manifest.incomplete && typeof manifest.outputs === "object"
+    ? manifest
+    : null;
+}
+
 /** Uploads what the remote lacks: outputs before the manifests that name them. */
-export async function push(cache: Cache, remote: RemoteStore, local: Inventory, there: Inventory) {
+export async function push(cache: CacheStore, remote: RemoteStore, local: Inventory, there: Inventory) {
   const todo = missing(local, there);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
   const uploads = new Map<string, Promise<void>>();
@@ -98,10 +105,10 @@ export async function push(cache: Cache, remote: RemoteStore, local: Inventory, 
     );
     out.stages++;
   }
-  const logs = new Map<string, ReturnType<typeof replyLog>>();
+  const logs = new Map<string, ReplyFolder>();
   for (const [folder, key] of todo.replies) {
     let log = logs.get(folder);
-    if (!log) logs.set(folder, (log = replyLog(cache, folder)));
+    if (!log) logs.set(folder, (log = cache.replies(folder)));
     const payload = log.get(key); // whole and checked, or absent
     if (payload === null) continue;
     void remote.putKeyed(replyName(folder, key), payload);
@@ -123,7 +130,7 @@ async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>)
 const DOWNLOADS_AT_ONCE = 8;
 
 /** Downloads what the local cache lacks, each checked against its hash before it is kept. */
-export async function pull(cache: Cache, remote: RemoteStore, local: Inventory, there: Inventory) {
+export async function pull(cache: CacheStore, remote: RemoteStore, local: Inventory, there: Inventory) {
   const todo = missing(there, local);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
   const refusedBefore = remote.refused;
@@ -136,12 +143,12 @@ export async function pull(cache: Cache, remote: RemoteStore, local: Inventory, 
   await pool(todo.stages, DOWNLOADS_AT_ONCE, async (key) => {
     if ((await cache.fetchManifest(key)) !== null) out.stages++;
   });
-  const logs = new Map<string, ReturnType<typeof replyLog>>();
+  const logs = new Map<string, ReplyFolder>();
   await pool(todo.replies, DOWNLOADS_AT_ONCE, async ([folder, key]) => {
     const data = await remote.getKeyed(replyName(folder, key));
     if (data === null) return;
     let log = logs.get(folder);
-    if (!log) logs.set(folder, (log = replyLog(cache, folder)));
+    if (!log) logs.set(folder, (log = cache.replies(folder)));
     log.put(key, data);
     out.replies++;
   });
