@@ -64,6 +64,25 @@ export function readDocumentBytes(file: string, displayName = file): Buffer {
 }
 
 export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
+  const text = decodedText(bytes, file);
+  const { LineCounter, parseDocument } = yaml();
+  const lines = new LineCounter();
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    // The parser's own unique-key check compares every pair of keys (quadratic: a spec with 500,000 keys
+    // never finishes); duplicates are found below with one Set per mapping instead.
+    uniqueKeys: false,
+    prettyErrors: false,
+    strict: true,
+  });
+  refuseMalformed({ file, text, doc, lines });
+  const value = plainValue(doc, file);
+  const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
+  return { file, text, doc, lines, value, json };
+}
+
+/** The document's text: UTF-8, without a byte order mark. */
+function decodedText(bytes: Uint8Array, file: string): string {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -77,58 +96,47 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "save it as UTF-8 (specs hold Korean text and are hashed as UTF-8)",
     });
   }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const { LineCounter, parseDocument } = yaml();
-  const lines = new LineCounter();
-  const doc = parseDocument(text, {
-    lineCounter: lines,
-    // The parser's own unique-key check compares every pair of keys (quadratic: a spec with 500,000 keys
-    // never finishes); duplicates are found below with one Set per mapping instead.
-    uniqueKeys: false,
-    prettyErrors: false,
-    strict: true,
-  });
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+type Parsed = Pick<SourceDoc, "file" | "text" | "doc" | "lines">;
+
+/** Fails at the first syntax error, repeated key or tag medbench does not read, with its place. */
+function refuseMalformed({ file, text, doc, lines }: Parsed): void {
+  const at = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return { file, line, column: col, sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, "") };
+  };
+  const format = file.endsWith(".json") ? "JSON" : "YAML";
   const first = doc.errors[0];
   if (first) {
-    const { line, col } = lines.linePos(first.pos[0]);
-    const sourceLine = (text.split("\n")[line - 1] ?? "").replace(/\r$/, "");
     const message = first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
     fail({
-      file,
-      line,
-      column: col,
-      sourceLine,
-      message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: ${message}`,
+      ...at(first.pos[0]),
+      message: `malformed ${format}: ${message}`,
       fix: "correct the syntax at this place (indentation, a missing quote or colon)",
     });
   }
   const duplicate = firstDuplicateKey(doc.contents);
-  if (duplicate) {
-    const { line, col } = lines.linePos(duplicate.range![0]);
+  if (duplicate)
     fail({
-      file,
-      line,
-      column: col,
-      sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, ""),
-      message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: Map keys must be unique`,
+      ...at(duplicate.range![0]),
+      message: `malformed ${format}: Map keys must be unique`,
       fix: "remove or rename the repeated key",
     });
-  }
   const tagged = firstUnknownTag(doc.contents);
-  if (tagged) {
-    const { line, col } = lines.linePos(tagged.range![0]);
+  if (tagged)
     fail({
-      file,
-      line,
-      column: col,
-      sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, ""),
+      ...at(tagged.range![0]),
       message: `the YAML tag ${tagged.tag!.replace(/^tag:yaml\.org,2002:/, "!!")} is not one medbench reads`,
       fix: "remove the tag: write the plain value (only !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
     });
-  }
-  let value: unknown;
+}
+
+/** The document as plain values; aliases expanded at most 100 times. */
+function plainValue(doc: SourceDoc["doc"], file: string): unknown {
   try {
-    value = doc.toJS({ maxAliasCount: 100 });
+    return doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
     // yaml throws a ReferenceError when aliases expand past maxAliasCount (an "alias bomb").
     if (!(e instanceof ReferenceError)) throw e;
@@ -138,8 +146,6 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "write the values out instead of repeating aliases (* references) inside anchored values",
     });
   }
-  const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
-  return { file, text, doc, lines, value, json };
 }
 
 /** YAML 1.2's core tags: a value means what it reads. Any other (`!!js/function`, `!!binary`, `!!set`,
