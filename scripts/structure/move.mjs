@@ -28,8 +28,11 @@ const EXTENSION = /\.(ts|mts|cts|js|mjs|cjs|d\.ts)$/;
 
 // A relative specifier where a module is named: from "…", import "…", import("…"), require("…"),
 // vi.mock("…"), vi.doMock, vi.importActual, vi.unmock.
-const SPECIFIER =
-  /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\bvi\.(?:mock|doMock|unmock|importActual)\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2/g;
+const SPECIFIER = new RegExp(
+  String.raw`(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|` +
+    String.raw`\bvi\.(?:mock|doMock|unmock|importActual)\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2`,
+  "g",
+);
 // A repository path written as text: src/…, optionally under dist/, not part of a longer path.
 const REPO_PATH = /(?<![\w.\/@-])((?:dist\/)?)(src\/[\w.\/-]*[\w\/])/g;
 // The same in quoted pieces, as path.join takes them.

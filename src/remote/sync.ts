@@ -11,24 +11,24 @@ import { objectName, replyName, stageName, type RemoteStore } from "./store.js";
 /** The remote's holdings by the same names as the local inventory, or null when it cannot be listed. */
 export async function remoteInventory(remote: RemoteStore): Promise<Inventory | null> {
   const [objects, stages, replies] = await Promise.all(
-    ["objects/", "stages/", "replies/"].map((f) => remote.list(f)),
+    ["objects/", "stages/", "replies/"].map((folder) => remote.list(folder)),
   );
   if (!objects || !stages || !replies) return null;
   const out: Inventory = { objects: new Map(), stages: new Map(), replies: new Map() };
   for (const [name, size] of objects) {
-    const h = name.split("/")[2] ?? "";
-    if (SHA256_RE.test(h) && name === objectName(h)) out.objects.set(h, size);
+    const hash = name.split("/")[2] ?? "";
+    if (SHA256_RE.test(hash) && name === objectName(hash)) out.objects.set(hash, size);
   }
   for (const [name, size] of stages) {
-    const m = /^stages\/([0-9a-f]{64})\.json$/.exec(name);
-    if (m) out.stages.set(m[1]!, size);
+    const match = /^stages\/([0-9a-f]{64})\.json$/.exec(name);
+    if (match) out.stages.set(match[1]!, size);
   }
   for (const [name, size] of replies) {
-    const m = /^replies\/([A-Za-z0-9_-]+)\/([0-9a-f]{64})$/.exec(name);
-    if (!m) continue;
-    let ns = out.replies.get(m[1]!);
-    if (!ns) out.replies.set(m[1]!, (ns = new Map()));
-    ns.set(m[2]!, size);
+    const match = /^replies\/([A-Za-z0-9_-]+)\/([0-9a-f]{64})$/.exec(name);
+    if (!match) continue;
+    let ns = out.replies.get(match[1]!);
+    if (!ns) out.replies.set(match[1]!, (ns = new Map()));
+    ns.set(match[2]!, size);
   }
   return out;
 }
@@ -42,7 +42,7 @@ export interface Missing {
 /** What `from` holds and `to` lacks. */
 export function missing(from: Inventory, to: Inventory): Missing {
   return {
-    objects: [...from.objects.keys()].filter((h) => !to.objects.has(h)).sort(),
+    objects: [...from.objects.keys()].filter((hash) => !to.objects.has(hash)).sort(),
     stages: [...from.stages.keys()].filter((k) => !to.stages.has(k)).sort(),
     replies: [...from.replies].flatMap(([folder, keys]) =>
       [...keys.keys()]
@@ -76,12 +76,12 @@ export async function push(cache: CacheStore, remote: RemoteStore, local: Invent
   const todo = missing(local, there);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
   const uploads = new Map<string, Promise<void>>();
-  for (const h of todo.objects)
+  for (const hash of todo.objects)
     uploads.set(
-      h,
-      remote.putObject(h, () => {
+      hash,
+      remote.putObject(hash, () => {
         try {
-          const data = cache.read(h); // checked: a damaged local object is removed, not uploaded
+          const data = cache.read(hash); // checked: a damaged local object is removed, not uploaded
           out.objects++;
           return data;
         } catch (e) {
@@ -91,9 +91,9 @@ export async function push(cache: CacheStore, remote: RemoteStore, local: Invent
       }),
     );
   for (const key of todo.stages) {
-    const m = shareableManifest(cache, key);
-    const outputs = m ? [...new Set(Object.values(m.outputs))] : [];
-    if (!m || outputs.some((h) => !uploads.has(h) && !there.objects.has(h))) {
+    const manifest = shareableManifest(cache, key);
+    const outputs = manifest ? [...new Set(Object.values(manifest.outputs))] : [];
+    if (!manifest || outputs.some((hash) => !uploads.has(hash) && !there.objects.has(hash))) {
       out.skipped++;
       continue;
     }
@@ -101,7 +101,7 @@ export async function push(cache: CacheStore, remote: RemoteStore, local: Invent
     void remote.putKeyed(
       stageName(key),
       text,
-      outputs.flatMap((h) => uploads.get(h) ?? []),
+      outputs.flatMap((hash) => uploads.get(hash) ?? []),
     );
     out.stages++;
   }
@@ -134,8 +134,8 @@ export async function pull(cache: CacheStore, remote: RemoteStore, local: Invent
   const todo = missing(there, local);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
   const refusedBefore = remote.refused;
-  await pool(todo.objects, DOWNLOADS_AT_ONCE, async (h) => {
-    const data = await remote.getObject(h);
+  await pool(todo.objects, DOWNLOADS_AT_ONCE, async (hash) => {
+    const data = await remote.getObject(hash);
     if (data === null) return;
     cache.put(data);
     out.objects++;

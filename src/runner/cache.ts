@@ -197,39 +197,39 @@ export class Cache implements Omit<CacheStore, "replies"> {
     const data = this.remote ? await this.remote.getKeyed(stageName(key)) : null;
     if (data === null) return local;
     try {
-      const m = JSON.parse(data.toString("utf8")) as StageManifest;
-      if (m.key !== key || m.incomplete || typeof m.outputs !== "object") return local;
+      const manifest = JSON.parse(data.toString("utf8")) as StageManifest;
+      if (manifest.key !== key || manifest.incomplete || typeof manifest.outputs !== "object") return local;
       writeFileAtomic(this.manifestPath(key), data, this.tmp); // its outputs are checked as they are used
-      return m;
+      return manifest;
     } catch {
       return local;
     }
   }
 
   /** Records a stage's manifest; a whole one (and its outputs) is also uploaded to the remote. */
-  writeManifest(m: StageManifest): void {
-    const text = JSON.stringify(m, null, 1) + "\n";
-    writeFileAtomic(this.manifestPath(m.key), text, this.tmp);
-    if (this.remote && !m.incomplete) this.upload(m, Buffer.from(text));
+  writeManifest(manifest: StageManifest): void {
+    const text = JSON.stringify(manifest, null, 1) + "\n";
+    writeFileAtomic(this.manifestPath(manifest.key), text, this.tmp);
+    if (this.remote && !manifest.incomplete) this.upload(manifest, Buffer.from(text));
   }
 
   /** Uploads a whole stage: its outputs first, the manifest last (so a remote manifest names what is there
    *  unless that upload failed, which a reader then finds missing and recomputes). */
-  upload(m: StageManifest, text = Buffer.from(JSON.stringify(m, null, 1) + "\n")): void {
+  upload(manifest: StageManifest, text = Buffer.from(JSON.stringify(manifest, null, 1) + "\n")): void {
     const remote = this.remote!;
-    const outputs = [...new Set(Object.values(m.outputs))].map((h) =>
-      remote.putObject(h, () => this.read(h)),
+    const outputs = [...new Set(Object.values(manifest.outputs))].map((hash) =>
+      remote.putObject(hash, () => this.read(hash)),
     );
-    void remote.putKeyed(stageName(m.key), text, outputs);
+    void remote.putKeyed(stageName(manifest.key), text, outputs);
   }
 
   /** Leftover temp files of builds that were killed; safe to remove when older than a minute. */
   sweepTemp(): void {
     if (!existsSync(this.tmp)) return;
     for (const name of readdirSync(this.tmp)) {
-      const p = join(this.tmp, name);
+      const path = join(this.tmp, name);
       try {
-        if (Date.now() - statSync(p).mtimeMs > 60_000) rmSync(p, { force: true, recursive: true });
+        if (Date.now() - statSync(path).mtimeMs > 60_000) rmSync(path, { force: true, recursive: true });
       } catch {
         /* raced */
       }

@@ -57,4 +57,5 @@ export function cacheStore(cache: Cache): CacheStore {
   };
 }
 
-export const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+export const sum = (sizes: Map<string, number>) =>
+  [...sizes.values()].reduce((total, size) => total + size, 0);

@@ -294,13 +294,13 @@ export interface RefScope {
 }
 
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-export function resolveRefs(v: Json, at: string, refs: RefScope): Json {
+export function resolveRefs(value: Json, at: string, refs: RefScope): Json {
   const { src, spec, vars, out } = refs;
-  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, refs));
-  if (v === null || typeof v !== "object") return v;
-  const keys = Object.keys(v);
+  if (Array.isArray(value)) return value.map((x, i) => resolveRefs(x, `${at}/${i}`, refs));
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value);
   if (keys.length === 1 && keys[0] === "$spec") {
-    const pointer = String(v.$spec);
+    const pointer = String(value.$spec);
     const found = lookupPointer(spec, pointer);
     if (found === undefined)
       out.push(
@@ -314,14 +314,14 @@ export function resolveRefs(v: Json, at: string, refs: RefScope): Json {
     return found ?? null;
   }
   if (keys.length === 1 && keys[0] === "$var") {
-    const name = String(v.$var);
+    const name = String(value.$var);
     if (!(name in vars))
       out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
     return vars[name] ?? null;
   }
-  const o: { [k: string]: Json } = {};
-  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, refs);
-  return o;
+  const resolved: { [k: string]: Json } = {};
+  for (const k of keys) resolved[k] = resolveRefs(value[k]!, `${at}/${escapePointer(k)}`, refs);
+  return resolved;
 }
 
 export function lookupPointer(root: Json, pointer: string): Json | undefined {
@@ -395,7 +395,8 @@ function resultsPathDiagnostics(
   variables: Record<string, Json>,
   given: (name: string) => string | null,
 ): Diagnostic[] {
-  const escapes = (p: string) => isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.split(/[\\/]/).includes("..");
+  const escapes = (path: string) =>
+    isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.split(/[\\/]/).includes("..");
   const out: Diagnostic[] = unfillable(source, results.dir, variables, given);
   const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
   const dir = fillResultsDir(results.dir, slug, variables);
