@@ -44,9 +44,9 @@ export interface ReplyFolder {
 }
 
 /**
- * The local cache as copying to and from the shared remote takes it (remote/sync.ts): content objects by
- * hash, stage manifests by key, reply folders by name. Cache holds the objects and manifests; the reply logs
- * beside them come with inventory.ts's cacheStore().
+ * The local cache as copying to and from the shared remote takes it: content objects by hash, stage
+ * manifests by key, reply folders by name (src/remote/sync.ts). Cache holds the objects and manifests;
+ * the reply logs beside them come with inventory.ts's cacheStore().
  */
 export interface CacheStore {
   read(hash: string): Buffer;
