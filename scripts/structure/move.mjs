@@ -203,6 +203,17 @@ function formatted(files, say) {
   }
 }
 
+const MAX_COLUMNS = 110;
+
+/** Lines a longer path made too long for the project's style (a comment prettier does not wrap). */
+function longLines(files) {
+  return files.flatMap((file) =>
+    readFileSync(join(REPO, file), "utf8")
+      .split("\n")
+      .flatMap((line, index) => (line.length > MAX_COLUMNS ? [`${file}:${index + 1}`] : [])),
+  );
+}
+
 /** Applies one mapping file to the repository at `repo`; `say` prints what was done and what was left. */
 export function applyMapping(mappingFile, repo = REPO, say = console.log) {
   REPO = repo;
@@ -221,6 +232,7 @@ export function applyMapping(mappingFile, repo = REPO, say = console.log) {
     }
   }
   formatted(rewritten, say);
+  for (const line of longLines(rewritten)) say(`  over ${MAX_COLUMNS} columns now: ${line}`);
   const name = relative(REPO, mappingFile) || mappingFile;
   say(`${name}: ${movedNow.size} files moved, ${rewritten.length} files rewritten`);
   for (const line of leftovers(filesUnder(TEXT_ROOTS, TEXT_FILE), moves)) say(`  not rewritten: ${line}`);
