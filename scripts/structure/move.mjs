@@ -206,11 +206,13 @@ function formatted(files, say) {
 const MAX_COLUMNS = 110;
 
 /** Lines a longer path made too long for the project's style (a comment prettier does not wrap). */
-function longLines(files) {
+function longLines(files, moves) {
+  const landed = moves.map((move) => move.to.replace(EXTENSION, ""));
+  const named = (line) => landed.some((path) => line.includes(path));
   return files.flatMap((file) =>
     readFileSync(join(REPO, file), "utf8")
       .split("\n")
-      .flatMap((line, index) => (line.length > MAX_COLUMNS ? [`${file}:${index + 1}`] : [])),
+      .flatMap((line, index) => (line.length > MAX_COLUMNS && named(line) ? [`${file}:${index + 1}`] : [])),
   );
 }
 
@@ -232,7 +234,7 @@ export function applyMapping(mappingFile, repo = REPO, say = console.log) {
     }
   }
   formatted(rewritten, say);
-  for (const line of longLines(rewritten)) say(`  over ${MAX_COLUMNS} columns now: ${line}`);
+  for (const line of longLines(rewritten, moves)) say(`  over ${MAX_COLUMNS} columns now: ${line}`);
   const name = relative(REPO, mappingFile) || mappingFile;
   say(`${name}: ${movedNow.size} files moved, ${rewritten.length} files rewritten`);
   for (const line of leftovers(filesUnder(TEXT_ROOTS, TEXT_FILE), moves)) say(`  not rewritten: ${line}`);
