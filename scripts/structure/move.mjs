@@ -234,9 +234,9 @@ export function applyMapping(mappingFile, repo = REPO, say = console.log) {
     }
   }
   formatted(rewritten, say);
-  for (const line of longLines(rewritten, moves)) say(`  over ${MAX_COLUMNS} columns now: ${line}`);
   const name = relative(REPO, mappingFile) || mappingFile;
   say(`${name}: ${movedNow.size} files moved, ${rewritten.length} files rewritten`);
+  for (const line of longLines(rewritten, moves)) say(`  over ${MAX_COLUMNS} columns now: ${line}`);
   for (const line of leftovers(filesUnder(TEXT_ROOTS, TEXT_FILE), moves)) say(`  not rewritten: ${line}`);
 }
 
