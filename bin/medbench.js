@@ -15,8 +15,8 @@ if (
   process.stderr.write("medbench: compiling this checkout on first use (npm run build)\n");
   // Imported here only: child_process brings net and streams, about 0.07 of Node's start-up to every command.
   const { spawnSync } = await import("node:child_process");
-  const r = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
-  if (r.status !== 0) {
+  const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
+  if (build.status !== 0) {
     process.stderr.write(`error: compiling medbench failed\n  fix: run \`npm run build\` in ${root}\n`);
     process.exit(2);
   }

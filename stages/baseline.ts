@@ -1,8 +1,7 @@
 // A task's built-in model by name (route `medbench`), for the model and fit stages: its own module, so that
 // the fit stage's key holds no model-stage code (no registry, no HTTP client).
-import { StageError } from "../src/runner/stage.js";
-import type { Baseline, TaskModule } from "../src/contract/task.js";
-import type { TaskPart } from "../src/runner/task-parts.js";
+import { StageError } from "../src/errors.js";
+import type { Baseline, TaskModule, TaskPart } from "../src/contract/task.js";
 import type { Json } from "../src/util/json.js";
 
 /** The task part a model or fit stage calls: its model's, when that is a built-in one (route medbench). */

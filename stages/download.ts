@@ -14,12 +14,12 @@ import {
 import { isAbsolute, resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
 import {
-  StageError,
   type StageContext,
   type StageKind,
   type StageOutput,
   type StageProblem,
 } from "../src/runner/stage.js";
+import { StageError } from "../src/errors.js";
 import { consult } from "../src/util/consulted.js";
 import { REDACTED, urlUserinfo } from "../src/model/redact.js";
 

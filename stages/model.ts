@@ -1,7 +1,8 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 // The wire format is the route's protocol (src/model/protocols.ts); sending, memo, retries: ./model-route.ts.
-import { StageError, type StageContext, type StageKind } from "../src/runner/stage.js";
+import { type StageContext, type StageKind } from "../src/runner/stage.js";
+import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { splitModel } from "../src/model/registry.js";
 import { routeKeyFields } from "../src/model/routes.js";

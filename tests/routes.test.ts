@@ -7,8 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { commandRoutes, RouteRegistry, routeKeyFields } from "../src/model/routes.js";
 import { openai } from "../src/model/openai.js";
 import { UnsendableRequest } from "../src/model/protocol.js";
-import { DiagnosticError } from "../src/spec/diagnostic.js";
-import { StageError } from "../src/runner/stage.js";
+import { DiagnosticError, StageError } from "../src/errors.js";
 import { requestBody } from "../stages/model.js";
 
 const dir = mkdtempSync(join(tmpdir(), "medbench-routes-"));

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { parseSourceDoc, pyValueAt } from "../src/spec/document.js";
 import { specHash } from "../src/spec/hash.js";
-import { DiagnosticError } from "../src/spec/diagnostic.js";
+import { DiagnosticError } from "../src/errors.js";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
 

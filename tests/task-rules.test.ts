@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkTaskSources, declaredEnvironment } from "../src/runner/task-rules.js";
-import { DiagnosticError } from "../src/spec/diagnostic.js";
+import { DiagnosticError } from "../src/errors.js";
 
 const root = mkdtempSync(join(tmpdir(), "medbench-rules-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -11,8 +11,7 @@ import { readLock, buildId } from "../src/runner/lock.js";
 import { newScope, type BuildOptions } from "../src/runner/scope.js";
 import { KeyedWalk, type WalkedStage, type Wording } from "../src/runner/walk.js";
 import { frozenPolicy, shardPolicy } from "../src/runner/policy.js";
-import { BuildFailure } from "../src/runner/failure.js";
-import { StageError } from "../src/runner/stage.js";
+import { BuildFailure, StageError } from "../src/errors.js";
 
 const SPEC = "specs/sums.yaml";
 

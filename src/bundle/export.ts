@@ -19,7 +19,7 @@ import type { BuildOptions, Runtime } from "../runner/executor.js";
 import type { StageOutcome } from "../runner/outcome.js";
 import { loadRuntime } from "../cli/runtime.js";
 import { loadSpec, resultSource } from "../spec/load.js";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { jsonDiff, pointerWords, stableJson, type Json } from "../util/json.js";
 import { bundlePins, lockEntry, specFiles } from "./members.js";

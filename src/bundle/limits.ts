@@ -5,7 +5,7 @@ import { createReadStream, lstatSync, readdirSync } from "../util/builtins.js";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Unpack, type ReadEntry } from "tar";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 
 const MiB = 1024 * 1024;
 

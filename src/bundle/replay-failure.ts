@@ -1,8 +1,7 @@
 // A replayed stage that stops on the bundle's own records (a replies line cut short, requests that are not
 // JSON, a record of the wrong shape) failed on the bundle, not on medbench: verify refuses it, naming the
 // member and the line, instead of ending in an internal error.
-import { UsageError } from "../cli/args.js";
-import { StageError } from "../runner/stage.js";
+import { UsageError, StageError } from "../errors.js";
 
 /** The first line of a bundled member that is not JSON, as `MEMBER line N: why`; null when the member is
  *  one JSON document or JSON lines throughout. */

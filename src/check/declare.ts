@@ -3,7 +3,7 @@
 // and alone makes spec_hash). Every value is checked here, with its file:line:column, before any result
 // is read.
 import { diagnosticAt } from "../spec/document.js";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { resolveRefs, type SpecFile } from "../spec/load.js";
 import type { RngName } from "../stats/intervals.js";
 import { escapePointer, type Json } from "../util/json.js";

@@ -3,7 +3,7 @@
 // listed as broken, never skipped in silence; one whose files are not what its build wrote is listed as
 // modified since build, and its numbers are never used.
 import { existsSync, readFileSync } from "../util/builtins.js";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 import { metricsProblem, readResultJson } from "../util/result-files.js";
 import { dirname, join } from "node:path";
 import { glob } from "tinyglobby";

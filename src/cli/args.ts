@@ -1,18 +1,6 @@
 import { parseArgs } from "../util/builtins.js";
 import type { ParseArgsConfig } from "node:util";
-
-export class UsageError extends Error {}
-
-/** A command that could not do its job for a reason outside the user's input (an unreachable remote):
- *  exit 1, the message and how to fix it; with --json, the `{"error": …}` object (code `failed`). */
-export class CommandFailure extends Error {
-  constructor(
-    message: string,
-    readonly fix: string,
-  ) {
-    super(message);
-  }
-}
+import { UsageError } from "../errors.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 

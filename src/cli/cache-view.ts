@@ -1,9 +1,9 @@
 // What `medbench cache` runs and prints; the work is in src/remote/sync.ts and src/runner/gc.ts.
 import { Cache } from "../runner/cache.js";
-import { localInventory, sum, type Inventory } from "../runner/inventory.js";
+import { cacheStore, localInventory, sum, type Inventory } from "../runner/inventory.js";
 import type { Project } from "../runner/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
-import { CommandFailure, UsageError } from "./args.js";
+import { CommandFailure, UsageError } from "../errors.js";
 
 function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -113,7 +113,7 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
       "check MEDBENCH_REMOTE, MEDBENCH_REMOTE_ENDPOINT and the credentials, then run it again",
     );
   const local = localInventory(cache);
-  const copied = await (action === "push" ? sync.push : sync.pull)(cache, remote, local, there);
+  const copied = await (action === "push" ? sync.push : sync.pull)(cacheStore(cache), remote, local, there);
   const whole = remote.available && copied.refused === 0;
   if (json)
     process.stdout.write(

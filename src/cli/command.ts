@@ -1,6 +1,6 @@
 // One CLI command: its place in the main help, its own help, and what it runs.
 import { medbenchVersion } from "../util/paths.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "../errors.js";
 
 /** A command's main-help line (synopsis, summary) is in commands/index.ts, beside its loader. */
 export interface Command {

@@ -8,7 +8,7 @@ import { metricsProblem, readResultJson, readResultLines } from "../util/result-
 import type { CompareDecl } from "../contract/task.js";
 import { pairVerdicts, type ComparedItem } from "../contract/compare.js";
 import type { UnitRecord } from "../contract/records.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "../errors.js";
 import { modifiedMessage, modifiedSinceBuild } from "../runner/results-check.js";
 
 interface RunMetrics {

@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { parseSourceDoc, readSourceDoc, type SourceDoc } from "../spec/document.js";
 import { loadSpecFromSource, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError } from "../errors.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 import { jsonDiff, pointerWords } from "../util/json.js";
 import { sha256Hex } from "../hash/sha256.js";

@@ -3,7 +3,7 @@
 // file, so that nothing is written outside the project or over what medbench did not create.
 import type { Stats } from "node:fs";
 import { lstatSync, mkdirSync, statSync } from "../util/builtins.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "../errors.js";
 import { isAbsolute, join, relative } from "node:path";
 
 const lstat = (path: string): Stats | null => {

@@ -7,7 +7,8 @@ import { readdirSync } from "../util/builtins.js";
 import { installRoot } from "../util/paths.js";
 import { resolve } from "node:path";
 import type { Json } from "../util/json.js";
-import { intOption, UsageError } from "./args.js";
+import { intOption } from "./args.js";
+import { UsageError } from "../errors.js";
 import { usageError, type Command } from "./command.js";
 
 /** Every option of the commands that open a project, once: each command takes the ones it uses

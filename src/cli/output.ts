@@ -7,7 +7,7 @@ import { constants, gunzipSync } from "node:zlib";
 import { dirname, relative, resolve, sep } from "node:path";
 import { RESULTS_ROOT } from "../spec/results-dir.js";
 import { isResultsFolder } from "../runner/ownership.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "../errors.js";
 
 /** What a command writes with -o: its name, an example file name, and how to recognise an earlier one. */
 export interface OutputKind {

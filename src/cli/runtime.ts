@@ -4,7 +4,7 @@ import { join, relative, resolve } from "node:path";
 import { loadSpec, type SpecFile } from "../spec/load.js";
 import { planStages } from "../graph/plan.js";
 import { diagnosticAt } from "../spec/document.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError, StageError, UsageError } from "../errors.js";
 import { installRoot, medbenchVersion } from "../util/paths.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 import type { Runtime } from "../runner/executor.js";
@@ -20,9 +20,7 @@ import { consult } from "../util/consulted.js";
 import { taskBindings } from "../runner/task-parts.js";
 import { compileUserTask, loadProblem, userTaskOf, type UserTask } from "../runner/user-task.js";
 import { guardTask, taskDeadline, underDeadline, type GuardOptions } from "../runner/task-guard.js";
-import { StageError } from "../runner/stage.js";
 import { CONTRACT_VERSIONS } from "../contract/returns.js";
-import { UsageError } from "./args.js";
 import { checkTaskSources, declaredEnvironment, type TaskReads } from "../runner/task-rules.js";
 import { holdBeforeWork } from "./small-run-heap.js";
 

@@ -2,7 +2,7 @@
 import { readFileSync, statSync } from "../util/builtins.js";
 import { MAX_INPUT_BYTES } from "../stats/limits.js";
 import { bootstrapCi, pairedComparison, type RngName } from "../stats/intervals.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "../errors.js";
 
 type Row = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 // named and of the right record type, every results file a real output, every parameter known and of its
 // declared type and range. Each problem is a diagnostic at its file:line:column.
 import { diagnosticAt } from "../spec/document.js";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { lookupPointer, resultSource, type SpecFile, type StageDecl } from "../spec/load.js";
 import { escapePointer, type Json } from "../util/json.js";
 import type { CheckEnv, StageKind } from "../runner/stage.js";

@@ -227,3 +227,6 @@ export interface RescoreInput {
   replies: (ReplyRecord | null)[] | null;
   params: Json;
 }
+
+/** A part a stage calls: one of TaskParts, or the built-in model NAME (`baseline NAME`). */
+export type TaskPart = Exclude<keyof TaskParts, "baselines"> | `baseline ${string}`;

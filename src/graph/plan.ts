@@ -1,6 +1,6 @@
 // The stage graph: every reference resolved, cycles refused, stages in a dependency order.
 import { diagnosticAt } from "../spec/document.js";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import type { SpecFile, StageDecl } from "../spec/load.js";
 import { escapePointer } from "../util/json.js";
 
@@ -10,26 +10,40 @@ export interface Plan {
 }
 
 export function planStages(spec: SpecFile, knownKinds: Set<string>): Plan {
-  const byName = new Map(spec.stages.map((s) => [s.name, s]));
+  const byName = new Map(spec.stages.map((stage) => [stage.name, stage]));
+  const diagnostics = [...stageProblems(spec, knownKinds, byName), ...resultsProblems(spec, byName)];
+  if (diagnostics.length) throw new DiagnosticError(diagnostics);
+  const order = dependencyOrder(spec, byName);
+  return { order, downstream: downstreamOf(spec, order) };
+}
+
+type StagesByName = Map<string, StageDecl>;
+
+const pointerOf = (stage: StageDecl, rest: string) => `/stages/${escapePointer(stage.name)}${rest}`;
+
+const stagesRead = (stage: StageDecl) =>
+  Object.values(stage.inputs).flatMap((ref) => ("stage" in ref ? [ref.stage] : []));
+
+/** Each stage's kind is a known one and each stage it reads is a stage of the spec. */
+function stageProblems(spec: SpecFile, knownKinds: Set<string>, byName: StagesByName): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
-  const at = (s: StageDecl, rest: string) => `/stages/${escapePointer(s.name)}${rest}`;
-  for (const s of spec.stages) {
-    if (!knownKinds.has(s.kind)) {
+  for (const stage of spec.stages) {
+    if (!knownKinds.has(stage.kind)) {
       diagnostics.push(
         diagnosticAt(
           spec.src,
-          at(s, "/kind"),
-          `unknown stage kind \`${s.kind}\``,
+          pointerOf(stage, "/kind"),
+          `unknown stage kind \`${stage.kind}\``,
           `use one of: ${[...knownKinds].sort().join(", ")}`,
         ),
       );
     }
-    for (const [input, ref] of Object.entries(s.inputs)) {
+    for (const [input, ref] of Object.entries(stage.inputs)) {
       if ("stage" in ref && !byName.has(ref.stage)) {
         diagnostics.push(
           diagnosticAt(
             spec.src,
-            at(s, `/inputs/${escapePointer(input)}/stage`),
+            pointerOf(stage, `/inputs/${escapePointer(input)}/stage`),
             `unknown stage \`${ref.stage}\``,
             `name one of the stages of this spec: ${[...byName.keys()].join(", ")}`,
           ),
@@ -37,6 +51,12 @@ export function planStages(spec: SpecFile, knownKinds: Set<string>): Plan {
       }
     }
   }
+  return diagnostics;
+}
+
+/** Each results file names a stage of the spec (STAGE/OUTPUT). */
+function resultsProblems(spec: SpecFile, byName: StagesByName): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
   for (const [file, target] of Object.entries(spec.results?.files ?? {})) {
     const stage = target.split("/")[0]!;
     if (!byName.has(stage))
@@ -49,44 +69,50 @@ export function planStages(spec: SpecFile, knownKinds: Set<string>): Plan {
         ),
       );
   }
-  if (diagnostics.length) throw new DiagnosticError(diagnostics);
+  return diagnostics;
+}
 
-  const deps = (s: StageDecl) => Object.values(s.inputs).flatMap((r) => ("stage" in r ? [r.stage] : []));
+/** The stages in an order where each comes after those it reads; a cycle is refused, naming it. */
+function dependencyOrder(spec: SpecFile, byName: StagesByName): StageDecl[] {
   const order: StageDecl[] = [];
   const state = new Map<string, "visiting" | "done">();
-  const visit = (s: StageDecl, path: string[]) => {
-    if (state.get(s.name) === "done") return;
-    if (state.get(s.name) === "visiting") {
-      const cycle = [...path.slice(path.indexOf(s.name)), s.name];
+  const visit = (stage: StageDecl, path: string[]) => {
+    if (state.get(stage.name) === "done") return;
+    if (state.get(stage.name) === "visiting") {
+      const cycle = [...path.slice(path.indexOf(stage.name)), stage.name];
       throw new DiagnosticError([
         diagnosticAt(
           spec.src,
-          at(s, "/inputs"),
+          pointerOf(stage, "/inputs"),
           `the stages form a cycle: ${cycle.join(" -> ")}`,
           "remove one of these inputs so that every stage reads only stages before it",
         ),
       ]);
     }
-    state.set(s.name, "visiting");
-    for (const d of deps(s)) visit(byName.get(d)!, [...path, s.name]);
-    state.set(s.name, "done");
-    order.push(s);
+    state.set(stage.name, "visiting");
+    for (const read of stagesRead(stage)) visit(byName.get(read)!, [...path, stage.name]);
+    state.set(stage.name, "done");
+    order.push(stage);
   };
-  for (const s of spec.stages) visit(s, []);
+  for (const stage of spec.stages) visit(stage, []);
+  return order;
+}
 
+/** The stages that read a stage, directly or not, in the plan's order. */
+function downstreamOf(spec: SpecFile, order: StageDecl[]): (name: string) => string[] {
   const readers = new Map<string, string[]>();
-  for (const s of spec.stages) for (const d of deps(s)) readers.set(d, [...(readers.get(d) ?? []), s.name]);
-  const downstream = (name: string): string[] => {
+  for (const stage of spec.stages)
+    for (const read of stagesRead(stage)) readers.set(read, [...(readers.get(read) ?? []), stage.name]);
+  return (name) => {
     const seen = new Set<string>();
-    const walk = (n: string) => {
-      for (const r of readers.get(n) ?? [])
-        if (!seen.has(r)) {
-          seen.add(r);
-          walk(r);
+    const walk = (from: string) => {
+      for (const reader of readers.get(from) ?? [])
+        if (!seen.has(reader)) {
+          seen.add(reader);
+          walk(reader);
         }
     };
     walk(name);
-    return order.map((s) => s.name).filter((n) => seen.has(n));
+    return order.map((stage) => stage.name).filter((stageName) => seen.has(stageName));
   };
-  return { order, downstream };
 }

@@ -5,14 +5,14 @@
 export type PyValue = null | boolean | string | bigint | number | PyValue[] | { [key: string]: PyValue };
 
 /** Compares two strings by Unicode code point, as Python sorts str (JS sorts UTF-16 units). */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
+export function compareCodePoints(left: string, right: string): number {
+  const n = Math.min(left.length, right.length);
   for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
+    const x = left.charCodeAt(i);
+    const y = right.charCodeAt(i);
     if (x !== y) return lift(x) - lift(y);
   }
-  return a.length - b.length;
+  return left.length - right.length;
 }
 
 // Surrogates (U+D800-DFFF) encode code points above U+FFFF, so they must sort after U+E000-FFFF.
@@ -34,10 +34,10 @@ const SHORT_ESCAPES: Record<string, string> = {
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
-export function pyString(s: string): string {
-  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
+export function pyString(text: string): string {
+  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`;
   let out = '"';
-  for (const ch of s) {
+  for (const ch of text) {
     const short = SHORT_ESCAPES[ch];
     if (short !== undefined) out += short;
     else if (ch < " ") out += "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
@@ -54,10 +54,10 @@ export function pyFloatRepr(x: number): string {
   if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
   const sign = x < 0 ? "-" : "";
   // toExponential() without an argument gives the shortest digits that round-trip.
-  const m = /^(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(Math.abs(x).toExponential());
-  if (!m) throw new Error(`cannot format float ${x}`);
-  const digits = m[1]! + (m[2] ?? "");
-  const exp = Number(m[3]);
+  const match = /^(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(Math.abs(x).toExponential());
+  if (!match) throw new Error(`cannot format float ${x}`);
+  const digits = match[1]! + (match[2] ?? "");
+  const exp = Number(match[3]);
   if (exp < -4 || exp >= 16) {
     const mantissa = digits.length === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
     const e = Math.abs(exp).toString().padStart(2, "0");
@@ -89,8 +89,8 @@ export function fromPlain(value: unknown): PyValue {
   if (Array.isArray(value)) return value.map(fromPlain);
   if (typeof value === "object") {
     const out: { [key: string]: PyValue } = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (v !== undefined) out[k] = fromPlain(v);
+    for (const [k, member] of Object.entries(value as Record<string, unknown>)) {
+      if (member !== undefined) out[k] = fromPlain(member);
     }
     return out;
   }

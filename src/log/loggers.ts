@@ -11,7 +11,7 @@ export function useColour(stream: NodeJS.WriteStream, env = process.env): boolea
 }
 
 export function paint(on: boolean) {
-  const wrap = (code: string) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
+  const wrap = (code: string) => (text: string) => (on ? `\x1b[${code}m${text}\x1b[0m` : text);
   return {
     dim: wrap("2"),
     green: wrap("32"),
@@ -35,40 +35,39 @@ export class ConsoleLogger implements Logger {
   ) {
     this.c = paint(useColour(out, env) && useColour(result, env));
   }
-  private write(s: string, to: NodeJS.WriteStream = this.out): void {
+  private write(text: string, to: NodeJS.WriteStream = this.out): void {
     if (this.progressLine) {
       this.out.write("\r\x1b[K");
       this.progressLine = false;
     }
-    to.write(s + "\n");
+    to.write(text + "\n");
   }
-  private say(s: string): void {
-    this.write(s, this.result);
+  private say(text: string): void {
+    this.write(text, this.result);
   }
   log(e: BuildEvent): void {
-    const c = this.c;
+    const colours = this.c;
     switch (e.type) {
       case "build-start":
-        this.say(`${c.bold(e.spec)}  spec_hash ${c.dim(e.specHash)}`);
+        this.say(`${colours.bold(e.spec)}  spec_hash ${colours.dim(e.specHash)}`);
         break;
       case "stage-start": {
         // Why it runs (status's words): a few reasons, the rest counted.
-        const r = e.reasons ?? [];
-        const why = r.length > 3 ? [...r.slice(0, 3), `and ${r.length - 3} more`] : r;
-        this.say(
-          `  ${c.cyan("run  ")} ${e.stage} ${c.dim(`(${e.kind})`)}${why.length ? `: ${why.join("; ")}` : ""}`,
-        );
+        const reasons = e.reasons ?? [];
+        const why = reasons.length > 3 ? [...reasons.slice(0, 3), `and ${reasons.length - 3} more`] : reasons;
+        const kind = colours.dim(`(${e.kind})`);
+        this.say(`  ${colours.cyan("run  ")} ${e.stage} ${kind}${why.length ? `: ${why.join("; ")}` : ""}`);
         break;
       }
       case "stage-done":
         this.say(
           e.status === "fresh"
-            ? `  ${c.dim("fresh")} ${e.stage}`
-            : `  ${c.green("done ")} ${e.stage} ${c.dim(`${(e.ms / 1000).toFixed(2)} s`)}`,
+            ? `  ${colours.dim("fresh")} ${e.stage}`
+            : `  ${colours.green("done ")} ${e.stage} ${colours.dim(`${(e.ms / 1000).toFixed(2)} s`)}`,
         );
         break;
       case "stage-failed":
-        this.write(`  ${c.red("FAIL ")} ${e.stage}: ${e.message.split("\n")[0]}`);
+        this.write(`  ${colours.red("FAIL ")} ${e.stage}: ${e.message.split("\n")[0]}`);
         break;
       case "progress": {
         const first = this.started.get(e.stage) ?? { t: Date.now(), done: e.done };
@@ -78,7 +77,7 @@ export class ConsoleLogger implements Logger {
         const eta = rate > 0 ? ` ${rate.toFixed(1)}/s, ETA ${Math.ceil((e.total - e.done) / rate)} s` : "";
         const retries = e.retries ? `, ${e.retries} retries` : "";
         const errors = e.errors ? `, ${e.errors} errors` : "";
-        const line = `  ${c.dim("…")} ${e.stage} ${e.done}/${e.total}${eta}${retries}${errors}`;
+        const line = `  ${colours.dim("…")} ${e.stage} ${e.done}/${e.total}${eta}${retries}${errors}`;
         if (this.out.isTTY) {
           this.out.write(`\r\x1b[K${line}`);
           this.progressLine = true;
@@ -86,18 +85,18 @@ export class ConsoleLogger implements Logger {
         break;
       }
       case "warning":
-        this.write(`  ${c.yellow("warning")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
+        this.write(`  ${colours.yellow("warning")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
         break;
       case "notice":
-        this.write(`  ${c.yellow("notice")} ${e.message}`);
+        this.write(`  ${colours.yellow("notice")} ${e.message}`);
         break;
       case "info":
-        this.write(`  ${c.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
+        this.write(`  ${colours.dim("info")} ${e.stage ? `${e.stage}: ` : ""}${e.message}`);
         break;
       case "build-done":
         if (e.summary.length) this.say("\n" + summaryTable(e.summary));
         if (e.results) this.say(`\nresults: ${e.results}`);
-        if (e.lockChanged) this.say(c.dim("medbench.lock updated"));
+        if (e.lockChanged) this.say(colours.dim("medbench.lock updated"));
         break;
       default:
         unreachable(e);
@@ -124,15 +123,15 @@ export class JsonLogger implements Logger {
 export function summaryTable(rows: SummaryRow[]): string {
   const table = [
     ["metric", "value", "95% CI", "n", "method"],
-    ...rows.map((r) => {
-      const fmt = (v: number | null) =>
-        v === null ? "" : r.unit === "score" ? v.toFixed(2) : `${(100 * v).toFixed(1)}%`;
+    ...rows.map((row) => {
+      const fmt = (value: number | null) =>
+        value === null ? "" : row.unit === "score" ? value.toFixed(2) : `${(100 * value).toFixed(1)}%`;
       return [
-        r.metric,
-        fmt(r.value),
-        r.lo === null ? "" : `${fmt(r.lo)}–${fmt(r.hi)}`,
-        String(r.n),
-        r.method,
+        row.metric,
+        fmt(row.value),
+        row.lo === null ? "" : `${fmt(row.lo)}–${fmt(row.hi)}`,
+        String(row.n),
+        row.method,
       ];
     }),
   ];

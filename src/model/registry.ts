@@ -1,6 +1,6 @@
 // Model routes: registry/providers.yaml, plus any --registry files (later files override earlier routes).
 import { resolve } from "node:path";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import {
   diagnosticAt,
   nonFiniteNumbers,

@@ -7,10 +7,10 @@ export interface Shard {
 
 /** "I/N" with 1 <= I <= N, or null (the message says what is wrong). */
 export function parseShard(text: string): Shard | string {
-  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
-  if (!m) return `--shard ${JSON.stringify(text)}: give it as I/N, e.g. --shard 2/4`;
-  const index = Number(m[1]),
-    count = Number(m[2]);
+  const match = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!match) return `--shard ${JSON.stringify(text)}: give it as I/N, e.g. --shard 2/4`;
+  const index = Number(match[1]),
+    count = Number(match[2]);
   if (count < 1 || index < 1 || index > count)
     return `--shard ${text}: I must be between 1 and N (N at least 1), e.g. --shard 1/${Math.max(count, 2)}`;
   return { index, count };

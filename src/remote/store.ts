@@ -11,7 +11,7 @@ import { hostname, userInfo } from "node:os";
 import { sha256Hex } from "../hash/sha256.js";
 import { claimTtlMs, RequestClaims } from "./claims.js";
 import { isThrottled, RemotePace, THROTTLED_TRIES, throttleWaitMs } from "./pace.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError } from "../errors.js";
 
 // Loaded only when a remote is configured: the SDK is large, and most runs never need it.
 const sdk = () => import("@aws-sdk/client-s3");
@@ -27,8 +27,8 @@ export interface RemoteConfig {
 export function remoteConfig(env: Record<string, string | undefined>): RemoteConfig | null {
   const url = env.MEDBENCH_REMOTE?.trim();
   if (!url) return null;
-  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
-  if (!m)
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
+  if (!match)
     throw new DiagnosticError([
       {
         file: "$MEDBENCH_REMOTE",
@@ -36,9 +36,9 @@ export function remoteConfig(env: Record<string, string | undefined>): RemoteCon
         fix: "set it like s3://team-bucket/medbench (and MEDBENCH_REMOTE_ENDPOINT for a non-AWS store)",
       },
     ]);
-  const prefix = (m[2] ?? "").replace(/^\/+|\/+$/g, "");
+  const prefix = (match[2] ?? "").replace(/^\/+|\/+$/g, "");
   const endpoint = env.MEDBENCH_REMOTE_ENDPOINT?.trim() || undefined;
-  return { url, bucket: m[1]!, prefix: prefix ? `${prefix}/` : "", ...(endpoint ? { endpoint } : {}) };
+  return { url, bucket: match[1]!, prefix: prefix ? `${prefix}/` : "", ...(endpoint ? { endpoint } : {}) };
 }
 
 /** Keyed objects (manifests, replies) carry the hash of their payload on their first line. */
@@ -89,8 +89,8 @@ const DEFAULT_DEADLINE_S = 30;
 export function remoteDeadlineMs(env: Record<string, string | undefined>): number {
   const raw = env.MEDBENCH_REMOTE_TIMEOUT_S?.trim();
   if (!raw) return DEFAULT_DEADLINE_S * 1000;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0 || s > 3600)
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
     throw new DiagnosticError([
       {
         file: "$MEDBENCH_REMOTE_TIMEOUT_S",
@@ -98,7 +98,7 @@ export function remoteDeadlineMs(env: Record<string, string | undefined>): numbe
         fix: "set it like MEDBENCH_REMOTE_TIMEOUT_S=30, or unset it (30 s)",
       },
     ]);
-  return s * 1000;
+  return seconds * 1000;
 }
 
 export class RemoteStore {
@@ -149,7 +149,10 @@ export class RemoteStore {
 
   private async sendOnce<T>(command: object): Promise<T> {
     const client = await this.client();
-    const send = client.send.bind(client) as (c: object, o: { abortSignal: AbortSignal }) => Promise<unknown>;
+    const send = client.send.bind(client) as (
+      request: object,
+      options: { abortSignal: AbortSignal },
+    ) => Promise<unknown>;
     return (await send(command, { abortSignal: AbortSignal.timeout(this.deadlineMs) })) as T;
   }
 
@@ -201,7 +204,7 @@ export class RemoteStore {
     if (skippable && isThrottled(e) && this.pace.skip()) return;
     if (this.down !== null) return;
     let why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    for (const s of this.secrets) if (s.length >= 4) why = why.split(s).join("***");
+    for (const secret of this.secrets) if (secret.length >= 4) why = why.split(secret).join("***");
     this.down = why;
     this.warn(
       `remote cache ${this.config.url} failed (${why.slice(0, 200)}); continuing with the local cache only ` +
@@ -214,12 +217,12 @@ export class RemoteStore {
     this.counts.gets++;
     try {
       const { GetObjectCommand } = await sdk();
-      const r = await this.send<{
+      const response = await this.send<{
         Body?: { transformToByteArray(): Promise<Uint8Array> };
         Metadata?: Record<string, string>;
       }>(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
-      onWriter?.(r.Metadata?.[WRITER] ?? "(unrecorded)");
-      return Buffer.from(await withDeadline(r.Body!.transformToByteArray(), this.deadlineMs));
+      onWriter?.(response.Metadata?.[WRITER] ?? "(unrecorded)");
+      return Buffer.from(await withDeadline(response.Body!.transformToByteArray(), this.deadlineMs));
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if ((e as Error).name === "NoSuchKey" || status === 404) return null;
@@ -251,7 +254,7 @@ export class RemoteStore {
   /** A keyed object (a manifest, a reply), checked against the hash it carries. */
   async getKeyed(key: string): Promise<Buffer | null> {
     let writer = "(unrecorded)";
-    const data = await this.getRaw(key, (w) => (writer = w));
+    const data = await this.getRaw(key, (recorded) => (writer = recorded));
     if (data === null) return null;
     const payload = unwrap(data);
     if (payload === null) return this.refuse(key);
@@ -273,8 +276,8 @@ export class RemoteStore {
   private enqueue(key: string, bytes: () => Buffer, after: Promise<void>[] = []): Promise<void> {
     if (this.down !== null) return Promise.resolve();
     let done!: () => void;
-    const p = new Promise<void>((r) => (done = r));
-    this.pending.add(p);
+    const pending = new Promise<void>((resolve) => (done = resolve));
+    this.pending.add(pending);
     const job = async () => {
       try {
         let body: Buffer | null = null;
@@ -299,7 +302,7 @@ export class RemoteStore {
       } catch (e) {
         this.fail(e);
       } finally {
-        this.pending.delete(p);
+        this.pending.delete(pending);
         done();
       }
     };
@@ -310,7 +313,7 @@ export class RemoteStore {
         this.pump();
       });
     this.pump();
-    return p;
+    return pending;
   }
 
   private pump(): void {
@@ -345,7 +348,8 @@ export class RemoteStore {
         { client: await this.client() },
         { Bucket: this.config.bucket, Prefix: this.name(folder) },
       ))
-        for (const o of page.Contents ?? []) out.set(o.Key!.slice(this.config.prefix.length), o.Size ?? 0);
+        for (const object of page.Contents ?? [])
+          out.set(object.Key!.slice(this.config.prefix.length), object.Size ?? 0);
     } catch (e) {
       this.fail(e, false);
       return null;
@@ -401,13 +405,13 @@ export class RemoteStore {
 }
 
 /** A body read that stalls after the headers fails at the deadline as well. */
-function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
     timer.unref();
   });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 const open = new Set<RemoteStore>();
@@ -420,7 +424,7 @@ export function openRemote(
   const config = remoteConfig(env);
   if (!config) return null;
   const secrets = [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.AWS_ACCESS_KEY_ID].filter(
-    (s): s is string => !!s,
+    (secret): secret is string => !!secret,
   );
   const deadline = remoteDeadlineMs(env);
   const store = new RemoteStore(config, warn, secrets, deadline, writerId(env), claimTtlMs(env));
@@ -433,10 +437,10 @@ export function openRemote(
 export function readByWriter(folder: string): { remote: string; writers: Map<string, string[]> } | null {
   const writers = new Map<string, string[]>();
   let remote: string | null = null;
-  for (const r of open)
-    for (const [key, writer] of r.writers) {
+  for (const opened of open)
+    for (const [key, writer] of opened.writers) {
       if (!key.startsWith(folder)) continue;
-      remote = r.config.url;
+      remote = opened.config.url;
       writers.set(writer, [...(writers.get(writer) ?? []), key.slice(folder.length)]);
     }
   return remote === null ? null : { remote, writers };
@@ -447,5 +451,5 @@ export const repliesByWriter = (folder: string) => readByWriter(replyName(folder
 
 /** Waits for the uploads of every remote opened in this process (before it exits). */
 export async function settleRemotes(): Promise<void> {
-  await Promise.all([...open].map((r) => r.settle()));
+  await Promise.all([...open].map((opened) => opened.settle()));
 }

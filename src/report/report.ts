@@ -10,7 +10,7 @@ import { loadRuntime } from "../cli/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
 import { declaredCheck, type CheckDecl } from "../check/declare.js";
 import { findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
 import { runNotices } from "../util/metrics.js";
 import { openProject, projectPath } from "../runner/project.js";

@@ -30,10 +30,31 @@ const COPY_CHUNK = 1 << 20;
 export type { StageManifest } from "./outcome.js";
 import type { StageManifest } from "./outcome.js";
 
+/** One namespace folder of model replies as copying between caches sees it: a reply (whole and checked, or
+ *  null), and keeping one. */
+export interface ReplyFolder {
+  get(key: string): Buffer | null;
+  put(key: string, data: string | Uint8Array): void;
+}
+
+/**
+ * The local cache as copying to and from the shared remote takes it: content objects by hash, stage
+ * manifests by key, reply folders by name (src/remote/sync.ts). Cache holds the objects and manifests;
+ * the reply logs beside them come with inventory.ts's cacheStore().
+ */
+export interface CacheStore {
+  read(hash: string): Buffer;
+  put(data: string | Uint8Array): string;
+  manifestPath(key: string): string;
+  readManifest(key: string): StageManifest | null;
+  fetchManifest(key: string): Promise<StageManifest | null>;
+  replies(folder: string): ReplyFolder;
+}
+
 /** A file's identity on disk: a replaced or rewritten object no longer matches it. */
 const fileSignature = (st: Stats) => `${st.size}:${st.mtimeMs}:${st.ino}`;
 
-export class Cache {
+export class Cache implements Omit<CacheStore, "replies"> {
   readonly tmp: string;
   readonly stat: StatCache;
   /** Objects hashed (or written) by this process, by their file signature then: not hashed again on reads. */
@@ -170,39 +191,39 @@ export class Cache {
     const data = this.remote ? await this.remote.getKeyed(stageName(key)) : null;
     if (data === null) return local;
     try {
-      const m = JSON.parse(data.toString("utf8")) as StageManifest;
-      if (m.key !== key || m.incomplete || typeof m.outputs !== "object") return local;
+      const manifest = JSON.parse(data.toString("utf8")) as StageManifest;
+      if (manifest.key !== key || manifest.incomplete || typeof manifest.outputs !== "object") return local;
       writeFileAtomic(this.manifestPath(key), data, this.tmp); // its outputs are checked as they are used
-      return m;
+      return manifest;
     } catch {
       return local;
     }
   }
 
   /** Records a stage's manifest; a whole one (and its outputs) is also uploaded to the remote. */
-  writeManifest(m: StageManifest): void {
-    const text = JSON.stringify(m, null, 1) + "\n";
-    writeFileAtomic(this.manifestPath(m.key), text, this.tmp);
-    if (this.remote && !m.incomplete) this.upload(m, Buffer.from(text));
+  writeManifest(manifest: StageManifest): void {
+    const text = JSON.stringify(manifest, null, 1) + "\n";
+    writeFileAtomic(this.manifestPath(manifest.key), text, this.tmp);
+    if (this.remote && !manifest.incomplete) this.upload(manifest, Buffer.from(text));
   }
 
   /** Uploads a whole stage: its outputs first, the manifest last (so a remote manifest names what is there
    *  unless that upload failed, which a reader then finds missing and recomputes). */
-  upload(m: StageManifest, text = Buffer.from(JSON.stringify(m, null, 1) + "\n")): void {
+  upload(manifest: StageManifest, text = Buffer.from(JSON.stringify(manifest, null, 1) + "\n")): void {
     const remote = this.remote!;
-    const outputs = [...new Set(Object.values(m.outputs))].map((h) =>
-      remote.putObject(h, () => this.read(h)),
+    const outputs = [...new Set(Object.values(manifest.outputs))].map((hash) =>
+      remote.putObject(hash, () => this.read(hash)),
     );
-    void remote.putKeyed(stageName(m.key), text, outputs);
+    void remote.putKeyed(stageName(manifest.key), text, outputs);
   }
 
   /** Leftover temp files of builds that were killed; safe to remove when older than a minute. */
   sweepTemp(): void {
     if (!existsSync(this.tmp)) return;
     for (const name of readdirSync(this.tmp)) {
-      const p = join(this.tmp, name);
+      const path = join(this.tmp, name);
       try {
-        if (Date.now() - statSync(p).mtimeMs > 60_000) rmSync(p, { force: true, recursive: true });
+        if (Date.now() - statSync(path).mtimeMs > 60_000) rmSync(path, { force: true, recursive: true });
       } catch {
         /* raced */
       }

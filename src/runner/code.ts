@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, realpathSync, statSync } from "../util/builtins.js";
 import { createRequire, isBuiltin } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError } from "../errors.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { taskFolder } from "../contract/task-folder.js";
 import { factsOf } from "./code-memo.js";

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "../util/builtins.js";
 import { join, relative } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { filesUnder } from "./code.js";
 import { factsOf } from "./code-memo.js";
 import { consult } from "../util/consulted.js";

@@ -2,7 +2,7 @@
 // key) and model replies (by namespace folder and request key). For `medbench cache` status, push and gc.
 import { existsSync, readdirSync, statSync } from "../util/builtins.js";
 import { join } from "node:path";
-import type { Cache, StageManifest } from "./cache.js";
+import type { Cache, CacheStore } from "./cache.js";
 import { replyFolders, replyLog } from "./memo.js";
 import { SHA256_RE } from "../hash/sha256.js";
 
@@ -45,10 +45,17 @@ export function localInventory(cache: Cache, indexing = true): Inventory {
   return { objects: localObjects(cache), stages: localStages(cache), replies };
 }
 
-/** A manifest that may go to the shared cache: whole (not incomplete), naming itself. */
-export function shareableManifest(cache: Cache, key: string): StageManifest | null {
-  const m = cache.readManifest(key);
-  return m && m.key === key && !m.incomplete && typeof m.outputs === "object" ? m : null;
+/** The local cache with its reply logs, as copying to and from the remote takes it. */
+export function cacheStore(cache: Cache): CacheStore {
+  return {
+    read: (hash) => cache.read(hash),
+    put: (data) => cache.put(data),
+    manifestPath: (key) => cache.manifestPath(key),
+    readManifest: (key) => cache.readManifest(key),
+    fetchManifest: (key) => cache.fetchManifest(key),
+    replies: (folder) => replyLog(cache, folder),
+  };
 }
 
-export const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+export const sum = (sizes: Map<string, number>) =>
+  [...sizes.values()].reduce((total, size) => total + size, 0);

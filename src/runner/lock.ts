@@ -6,7 +6,7 @@ import { writeFileAtomic } from "./fsutil.js";
 import { acquireFileLock } from "./filelock.js";
 import { stableJson } from "../util/json.js";
 import { HASH_RECIPE } from "../spec/hash.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError } from "../errors.js";
 import { escapePointer, type Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
 import type { StageOutcome } from "./outcome.js";

@@ -1,8 +1,7 @@
 // What `--frozen` and `--shard` change in a build, each decided in one place.
 import type { Cache } from "./cache.js";
 import { lockText, type LockBuild, type LockFile } from "./lock.js";
-import { StageError } from "./stage.js";
-import { BuildFailure } from "./failure.js";
+import { BuildFailure, StageError } from "../errors.js";
 import type { Shard } from "../remote/shard.js";
 
 const UNFREEZE = "run `medbench build` without --frozen and commit medbench.lock";

@@ -1,7 +1,7 @@
 // Where a build reads and writes: the project root, its cache and lock; paths kept inside the project.
 import { realpathSync, existsSync } from "../util/builtins.js";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import { DiagnosticError } from "../spec/diagnostic.js";
+import { DiagnosticError } from "../errors.js";
 import { installRoot, staysInside } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
 

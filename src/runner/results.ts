@@ -17,7 +17,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { Cache } from "./cache.js";
 import type { LockBuild } from "./lock.js";
 import { projectPath, type Project } from "./project.js";
-import { BuildFailure } from "./failure.js";
+import { BuildFailure, DiagnosticError } from "../errors.js";
 import { processAlive } from "./fsutil.js";
 import { resultSource, type SpecFile } from "../spec/load.js";
 import { stableJson } from "../util/json.js";
@@ -26,7 +26,6 @@ import { consult } from "../util/consulted.js";
 import { fillResultsDir, placeholderValues } from "../spec/results-dir.js";
 import { MARKER, markerText, ownershipProblem } from "./ownership.js";
 import { diagnosticAt } from "../spec/document.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
 
 /** The results folder of this build: `results.dir` with {slug} and variables filled in, plus the suffix. */
 export function resultsDir(spec: SpecFile, project: Project, suffix: string): string {

@@ -16,18 +16,17 @@ import type {
   StageKind,
   StageOptions,
 } from "./stage.js";
-import { StageError } from "./stage.js";
 import { tempName } from "./fsutil.js";
 import type { StageManifest } from "./outcome.js";
 import type { Emit } from "./events.js";
 import type { SpecFile, StageDecl } from "../spec/load.js";
 import type { Plan } from "../graph/plan.js";
 import type { TaskModule } from "../../tasks/task.js";
-import { DiagnosticError } from "../spec/diagnostic.js";
 import { installRoot } from "../util/paths.js";
 import type { Json } from "../util/json.js";
 import type { Shard } from "../remote/shard.js";
 import { commandRoutes } from "../model/routes.js";
+import { DiagnosticError, StageError } from "../errors.js";
 
 export interface BuildOptions {
   project: Project;

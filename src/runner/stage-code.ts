@@ -6,7 +6,8 @@ import { codeIdentity, isInfrastructure, taskFolderModules, userTaskIdentity } f
 import { sha256Hex } from "../hash/sha256.js";
 import { consultEnv } from "../util/consulted.js";
 import type { UserTask } from "./user-task.js";
-import { taskBindings, type TaskPart } from "./task-parts.js";
+import { taskBindings } from "./task-parts.js";
+import type { TaskPart } from "../contract/task.js";
 import { join } from "node:path";
 import { taskFolder } from "../contract/task-folder.js";
 import type { StageKind } from "./stage.js";

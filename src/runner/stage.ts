@@ -2,10 +2,9 @@
 // a task module and a memo store; it never sees the cache, the lock or the console.
 import type { Json } from "../util/json.js";
 import type { BuildEvent } from "./events.js";
-import type { TaskModule } from "../../tasks/task.js";
+import type { TaskModule, TaskPart } from "../contract/task.js";
 import type { KindDeclarations } from "../contract/declarations.js";
 import type { Shard } from "../remote/shard.js";
-import type { TaskPart } from "./task-parts.js";
 import type { Routes } from "../model/routes.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
@@ -139,13 +138,4 @@ export interface StageProblem {
   fix: string;
   /** Text the message leaves out (a password): hidden in the quoted source line too. */
   secret?: string;
-}
-
-export class StageError extends Error {
-  constructor(
-    message: string,
-    readonly fix?: string,
-  ) {
-    super(message);
-  }
 }

@@ -5,7 +5,7 @@
 // stops any synchronous code running under it, the task's own functions included): no worker, no copy of
 // the stage's inputs. Task functions are synchronous by the contract, so the whole call is under it.
 import type { Context, Script } from "node:vm";
-import { StageError } from "./stage.js";
+import { StageError } from "../errors.js";
 import { requestProblems, scoreProblems } from "../contract/returns.js";
 import type { Baseline, TaskModule, TaskParts } from "../contract/task.js";
 

@@ -3,12 +3,9 @@
 // The check is by identity: the value the task object holds must be an export of the declared module, so a
 // wrapper written in the wiring module (index.ts), whose code no part's key would hold, is refused.
 import { join, relative } from "node:path";
-import type { TaskModule, TaskParts } from "../contract/task.js";
+import type { TaskModule, TaskPart, TaskParts } from "../contract/task.js";
 import { taskFolder } from "../contract/task-folder.js";
 import { unguarded } from "./task-guard.js";
-
-/** A part a stage calls: one of TaskParts, or the built-in model NAME (`baseline NAME`). */
-export type TaskPart = Exclude<keyof TaskParts, "baselines"> | `baseline ${string}`;
 
 /** Where a declared part's value comes from: its compiled module (install-relative) and, per task member,
  *  the name it is exported under (a renamed or swapped export changes the key, as the module's code does). */

@@ -8,7 +8,7 @@
 import { lstatSync, readdirSync } from "../util/builtins.js";
 import { join, relative } from "node:path";
 import type * as TS from "typescript";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { factsOf } from "./code-memo.js";
 import { consult } from "../util/consulted.js";
 import type { Json } from "../util/json.js";

@@ -17,7 +17,7 @@ import {
 } from "../util/builtins.js";
 import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { sha256Hex } from "../hash/sha256.js";
-import { DiagnosticError, type Diagnostic } from "../spec/diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { consult } from "../util/consulted.js";
 import { filesUnder, importsIn, moduleFacts } from "./code.js";
 import { factsOf } from "./code-memo.js";

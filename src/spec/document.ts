@@ -2,7 +2,7 @@
 // so that every later error can point at file:line:column, and integer/float as written.
 import { readFileSync, statSync } from "../util/builtins.js";
 import type { Document, LineCounter, Node } from "yaml";
-import { DiagnosticError, fail, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, fail, type Diagnostic } from "../errors.js";
 import type { PyValue } from "../hash/pyjson.js";
 import { isPyJson, setMember } from "../util/python-json.js";
 
@@ -64,6 +64,25 @@ export function readDocumentBytes(file: string, displayName = file): Buffer {
 }
 
 export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
+  const text = decodedText(bytes, file);
+  const { LineCounter, parseDocument } = yaml();
+  const lines = new LineCounter();
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    // The parser's own unique-key check compares every pair of keys (quadratic: a spec with 500,000 keys
+    // never finishes); duplicates are found below with one Set per mapping instead.
+    uniqueKeys: false,
+    prettyErrors: false,
+    strict: true,
+  });
+  refuseMalformed({ file, text, doc, lines });
+  const value = plainValue(doc, file);
+  const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
+  return { file, text, doc, lines, value, json };
+}
+
+/** The document's text: UTF-8, without a byte order mark. */
+function decodedText(bytes: Uint8Array, file: string): string {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -77,58 +96,47 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "save it as UTF-8 (specs hold Korean text and are hashed as UTF-8)",
     });
   }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const { LineCounter, parseDocument } = yaml();
-  const lines = new LineCounter();
-  const doc = parseDocument(text, {
-    lineCounter: lines,
-    // The parser's own unique-key check compares every pair of keys (quadratic: a spec with 500,000 keys
-    // never finishes); duplicates are found below with one Set per mapping instead.
-    uniqueKeys: false,
-    prettyErrors: false,
-    strict: true,
-  });
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+type Parsed = Pick<SourceDoc, "file" | "text" | "doc" | "lines">;
+
+/** Fails at the first syntax error, repeated key or tag medbench does not read, with its place. */
+function refuseMalformed({ file, text, doc, lines }: Parsed): void {
+  const at = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return { file, line, column: col, sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, "") };
+  };
+  const format = file.endsWith(".json") ? "JSON" : "YAML";
   const first = doc.errors[0];
   if (first) {
-    const { line, col } = lines.linePos(first.pos[0]);
-    const sourceLine = (text.split("\n")[line - 1] ?? "").replace(/\r$/, "");
     const message = first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
     fail({
-      file,
-      line,
-      column: col,
-      sourceLine,
-      message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: ${message}`,
+      ...at(first.pos[0]),
+      message: `malformed ${format}: ${message}`,
       fix: "correct the syntax at this place (indentation, a missing quote or colon)",
     });
   }
   const duplicate = firstDuplicateKey(doc.contents);
-  if (duplicate) {
-    const { line, col } = lines.linePos(duplicate.range![0]);
+  if (duplicate)
     fail({
-      file,
-      line,
-      column: col,
-      sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, ""),
-      message: `malformed ${file.endsWith(".json") ? "JSON" : "YAML"}: Map keys must be unique`,
+      ...at(duplicate.range![0]),
+      message: `malformed ${format}: Map keys must be unique`,
       fix: "remove or rename the repeated key",
     });
-  }
   const tagged = firstUnknownTag(doc.contents);
-  if (tagged) {
-    const { line, col } = lines.linePos(tagged.range![0]);
+  if (tagged)
     fail({
-      file,
-      line,
-      column: col,
-      sourceLine: (text.split("\n")[line - 1] ?? "").replace(/\r$/, ""),
+      ...at(tagged.range![0]),
       message: `the YAML tag ${tagged.tag!.replace(/^tag:yaml\.org,2002:/, "!!")} is not one medbench reads`,
       fix: "remove the tag: write the plain value (only !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
     });
-  }
-  let value: unknown;
+}
+
+/** The document as plain values; aliases expanded at most 100 times. */
+function plainValue(doc: SourceDoc["doc"], file: string): unknown {
   try {
-    value = doc.toJS({ maxAliasCount: 100 });
+    return doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
     // yaml throws a ReferenceError when aliases expand past maxAliasCount (an "alias bomb").
     if (!(e instanceof ReferenceError)) throw e;
@@ -138,14 +146,12 @@ export function parseSourceDoc(bytes: Uint8Array, file: string): SourceDoc {
       fix: "write the values out instead of repeating aliases (* references) inside anchored values",
     });
   }
-  const json = /^[\s]*[{[]/.test(text) && isPyJson(text);
-  return { file, text, doc, lines, value, json };
 }
 
 /** YAML 1.2's core tags: a value means what it reads. Any other (`!!js/function`, `!!binary`, `!!set`,
  *  a local `!foo`) would be read silently as something else (a string, a Buffer, a Set). */
 const CORE_TAGS = new Set(
-  ["str", "int", "float", "bool", "null", "map", "seq"].map((t) => `tag:yaml.org,2002:${t}`),
+  ["str", "int", "float", "bool", "null", "map", "seq"].map((tag) => `tag:yaml.org,2002:${tag}`),
 );
 
 /** The first node, key or value, with a tag outside YAML 1.2's core schema (depth-first, in order). */
@@ -181,7 +187,9 @@ export function nonFiniteNumbers(src: SourceDoc): Diagnostic[] {
     else if (isMap(node)) for (const pair of node.items) stack.push(pair.value);
     else if (isSeq(node)) for (const item of node.items) stack.push(item);
   }
-  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+  return out.sort(
+    (left, right) => (left.line ?? 0) - (right.line ?? 0) || (left.column ?? 0) - (right.column ?? 0),
+  );
 }
 
 /** The first key that repeats an earlier key of the same mapping (depth-first, in document order). */
@@ -209,9 +217,17 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < bytes.length; ) {
-    const b = bytes[i]!;
+    const byte = bytes[i]!;
     const len =
-      b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+      byte < 0x80
+        ? 1
+        : byte >= 0xc2 && byte < 0xe0
+          ? 2
+          : byte >= 0xe0 && byte < 0xf0
+            ? 3
+            : byte >= 0xf0 && byte < 0xf5
+              ? 4
+              : 0;
     let ok = len > 0 && i + len <= bytes.length;
     for (let k = 1; ok && k < len; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
     if (ok && len > 1) {
@@ -222,7 +238,7 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
       }
     }
     if (!ok) return { line, column: i - lineStart + 1 };
-    if (b === 0x0a) {
+    if (byte === 0x0a) {
       line++;
       lineStart = i + 1;
     }
@@ -240,10 +256,12 @@ export function nodeAt(src: SourceDoc, pointer: string): { node: Node | null; ex
       : pointer
           .slice(1)
           .split("/")
-          .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+          .map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"));
   for (const part of parts) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)) === part);
+      const pair = node.items.find(
+        (item) => (isScalar(item.key) ? String(item.key.value) : String(item.key)) === part,
+      );
       if (!pair) return { node: node as Node, exact: false };
       node = pair.value ?? pair.key;
     } else if (isSeq(node)) {
@@ -267,7 +285,7 @@ export function keyNodeAt(src: SourceDoc, pointer: string): Node | null {
     .replace(/~1/g, "/")
     .replace(/~0/g, "~");
   if (!parent.exact || !isMap(parent.node)) return null;
-  const pair = parent.node.items.find((p) => isScalar(p.key) && String(p.key.value) === name);
+  const pair = parent.node.items.find((item) => isScalar(item.key) && String(item.key.value) === name);
   return pair && isScalar(pair.key) ? (pair.key as Node) : null;
 }
 
@@ -298,7 +316,7 @@ export function diagnosticAt(
       .slice(1)
       .split("/")
       .filter(Boolean)
-      .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"))
       .join(".") || undefined;
   return { file: src.file, key, message, fix, ...positionOf(src, keyNode ?? node) };
 }
@@ -322,22 +340,22 @@ function toPy(node: unknown, src: SourceDoc): PyValue {
   }
   if (isSeq(node)) return node.items.map((n) => toPy(n, src));
   if (isScalar(node)) {
-    const v = node.value;
-    if (typeof v === "string") {
+    const scalar = node.value;
+    if (typeof scalar === "string") {
       // Python's json reads these bare words as floats (and writes them back as they are).
-      if (src.json && node.type === "PLAIN" && v in JSON_CONSTANTS) return JSON_CONSTANTS[v]!;
-      return noLoneSurrogate(v, node, src);
+      if (src.json && node.type === "PLAIN" && scalar in JSON_CONSTANTS) return JSON_CONSTANTS[scalar]!;
+      return noLoneSurrogate(scalar, node, src);
     }
-    if (v === null || typeof v === "boolean") return v;
-    if (typeof v === "number" || typeof v === "bigint") {
-      const text = (node.source ?? String(v)).trim();
+    if (scalar === null || typeof scalar === "boolean") return scalar;
+    if (typeof scalar === "number" || typeof scalar === "bigint") {
+      const text = (node.source ?? String(scalar)).trim();
       // A plain scalar with a fraction or an exponent is a float; inf/nan are floats too.
       const isFloat =
-        typeof v === "number" && (/[.eE]/.test(text.replace(/^0x/i, "")) || !Number.isFinite(v));
-      if (isFloat) return v as number;
-      return typeof v === "bigint" ? v : integerOf(text, v);
+        typeof scalar === "number" && (/[.eE]/.test(text.replace(/^0x/i, "")) || !Number.isFinite(scalar));
+      if (isFloat) return scalar as number;
+      return typeof scalar === "bigint" ? scalar : integerOf(text, scalar);
     }
-    return String(v);
+    return String(scalar);
   }
   if (node === null || node === undefined) return null;
   return String(node);
@@ -347,10 +365,10 @@ const JSON_CONSTANTS: Record<string, number> = { NaN: NaN, Infinity: Infinity, "
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Python's recipe cannot encode a lone surrogate as UTF-8 (json.dumps keeps it, .encode raises): refuse. */
-function noLoneSurrogate(s: string, node: unknown, src: SourceDoc): string {
-  const m = LONE_SURROGATE.exec(s);
-  if (!m) return s;
-  const unit = m[0].charCodeAt(0).toString(16).toUpperCase();
+function noLoneSurrogate(text: string, node: unknown, src: SourceDoc): string {
+  const match = LONE_SURROGATE.exec(text);
+  if (!match) return text;
+  const unit = match[0].charCodeAt(0).toString(16).toUpperCase();
   fail({
     file: src.file,
     ...positionOf(src, node as Node),
@@ -363,11 +381,11 @@ function noLoneSurrogate(s: string, node: unknown, src: SourceDoc): string {
   });
 }
 
-function integerOf(text: string, v: number): bigint {
+function integerOf(text: string, parsed: number): bigint {
   // Keep every digit of a large integer (Python does), not the rounded double.
-  const t = text.replace(/^\+/, "");
-  if (/^-?\d+$/.test(t)) return BigInt(t);
-  if (/^0x[0-9a-f]+$/i.test(t)) return BigInt(t);
-  if (/^0o[0-7]+$/i.test(t)) return BigInt(t);
-  return BigInt(v);
+  const digits = text.replace(/^\+/, "");
+  if (/^-?\d+$/.test(digits)) return BigInt(digits);
+  if (/^0x[0-9a-f]+$/i.test(digits)) return BigInt(digits);
+  if (/^0o[0-7]+$/i.test(digits)) return BigInt(digits);
+  return BigInt(parsed);
 }

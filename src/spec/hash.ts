@@ -14,6 +14,6 @@ export function specHash(spec: PyValue): string {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))
     throw new Error("a spec must be an object");
   const stripped: { [k: string]: PyValue } = {};
-  for (const [k, v] of Object.entries(spec)) if (!PRESENTATION_KEYS.has(k)) setMember(stripped, k, v);
+  for (const [k, field] of Object.entries(spec)) if (!PRESENTATION_KEYS.has(k)) setMember(stripped, k, field);
   return sha256Hex(Buffer.from(pyDumps(stripped), "utf8"));
 }

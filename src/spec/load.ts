@@ -10,7 +10,7 @@ import {
   readSourceDoc,
   type SourceDoc,
 } from "./document.js";
-import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { HASH_RECIPE, specHash } from "./hash.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../runner/fsutil.js";
@@ -183,62 +183,35 @@ export function loadSpecFromSource(src: SourceDoc, overrides: Record<string, Jso
   });
 }
 
-/** A spec from its plain value, which matches the schema (checked from the source, or remembered so). */
-function loadSpecFrom(a: {
+/** A spec's plain value, as the schema lets it be. */
+interface SpecValue {
+  slug: string;
+  version: number;
+  task?: string;
+  spec: Json;
+  spec_hash?: string;
+  variables?: Record<string, Json>;
+  stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
+  results?: { dir: string; files: Record<string, string> };
+  check?: Json;
+}
+
+interface SpecSource {
   source: () => SourceDoc;
   plain: unknown;
   specHash: string;
   file: string;
   overrides: Record<string, Json>;
-}): SpecFile {
-  const { source, specHash: hash, file, overrides } = a;
-  const value = a.plain as {
-    slug: string;
-    version: number;
-    task?: string;
-    spec: Json;
-    spec_hash?: string;
-    variables?: Record<string, Json>;
-    stages: Record<string, { kind: string; inputs?: Record<string, InputRef>; params?: Json }>;
-    results?: { dir: string; files: Record<string, string> };
-    check?: Json;
-  };
-  if (value.spec_hash && value.spec_hash !== hash) {
-    throw new DiagnosticError([
-      diagnosticAt(
-        source(),
-        "/spec_hash",
-        `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
-        "the spec was edited: restore the published spec, or update spec_hash if this is a new version " +
-          "of the task (and bump `version`)",
-      ),
-    ]);
-  }
-  const variables: Record<string, Json> = { ...(value.variables ?? {}) };
-  for (const [k, v] of Object.entries(overrides)) {
-    if (!(k in variables) && v !== null) {
-      throw new DiagnosticError([
-        {
-          file,
-          message: `the spec declares no variable \`${k}\``,
-          fix: `declare it under \`variables:\` or drop the option`,
-        },
-      ]);
-    }
-    if (v !== null) variables[k] = v;
-  }
+}
+
+/** A spec from its plain value, which matches the schema (checked from the source, or remembered so). */
+function loadSpecFrom(from: SpecSource): SpecFile {
+  const { source, specHash: hash, file, overrides } = from;
+  const value = from.plain as SpecValue;
+  refuseChangedHash(source, value, hash);
+  const variables = variablesWith(value.variables ?? {}, overrides, file);
   const diagnostics: Diagnostic[] = [];
-  const stages: StageDecl[] = Object.entries(value.stages).map(([name, s]) => ({
-    name,
-    kind: s.kind,
-    inputs: s.inputs ?? {},
-    params: resolveRefs(s.params ?? {}, `/stages/${escapePointer(name)}/params`, {
-      src: source,
-      spec: value.spec,
-      vars: variables,
-      out: diagnostics,
-    }),
-  }));
+  const stages = declaredStages(value, { src: source, spec: value.spec, vars: variables, out: diagnostics });
   if (value.results)
     diagnostics.push(
       ...resultsPathDiagnostics(source, value.results, value.slug, variables, (name) =>
@@ -263,6 +236,52 @@ function loadSpecFrom(a: {
   };
 }
 
+/** A spec that records a spec_hash must hash to it. */
+function refuseChangedHash(source: () => SourceDoc, value: SpecValue, hash: string): void {
+  if (!value.spec_hash || value.spec_hash === hash) return;
+  throw new DiagnosticError([
+    diagnosticAt(
+      source(),
+      "/spec_hash",
+      `the spec hashes to ${hash}, not to the recorded spec_hash ${value.spec_hash}`,
+      "the spec was edited: restore the published spec, or update spec_hash if this is a new version " +
+        "of the task (and bump `version`)",
+    ),
+  ]);
+}
+
+/** The spec's variables with the command line's values (null: not given); an undeclared one is refused. */
+function variablesWith(
+  declared: Record<string, Json>,
+  overrides: Record<string, Json>,
+  file: string,
+): Record<string, Json> {
+  const variables: Record<string, Json> = { ...declared };
+  for (const [name, given] of Object.entries(overrides)) {
+    if (!(name in variables) && given !== null) {
+      throw new DiagnosticError([
+        {
+          file,
+          message: `the spec declares no variable \`${name}\``,
+          fix: `declare it under \`variables:\` or drop the option`,
+        },
+      ]);
+    }
+    if (given !== null) variables[name] = given;
+  }
+  return variables;
+}
+
+/** The stages in the spec's order, their parameters' references resolved (unresolved ones in `refs.out`). */
+function declaredStages(value: SpecValue, refs: RefScope): StageDecl[] {
+  return Object.entries(value.stages).map(([name, stage]) => ({
+    name,
+    kind: stage.kind,
+    inputs: stage.inputs ?? {},
+    params: resolveRefs(stage.params ?? {}, `/stages/${escapePointer(name)}/params`, refs),
+  }));
+}
+
 /**
  * What `{$spec: …}` and `{$var: …}` resolve against;
  * `out` collects the references that resolve to nothing.
@@ -275,13 +294,13 @@ export interface RefScope {
 }
 
 /** `{$spec: /json/pointer}` takes a value from the published spec; `{$var: name}` a build variable. */
-export function resolveRefs(v: Json, at: string, refs: RefScope): Json {
+export function resolveRefs(value: Json, at: string, refs: RefScope): Json {
   const { src, spec, vars, out } = refs;
-  if (Array.isArray(v)) return v.map((x, i) => resolveRefs(x, `${at}/${i}`, refs));
-  if (v === null || typeof v !== "object") return v;
-  const keys = Object.keys(v);
+  if (Array.isArray(value)) return value.map((x, i) => resolveRefs(x, `${at}/${i}`, refs));
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value);
   if (keys.length === 1 && keys[0] === "$spec") {
-    const pointer = String(v.$spec);
+    const pointer = String(value.$spec);
     const found = lookupPointer(spec, pointer);
     if (found === undefined)
       out.push(
@@ -295,14 +314,14 @@ export function resolveRefs(v: Json, at: string, refs: RefScope): Json {
     return found ?? null;
   }
   if (keys.length === 1 && keys[0] === "$var") {
-    const name = String(v.$var);
+    const name = String(value.$var);
     if (!(name in vars))
       out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
     return vars[name] ?? null;
   }
-  const o: { [k: string]: Json } = {};
-  for (const k of keys) o[k] = resolveRefs(v[k]!, `${at}/${escapePointer(k)}`, refs);
-  return o;
+  const resolved: { [k: string]: Json } = {};
+  for (const k of keys) resolved[k] = resolveRefs(value[k]!, `${at}/${escapePointer(k)}`, refs);
+  return resolved;
 }
 
 export function lookupPointer(root: Json, pointer: string): Json | undefined {
@@ -376,7 +395,8 @@ function resultsPathDiagnostics(
   variables: Record<string, Json>,
   given: (name: string) => string | null,
 ): Diagnostic[] {
-  const escapes = (p: string) => isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.split(/[\\/]/).includes("..");
+  const escapes = (path: string) =>
+    isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.split(/[\\/]/).includes("..");
   const out: Diagnostic[] = unfillable(source, results.dir, variables, given);
   const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
   const dir = fillResultsDir(results.dir, slug, variables);

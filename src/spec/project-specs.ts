@@ -6,7 +6,7 @@ export function projectSpecs(root: string): string[] {
   const dir = join(root, "specs");
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
+    .filter((name) => /\.ya?ml$/.test(name))
     .sort()
-    .map((f) => `specs/${f}`);
+    .map((name) => `specs/${name}`);
 }

@@ -18,12 +18,12 @@ const PLACEHOLDER = /\{([^{}]*)\}/g;
 
 /** A placeholder's value as a path component: anything but letters, digits, `.`, `_`, `-` becomes `_`, so a
  *  value never adds a folder level (`medbench/prior` -> `medbench_prior`). */
-const component = (v: Json | undefined) => String(v ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
+const component = (value: Json | undefined) => String(value ?? "").replace(/[^A-Za-z0-9._-]+/g, "_");
 
 /** Whether a value can fill a placeholder: a list or a map has no name of its own (it would fill as
  *  `[object Object]` or `a,b`). */
-export const fillable = (v: Json | undefined): boolean =>
-  v === null || v === undefined || typeof v !== "object";
+export const fillable = (value: Json | undefined): boolean =>
+  value === null || value === undefined || typeof value !== "object";
 
 /**
  * The values the variables in results.dir fill it with, as text (what a folder name is made of): recorded in
@@ -44,6 +44,16 @@ export function fillResultsDir(
   slug: string,
   variables: Record<string, Json>,
 ): { dir: string } | DirProblem {
+  const problem = templateProblem(template, variables) ?? valueProblem(template, slug, variables);
+  if (problem) return problem;
+  const dir = template.replace(PLACEHOLDER, (_, name: string) =>
+    component(name === "slug" ? slug : variables[name]),
+  );
+  return filledProblem(template, dir) ?? { dir };
+}
+
+/** A template that leaves the project, names an unknown placeholder or has a stray brace. */
+function templateProblem(template: string, variables: Record<string, Json>): DirProblem | null {
   const leaves =
     isAbsolute(template) || /^[A-Za-z]:/.test(template) || template.split(/[\\/]/).includes("..");
   if (leaves)
@@ -63,6 +73,11 @@ export function fillResultsDir(
       message: `results.dir ${template}: a brace that opens or closes no placeholder`,
       fix: "write placeholders as {name}, e.g. results/{slug}/{model}",
     };
+  return null;
+}
+
+/** A placeholder whose value names no folder of its own: a list or a map, or empty, `.` or `..`. */
+function valueProblem(template: string, slug: string, variables: Record<string, Json>): DirProblem | null {
   for (const [, name] of template.matchAll(PLACEHOLDER)) {
     const value = name === "slug" ? slug : variables[name!];
     if (!fillable(value))
@@ -82,11 +97,13 @@ export function fillResultsDir(
         fix: `give ${name} a plain name (e.g. --var ${name}=run1): not empty, \`.\` or \`..\``,
       };
   }
-  const dir = template.replace(PLACEHOLDER, (_, name: string) =>
-    component(name === "slug" ? slug : variables[name]),
-  );
+  return null;
+}
+
+/** A filled folder that is not a plain path strictly inside results/. */
+function filledProblem(template: string, dir: string): DirProblem | null {
   const parts = dir.split("/");
-  if (template.includes("\\") || parts.some((p) => p === "" || p === "." || p === ".."))
+  if (template.includes("\\") || parts.some((part) => part === "" || part === "." || part === ".."))
     return {
       message: `results.dir ${template} is not a plain path (an empty part, \`.\`, or a backslash)`,
       fix: "write it as names separated by `/`, e.g. results/{slug}/{model}",
@@ -98,5 +115,5 @@ export function fillResultsDir(
         "(medbench writes results nowhere else)",
       fix: `name a folder below ${RESULTS_ROOT}/, e.g. ${RESULTS_ROOT}/{slug}/{model}`,
     };
-  return { dir };
+  return null;
 }

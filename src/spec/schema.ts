@@ -4,7 +4,7 @@
 import { resolve } from "node:path";
 import type { ErrorObject } from "ajv";
 import { diagnosticAt, type SourceDoc } from "./document.js";
-import { DiagnosticError, type Diagnostic } from "./diagnostic.js";
+import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { escapePointer } from "../util/json.js";
 import { installRoot } from "../util/paths.js";
 import { factsOf } from "../runner/code-memo.js";
@@ -21,17 +21,17 @@ export const REGISTRY_SCHEMA: Schema = {
   source: "registry/registry.schema.json",
 };
 
-type Validator = ((v: unknown) => boolean) & { errors?: ErrorObject[] | null };
+type Validator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 const validators = new Map<string, Validator>();
 
 function validatorOf(schema: Schema): Validator {
-  let v = validators.get(schema.validator);
-  if (!v) {
+  let validator = validators.get(schema.validator);
+  if (!validator) {
     const mod = require(resolve(installRoot(), schema.validator)) as Validator | { default: Validator };
-    v = typeof mod === "function" ? mod : mod.default;
-    validators.set(schema.validator, v);
+    validator = typeof mod === "function" ? mod : mod.default;
+    validators.set(schema.validator, validator);
   }
-  return v;
+  return validator;
 }
 
 /** The sha256 of a schema's compiled validator (remembered by stat, see the code memo). */

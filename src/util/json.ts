@@ -9,10 +9,10 @@ export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {
-      const v: unknown = value[i];
-      const s = sortKeys(v);
-      if (out) out.push(s);
-      else if (s !== v) (out = value.slice(0, i)).push(s);
+      const item: unknown = value[i];
+      const sorted = sortKeys(item);
+      if (out) out.push(sorted);
+      else if (sorted !== item) (out = value.slice(0, i)).push(sorted);
     }
     return out ?? value;
   }
@@ -22,10 +22,10 @@ export function sortKeys(value: unknown): unknown {
     const proto = Object.getPrototypeOf(value) as unknown;
     let same = proto === Object.prototype || proto === null; // a Date or a Buffer becomes a plain copy
     for (let i = 0; i < keys.length; i++) {
-      const v = (value as Record<string, unknown>)[keys[i]!];
-      const s = v === undefined ? undefined : sortKeys(v);
-      kids[i] = s;
-      if (s !== v || v === undefined || (i > 0 && !(keys[i - 1]! < keys[i]!))) same = false;
+      const member = (value as Record<string, unknown>)[keys[i]!];
+      const sorted = member === undefined ? undefined : sortKeys(member);
+      kids[i] = sorted;
+      if (sorted !== member || member === undefined || (i > 0 && !(keys[i - 1]! < keys[i]!))) same = false;
     }
     if (same) return value;
     const order = keys.map((_, i) => i).sort((x, y) => (keys[x]! < keys[y]! ? -1 : 1));
@@ -47,31 +47,35 @@ export function stableJson(value: unknown, indent = 2): string {
 
 /** One JSON value per line, keys sorted. */
 export function jsonLines(rows: unknown[]): string {
-  return rows.map((r) => JSON.stringify(sortKeys(r))).join("\n") + (rows.length ? "\n" : "");
+  return rows.map((row) => JSON.stringify(sortKeys(row))).join("\n") + (rows.length ? "\n" : "");
 }
 
 export function parseJsonLines<T = unknown>(text: string): T[] {
   return text
     .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as T);
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as T);
 }
 
 /** JSON-pointer paths of every leaf that differs between a and b. */
-export function jsonDiff(a: unknown, b: unknown, path = ""): { path: string; from: unknown; to: unknown }[] {
-  if (isObject(a) && isObject(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    return keys.flatMap((k) => jsonDiff(a[k], b[k], `${path}/${escapePointer(k)}`));
+export function jsonDiff(
+  before: unknown,
+  after: unknown,
+  path = "",
+): { path: string; from: unknown; to: unknown }[] {
+  if (isObject(before) && isObject(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((k) => jsonDiff(before[k], after[k], `${path}/${escapePointer(k)}`));
   }
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-    return a.flatMap((x, i) => jsonDiff(x, b[i], `${path}/${i}`));
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    return before.flatMap((x, i) => jsonDiff(x, after[i], `${path}/${i}`));
   }
-  if (JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b))) return [];
-  return [{ path: path || "/", from: a, to: b }];
+  if (JSON.stringify(sortKeys(before)) === JSON.stringify(sortKeys(after))) return [];
+  return [{ path: path || "/", from: before, to: after }];
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** A JSON pointer as dotted words for messages: /files/a~1b.txt -> files.a/b.txt */

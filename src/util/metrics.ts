@@ -13,8 +13,8 @@ export interface MetricEntry {
 /** The metric entries of a metrics.json, in file order (audit fields such as `request` are not metrics). */
 export function metricEntries(file: { metrics?: Record<string, unknown> }): [string, MetricEntry][] {
   return Object.entries(file.metrics ?? {}).filter((e): e is [string, MetricEntry] => {
-    const v = e[1];
-    return v !== null && typeof v === "object" && "ci_method" in v;
+    const metric = e[1];
+    return metric !== null && typeof metric === "object" && "ci_method" in metric;
   });
 }
 

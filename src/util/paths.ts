@@ -5,8 +5,8 @@ import { consult } from "./consulted.js";
 /** Whether `rel`, resolved under `base`, stays inside it (by its text; links are the caller's business). */
 export function staysInside(base: string, rel: string): boolean {
   if (isAbsolute(rel)) return false;
-  const r = relative(resolve(base), resolve(base, rel));
-  return r === "" || (!r.startsWith("..") && !isAbsolute(r));
+  const path = relative(resolve(base), resolve(base, rel));
+  return path === "" || (!path.startsWith("..") && !isAbsolute(path));
 }
 
 let root: string | null = null;

@@ -1,7 +1,7 @@
 // Reading a results folder's files (metrics.json, items.jsonl) written by a build, as report and compare do:
 // a damaged file is a clear refusal naming it, never a stack trace.
 import { readFileSync } from "./builtins.js";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../errors.js";
 import { parseJsonLines } from "./json.js";
 
 const REBUILD = "rebuild it (medbench build SPEC writes the folder whole) or remove that results folder";
@@ -22,9 +22,9 @@ export function readResultLines<T>(file: string, shown = file): T[] {
   try {
     return parseJsonLines<T>(lines.join("\n"));
   } catch (e) {
-    const bad = lines.findIndex((l) => {
+    const bad = lines.findIndex((line) => {
       try {
-        if (l.trim()) JSON.parse(l);
+        if (line.trim()) JSON.parse(line);
         return false;
       } catch {
         return true;
@@ -35,13 +35,16 @@ export function readResultLines<T>(file: string, shown = file): T[] {
 }
 
 /** What is missing from a metrics.json for it to be a run's result, or null when it is one. */
-export function metricsProblem(m: unknown): string | null {
-  if (m === null || typeof m !== "object" || Array.isArray(m)) return "metrics.json is not a JSON object";
-  const o = m as Record<string, unknown>;
+export function metricsProblem(parsed: unknown): string | null {
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    return "metrics.json is not a JSON object";
+  const fields = parsed as Record<string, unknown>;
   const missing = [
-    typeof o.slug === "string" ? null : "slug",
-    typeof o.spec_hash === "string" ? null : "spec_hash",
-    o.metrics !== null && typeof o.metrics === "object" && !Array.isArray(o.metrics) ? null : "metrics",
+    typeof fields.slug === "string" ? null : "slug",
+    typeof fields.spec_hash === "string" ? null : "spec_hash",
+    fields.metrics !== null && typeof fields.metrics === "object" && !Array.isArray(fields.metrics)
+      ? null
+      : "metrics",
   ].filter((k) => k !== null);
   return missing.length ? `metrics.json has no ${missing.join(", ")}` : null;
 }

@@ -5,8 +5,8 @@ const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u206
 /** The same but tabs and newlines, which a message of medbench's own holds. */
 const HIDDEN_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-const escaped = (c: string) => {
-  const code = c.charCodeAt(0);
+const escaped = (char: string) => {
+  const code = char.charCodeAt(0);
   return code < 0x100
     ? `\\x${code.toString(16).padStart(2, "0")}`
     : `\\u${code.toString(16).padStart(4, "0")}`;
@@ -27,6 +27,6 @@ export function visibleLines(text: string): string {
 export function visibleJson(json: string): string {
   return json.replace(
     /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }

@@ -5,7 +5,6 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from "../../util/builtins.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { UsageError } from "../../cli/args.js";
 import { checkBundleDir, unpackBundle } from "../limits.js";
 import { withheldOutputs } from "../private.js";
 import { publishedOutputs, readManifest, resultNamer } from "./read.js";
@@ -20,6 +19,7 @@ import { checkReplay, replayNotRun } from "./replay.js";
 import { checkPartial } from "./partial.js";
 import { liveCheck, runLive } from "./live.js";
 import type { Check, LiveReport, Replay, VerifyOptions, VerifyReport } from "./types.js";
+import { UsageError } from "../../errors.js";
 
 export type { Check, Difference, LiveReport, VerifyOptions, VerifyReport } from "./types.js";
 

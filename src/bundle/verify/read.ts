@@ -2,10 +2,10 @@
 // outputs, with the results file each is published as.
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import { UsageError } from "../../cli/args.js";
 import { isData, outputPath, type BundleManifest } from "../layout.js";
 import { checkManifest } from "../limits.js";
 import type { Outputs, ResultName } from "./types.js";
+import { UsageError } from "../../errors.js";
 
 /** bundle.json, parsed and checked (fields, paths, names) before any of it is used. */
 export function readManifest(label: string, dir: string): BundleManifest {

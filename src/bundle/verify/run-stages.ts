@@ -4,9 +4,8 @@ import { readFileSync, rmSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { planStages } from "../../graph/plan.js";
 import { STAGE_KINDS } from "../../../stages/index.js";
-import { UsageError } from "../../cli/args.js";
 import { openCache } from "../../runner/cache.js";
-import { StageError, type InputView, type StageContext, type StageKind } from "../../runner/stage.js";
+import { type InputView, type StageContext, type StageKind } from "../../runner/stage.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import type { StageDecl } from "../../spec/load.js";
 import type { TaskModule } from "../../../tasks/task.js";
@@ -15,6 +14,7 @@ import { replayOrRefuse } from "../replay-failure.js";
 import { replayContext } from "./context.js";
 import { failuresOf } from "./failures.js";
 import type { LiveRun, Outputs, Recomputed, Replay } from "./types.js";
+import { UsageError, StageError } from "../../errors.js";
 
 type Hashes = Map<string, Record<string, string>>;
 type StageRun = Awaited<ReturnType<StageKind["run"]>>;

@@ -4,12 +4,12 @@ import { readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { parseSourceDoc } from "../../spec/document.js";
 import { loadSpecFromSource, resultSource, type SpecFile } from "../../spec/load.js";
-import { DiagnosticError } from "../../spec/diagnostic.js";
 import type { Json } from "../../util/json.js";
 import type { BundleManifest } from "../layout.js";
 import { specFiles } from "../members.js";
 import { BundleRefused, checkSpecFiles } from "../limits.js";
 import type { Check, Outputs } from "./types.js";
+import { DiagnosticError } from "../../errors.js";
 
 /** The spec_hash the published metrics.json records, if any. */
 function metricsSpecHash(manifest: BundleManifest, published: Outputs): string | undefined {

@@ -2,10 +2,10 @@
 // (compiled in this project's cache, and only when the user said its code may run here).
 import { join } from "node:path";
 import { loadTask } from "../../cli/runtime.js";
-import { UsageError } from "../../cli/args.js";
 import type { SpecFile } from "../../spec/load.js";
 import type { BundleManifest } from "../layout.js";
 import type { VerifyOptions } from "./types.js";
+import { UsageError } from "../../errors.js";
 
 /** A hostile bundle reads nothing outside its temp dir, but its task's code, run, could: the user decides. */
 export function refuseTaskCode(label: string, manifest: BundleManifest, options: VerifyOptions): void {

@@ -5,7 +5,8 @@ import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/l
 import type { BuildEvent, SummaryRow } from "../../runner/events.js";
 import { metricEntries, runNotices } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
-import { parse, UsageError } from "../args.js";
+import { parse } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { sizeHeap } from "../small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";

@@ -1,5 +1,6 @@
 // medbench cache status|push|pull|gc: the local cache and the shared remote (MEDBENCH_REMOTE) side by side.
-import { parse, intOption, UsageError } from "../args.js";
+import { parse, intOption } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 import { projectOf } from "../options.js";
 

@@ -1,6 +1,7 @@
 // medbench check SPEC: the task's check (its `check:` block) over the roster's results; exit 0 when it holds.
 import { paint, useColour } from "../../log/loggers.js";
-import { parse, UsageError } from "../args.js";
+import { parse } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 import type { CheckReport } from "../../check/check.js";
 import { projectDir, specOrBuiltIn } from "../options.js";

@@ -1,7 +1,8 @@
 // medbench compare RUN_A RUN_B: paired comparison of two full runs of one task, as its task declares.
 import { readFileSync } from "../../util/builtins.js";
 import { join, resolve } from "node:path";
-import { parse, UsageError } from "../args.js";
+import { parse } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 import type { CompareDecl } from "../../contract/task.js";
 import type { Comparison } from "../compare.js";

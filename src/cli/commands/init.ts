@@ -2,7 +2,8 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "../../util/builtins.js";
 import { dirname, join, resolve } from "node:path";
 import { installRoot } from "../../util/paths.js";
-import { parse, UsageError } from "../args.js";
+import { parse } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 import { builtInSpecNames } from "../options.js";
 import { makeRoot, placeProblem, rootProblem, shownPath, writing } from "../new-files.js";

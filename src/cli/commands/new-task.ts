@@ -2,7 +2,8 @@
 import { mkdirSync, writeFileSync } from "../../util/builtins.js";
 import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
-import { parse, UsageError } from "../args.js";
+import { parse } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 import { builtInSpecNames } from "../options.js";
 import { makeRoot, placeProblem, rootProblem, shownPath, writing } from "../new-files.js";

@@ -1,6 +1,7 @@
 // medbench stats ci|paired: the interval procedures on JSONL files.
 import type { RngName } from "../../stats/intervals.js";
-import { floatOption, intOption, parse, UsageError } from "../args.js";
+import { floatOption, intOption, parse } from "../args.js";
+import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 
 export const command: Command = {
