@@ -1,5 +1,5 @@
 // bootstrap: intervals for every metric the scorer declared, paired comparisons, and the run's metrics.json.
-import { type StageContext, type StageKind, type StageOutput } from "../src/runner/stage.js";
+import { type StageContext, type StageKind, type StageOutput } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import type { RngName } from "../src/stats/intervals.js";

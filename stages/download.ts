@@ -18,7 +18,7 @@ import {
   type StageKind,
   type StageOutput,
   type StageProblem,
-} from "../src/runner/stage.js";
+} from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import { consult } from "../src/util/consulted.js";
 import { REDACTED, urlUserinfo } from "../src/model/redact.js";

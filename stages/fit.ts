@@ -1,7 +1,7 @@
 // fit: trains a learning built-in baseline once (e.g. a logistic regression on the train split), cached by
 // its release, parameters and seed. For any other model it records that there is nothing to fit, so one spec
 // serves every model: the model stage reads `fitted` only for a baseline that learns.
-import type { StageKind } from "../src/runner/stage.js";
+import type { StageKind } from "../src/contract/stage.js";
 import { builtinBaseline, builtinParts } from "./baseline.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { releaseFiles } from "./release.js";

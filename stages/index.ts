@@ -1,5 +1,5 @@
 // Every stage kind by name. Kinds are generic: none of them knows a task's name.
-import type { StageKind } from "../src/runner/stage.js";
+import type { StageKind } from "../src/contract/stage.js";
 import { download } from "./download.js";
 import { prompts } from "./prompts.js";
 import { modelStage } from "./model.js";

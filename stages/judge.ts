@@ -1,7 +1,7 @@
 // judge: every judge model scores every generated reply. Each judge's calls go through the per-request
 // cache under its own model, so adding a judge calls only the new one, and a changed judge prompt (an
 // input of this stage) reruns this stage and what follows, never the model under test.
-import { type StageKind } from "../src/runner/stage.js";
+import { type StageKind } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { RecordsWriter, type ParsedRecord } from "../src/contract/records.js";

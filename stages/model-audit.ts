@@ -1,6 +1,6 @@
 // What a model stage's replies add up to, and what it says about them: failed requests, refusals, lower
 // response formats, other shards' requests, by request configuration. Counted and said, never hidden.
-import type { StageContext } from "../src/runner/stage.js";
+import type { StageContext } from "../src/contract/stage.js";
 import type { Json } from "../src/util/json.js";
 import type { TaskRequest } from "../tasks/task.js";
 import type { ReplyRecord } from "../src/contract/records.js";

@@ -1,7 +1,7 @@
 // A model stage's requests sent through one route: each item's body in the best response format the server
 // takes, its reply from the memo when an earlier build stored one, else sent once (identical bodies share
 // a call) and stored the moment it arrives (crash-safe). The wire format is the protocol's (src/model).
-import type { StageContext } from "../src/runner/stage.js";
+import type { StageContext } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import type { Json } from "../src/util/json.js";
 import type { Route } from "../src/model/registry.js";

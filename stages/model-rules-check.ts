@@ -10,7 +10,7 @@ import {
   thinkingOffRefusal,
 } from "../src/model/model-rules.js";
 import { escapePointer, type Json } from "../src/util/json.js";
-import type { CheckEnv, StageProblem } from "../src/runner/stage.js";
+import type { CheckEnv, StageProblem } from "../src/contract/stage.js";
 
 interface RuledParams {
   model?: Json;

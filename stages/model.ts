@@ -1,7 +1,7 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
 // The wire format is the route's protocol (src/model/protocols.ts); sending, memo, retries: ./model-route.ts.
-import { type StageContext, type StageKind } from "../src/runner/stage.js";
+import { type StageContext, type StageKind } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { splitModel } from "../src/model/registry.js";
@@ -27,7 +27,7 @@ import {
 } from "./model-audit.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
 import { checkValue } from "../src/contract/params.js";
-import type { CheckEnv, StageProblem, StageShape } from "../src/runner/stage.js";
+import type { CheckEnv, StageProblem, StageShape } from "../src/contract/stage.js";
 import type { TaskModule } from "../tasks/task.js";
 
 export type { ReplyRecord } from "../src/contract/records.js";

@@ -1,5 +1,5 @@
 // parse: the task's parser on each whole reply; an unparseable reply is a wrong answer, never a failed build.
-import type { StageKind } from "../src/runner/stage.js";
+import type { StageKind } from "../src/contract/stage.js";
 import { RecordsWriter, type ReplyRecord } from "../src/contract/records.js";
 import { inputRecords } from "./records-io.js";
 

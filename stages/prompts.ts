@@ -1,5 +1,5 @@
 // prompts: the task turns release files and templates into model requests; --subset/--limit select a part.
-import type { StageKind, StageProblem, StageShape } from "../src/runner/stage.js";
+import type { StageKind, StageProblem, StageShape } from "../src/contract/stage.js";
 import type { RequestConfiguration, TaskModule, TaskRequest } from "../src/contract/task.js";
 import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";

@@ -1,8 +1,8 @@
 // A stage's records read and written line by line (src/contract/records.ts streamRecords, RecordsWriter):
 // an input read from its file in the store, checked against its hash first as cache reads are.
 import { rmSync } from "../src/util/builtins.js";
-import type { StageContext } from "../src/runner/stage.js";
-import { CorruptObjectError } from "../src/runner/corrupt.js";
+import type { StageContext } from "../src/contract/stage.js";
+import { CorruptObjectError } from "../src/runner/store/corrupt.js";
 import { streamRecords, type RecordShapes } from "../src/contract/records.js";
 
 /** The records of input `input`'s output of the same name as their type (e.g. replies), one at a time. */

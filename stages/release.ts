@@ -1,5 +1,5 @@
 // A download stage's outputs seen as release files (path -> content), for the stages that read them.
-import type { InputView } from "../src/runner/stage.js";
+import type { InputView } from "../src/contract/stage.js";
 import type { ReleaseFiles } from "../tasks/task.js";
 
 export function releaseFiles(input: InputView | undefined): ReleaseFiles {

@@ -1,5 +1,5 @@
 // score: the task's scorer over parsed replies; per-item verdicts, metric rows and tables.
-import type { StageKind, StageOutput } from "../src/runner/stage.js";
+import type { StageKind, StageOutput } from "../src/contract/stage.js";
 import { stableJson } from "../src/util/json.js";
 import {
   readRecords,

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cache, CorruptObjectError } from "../src/runner/cache.js";
+import { Cache, CorruptObjectError } from "../src/runner/store/cache.js";
 import { Project } from "./rig.js";
 
 const dirs: string[] = [];

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { codeIdentity, filesUnder, IMPORT_RE } from "../src/runner/code.js";
+import { codeIdentity, filesUnder, IMPORT_RE } from "../src/runner/code/code.js";
 import { compiled } from "./stage-code.js";
 import { REPO } from "./helpers.js";
 
@@ -63,13 +63,13 @@ describe("code identity", () => {
     }
     // A task's module, loaded by its folder's path (every file of the folder is in the key of a stage that
     // calls the task), and a task of the user's repository, loaded from its compiled folder (keyed the same
-    // way, src/runner/code.ts userTaskIdentity); a schema validator, generated from a schema and only
+    // way, src/runner/code/code.ts userTaskIdentity); a schema validator, generated from a schema and only
     // checking a spec or a registry; and the scanner itself, whose createRequire resolves a package's file
     // to key it and loads nothing.
     expect(unfollowed.sort()).toEqual([
-      "dist/src/cli/runtime.js: 2",
-      "dist/src/runner/code.js: 1",
-      "dist/src/spec/schema.js: 1",
+      "dist/src/load/runtime.js: 2",
+      "dist/src/runner/code/code.js: 1",
+      "dist/src/specfile/schema.js: 1",
     ]);
   });
 });

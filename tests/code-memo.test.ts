@@ -1,4 +1,4 @@
-// The code memo (src/runner/code-memo.ts) spares a no-op build rereading and rehashing medbench's code, by
+// The code memo (src/hash/code-memo.ts) spares a no-op build rereading and rehashing medbench's code, by
 // stat signature. It must never let an edited file pass as the one remembered: an edit that keeps the size
 // and puts the mtime back still changes the ctime, so the file is read again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,7 @@ function editKeepingStat(file: string, from: string, to: string): void {
   expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
 }
 
-/** A sealed cache file's seal line (src/util/sealed.ts; "" for a file of the older format) and JSON text. */
+/** A sealed cache file's seal line (src/hash/sealed.ts; "" for a file of the older format) and JSON text. */
 const sealLine = (text: string) =>
   text.startsWith("medbench-sealed") ? text.slice(0, text.indexOf("\n") + 1) : "";
 const sealedBody = (text: string) => text.slice(sealLine(text).length);

@@ -1,8 +1,8 @@
 // spec_hash as medbench.kr computes it: Python's json.dumps(sort_keys, compact, ensure_ascii=False) + sha256.
 import { describe, expect, it } from "vitest";
 import { pyDumps, pyFloatRepr, compareCodePoints } from "../src/hash/pyjson.js";
-import { parseSourceDoc, pyValueAt } from "../src/spec/document.js";
-import { specHash } from "../src/spec/hash.js";
+import { parseSourceDoc, pyValueAt } from "../src/specfile/document.js";
+import { specHash } from "../src/specfile/hash.js";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
 

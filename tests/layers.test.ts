@@ -48,7 +48,7 @@ describe("floors", () => {
 
   it("sees an import that runs up a floor", () => {
     const level = (path: string) => floorOf.get(folderOf(path));
-    expect(level("src/cli/main.ts")).toBeGreaterThan(level("src/runner/executor.ts")!);
+    expect(level("src/cli/main.ts")).toBeGreaterThan(level("src/runner/execution/executor.ts")!);
     expect(
       folderCycles([...edges, { from: "src/util/json.ts", to: "src/cli/main.ts", typeOnly: true }]),
     ).not.toEqual([]);

@@ -30,7 +30,7 @@ describe("medbench.lock", () => {
   it("a lock file whose owner is gone is taken at once", async () => {
     // The pid of a process that has exited; the file's mtime in the future, so that no age rule takes it.
     const dead = spawnSync("node", ["-e", "0"]);
-    // medbench.lock's own lock lives in the cache (src/runner/lock.ts), not in the project folder.
+    // medbench.lock's own lock lives in the cache (src/runner/results/lock.ts), not in the project folder.
     const guard = "cache/locks/medbench.lock.lck";
     mkdirSync(p.path("cache/locks"), { recursive: true });
     p.write(guard, `${dead.pid} ${hostname()}\n`);

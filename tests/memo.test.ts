@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cache } from "../src/runner/cache.js";
-import { memoStore } from "../src/runner/memo.js";
+import { Cache } from "../src/runner/store/cache.js";
+import { memoStore } from "../src/runner/replies/memo.js";
 import { execa } from "execa";
 import { pathToFileURL } from "node:url";
 import { REPO } from "./helpers.js";
@@ -47,8 +47,8 @@ describe("memo log", () => {
 
 /** Appends replies from another process (gone when this returns), as an earlier build would. */
 async function writeElsewhere(dir: string, from: number, to: number, value = "v", killed = false) {
-  const memo = pathToFileURL(join(REPO, "dist/src/runner/memo.js")).href;
-  const cache = pathToFileURL(join(REPO, "dist/src/runner/cache.js")).href;
+  const memo = pathToFileURL(join(REPO, "dist/src/runner/replies/memo.js")).href;
+  const cache = pathToFileURL(join(REPO, "dist/src/runner/store/cache.js")).href;
   await execa("node", [
     "--input-type=module",
     "-e",
@@ -71,7 +71,7 @@ describe("reply index", () => {
     expect(runs(dir).length).toBe(1);
     const folder = join(dir, "memo/requests");
     const [log] = readdirSync(folder).filter((f) => f.endsWith(".log"));
-    const { Run } = await import("../src/runner/reply-index.js");
+    const { Run } = await import("../src/runner/replies/reply-index.js");
     const run = Run.open(folder, runs(dir)[0]!)!;
     // The whole log, sealed: a reader skips it.
     expect(run.logs).toEqual([
@@ -160,7 +160,7 @@ describe("reply log compaction (cache gc)", () => {
     await writeElsewhere(dir, 0, 40);
     const live = memoStore(new Cache(dir)); // this process: a writer that still runs
     live.put("requests", key(100), "live");
-    const { ReplyLog } = await import("../src/runner/reply-log.js");
+    const { ReplyLog } = await import("../src/runner/replies/reply-log.js");
     const log = new ReplyLog(folder);
     const keep = (k: string) => Number(k) % 2 === 0;
     const dry = log.compact(keep, Date.now() + 1000, true);

@@ -164,7 +164,8 @@ describe("a no-op build answered from its record", () => {
 
   it("a no-op that waited for another build is replayed without the wait", async () => {
     const p = projects.waited;
-    // The build lock of this spec and variable set (src/runner/executor.ts), held by this live process.
+    // The build lock of this spec and variable set (src/runner/execution/executor.ts), held by this live
+    // process.
     const variables = "limit=null model=medbench/calculator subset=null";
     const lock = p.path("cache/locks", `${sha256Hex(`${SPEC}\n${variables}\n`)}.lck`);
     mkdirSync(p.path("cache/locks"), { recursive: true });
@@ -268,7 +269,7 @@ describe("a no-op build answered from its record", () => {
 
   it("status says every stage fresh from the record, as keying them says, and keys them once one changed", async () => {
     const p = projects.status;
-    // Which modules a status loaded (dist/ is CommonJS): the stage keying is runner/status.js.
+    // Which modules a status loaded (dist/ is CommonJS): the stage keying is runner/execution/status.js.
     const dir = mkdtempSync(join(tmpdir(), "medbench-loaded-"));
     const hook = join(dir, "loaded.cjs");
     writeFileSync(
@@ -284,7 +285,9 @@ describe("a no-op build answered from its record", () => {
         install.bin,
       );
       expect(r.exitCode, r.stderr).toBe(0);
-      const keyed = readFileSync(out, "utf8").includes(join("dist", "src", "runner", "status.js"));
+      const keyed = readFileSync(out, "utf8").includes(
+        join("dist", "src", "runner", "execution", "status.js"),
+      );
       return { stdout: r.stdout, keyed };
     };
     for (const args of [["--json"], []]) {

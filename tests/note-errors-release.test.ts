@@ -11,7 +11,7 @@ import {
   releaseProblems,
   type PageCounts,
 } from "../tasks/note-errors/release-check.js";
-import { loadSpec } from "../src/spec/load.js";
+import { loadSpec } from "../src/specfile/load.js";
 import { declaredCheck } from "../src/check/declare.js";
 import { tagsOf } from "../src/check/runs.js";
 

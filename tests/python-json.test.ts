@@ -3,7 +3,7 @@
 // (scripts/reference/python_json_ref.py -> tests/data/golden/fidelity/python-json.json).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { PyJsonError, pyJsonLoads } from "../src/util/python-json.js";
+import { PyJsonError, pyJsonLoads } from "../src/hash/python-json.js";
 import { pyFloatRepr, type PyValue } from "../src/hash/pyjson.js";
 import { testData } from "./helpers.js";
 

@@ -1,4 +1,4 @@
-// Once a command runs a stage, until a stage reports 10,000 items of work (src/cli/small-run-heap.ts), V8's
+// Once a command runs a stage, until a stage reports 10,000 items of work (src/load/small-run-heap.ts), V8's
 // young generation is held at 4 MB per semi-space, and the heap is collected after each stage that ran.
 // The young generation's cases are real Node processes that keep ~30 MB of small objects, made over many
 // event-loop turns (as a build makes them), and report their new space's size from inside
@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { REPO } from "./helpers.js";
 import { cleanedAfterEach, Project } from "./rig.js";
 
-const MODULE = join(REPO, "dist/src/cli/small-run-heap.js");
+const MODULE = join(REPO, "dist/src/load/small-run-heap.js");
 const PROGRAM = `
 const v8 = require("node:v8");
 const newSpaceMB = () =>

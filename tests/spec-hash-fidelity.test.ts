@@ -4,8 +4,8 @@
 // tests/data/golden/fidelity/spec-hash.json).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { parseSourceDoc, pyValueAt } from "../src/spec/document.js";
-import { specHash } from "../src/spec/hash.js";
+import { parseSourceDoc, pyValueAt } from "../src/specfile/document.js";
+import { specHash } from "../src/specfile/hash.js";
 import { DiagnosticError } from "../src/errors.js";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";

@@ -2,8 +2,8 @@
 // from dist/): a task's parts are checked against the modules its compiled index.js loaded.
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type { stageCode as StageCodeFn } from "../src/runner/stage-code.js";
-import type { StageKind } from "../src/runner/stage.js";
+import type { stageCode as StageCodeFn } from "../src/runner/keys/stage-code.js";
+import type { StageKind } from "../src/contract/stage.js";
 import type { TaskModule } from "../src/contract/task.js";
 import { REPO } from "./helpers.js";
 
@@ -16,7 +16,7 @@ export function compiled(task: string): {
 } {
   const folder = task.includes("/") ? task : `tasks/${task}`;
   return {
-    stageCode: (load(join(REPO, "dist/src/runner/stage-code.js")) as { stageCode: typeof StageCodeFn })
+    stageCode: (load(join(REPO, "dist/src/runner/keys/stage-code.js")) as { stageCode: typeof StageCodeFn })
       .stageCode,
     kinds: (load(join(REPO, "dist/stages/index.js")) as { STAGE_KINDS: ReadonlyMap<string, StageKind> })
       .STAGE_KINDS,

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Install, Project, SUMS_SPECS } from "./rig.js";
 import { compiled } from "./stage-code.js";
-import { codeIdentity } from "../src/runner/code.js";
+import { codeIdentity } from "../src/runner/code/code.js";
 import { REPO } from "./helpers.js";
 
-// Written out here, not taken from src/runner/code.ts, so that a change there cannot hide a leak.
+// Written out here, not taken from src/runner/code/code.ts, so that a change there cannot hide a leak.
 const INFRA_MODULE = /^dist\/src\/(runner\/cache\.js|remote\/|model\/(client|http|reply-memo)\.js|log\/)/;
 const INFRA_PACKAGE = /^(@aws-sdk\/|@smithy\/|tar$|execa$|chart\.js$|playwright-core$)/;
 const TASKS = ["voice-command", "mtsamples", "note-errors", "tests/fixtures/sums/task"];

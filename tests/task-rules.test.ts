@@ -1,11 +1,11 @@
-// What task code may do (src/runner/task-rules.ts), source by source, on small task folders written here:
-// what is refused is said at file:line:column; what a task needs (wiring, literal imports, declared reads,
-// load-time values of its own) passes. The CLI side, with builds: tests/edit-matrix.test.ts.
+// What task code may do (src/runner/code/task-rules.ts), source by source, on small task folders written
+// here: what is refused is said at file:line:column; what a task needs (wiring, literal imports, declared
+// reads, load-time values of its own) passes. The CLI side, with builds: tests/edit-matrix.test.ts.
 import { afterAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkTaskSources, declaredEnvironment } from "../src/runner/task-rules.js";
+import { checkTaskSources, declaredEnvironment } from "../src/runner/code/task-rules.js";
 import { DiagnosticError } from "../src/errors.js";
 
 const root = mkdtempSync(join(tmpdir(), "medbench-rules-"));

@@ -1,7 +1,8 @@
-// A task of the user's repository runs from its compiled copy under cache/compiled/ (src/runner/user-task.ts).
-// That copy and its compiled.json are cache entries: edited, they must change no result and remove nothing
-// outside the compiled folder (issue 25: an edited cache entry never changes a result; nothing medbench did
-// not create is deleted). A bundle of such a task carries its code: verify runs it only when asked.
+// A task of the user's repository runs from its compiled copy under cache/compiled/
+// (src/runner/code/user-task.ts). That copy and its compiled.json are cache entries: edited, they must change
+// no result and remove nothing outside the compiled folder (issue 25: an edited cache entry never changes a
+// result; nothing medbench did not create is deleted). A bundle of such a task carries its code: verify runs
+// it only when asked.
 import {
   cpSync,
   existsSync,

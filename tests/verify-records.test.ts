@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { checkRecords } from "../src/bundle/verify/records.js";
 import { checkSpec } from "../src/bundle/verify/spec.js";
 import { publishedOutputs } from "../src/bundle/verify/read.js";
-import type { StageDecl } from "../src/spec/load.js";
+import type { StageDecl } from "../src/specfile/load.js";
 import type { Json } from "../src/util/json.js";
 import { editManifest, exportedBundle, readManifestOf, sha, type ExportedBundle } from "./verify-bundle.js";
 

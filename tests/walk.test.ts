@@ -1,16 +1,17 @@
-// The keyed walk as data (src/runner/walk.ts), on the fixture task tests/fixtures/sums: what it yields for a
-// stage never built, fresh, and stale with the reason; how a held stage makes its readers wait (what a
-// --shard build leaves to a later build); and the --frozen and --shard policies (src/runner/policy.ts).
+// The keyed walk as data (src/runner/execution/walk.ts), on the fixture task tests/fixtures/sums: what it
+// yields for a stage never built, fresh, and stale with the reason; how a held stage makes its readers wait
+// (what a --shard build leaves to a later build); and the --frozen and --shard policies
+// (src/runner/execution/policy.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Project, SUMS_SPECS } from "./rig.js";
-import { loadRuntime } from "../src/cli/runtime.js";
+import { loadRuntime } from "../src/load/runtime.js";
 import { buildOptions } from "../src/cli/options.js";
-import { build } from "../src/runner/executor.js";
-import { Cache } from "../src/runner/cache.js";
-import { readLock, buildId } from "../src/runner/lock.js";
-import { newScope, type BuildOptions } from "../src/runner/scope.js";
-import { KeyedWalk, type WalkedStage, type Wording } from "../src/runner/walk.js";
-import { frozenPolicy, shardPolicy } from "../src/runner/policy.js";
+import { build } from "../src/runner/execution/executor.js";
+import { Cache } from "../src/runner/store/cache.js";
+import { readLock, buildId } from "../src/runner/results/lock.js";
+import { newScope, type BuildOptions } from "../src/runner/execution/scope.js";
+import { KeyedWalk, type WalkedStage, type Wording } from "../src/runner/execution/walk.js";
+import { frozenPolicy, shardPolicy } from "../src/runner/execution/policy.js";
 import { BuildFailure, StageError } from "../src/errors.js";
 
 const SPEC = "specs/sums.yaml";

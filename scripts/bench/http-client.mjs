@@ -11,14 +11,13 @@
 // server must be woken for each request (on 2 cores, the fake server and the client share the machine).
 // --keyed: the bare loop again with the two things every request of the model stage must do beyond it: its
 // key (the body's sorted JSON and its sha256, serialisedRequest of dist/stages/model.js) and the durable
-// write of its reply the moment it arrives (ReplyLog.put of dist/src/runner/reply-log.js, one write call
-// per reply, as a kill -9 must not lose a paid reply). Printed as its ratio to the bare loop: the least the
-// model stage's sending can cost against the bare loop on this machine. And, to price that promise, the same
-// records written once per event-loop turn (every reply parsed in a turn, in one write at its end), which a
-// kill -9 can cut short by the replies of one turn: what the sending would cost if the promise were relaxed.
-//   node scripts/bench/http-client.mjs [--requests 10000] [--rounds 6] [--concurrency 64] [--spin 25,50]
-//        [--keyed]
-//   (npm run build first)
+// write of its reply the moment it arrives (ReplyLog.put of dist/src/runner/replies/reply-log.js, one write
+// call per reply, as a kill -9 must not lose a paid reply). Printed as its ratio to the bare loop: the least
+// the model stage's sending can cost against the bare loop on this machine. And, to price that promise, the
+// same records written once per event-loop turn (every reply parsed in a turn, in one write at its end),
+// which a kill -9 can cut short by the replies of one turn: what the sending would cost if the promise were
+// relaxed. node scripts/bench/http-client.mjs [--requests 10000] [--rounds 6] [--concurrency 64] [--spin
+// 25,50] [--keyed] (npm run build first)
 import http from "node:http";
 import path from "node:path";
 import os from "node:os";
@@ -82,7 +81,7 @@ const objects = keyed ? bodies.map((b) => JSON.parse(b)) : [];
 // write: "each" (ReplyLog.put), "turn" (the same record lines, one write per event-loop turn) or none.
 const keyedLoop = async (write) => {
   const { serialisedRequest } = await import(path.resolve(import.meta.dirname, "../../dist/stages/model.js"));
-  const { ReplyLog, recordLine } = dist("src/runner/reply-log.js");
+  const { ReplyLog, recordLine } = dist("src/runner/replies/reply-log.js");
   const log = new ReplyLog(path.join(logDir, String(Math.random()).slice(2)), false);
   const byBody = new Map(bodies.map((b, i) => [b, objects[i]]));
   const turnFd = write === "turn" ? openSync(path.join(logDir, `turn-${Math.random()}.log`), "a") : null;

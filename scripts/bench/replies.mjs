@@ -3,9 +3,9 @@
 // the reply memo and answer one stage's requests (200 lookups of replies it already has; timed from when the
 // code is loaded, so that Node's own module loading does not drown the store's cost), with the store at
 // 1x and at 10x (many earlier builds' logs). Printed as ratios 10x/1x (flat is 1.00), with the absolute
-// figures beside them, for the indexed store (src/runner/reply-log.ts, compiled in dist/) and, as the
+// figures beside them, for the indexed store (src/runner/replies/reply-log.ts, compiled in dist/) and, as the
 // baseline timed in the same run, the reader it replaced: every log read whole into a map (reimplemented
-// below in a few lines, as src/runner/memo.ts did it before the index).
+// below in a few lines, as src/runner/replies/memo.ts did it before the index).
 // Usage: npm run build && node scripts/bench/replies.mjs [--base 2000] [--runs 5]
 import { $, fs, path, os, argv } from "zx";
 import { createHash, randomBytes } from "node:crypto";
@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 
 $.verbose = false;
 const repo = path.resolve(import.meta.dirname, "../..");
+const REPLY_LOG_URL = pathToFileURL(path.join(repo, "dist/src/runner/replies/reply-log.js")).href;
 const base = Number(argv.base ?? 2000); // replies at 1x
 const runs = Number(argv.runs ?? 5);
 const perLog = 100; // replies per earlier build's log
@@ -56,7 +57,7 @@ const child = (mode) => `
   const keys = JSON.parse(require("node:fs").readFileSync(keysFile, "utf8"));
   let get, t0;
   if (${JSON.stringify(mode)} === "index") {
-    const { ReplyLog } = await import(${JSON.stringify(pathToFileURL(path.join(repo, "dist/src/runner/reply-log.js")).href)});
+    const { ReplyLog } = await import(${JSON.stringify(REPLY_LOG_URL)});
     t0 = performance.now(); // the module loaded: what follows is the store's own cost
     const log = new ReplyLog(dir);
     get = (k) => log.get(k);
@@ -99,7 +100,9 @@ const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-replies-"));
 const dir = path.join(tmp, "memo/requests");
 await fs.mkdirp(dir);
 const keysFile = path.join(tmp, "keys.json");
-const { ReplyLog } = await import(pathToFileURL(path.join(repo, "dist/src/runner/reply-log.js")).href);
+const { ReplyLog } = await import(
+  pathToFileURL(path.join(repo, "dist/src/runner/replies/reply-log.js")).href
+);
 
 const results = {};
 let all = [];

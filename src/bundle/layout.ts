@@ -3,7 +3,7 @@
 //   spec/<path>                 the spec file and its file inputs (templates, schemas) at their project paths
 //   stages/<stage>.json         each stage's key record (kind, code hashes, params, input hashes)
 //   outputs/<stage>/<output>    every stage output but the downloaded data
-import type { KeyRecord } from "../runner/keys.js";
+import type { KeyRecord } from "../runner/keys/keys.js";
 import { STAGE_KINDS } from "../../stages/index.js";
 
 export const BUNDLE_FORMAT = 1;
@@ -22,7 +22,7 @@ export interface BundleManifest {
   spec_hash: string;
   spec: string; // project path of the spec file
   files: string[]; // project paths of the spec's file inputs
-  /** A task of the author's repository (src/runner/user-task.ts): its source files (`tasks/<name>/…`),
+  /** A task of the author's repository (src/runner/code/user-task.ts): its source files (`tasks/<name>/…`),
    *  bundled under spec/ so that verify compiles and replays the task anywhere. */
   task_files?: string[];
   variables: Record<string, unknown>;

@@ -1,6 +1,6 @@
 // What export writes and verify checks alike: the spec's files, the lock entry and the pins a bundle carries
 // (derived from its manifest). Verify's members and records checks are in src/bundle/verify/.
-import type { SpecFile } from "../spec/load.js";
+import type { SpecFile } from "../specfile/load.js";
 import { stableJson } from "../util/json.js";
 import { isData, type BundleManifest } from "./layout.js";
 

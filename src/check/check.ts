@@ -1,5 +1,5 @@
 // medbench check: a task's check over its roster of runs, from the results folders alone.
-import type { SpecFile } from "../spec/load.js";
+import type { SpecFile } from "../specfile/load.js";
 import { evaluate, type CriterionResult, type Status } from "./criteria.js";
 import type { CheckDecl } from "./declare.js";
 import { rosterRuns, type RosterRun } from "./roster.js";

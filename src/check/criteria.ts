@@ -2,7 +2,7 @@
 // many API errors), always with the numbers it was decided on. Paired statistics use the same code as
 // `medbench stats paired` (src/stats/intervals.ts).
 import { pairedComparison } from "../stats/intervals.js";
-import { lookupPointer } from "../spec/load.js";
+import { lookupPointer } from "../specfile/load.js";
 import { stableJson, type Json } from "../util/json.js";
 import type { Criterion } from "./declare.js";
 import type { RosterRun } from "./roster.js";

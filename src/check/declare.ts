@@ -2,9 +2,9 @@
 // of a few generic kinds. `$spec` pointers take values from the published spec (which stays as published
 // and alone makes spec_hash). Every value is checked here, with its file:line:column, before any result
 // is read.
-import { diagnosticAt } from "../spec/document.js";
+import { diagnosticAt } from "../specfile/document.js";
 import { DiagnosticError, type Diagnostic } from "../errors.js";
-import { resolveRefs, type SpecFile } from "../spec/load.js";
+import { resolveRefs, type SpecFile } from "../specfile/load.js";
 import type { RngName } from "../stats/intervals.js";
 import { escapePointer, type Json } from "../util/json.js";
 

@@ -1,7 +1,7 @@
 // The run each roster entry stands for: a full (not partial) build for the spec's current spec_hash, of the
 // headline configuration, all on the same files (the release, or else the bundled sample). A run that cannot
 // be used says why, and how to get one that can.
-import type { SpecFile } from "../spec/load.js";
+import type { SpecFile } from "../specfile/load.js";
 import { RouteRegistry, type Routes } from "../model/routes.js";
 import type { CheckDecl, RosterEntry } from "./declare.js";
 import { reasoningProblem } from "./reasoning.js";

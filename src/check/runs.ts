@@ -4,13 +4,13 @@
 // modified since build, and its numbers are never used.
 import { existsSync, readFileSync } from "../util/builtins.js";
 import { UsageError } from "../errors.js";
-import { metricsProblem, readResultJson } from "../util/result-files.js";
+import { metricsProblem, readResultJson } from "./result-files.js";
 import { dirname, join } from "node:path";
 import { glob } from "tinyglobby";
 import { readRecords, type UnitRecord } from "../contract/records.js";
 import type { Json } from "../util/json.js";
 import type { CheckDecl } from "./declare.js";
-import { modifiedSinceBuild } from "../runner/results-check.js";
+import { modifiedSinceBuild } from "../runner/results/results-check.js";
 
 export interface MetricsJson {
   model?: string | null;
@@ -31,7 +31,8 @@ export interface FoundRun {
   metrics: MetricsJson | null;
   /** Why metrics.json could not be used, when it could not. */
   broken: string | null;
-  /** Why the folder is not what its build wrote (src/runner/results-check.ts); `metrics` is then null. */
+  /** Why the folder is not what its build wrote (src/runner/results/results-check.ts); `metrics` is then
+   * null. */
   modified: string | null;
   /** The model a modified run's metrics.json names: to say which roster run it would be, never more. */
   claimedModel?: string | null;

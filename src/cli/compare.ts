@@ -4,12 +4,12 @@
 import { existsSync } from "../util/builtins.js";
 import { join } from "node:path";
 import { pairedComparison, type RngName } from "../stats/intervals.js";
-import { metricsProblem, readResultJson, readResultLines } from "../util/result-files.js";
+import { metricsProblem, readResultJson, readResultLines } from "../check/result-files.js";
 import type { CompareDecl } from "../contract/task.js";
 import { pairVerdicts, type ComparedItem } from "../contract/compare.js";
 import type { UnitRecord } from "../contract/records.js";
 import { UsageError } from "../errors.js";
-import { modifiedMessage, modifiedSinceBuild } from "../runner/results-check.js";
+import { modifiedMessage, modifiedSinceBuild } from "../runner/results/results-check.js";
 
 interface RunMetrics {
   slug: string;
@@ -30,7 +30,8 @@ export interface PairedOptions {
 /** What a task that declares no `compare` gets: the check's paired bootstrap (numpy default_rng(0)). */
 export const UNITS_PAIRED: PairedOptions = { resamples: 2000, seed: 0, rng: "numpy", level: 0.95 };
 
-/** Refuses a results file that is not what its build wrote (src/runner/results-check.ts), naming it. */
+/** Refuses a results file that is not what its build wrote (src/runner/results/results-check.ts), naming
+ * it. */
 function checkUnmodified(dir: string, file: string, cacheDir: string | null): void {
   const problems = modifiedSinceBuild(dir, cacheDir, [file]);
   if (problems.length)

@@ -3,8 +3,8 @@
 import { existsSync, readFileSync } from "../util/builtins.js";
 import { resolve } from "node:path";
 import { execa } from "execa";
-import { parseSourceDoc, readSourceDoc, type SourceDoc } from "../spec/document.js";
-import { loadSpecFromSource, type SpecFile } from "../spec/load.js";
+import { parseSourceDoc, readSourceDoc, type SourceDoc } from "../specfile/document.js";
+import { loadSpecFromSource, type SpecFile } from "../specfile/load.js";
 import { planStages } from "../graph/plan.js";
 import { DiagnosticError } from "../errors.js";
 import { STAGE_KINDS } from "../../stages/index.js";

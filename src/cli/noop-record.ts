@@ -3,15 +3,15 @@
 // results) is written down with the events it emitted. The next build with the same arguments, folder,
 // environment and Node that finds every signature unchanged replays those events instead of keying the
 // stages again: the trust the stat cache and the code memo already place in a stat signature
-// (src/runner/stat-signature.ts). One path changed, and the build keys every stage as usual.
+// (src/util/stat-signature.ts). One path changed, and the build keys every stage as usual.
 import { readdirSync, readFileSync, statSync } from "../util/builtins.js";
 import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import type { BuildEvent } from "../runner/events.js";
+import type { BuildEvent } from "../contract/events.js";
 import { consultedEnv, consultedPaths } from "../util/consulted.js";
 import { sha256Hex } from "../hash/sha256.js";
-import { writeFileAtomic } from "../runner/fsutil.js";
-import { settledBefore } from "../runner/stat-signature.js";
+import { writeFileAtomic } from "../util/fsutil.js";
+import { settledBefore } from "../util/stat-signature.js";
 import { installRoot } from "../util/paths.js";
 
 const VERSION = 3; // 2: the record carries a checksum of its content; 3: and the variables tasks declare

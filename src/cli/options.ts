@@ -1,8 +1,8 @@
 // The options shared by the commands that open a project and build or read a spec's stages.
 import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync } from "../util/builtins.js";
 import { dirname, join, relative } from "node:path";
-import type { BuildOptions } from "../runner/executor.js";
-import { openProject, type Project } from "../runner/project.js";
+import type { BuildOptions } from "../runner/execution/executor.js";
+import { openProject, type Project } from "../runner/execution/project.js";
 import { readdirSync } from "../util/builtins.js";
 import { installRoot } from "../util/paths.js";
 import { resolve } from "node:path";

@@ -5,8 +5,8 @@
 import { closeSync, lstatSync, openSync, readSync, statSync } from "../util/builtins.js";
 import { constants, gunzipSync } from "node:zlib";
 import { dirname, relative, resolve, sep } from "node:path";
-import { RESULTS_ROOT } from "../spec/results-dir.js";
-import { isResultsFolder } from "../runner/ownership.js";
+import { RESULTS_ROOT } from "../specfile/results-dir.js";
+import { isResultsFolder } from "../runner/results/ownership.js";
 import { UsageError } from "../errors.js";
 
 /** What a command writes with -o: its name, an example file name, and how to recognise an earlier one. */

@@ -1,11 +1,11 @@
 // A spec checked against what its stage kinds and its task declare, before anything runs: every input
 // named and of the right record type, every results file a real output, every parameter known and of its
 // declared type and range. Each problem is a diagnostic at its file:line:column.
-import { diagnosticAt } from "../spec/document.js";
+import { diagnosticAt } from "../specfile/document.js";
 import { DiagnosticError, type Diagnostic } from "../errors.js";
-import { lookupPointer, resultSource, type SpecFile, type StageDecl } from "../spec/load.js";
+import { lookupPointer, resultSource, type SpecFile, type StageDecl } from "../specfile/load.js";
 import { escapePointer, type Json } from "../util/json.js";
-import type { CheckEnv, StageKind } from "../runner/stage.js";
+import type { CheckEnv, StageKind } from "./stage.js";
 import type { TaskModule } from "./task.js";
 import type { InputDecl, ParamDecl, ParamDecls } from "./declarations.js";
 import { checkValue } from "./params.js";

@@ -1,7 +1,7 @@
 // The stage graph: every reference resolved, cycles refused, stages in a dependency order.
-import { diagnosticAt } from "../spec/document.js";
+import { diagnosticAt } from "../specfile/document.js";
 import { DiagnosticError, type Diagnostic } from "../errors.js";
-import type { SpecFile, StageDecl } from "../spec/load.js";
+import type { SpecFile, StageDecl } from "../specfile/load.js";
 import { escapePointer } from "../util/json.js";
 
 export interface Plan {

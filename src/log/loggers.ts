@@ -1,5 +1,5 @@
 // Renderers of build events: console (progress and a summary table), quiet, JSON lines.
-import type { BuildEvent, SummaryRow } from "../runner/events.js";
+import type { BuildEvent, SummaryRow } from "../contract/events.js";
 import { unreachable } from "../util/json.js";
 
 export interface Logger {

@@ -7,10 +7,10 @@ import {
   parseSourceDoc,
   readDocumentBytes,
   type SourceDoc,
-} from "../spec/document.js";
+} from "../specfile/document.js";
 import { REDACTED, urlUserinfo } from "./redact.js";
 import { publicUrl, queryValues } from "./url-secrets.js";
-import { checkSchema, REGISTRY_SCHEMA } from "../spec/schema.js";
+import { checkSchema, REGISTRY_SCHEMA } from "../specfile/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
 import { escapePointer, type Json } from "../util/json.js";

@@ -3,17 +3,17 @@
 // run's audit facts.
 import { existsSync, readFileSync } from "../util/builtins.js";
 import { basename, dirname, join, resolve } from "node:path";
-import { parseSourceDoc } from "../spec/document.js";
-import { projectSpecs } from "../spec/project-specs.js";
-import type { SpecFile } from "../spec/load.js";
-import { loadRuntime } from "../cli/runtime.js";
+import { parseSourceDoc } from "../specfile/document.js";
+import { projectSpecs } from "../specfile/project-specs.js";
+import type { SpecFile } from "../specfile/load.js";
+import { loadRuntime } from "../load/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
 import { declaredCheck, type CheckDecl } from "../check/declare.js";
 import { findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../errors.js";
-import { writeFileAtomic } from "../runner/fsutil.js";
+import { writeFileAtomic } from "../util/fsutil.js";
 import { runNotices } from "../util/metrics.js";
-import { openProject, projectPath } from "../runner/project.js";
+import { openProject, projectPath } from "../runner/execution/project.js";
 import { inlineSafe, pageScript, pageStyle } from "./page.js";
 
 export interface ReportRun {

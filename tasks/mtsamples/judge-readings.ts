@@ -1,7 +1,7 @@
 // Each judge reply read as HELM reads it and as MedARC reads it (the score stage's; the prompt is
 // judges.ts's).
 import type { Json } from "../../src/util/json.js";
-import { toJs } from "../../src/util/python-json.js";
+import { toJs } from "../../src/hash/python-json.js";
 import { helmAnnotation, helmReading, medarcObject, medarcReading } from "./readings.js";
 
 /** HELM: greedy {.*} across lines, parsed with Python's json; on "Expecting ',' delimiter" one } is appended,

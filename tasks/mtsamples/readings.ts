@@ -3,7 +3,7 @@
 // tests/mtsamples-fidelity.test.ts).
 // Both parse with Python's json (NaN and Infinity are numbers). Where the reference raises, the reading says
 // which Python exception, so that the scorer can apply medbench's written choice for that case.
-import { PyJsonError, pyJsonLoads } from "../../src/util/python-json.js";
+import { PyJsonError, pyJsonLoads } from "../../src/hash/python-json.js";
 import type { PyValue } from "../../src/hash/pyjson.js";
 import { pyStrip } from "./instances.js";
 

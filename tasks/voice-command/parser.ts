@@ -2,7 +2,7 @@
 // JSON object (braces inside strings and escaped quotes handled), then check it against robot_command.
 import type { ParsedReply, TaskModule, TaskRequest } from "../task.js";
 import type { Json } from "../../src/util/json.js";
-import { pyJsonLoads, toJs } from "../../src/util/python-json.js";
+import { pyJsonLoads, toJs } from "../../src/hash/python-json.js";
 
 type Validate = ((value: unknown) => boolean) & {
   errors?: { instancePath: string; message?: string }[] | null;

@@ -1,11 +1,11 @@
 // The code a replay ran against the code the bundle's records name, per stage, and the verdicts check of
 // a private bundle (what the replay takes as the bundle records it is worth what made it).
 import { STAGE_KINDS } from "../../../stages/index.js";
-import type { UserTask } from "../../runner/user-task.js";
-import type { StageDecl } from "../../spec/load.js";
+import type { UserTask } from "../../runner/code/user-task.js";
+import type { StageDecl } from "../../specfile/load.js";
 import type { TaskModule } from "../../../tasks/task.js";
-import { stageCode } from "../../runner/stage-code.js";
-import { codeChanges } from "../../runner/explain.js";
+import { stageCode } from "../../runner/keys/stage-code.js";
+import { codeChanges } from "../../runner/execution/explain.js";
 import { installRoot } from "../../util/paths.js";
 import type { Json } from "../../util/json.js";
 import type { BundleManifest } from "../layout.js";

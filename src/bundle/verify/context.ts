@@ -1,9 +1,9 @@
 // The context a replayed stage runs in: bundled inputs, no pins, no temp files, live replies kept apart.
-import type { Cache } from "../../runner/cache.js";
-import { tempName } from "../../runner/fsutil.js";
-import { memoStore } from "../../runner/memo.js";
-import type { InputView, StageContext } from "../../runner/stage.js";
-import type { StageDecl } from "../../spec/load.js";
+import type { Cache } from "../../runner/store/cache.js";
+import { tempName } from "../../util/fsutil.js";
+import { memoStore } from "../../runner/replies/memo.js";
+import type { InputView, StageContext } from "../../contract/stage.js";
+import type { StageDecl } from "../../specfile/load.js";
 import type { Json } from "../../util/json.js";
 import type { Replay } from "./types.js";
 import { commandRoutes } from "../../model/routes.js";

@@ -1,7 +1,7 @@
 // The requests of a live model (or judge) stage that got no answer: replies with an error, judge rows
 // without a text. Read from a stage's outputs as its kind declares their record types.
 import { readFileSync } from "../../util/builtins.js";
-import type { StageKind } from "../../runner/stage.js";
+import type { StageKind } from "../../contract/stage.js";
 import { carriesAnswers, readRecords, unanswered } from "../../contract/records.js";
 import type { LiveReport } from "./types.js";
 

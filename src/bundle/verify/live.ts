@@ -1,8 +1,8 @@
 // The live check (verify --live): the recorded requests sent again, their verdicts and metrics compared
 // with the published ones, failed requests reported as failures and never as changed verdicts.
 import { STAGE_KINDS } from "../../../stages/index.js";
-import { resultSource } from "../../spec/load.js";
-import { replyFolder } from "../../runner/memo.js";
+import { resultSource } from "../../specfile/load.js";
+import { replyFolder } from "../../runner/replies/memo.js";
 import { repliesByWriter } from "../../remote/store.js";
 import { comparisonOf, pairVerdicts } from "../../contract/compare.js";
 import { metricEntries } from "../../util/metrics.js";

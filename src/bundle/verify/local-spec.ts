@@ -2,7 +2,7 @@
 // one (the field diff), and whether it is another published spec of the same version.
 import { existsSync, readFileSync, readdirSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import { parseSourceDoc } from "../../spec/document.js";
+import { parseSourceDoc } from "../../specfile/document.js";
 import { jsonDiff, type Json } from "../../util/json.js";
 import type { BundleManifest } from "../layout.js";
 import type { Check } from "./types.js";

@@ -2,7 +2,7 @@
 // with the spec it names, and the copies of the manifest (stages/*.json, lock.json) are the manifest.
 import { existsSync, lstatSync, readFileSync, readdirSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import type { SpecFile } from "../../spec/load.js";
+import type { SpecFile } from "../../specfile/load.js";
 import { jsonDiff, pointerWords, stableJson } from "../../util/json.js";
 import { BUNDLE_FORMAT, isData, outputPath, type BundleManifest } from "../layout.js";
 import { bundlePins, lockEntry, specFiles } from "../members.js";

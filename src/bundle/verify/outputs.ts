@@ -1,7 +1,7 @@
 // The outputs check: every bundled output and results file against the hash the build recorded.
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import { resultSource } from "../../spec/load.js";
+import { resultSource } from "../../specfile/load.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import type { BundleManifest } from "../layout.js";
 import type { Check, Outputs, ResultName } from "./types.js";

@@ -1,5 +1,5 @@
 // The partial check: a bundle of a partial run (`--limit`, `--subset`) is never the published result.
-import { resultSource } from "../../spec/load.js";
+import { resultSource } from "../../specfile/load.js";
 import type { BundleManifest } from "../layout.js";
 import type { Check, Outputs } from "./types.js";
 

@@ -5,9 +5,9 @@
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
-import { stageKey } from "../../runner/keys.js";
-import { Cache } from "../../runner/cache.js";
-import type { SpecFile, StageDecl } from "../../spec/load.js";
+import { stageKey } from "../../runner/keys/keys.js";
+import { Cache } from "../../runner/store/cache.js";
+import type { SpecFile, StageDecl } from "../../specfile/load.js";
 import { STAGE_KINDS } from "../../../stages/index.js";
 import { jsonDiff, pointerWords, type Json } from "../../util/json.js";
 import { callsModel, isData, readsData, type BundleManifest, type BundleStage } from "../layout.js";

@@ -1,7 +1,7 @@
 // The replay check: every stage that needs neither data nor a model recomputed from the bundle, compared
 // output by output with the published result (metric by metric, verdict by verdict), with the code it ran.
-import type { StageDecl } from "../../spec/load.js";
-import type { UserTask } from "../../runner/user-task.js";
+import type { StageDecl } from "../../specfile/load.js";
+import type { UserTask } from "../../runner/code/user-task.js";
 import { medbenchVersion } from "../../util/paths.js";
 import { callsModel, type BundleManifest } from "../layout.js";
 import { codeDifferences, takenAsIs, type TaskInfo } from "./code.js";

@@ -2,8 +2,8 @@
 // (the one bundle.json and the published metrics.json record).
 import { readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import { parseSourceDoc } from "../../spec/document.js";
-import { loadSpecFromSource, resultSource, type SpecFile } from "../../spec/load.js";
+import { parseSourceDoc } from "../../specfile/document.js";
+import { loadSpecFromSource, resultSource, type SpecFile } from "../../specfile/load.js";
 import type { Json } from "../../util/json.js";
 import type { BundleManifest } from "../layout.js";
 import { specFiles } from "../members.js";

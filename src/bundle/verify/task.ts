@@ -1,8 +1,8 @@
 // The bundle's task: one of medbench's, or one of the author's repository whose sources the bundle carries
 // (compiled in this project's cache, and only when the user said its code may run here).
 import { join } from "node:path";
-import { loadTask } from "../../cli/runtime.js";
-import type { SpecFile } from "../../spec/load.js";
+import { loadTask } from "../../load/runtime.js";
+import type { SpecFile } from "../../specfile/load.js";
 import type { BundleManifest } from "../layout.js";
 import type { VerifyOptions } from "./types.js";
 import { UsageError } from "../../errors.js";

@@ -2,15 +2,15 @@
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
-import type { BuildEvent, SummaryRow } from "../../runner/events.js";
+import type { BuildEvent, SummaryRow } from "../../contract/events.js";
 import { metricEntries, runNotices } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse } from "../args.js";
 import { UsageError } from "../../errors.js";
-import { sizeHeap } from "../small-run-heap.js";
+import { sizeHeap } from "../../load/small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
-import type { BuildOptions, BuildReport, Runtime } from "../../runner/executor.js";
+import type { BuildOptions, BuildReport, Runtime } from "../../runner/execution/executor.js";
 
 export const command: Command = {
   help: `usage: medbench build SPEC [options]
@@ -121,7 +121,7 @@ async function loadBuildRuntime(
   logger: Logger,
 ): Promise<Runtime> {
   // Loaded here, not above, so that `--help` and usage errors stay close to Node's own start-up.
-  const { loadRuntime } = await import("../runtime.js");
+  const { loadRuntime } = await import("../../load/runtime.js");
   const { commandRoutes } = await import("../../model/routes.js");
   const rt = await loadRuntime(
     specPath,
@@ -147,7 +147,7 @@ async function buildAndRemember(
   emit: (e: BuildEvent) => void,
   specPath: string,
 ): Promise<BuildReport> {
-  const { build } = await import("../../runner/executor.js");
+  const { build } = await import("../../runner/execution/executor.js");
   const { settleRemotes, readByWriter } = await import("../../remote/store.js");
   let report;
   try {
@@ -156,12 +156,12 @@ async function buildAndRemember(
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }
   sayWhatCameFromRemote(report.stages, readByWriter, emit);
-  (await import("../../spec/load.js")).rememberParsedSpec(
+  (await import("../../specfile/load.js")).rememberParsedSpec(
     rt.spec,
     specPath,
     join(opts.project.cacheDir, "specs"),
   );
-  (await import("../../runner/code-memo.js")).saveCodeMemo();
+  (await import("../../hash/code-memo.js")).saveCodeMemo();
   return report;
 }
 
@@ -251,7 +251,7 @@ async function buildRoster(
 ): Promise<number> {
   if (values.model !== undefined || values.shard !== undefined)
     throw new UsageError("--roster builds each model of the roster: drop --model and --shard");
-  const { loadRuntime } = await import("../runtime.js");
+  const { loadRuntime } = await import("../../load/runtime.js");
   const { declaredCheck } = await import("../../check/declare.js");
   const spec = (await loadRuntime(specPath, {})).spec;
   const decl = declaredCheck(spec);

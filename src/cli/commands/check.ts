@@ -24,7 +24,7 @@ async function run(argv: string[]): Promise<number> {
     "check",
   );
   if (positionals.length !== 1) throw usageError(command, "check takes one spec file");
-  const { loadRuntime } = await import("../runtime.js");
+  const { loadRuntime } = await import("../../load/runtime.js");
   const { declaredCheck } = await import("../../check/declare.js");
   const { runCheck } = await import("../../check/check.js");
   // The criteria load the interval procedures (@stdlib): only when a check runs, never for --help.

@@ -20,8 +20,8 @@ export const command: Command = {
 
 /** The spec of the project whose slug this is, and its task's comparison (null: none declared). */
 async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
-  const { parseSourceDoc } = await import("../../spec/document.js");
-  const { projectSpecs } = await import("../../spec/project-specs.js");
+  const { parseSourceDoc } = await import("../../specfile/document.js");
+  const { projectSpecs } = await import("../../specfile/project-specs.js");
   const spec = projectSpecs(root).find((file) => {
     try {
       return (parseSourceDoc(readFileSync(join(root, file)), file).value as { slug?: string }).slug === slug;
@@ -34,7 +34,7 @@ async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
       `no spec of ${slug} in ${join(root, "specs")}: ` +
         "run compare in the project whose specs/ holds the task's spec",
     );
-  const { loadRuntime } = await import("../runtime.js");
+  const { loadRuntime } = await import("../../load/runtime.js");
   return (await loadRuntime(resolve(root, spec), {})).task.module.compare ?? null;
 }
 

@@ -12,7 +12,7 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { hashDocument } = await import("../../spec/load.js");
+  const { hashDocument } = await import("../../specfile/load.js");
   const { values, positionals } = parse(argv, { json: { type: "boolean" } }, "hash");
   if (positionals.length !== 1) throw usageError(command, "hash takes one file");
   const { specHash, published } = hashDocument(specOrBuiltIn(positionals[0]!, "hash", process.cwd()));

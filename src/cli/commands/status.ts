@@ -3,7 +3,7 @@ import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
-import type { StageState } from "../../runner/status.js";
+import type { StageState } from "../../runner/execution/status.js";
 
 type Status = { spec: string; specHash: string; states: StageState[] };
 
@@ -65,8 +65,8 @@ async function keyed(
   vars: ReturnType<typeof buildOptions>["vars"],
   opts: ReturnType<typeof buildOptions>["opts"],
 ): Promise<Status> {
-  const { loadRuntime } = await import("../runtime.js");
-  const { stageStates } = await import("../../runner/status.js");
+  const { loadRuntime } = await import("../../load/runtime.js");
+  const { stageStates } = await import("../../runner/execution/status.js");
   const rt = await loadRuntime(specPath, vars, opts.project.cacheDir);
   return { spec: rt.spec.path, specHash: rt.spec.specHash, states: await stageStates(rt, opts) };
 }

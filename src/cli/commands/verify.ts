@@ -1,7 +1,7 @@
 // medbench verify BUNDLE|DIR [--live]: check a published result by replaying it (and re-sending it).
 import { ConsoleLogger, JsonLogger, paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
-import { sizeHeap } from "../small-run-heap.js";
+import { sizeHeap } from "../../load/small-run-heap.js";
 import { usageError, type Command } from "../command.js";
 import { buildOptions, optionsOf } from "../options.js";
 import type { LiveReport, VerifyReport } from "../../bundle/verify/index.js";

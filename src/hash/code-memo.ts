@@ -1,0 +1,77 @@
+// What medbench works out from its own install files (a source's sha256, a compiled module's sha256 and
+// imports, the versions package-lock.json pins), remembered across processes by stat signature (size, mtime,
+// ctime, inode: src/util/stat-signature.ts, as the stat cache does), so that a no-op build neither reads
+// nor hashes the code it keys stages by.
+import { readFileSync, statSync } from "../util/builtins.js";
+import { sameSignature, settled, signatureOf, type StatSignature } from "../util/stat-signature.js";
+import { dirname } from "node:path";
+import { writeFileAtomic } from "../util/fsutil.js";
+import type { Json } from "../util/json.js";
+import { consult } from "../util/consulted.js";
+import { readSealed, sealed, warnDiscarded } from "./sealed.js";
+
+// 2: the imports a scan found include CommonJS requires (dist/ is CommonJS); 3: one entry per file and
+// derivation (a task source is both hashed and checked)
+const VERSION = 3;
+
+interface Entry extends StatSignature {
+  /** Which derivation made `facts` (a file is always derived the same way; this guards a change of mind). */
+  kind: string;
+  facts: Json;
+}
+
+let file: string | null = null;
+let entries: Record<string, Entry> = {};
+let dirty = false;
+
+/** Remembers facts in `path` from now on (a project's cache); without it they last one process. */
+export function useCodeMemo(path: string): void {
+  if (file === path) return;
+  file = path;
+  dirty = false;
+  // Sealed (src/hash/sealed.ts): an edited hash would key stages by code that is not there, so an edited
+  // memo is dropped whole. A missing or damaged one only costs a reread.
+  const body = readSealed(path, (why) => warnDiscarded(path, why, "the install's code is read again"));
+  try {
+    const parsed = JSON.parse(body ?? "null") as { version?: number; entries?: typeof entries } | null;
+    entries = parsed?.version === VERSION && parsed.entries ? parsed.entries : {};
+  } catch {
+    entries = {};
+  }
+}
+
+/**
+ * `derive(bytes)` for the file at `abs` (absolute), or what it gave when the file was last read unchanged.
+ */
+export function factsOf<T extends Json>(abs: string, kind: string, derive: (bytes: Buffer) => T): T {
+  const st = statSync(abs);
+  consult(abs, st);
+  const id = kind === "scan" ? abs : `${abs}\n${kind}`; // a scan, the most frequent, by its path alone
+  const hit = entries[id];
+  if (hit && hit.kind === kind && sameSignature(hit, st)) return hit.facts as T;
+  const facts = derive(readFileSync(abs));
+  if (settled(st)) {
+    entries[id] = { ...signatureOf(st), kind, facts };
+    dirty = true;
+  }
+  return facts;
+}
+
+/** Writes what was learnt in this process (a cache: a failure to write costs only a reread next time). */
+export function saveCodeMemo(): void {
+  if (!file || !dirty) return;
+  try {
+    const sorted = Object.fromEntries(
+      Object.entries(entries).sort(([left], [right]) => (left < right ? -1 : 1)),
+    );
+    writeFileAtomic(
+      file,
+      sealed(JSON.stringify({ version: VERSION, entries: sorted })),
+      dirname(file),
+      false,
+    );
+    dirty = false;
+  } catch {
+    /* read-only cache folder: remembered for this process only */
+  }
+}

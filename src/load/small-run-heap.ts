@@ -1,0 +1,95 @@
+// A small run's peak memory is mostly V8's own room to grow, not what the run keeps alive
+// (docs/performance.md, seventh and eighth rounds). Two parts of it are held once a command has stages to
+// run, until a stage reports 10,000 items of work or more (beside such a run they are small, and held they
+// cost CPU):
+// - The young generation. V8 lets it grow to 16 MB per semi-space under a build's allocation (a 2,070-item
+//   build peaked near 140 MB; held at 4 MB, near 103, and no slower). The flag for it,
+//   --max-semi-space-size, is read only as Node starts, and any such flag costs every command, a no-op too,
+//   about 15 ms of start-up (Node then refuses its built-in code cache). The growth factor, read at each
+//   growth, can be set as the process runs: the young generation grows to 4 MB per semi-space at most.
+// - The old generation's garbage. A stage's rows outlive a few young collections, so they are promoted, and
+//   are garbage once the stage is done; V8 lets the old generation grow to a few times what survived its last
+//   full collection before it collects again, so a small run's stages piled up their dead rows (a 2,070-item
+//   run made one full collection in its last 1.7 s). A full collection after each stage that ran keeps the
+//   pile to one stage's: that run's peak went from 101-104 MB to 87-88, for about 3 % more CPU.
+// A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
+// of the young generation, and such a user wants less memory).
+import type { BuildEvent } from "../contract/events.js";
+
+const HELD_SEMI_SPACE = 4 * 2 ** 20;
+const LARGE_RUN = 10_000;
+let youngHeld = false;
+let stopWatching = () => {};
+// From the first stage until one reports LARGE_RUN items of work (a model or a download stage; a build whose
+// stages that run report no progress, such as --refresh bootstrap, stays small: its collections then cost in
+// proportion to its heap, as its stages' own work does).
+let small: boolean | undefined;
+
+/** What a build's events say of the heap: the young generation held from the first stage, a collection
+ *  after each stage that ran, both until a stage's progress counts LARGE_RUN items or more. */
+export function sizeHeap(e: BuildEvent): void {
+  if (e.type === "stage-start" && small === undefined) {
+    small = true;
+    holdBeforeWork();
+  } else if (e.type === "progress" && e.total >= LARGE_RUN && small) {
+    small = false;
+    if (youngHeld) releaseYoungGeneration();
+  } else if (e.type === "stage-done" && e.status === "ran" && small) collectGarbage();
+}
+
+/** The young generation held before a command's first heavy work that is not a stage's: checking a task's
+ *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any
+ *  stage started. */
+export function holdBeforeWork(): void {
+  if (!youngHeld && !userSized()) holdYoungGeneration();
+}
+
+// Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
+// command that runs no stage (a no-op build, status) never sets one.
+const v8 = () => require("node:v8") as typeof import("node:v8");
+const growthFactor = (factor: number) => v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+const semiSpace = () =>
+  (v8()
+    .getHeapSpaceStatistics()
+    .find((space) => space.space_name === "new_space")?.space_size ?? 0) / 2;
+const userSized = () =>
+  /semi[-_]space/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
+
+function holdYoungGeneration(): void {
+  youngHeld = true;
+  // V8 doubles it at each growth, each one after as many bytes have survived as it holds: left at its own
+  // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1). A long synchronous stretch can
+  // let one more growth through between two looks; that costs memory, never a result.
+  if (semiSpace() >= HELD_SEMI_SPACE) return growthFactor(1);
+  const watch = setInterval(() => {
+    if (semiSpace() < HELD_SEMI_SPACE) return;
+    growthFactor(1);
+    clearInterval(watch);
+  }, 2);
+  watch.unref();
+  stopWatching = () => clearInterval(watch);
+}
+
+// Node gives `gc` only under --expose-gc. Set as the process runs, the flag gives it to new contexts. Under
+// --expose-gc-as it has another name: then no collection (a memory saving must never fail a build).
+let gc: (() => void) | null | undefined;
+function collectGarbage(): void {
+  if (gc === undefined) {
+    const own = (globalThis as { gc?: unknown }).gc;
+    if (typeof own === "function") gc = own as () => void;
+    else {
+      v8().setFlagsFromString("--expose-gc");
+      const found: unknown = (require("node:vm") as typeof import("node:vm")).runInNewContext(
+        "typeof gc === 'function' ? gc : null",
+      );
+      gc = typeof found === "function" ? (found as () => void) : null;
+    }
+  }
+  gc?.();
+}
+
+function releaseYoungGeneration(): void {
+  youngHeld = false;
+  stopWatching();
+  growthFactor(2); // V8's own
+}

@@ -1,0 +1,255 @@
+// What the stages of one build (or one status) share, and the context a stage is keyed and run in.
+import { existsSync, readFileSync } from "../../util/builtins.js";
+import { resolve } from "node:path";
+import type { Cache } from "../store/cache.js";
+import { stageCode } from "../keys/stage-code.js";
+import type { UserTask } from "../code/user-task.js";
+import { keyRecord, type KeyRecord } from "../keys/keys.js";
+import type { LockSpec } from "../results/lock.js";
+import { insideDir, specFilesRoot, type Project } from "./project.js";
+import type {
+  BuildInfo,
+  DataSource,
+  InputView,
+  StageContext,
+  MemoStore,
+  StageKind,
+  StageOptions,
+} from "../../contract/stage.js";
+import { tempName } from "../../util/fsutil.js";
+import type { StageManifest } from "../results/outcome.js";
+import type { Emit } from "../../contract/events.js";
+import type { SpecFile, StageDecl } from "../../specfile/load.js";
+import type { Plan } from "../../graph/plan.js";
+import type { TaskModule } from "../../../tasks/task.js";
+import { installRoot } from "../../util/paths.js";
+import type { Json } from "../../util/json.js";
+import type { Shard } from "../../remote/shard.js";
+import { commandRoutes } from "../../model/routes.js";
+import { DiagnosticError, StageError } from "../../errors.js";
+
+export interface BuildOptions {
+  project: Project;
+  dataDir?: string;
+  frozen: boolean;
+  trustChanged: boolean;
+  refresh: string[]; // stage names or kinds to rerun regardless
+  env: Record<string, string | undefined>;
+  registryFiles: string[];
+  resultsSuffix: string; // ".partial" for runs over part of the items
+  /** One machine's share of the model requests: no results and no lock; a plain build assembles them. */
+  shard?: Shard;
+}
+
+export interface Runtime {
+  build: BuildInfo;
+  spec: SpecFile;
+  plan: Plan;
+  kinds: Map<string, StageKind>;
+  /** `user`: a task of the user's repository (src/runner/code/user-task.ts); null for one of the install. */
+  /** `reads`: per source of the task folder, the environment variables it reads (task-rules.ts). */
+  task: { name: string; module: TaskModule; user?: UserTask | null; reads?: Record<string, string[]> };
+}
+
+/** What the stages of one build (or one status) share: what runs, how, and what is keyed so far. */
+export interface BuildScope {
+  rt: Runtime;
+  opts: BuildOptions;
+  cache: Cache;
+  /** Stage name -> its outputs (name -> sha256), for the stages keyed so far. */
+  upstream: Map<string, Record<string, string>>;
+  /** Stage name -> the data source a data stage worked out with its key (its readers' `source`). */
+  sources: Map<string, DataSource>;
+  /** The spec's record in medbench.lock before this build (its pins). */
+  previous: LockSpec | undefined;
+  /** Pins recorded by this build's stages (trusted on first use). */
+  newPins: Record<string, Record<string, string>>;
+  emit: Emit;
+  /** The reply store, loaded when a stage first runs: keying a stage never reads replies. */
+  memo: MemoStore | null;
+}
+
+/** A scope before any stage is keyed; the reply store loads when a stage first runs (a no-op needs none). */
+export function newScope(
+  rt: Runtime,
+  opts: BuildOptions,
+  cache: Cache,
+  previous: LockSpec | undefined,
+  emit: Emit = () => {},
+): BuildScope {
+  return {
+    rt,
+    opts,
+    cache,
+    upstream: new Map(),
+    sources: new Map(),
+    previous,
+    newPins: {},
+    emit,
+    memo: null,
+  };
+}
+
+/** Whether `--refresh` names this stage (by its name or its kind). */
+export const refreshed = (decl: StageDecl, opts: BuildOptions): boolean =>
+  opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
+
+/** Everything a stage's key is made of, given its upstream outputs. */
+export async function stageRecord(
+  decl: StageDecl,
+  scope: BuildScope,
+  ctx: StageContext,
+): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
+  const { rt, upstream } = scope;
+  const kind = rt.kinds.get(decl.kind)!;
+  const { code, packages, task: taskCode } = stageCode(installRoot(), kind, decl.params as Json, rt.task);
+  const inputs: Record<string, Record<string, string>> = {};
+  const paths: Record<string, string> = {};
+  for (const [name, ref] of Object.entries(decl.inputs)) {
+    if ("stage" in ref) {
+      inputs[name] = upstream.get(ref.stage)!;
+    } else {
+      inputs[name] = { file: await inputFileHash(decl, name, ref.file, scope) };
+      paths[name] = ref.file;
+    }
+  }
+  const identity = kind.identify ? await kind.identify(ctx) : null;
+  if (kind.dataSource) scope.sources.set(decl.name, kind.dataSource(ctx));
+  const { params } = decl;
+  return {
+    record: keyRecord({ kind: decl.kind, code, packages, task: taskCode, params, inputs, identity }),
+    paths,
+  };
+}
+
+/** The hash of a file input of the spec, which must exist inside the project. */
+async function inputFileHash(
+  decl: StageDecl,
+  name: string,
+  file: string,
+  scope: BuildScope,
+): Promise<string> {
+  const spec = scope.rt.spec;
+  const abs = insideDir(specFilesRoot(scope.opts.project, spec.path), file, "input file", spec.path);
+  if (!existsSync(abs))
+    throw new DiagnosticError([
+      {
+        file: spec.path,
+        key: `stages.${decl.name}.inputs.${name}`,
+        message: `input file ${file} does not exist`,
+        fix: "create it or correct the path (relative to the project root)",
+      },
+    ]);
+  return scope.cache.stat.hash(abs);
+}
+
+/**
+ * The results folder's suffix: `.release` when the spec bundles a (synthetic) sample and this build read the
+ * real release instead, so that neither result overwrites the other; then `.partial` for a partial run.
+ */
+export function resultsSuffix(scope: BuildScope): string {
+  const real = [...scope.sources.values()].some((source) => source.hasSample && !source.sample);
+  return (real ? ".release" : "") + scope.opts.resultsSuffix;
+}
+
+/** The stage's manifest when it ran whole and every output it names is in the cache and intact (else it
+ *  must run). */
+export async function freshManifest(cache: Cache, key: string): Promise<StageManifest | null> {
+  const manifest = await cache.fetchManifest(key);
+  if (!manifest || manifest.key !== key || manifest.incomplete) return null;
+  for (const hash of Object.values(manifest.outputs)) if (!(await cache.verify(hash))) return null;
+  return manifest;
+}
+
+/** The memo of a stage context before any stage ran: keying a stage never reads replies. */
+const UNLOADED: MemoStore = {
+  get: () => {
+    throw new Error("internal: the reply store was read before a stage ran");
+  },
+  put: () => {
+    throw new Error("internal: the reply store was written before a stage ran");
+  },
+};
+
+/** A spec file read as a stage input. */
+function fileInput(scope: BuildScope, file: string): InputView {
+  const abs = resolve(specFilesRoot(scope.opts.project, scope.rt.spec.path), file);
+  return {
+    hashes: {},
+    read: () => readFileSync(abs),
+    text: () => readFileSync(abs, "utf8"),
+    path: () => abs,
+  };
+}
+
+/** An upstream stage's outputs read as a stage input (`name` of stage `decl`). */
+function stageInput(scope: BuildScope, decl: StageDecl, name: string, from: string): InputView {
+  const { upstream, cache } = scope;
+  const hashOf = (out?: string): string => {
+    const hashes = upstream.get(from) ?? {};
+    // A named output is looked up, not found by listing the outputs: a release of 20,000 files is read
+    // file by file, and listing its names on every read made reading it quadratic.
+    if (out !== undefined && out in hashes) return hashes[out]!;
+    const names = Object.keys(hashes);
+    const chosen = out ?? (names.length === 1 ? names[0] : undefined);
+    if (chosen === undefined || !(chosen in hashes))
+      throw new StageError(
+        `stage ${decl.name}: input ${name} has no output ${out ?? "(unnamed)"}; it has ${names.join(", ")}`,
+      );
+    return hashes[chosen]!;
+  };
+  return {
+    get hashes() {
+      return upstream.get(from) ?? {};
+    },
+    get source() {
+      return scope.sources.get(from) ?? null;
+    },
+    read: (out) => cache.read(hashOf(out)),
+    text: (out) => cache.read(hashOf(out)).toString("utf8"),
+    path: (out) => cache.objectPath(hashOf(out)),
+  };
+}
+
+function stageOptions(decl: StageDecl, scope: BuildScope): StageOptions {
+  const { opts, rt } = scope;
+  return {
+    projectRoot: specFilesRoot(opts.project, rt.spec.path),
+    dataDir: opts.dataDir,
+    trustChanged: opts.trustChanged,
+    refresh: refreshed(decl, opts),
+    env: opts.env,
+    routes: commandRoutes(opts.registryFiles),
+    ...(opts.shard ? { shard: opts.shard } : {}),
+  };
+}
+
+/** The context a stage is keyed and run in; `temps` collects the temporary files it asks for. */
+export function stageContext(decl: StageDecl, scope: BuildScope, temps: string[]): StageContext {
+  const { rt, cache, emit, previous, newPins } = scope;
+  const inputs: Record<string, InputView> = {};
+  for (const [name, ref] of Object.entries(decl.inputs))
+    inputs[name] = "file" in ref ? fileInput(scope, ref.file) : stageInput(scope, decl, name, ref.stage);
+  return {
+    stage: decl.name,
+    build: rt.build,
+    params: decl.params as Json,
+    inputs,
+    task: rt.task.module,
+    options: stageOptions(decl, scope),
+    memo: scope.memo ?? UNLOADED,
+    pins: {
+      recorded: (source, path) => newPins[source]?.[path] ?? previous?.pins[source]?.[path],
+      record: (source, path, sha) => {
+        (newPins[source] ??= {})[path] = sha;
+      },
+    },
+    tempPath: () => {
+      const temp = tempName(cache.tmp);
+      temps.push(temp);
+      return temp;
+    },
+    hashFile: (path) => cache.stat.hash(path),
+    emit,
+  };
+}

@@ -1,0 +1,53 @@
+// Why each stage is fresh, stale or never built, worked out without running anything: the keyed walk, read.
+import { Cache } from "../store/cache.js";
+import { buildId, readLock } from "../results/lock.js";
+import { resultsDifferences } from "../results/results.js";
+import { projectPath } from "./project.js";
+import { newScope, resultsSuffix, type BuildOptions, type Runtime } from "./scope.js";
+import { KeyedWalk, type WalkedStage } from "./walk.js";
+
+export interface StageState {
+  name: string;
+  kind: string;
+  state: "fresh" | "stale" | "never built";
+  key: string | null;
+  reasons: string[];
+}
+
+export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<StageState[]> {
+  const lock = readLock(opts.project.lockPath);
+  const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
+  const scope = newScope(rt, opts, new Cache(opts.project.cacheDir), previous);
+  // The last build with the same variables (model, configurations, …) is what this one is compared with.
+  const walk = new KeyedWalk(
+    scope,
+    previous?.builds[buildId(rt.spec.variables, opts.dataDir !== undefined)],
+    "status",
+  );
+  const states: StageState[] = [];
+  for await (const walked of walk.stages()) states.push(stateOf(walked));
+  if (rt.spec.results && states.every((state) => state.state === "fresh")) {
+    // Every stage is fresh: the results folder must then be exactly what they make.
+    const reasons = await resultsDifferences({
+      spec: rt.spec,
+      project: opts.project,
+      suffix: resultsSuffix(scope),
+      cache: scope.cache,
+      upstream: scope.upstream,
+      stages: walk.outcomes,
+    });
+    if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
+  }
+  return states;
+}
+
+function stateOf(walked: WalkedStage): StageState {
+  const { decl, freshness, reasons } = walked;
+  return {
+    name: decl.name,
+    kind: decl.kind,
+    state: freshness === "missing" ? "never built" : freshness,
+    key: walked.keyed?.key ?? null,
+    reasons,
+  };
+}

@@ -1,0 +1,70 @@
+// The memo store of the model stage's per-request replies: one reply log per namespace (reply-log.ts: logs
+// appended the moment a reply arrives, and their index, so a stage reads only the replies it asks for), with
+// the shared remote cache behind it (read-through and write-through).
+import { existsSync, readdirSync } from "../../util/builtins.js";
+import { join } from "node:path";
+import type { Cache } from "../store/cache.js";
+import type { MemoStore } from "../../contract/stage.js";
+import { ReplyLog } from "./reply-log.js";
+import { replyName } from "../../remote/store.js";
+import { claimName } from "../../remote/claims.js";
+export { ReplyLog, type Compaction } from "./reply-log.js";
+
+/** The memo folder of a namespace (its name made safe for a file name; also the remote's folder). */
+export const replyFolder = (ns: string) => ns.replace(/[^a-z0-9_-]/gi, "_");
+
+/** The namespace folders of a cache's memo (e.g. requests, and verify --live's). */
+export function replyFolders(cache: Cache): string[] {
+  const dir = join(cache.root, "memo");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+}
+
+/** The reply log of a namespace folder (`indexing` false: a reader that writes nothing). */
+export function replyLog(cache: Cache, folder: string, indexing = true): ReplyLog {
+  return new ReplyLog(join(cache.root, "memo", folder), indexing);
+}
+
+export function memoStore(cache: Cache): MemoStore {
+  const spaces = new Map<string, ReplyLog>();
+  const folder = replyFolder;
+  const space = (ns: string) => {
+    let log = spaces.get(ns);
+    if (!log) {
+      log = replyLog(cache, folder(ns));
+      spaces.set(ns, log);
+    }
+    return log;
+  };
+  const remote = cache.remote;
+  // Read-through: a reply another machine received, checked against its hash, then kept here too. A reply
+  // found nowhere is claimed first, so that machines sharing the remote send it once (remote/claims.ts).
+  const remoteGet = async (ns: string, key: string): Promise<Buffer | null> => {
+    const name = replyName(folder(ns), key);
+    const lookup = () => remote!.getKeyed(name);
+    let data = await lookup();
+    if (data === null) {
+      const refused = () => remote!.wasRefused(name);
+      const claimed = await remote!.claims.claim(claimName(folder(ns), key), lookup, refused);
+      data = claimed.kind === "found" ? claimed.data : null;
+    }
+    if (data !== null) space(ns).put(key, data);
+    return data;
+  };
+  return {
+    get: (ns, key) => {
+      const local = space(ns).get(key);
+      if (local !== null || !remote) return local;
+      return remoteGet(ns, key);
+    },
+    put: (ns, key, data) => {
+      space(ns).put(key, data); // here first: a reply is never lost to a remote that is down
+      if (!remote) return;
+      void remote.putKeyed(replyName(folder(ns), key), Buffer.from(data));
+      remote.claims.answered(claimName(folder(ns), key));
+    },
+  };
+}

@@ -1,0 +1,79 @@
+// size + mtime + ctime + inode -> sha256, so a no-op build does not rehash a large release file (DVC's
+// lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p onto
+// it) has a new ctime, so it is hashed again and its damage seen.
+import { statSync } from "../../util/builtins.js";
+import { resolve } from "node:path";
+import { sha256File } from "../../hash/sha256.js";
+import { writeFileAtomic } from "../../util/fsutil.js";
+import { sameSignature, settled, signatureOf, type StatSignature } from "../../util/stat-signature.js";
+import { consult } from "../../util/consulted.js";
+import { readSealed, sealed, warnDiscarded } from "../../hash/sealed.js";
+
+const VERSION = 2;
+const DISCARDED = "every file it named is hashed again";
+
+interface Entry extends StatSignature {
+  sha256: string;
+}
+
+export class StatCache {
+  private entries: Record<string, Entry> = {};
+  private dirty = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly tmpDir: string,
+  ) {
+    // Sealed (src/hash/sealed.ts): an edited hash would be believed for its file, so an edited stat cache
+    // is dropped whole. A missing or damaged one only costs a rehash.
+    const body = readSealed(file, (why) => warnDiscarded(file, why, DISCARDED));
+    try {
+      const parsed = JSON.parse(body ?? "null") as {
+        version?: number;
+        entries?: Record<string, Entry>;
+      } | null;
+      // Version 1 had no ctime: its entries are dropped (one rehash).
+      if (parsed?.version === VERSION && parsed.entries) this.entries = parsed.entries;
+    } catch {
+      // sealed but not JSON: only costs a rehash
+    }
+  }
+
+  async hash(path: string): Promise<string> {
+    const abs = resolve(path);
+    const st = statSync(abs);
+    consult(abs, st);
+    const hit = this.entries[abs];
+    if (hit && sameSignature(hit, st)) return hit.sha256;
+    const sha256 = await sha256File(abs);
+    if (settled(st)) {
+      this.entries[abs] = { ...signatureOf(st), sha256 };
+      this.dirty = true;
+    }
+    return sha256;
+  }
+
+  /** Records a file whose hash is known because we wrote it (cache objects: immutable once in place). */
+  remember(path: string, sha256: string): void {
+    const abs = resolve(path);
+    const st = statSync(abs);
+    this.entries[abs] = { ...signatureOf(st), sha256 };
+    this.dirty = true;
+  }
+
+  save(): void {
+    if (!this.dirty) return;
+    const sorted = Object.fromEntries(
+      Object.entries(this.entries).sort(([left], [right]) => (left < right ? -1 : 1)),
+    );
+    try {
+      writeFileAtomic(this.file, sealed(JSON.stringify({ version: VERSION, entries: sorted })), this.tmpDir);
+      this.dirty = false;
+    } catch (e) {
+      // Only a shortcut: a full or read-only disk costs the next build a re-read of the files, not this
+      // build.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (!["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM"].includes(code ?? "")) throw e;
+    }
+  }
+}
