@@ -31,7 +31,7 @@ const VOICE: Subject = {
     "parseReply(reply.text, request);",
     'STRICT ? { ok: false, value: null, error: "strict" } : parseReply(reply.text, request);',
   ],
-  comment: ["  return s.replace(/```", "  // code fences go too\n  return s.replace(/```"],
+  comment: ["  return stripped.replace(/```", "  // code fences go too\n  return stripped.replace(/```"],
   behaviour: ["return { ok: true, value };", "return { ok: false, value };"],
 };
 

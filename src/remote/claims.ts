@@ -8,7 +8,7 @@
 // written after a failed lookup always means no reply was there. An unanswered one is deleted at the end of
 // the run, so the next machine sends it. A store that does not refuse the second write is found by a probe:
 // one warning, and the run goes on without claims (machines may then send a request twice, as before).
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../util/builtins.js";
 import { hostname } from "node:os";
 import type { RemoteStore } from "./store.js";
 
