@@ -11,9 +11,11 @@ import { successBody } from "./reply.js";
 import { agentFor, postJson, targetOf, type HttpError, type HttpReply, type Target } from "./http.js";
 import { backoffMs, isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
 import { estimatedTokens, pacerFor, type Pacer } from "./pacer.js";
+import { Replicas } from "./replicas.js";
 
 export type CallOutcome =
-  | { kind: "reply"; status: number; body: Json; attempts: number }
+  // server: which of a route's replicas answered (only for a route with replicas; for audit)
+  | { kind: "reply"; status: number; body: Json; attempts: number; server?: string }
   // non-transient: the request itself is rejected (stopsRoute: why no request of the route can succeed)
   | { kind: "refused"; status: number; body: string; attempts: number; stopsRoute?: string }
   // transient errors until the deadline or tries ran out (timedOut: the last try got no answer in time)
@@ -43,7 +45,9 @@ interface Prepared {
   headersIn: Route["headers"];
   apiKey: string | undefined;
   secretsIn: readonly string[] | undefined;
-  target: Target;
+  /** The route's servers: base_url's first, then each replica's. */
+  targets: Target[];
+  replicas: Replicas | null;
   secrets: string[];
 }
 const preparedRoutes = new WeakMap<Route, Prepared>();
@@ -53,7 +57,6 @@ function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly
   const had = preparedRoutes.get(route);
   const same = had?.base_url === route.base_url && had.headersIn === route.headers && had.apiKey === apiKey;
   if (same && had.secretsIn === secretsIn) return had;
-  const url = completionsUrl(route.base_url_with_secrets ?? route.base_url);
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",
@@ -62,12 +65,21 @@ function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly
   };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const secrets = [...(secretsIn ?? []), ...(apiKey ? [apiKey] : [])];
+  const written = [route.base_url_with_secrets ?? route.base_url, ...(route.replicas_with_secrets ?? [])];
+  if (!route.replicas_with_secrets) written.push(...(route.replicas ?? []));
+  const targets = written.map((base) => ({
+    ...targetOf(completionsUrl(base), headers, agentFor({ ...route, base_url: base })),
+    maxReplyBytes: route.max_reply_mb * 2 ** 20,
+  }));
+  const servers = [route.base_url, ...(route.replicas ?? [])];
+  const replicas = servers.length > 1 ? new Replicas(servers) : null;
   const made = {
     base_url: route.base_url,
     headersIn: route.headers,
     apiKey,
     secretsIn,
-    target: { ...targetOf(url, headers, agentFor(route)), maxReplyBytes: route.max_reply_mb * 2 ** 20 },
+    targets,
+    replicas,
     secrets,
   };
   preparedRoutes.set(route, made);
@@ -80,9 +92,10 @@ export async function chatCompletion(
   apiKey: string | undefined,
   hooks: CallHooks = {},
 ): Promise<CallOutcome> {
-  const { target, secrets } = prepared(route, apiKey, hooks.secrets);
+  const { targets, replicas, secrets } = prepared(route, apiKey, hooks.secrets);
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
-  return new CompletionCall(route, target, payload, estimatedTokens(payload, body), secrets, hooks).run();
+  const servers = { targets, replicas };
+  return new CompletionCall(route, servers, payload, estimatedTokens(payload, body), secrets, hooks).run();
 }
 
 /** What one try leaves: the request's outcome, the end of its tries (a failure), or another try. */
@@ -98,10 +111,13 @@ class CompletionCall {
   private attempt = 0; // tries sent
   private spent = 0; // tries that count against max_attempts: all but 429s
   private limitedTries = 0;
+  private server = 0; // the index of the server of the try under way
+  private readonly failedServers = new Set<number>(); // replicas that failed this request
+  private switched = false; // the last try failed on a replica and the next goes to another at once
 
   constructor(
     private readonly route: Route,
-    private readonly target: Target,
+    private readonly servers: { targets: Target[]; replicas: Replicas | null },
     private readonly payload: Buffer,
     private readonly tokens: number,
     private readonly secrets: readonly string[],
@@ -152,10 +168,13 @@ class CompletionCall {
   }
 
   private async tryOnce(budget: number): Promise<Tried> {
+    const { targets, replicas } = this.servers;
+    this.server = replicas?.pick() ?? 0;
+    replicas?.begin(this.server);
     try {
-      const res = await postJson(this.target, this.payload, budget, this.hooks.signal);
+      const res = await postJson(targets[this.server]!, this.payload, budget, this.hooks.signal);
       if (res.status !== 429) this.pacer.settled();
-      return this.answered(res);
+      return this.serverFailed(res.status >= 500, this.answered(res));
     } catch (e) {
       if (this.hooks.signal?.aborted) return { outcome: this.cancelled() };
       this.pacer.settled();
@@ -167,8 +186,29 @@ class CompletionCall {
           : err.why === "too_large"
             ? tooLargeError(this.route)
             : `connection error (${err.code ?? err.message})`;
-      return RETRY;
+      return this.serverFailed(err.why !== "too_large", RETRY);
+    } finally {
+      replicas?.end(this.server);
     }
+  }
+
+  /** With replicas: a server that failed is set aside, and while another may be asked, the request goes to
+   *  it at once, spending none of its tries (a dead replica costs its requests nothing). */
+  private serverFailed(failed: boolean, tried: Tried): Tried {
+    const { replicas } = this.servers;
+    this.switched = false;
+    if (!replicas) return tried;
+    if ("outcome" in tried && tried.outcome.kind === "reply") {
+      replicas.answered(this.server);
+      return { outcome: { ...tried.outcome, server: replicas.servers[this.server]! } };
+    }
+    if (!failed || "outcome" in tried || "stop" in tried) return tried;
+    replicas.failed(this.server);
+    this.failedServers.add(this.server);
+    if (!replicas.otherAvailable(this.failedServers)) return tried;
+    this.spent--;
+    this.switched = true;
+    return tried;
   }
 
   /** What the server's answer means: a reply, a refusal, or a transient error (another try). */
@@ -231,6 +271,7 @@ class CompletionCall {
     limited: boolean,
   ): Promise<"next" | "stop" | "cancelled"> {
     if (this.spent === this.route.retry.max_attempts) return "stop";
+    if (this.switched) return "next"; // another replica, at once
     if (limited) {
       this.hooks.onRetry?.(redact(this.lastError, this.secrets));
       return "next"; // the pacer holds the next try until the route may send again

@@ -21,6 +21,9 @@ export interface Route {
   base_url: string;
   /** The URL as written, when its query carries values: for the HTTP client alone, never written. */
   base_url_with_secrets?: string;
+  /** More servers of the same model (src/model/replicas.ts), shown as base_url is; keys name base_url alone. */
+  replicas?: string[];
+  replicas_with_secrets?: string[];
   api_key_env?: string | null;
   headers?: Record<string, string>;
   concurrency: number;
@@ -99,8 +102,8 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
     withQueryHidden(raw, () => {
       // Before any other check: a schema or URL message quotes the value, password and all.
       if (raw && typeof raw === "object")
-        for (const [name, route] of Object.entries(raw as Record<string, { base_url?: unknown } | null>))
-          if (typeof route?.base_url === "string") refuseUserinfo(src, name, route.base_url);
+        for (const [name, route] of Object.entries(raw as Record<string, unknown>))
+          for (const written of writtenUrls(route)) refuseUserinfo(src, name, written);
       checkSchema(src.value, () => src, REGISTRY_SCHEMA);
       const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
       if (badUrls.length) throw new DiagnosticError(badUrls);
@@ -112,6 +115,7 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         name,
         base_url: shown,
         ...(shown !== route.base_url ? { base_url_with_secrets: route.base_url } : {}),
+        ...replicaFields(route.replicas),
         api_key_env: route.api_key_env ?? null,
         headers: route.headers ?? {},
         concurrency: route.concurrency ?? DEFAULTS.concurrency,
@@ -132,15 +136,16 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
  * A password in base_url (http://user:pass@host/v1) would be part of the request key, the stage record, the
  * bundle and every message naming the route: refused, without echoing it (docs/model-requests.md).
  */
-function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
+function refuseUserinfo(src: SourceDoc, route: string, written: WrittenUrl): void {
+  const { url, field } = written;
   const userinfo = urlUserinfo(url);
   if (userinfo === null) return;
   const hide = (text: string) => text.split(userinfo).join(REDACTED);
-  const pointer = `/routes/${escapePointer(route)}/base_url`;
+  const pointer = `/routes/${escapePointer(route)}/${field}`;
   const diagnostic = diagnosticAt(
     src,
     pointer,
-    `route ${route}: base_url ${hide(url)} carries a user name or password, which medbench would ` +
+    `route ${route}: ${field.replace("/", " ")} ${hide(url)} carries a user name or password, which medbench would ` +
       "keep in stage records, bundles and messages",
     "remove it from the URL and give the credential as a key from the environment (api_key_env: NAME) " +
       "or a header (headers: { Authorization: ... }); both are redacted everywhere",
@@ -157,8 +162,8 @@ function refuseUserinfo(src: SourceDoc, route: string, url: string): void {
  *  message or the source line shown may quote a gateway's key). */
 function withQueryHidden(routes: unknown, check: () => void): void {
   const values = Object.values(routes !== null && typeof routes === "object" ? routes : {})
-    .map((route) => (route as { base_url?: unknown } | null)?.base_url)
-    .flatMap((url) => (typeof url === "string" ? queryValues(url) : []))
+    .flatMap((route) => writtenUrls(route))
+    .flatMap((written) => queryValues(written.url))
     .sort((left, right) => right.length - left.length);
   try {
     check();
@@ -192,24 +197,48 @@ export function splitModel(model: string): { route: string; model: string } {
  *  spaces would otherwise fail at the first request, or in the middle of `verify --live`). */
 function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route>>): Diagnostic[] {
   const out: Diagnostic[] = [];
-  for (const [name, route] of Object.entries(routes)) {
-    if (typeof route?.base_url !== "string") continue; // the schema requires it
-    let url: URL | null = null;
-    try {
-      url = new URL(route.base_url);
-    } catch {
-      /* refused below */
+  for (const [name, route] of Object.entries(routes))
+    for (const { url: written, field } of writtenUrls(route)) {
+      let url: URL | null = null;
+      try {
+        url = new URL(written);
+      } catch {
+        /* refused below */
+      }
+      if (url && (url.protocol === "http:" || url.protocol === "https:") && url.hostname) continue;
+      out.push(
+        diagnosticAt(
+          src,
+          `/routes/${escapePointer(name)}/${field}`,
+          `route ${name}: ${field.replace("/", " ")} ${JSON.stringify(publicUrl(written))} ` +
+            "is not an http(s) URL with a host",
+          "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
+        ),
+      );
     }
-    if (url && (url.protocol === "http:" || url.protocol === "https:") && url.hostname) continue;
-    out.push(
-      diagnosticAt(
-        src,
-        `/routes/${escapePointer(name)}/base_url`,
-        `route ${name}: base_url ${JSON.stringify(publicUrl(route.base_url))} ` +
-          "is not an http(s) URL with a host",
-        "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
-      ),
-    );
-  }
   return out;
+}
+
+interface WrittenUrl {
+  url: string;
+  field: string; // "base_url" or "replicas/N", its place under the route
+}
+
+/** A route's server URLs as written: base_url, then each replica. */
+function writtenUrls(route: unknown): WrittenUrl[] {
+  const { base_url: base, replicas } = (route ?? {}) as { base_url?: unknown; replicas?: unknown };
+  const out: WrittenUrl[] = typeof base === "string" ? [{ url: base, field: "base_url" }] : [];
+  if (Array.isArray(replicas))
+    replicas.forEach((url, index) => {
+      if (typeof url === "string") out.push({ url, field: `replicas/${index}` });
+    });
+  return out;
+}
+
+/** A route's replicas as records show them, and as written when a query carries values. */
+function replicaFields(replicas: string[] | undefined): Pick<Route, "replicas" | "replicas_with_secrets"> {
+  if (!replicas?.length) return {};
+  const shown = replicas.map(publicUrl);
+  const secret = shown.some((url, index) => url !== replicas[index]);
+  return { replicas: shown, ...(secret ? { replicas_with_secrets: replicas } : {}) };
 }

@@ -9,11 +9,14 @@ export interface MemoReply {
   kind: "reply";
   status: number;
   body: Json;
+  /** Which of the route's replicas answered (a route with replicas only): for audit, in no key. */
+  server?: string;
 }
 
 /** The memo entry of an answer (only answers have one). */
 export function memoReply(outcome: Extract<CallOutcome, { kind: "reply" }>): MemoReply {
-  return { kind: "reply", status: outcome.status, body: outcome.body };
+  const server = outcome.server === undefined ? {} : { server: outcome.server };
+  return { kind: "reply", status: outcome.status, body: outcome.body, ...server };
 }
 
 /** A stored entry, when it is an answer (a usable completion). */

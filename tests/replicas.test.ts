@@ -1,0 +1,80 @@
+// A route over several servers (`replicas`): three fake OpenAI-compatible servers on 127.0.0.1, one killed
+// halfway through the model stage; every item is answered, the dead server's requests go to the others, and
+// the result is byte for byte a one-server build's (the reply key names base_url, not the server).
+import { afterEach, describe, expect, it } from "vitest";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startFake, type Fake } from "./fake.js";
+import { Project } from "./rig.js";
+import { results, RESULTS } from "./remote-rig.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function project(base: Fake, replicas: Fake[]): Project {
+  const p = new Project();
+  cleanups.push(() => p.remove());
+  const listed = replicas.length ? `    replicas: [${replicas.map((fake) => fake.url).join(", ")}]\n` : "";
+  p.write(
+    "routes.yaml",
+    `routes:\n  fake:\n    base_url: ${base.url}\n${listed}    concurrency: 6\n    timeout_s: 30\n` +
+      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
+  );
+  return p;
+}
+
+async function fakes(count: number): Promise<Fake[]> {
+  const started = await Promise.all(Array.from({ length: count }, () => startFake({ latencyMs: 40 })));
+  for (const fake of started) cleanups.push(() => fake.close());
+  return started;
+}
+
+/** The servers the reply memo recorded, by how many replies each gave. */
+function memoServers(p: Project): Map<string, number> {
+  const dir = p.path("cache/memo/requests");
+  const counts = new Map<string, number>();
+  for (const name of readdirSync(dir).filter((file) => file.endsWith(".log")))
+    for (const match of readFileSync(join(dir, name), "utf8").matchAll(/"server":"([^"]+)"/g))
+      counts.set(match[1]!, (counts.get(match[1]!) ?? 0) + 1);
+  return counts;
+}
+
+describe("a route with replicas", () => {
+  it("answers every item when one of three servers dies halfway, as one server would", async () => {
+    const [first, second, third] = await fakes(3);
+    const p = project(first!, [second!, third!]);
+    const build = p.start(Project.fakeBuildArgs());
+    const sent = () => first!.stats.requests + second!.stats.requests + third!.stats.requests;
+    while (sent() < 40) await new Promise((wake) => setTimeout(wake, 10));
+    await second!.close(); // its open connections are cut, its port refuses from now on
+    const run = await build;
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    const metrics = JSON.parse(p.read(`${RESULTS}/metrics.json`));
+    expect(metrics.metrics.api_errors).toBe(0);
+    expect(metrics.incomplete).toBe(false);
+    // Each server answered some; the memo says which answered each reply.
+    const servers = memoServers(p);
+    for (const fake of [first!, second!, third!]) expect(servers.get(fake.url) ?? 0).toBeGreaterThan(0);
+
+    const [solo] = await fakes(1);
+    const one = project(solo!, []);
+    expect((await one.buildAgainstFake()).exitCode).toBe(0);
+    expect(results(p)).toEqual(results(one));
+    expect(memoServers(one).size).toBe(0); // a route without replicas records no server
+  });
+
+  it("refuses a replica that is not an http(s) URL, naming it", async () => {
+    const [first] = await fakes(1);
+    const p = project(first!, []);
+    p.edit("routes.yaml", (text) =>
+      text.replace("    concurrency", "    replicas: [ftp://x]\n    concurrency"),
+    );
+    const run = await p.buildAgainstFake();
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/routes\.yaml:\d+:\d+/);
+    expect(run.stderr).toContain("replicas");
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
