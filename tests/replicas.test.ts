@@ -35,9 +35,14 @@ async function fakes(count: number): Promise<Fake[]> {
 function memoServers(p: Project): Map<string, number> {
   const dir = p.path("cache/memo/requests");
   const counts = new Map<string, number>();
+  // A log line: request key, sha256 of the entry, the entry in base64 (src/runner/replies/reply-log.ts).
   for (const name of readdirSync(dir).filter((file) => file.endsWith(".log")))
-    for (const match of readFileSync(join(dir, name), "utf8").matchAll(/"server":"([^"]+)"/g))
-      counts.set(match[1]!, (counts.get(match[1]!) ?? 0) + 1);
+    for (const line of readFileSync(join(dir, name), "utf8").split("\n")) {
+      const encoded = line.split(" ")[2];
+      if (!encoded) continue;
+      const entry = JSON.parse(Buffer.from(encoded, "base64").toString("utf8")) as { server?: string };
+      if (entry.server) counts.set(entry.server, (counts.get(entry.server) ?? 0) + 1);
+    }
   return counts;
 }
 
@@ -58,8 +63,7 @@ describe("a route with replicas", () => {
     const servers = memoServers(p);
     for (const fake of [first!, second!, third!]) expect(servers.get(fake.url) ?? 0).toBeGreaterThan(0);
 
-    const [solo] = await fakes(1);
-    const one = project(solo!, []);
+    const one = project(first!, []); // the same base_url, so the same keys: one server alone
     expect((await one.buildAgainstFake()).exitCode).toBe(0);
     expect(results(p)).toEqual(results(one));
     expect(memoServers(one).size).toBe(0); // a route without replicas records no server
@@ -76,5 +80,33 @@ describe("a route with replicas", () => {
     expect(run.stderr).toMatch(/routes\.yaml:\d+:\d+/);
     expect(run.stderr).toContain("replicas");
     expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe("Replicas, the choice of a server", () => {
+  it("picks the fewest outstanding, sets a failed one aside for a doubling while, and takes it back", async () => {
+    const { Replicas } = await import("../src/model/replicas.js");
+    let now = 0;
+    const replicas = new Replicas(["a", "b", "c"], () => now);
+    replicas.begin(0);
+    replicas.begin(1);
+    expect(replicas.pick()).toBe(2);
+    replicas.failed(2); // aside 1 s
+    expect(replicas.pick()).toBe(0); // a tie of one each: the first
+    expect(replicas.otherAvailable(new Set([2]))).toBe(true);
+    now = 999;
+    expect(replicas.pick()).not.toBe(2);
+    now = 1000;
+    replicas.end(0);
+    replicas.end(1);
+    expect(replicas.pick()).toBe(0);
+    replicas.failed(2); // a second failure in a row: aside 2 s
+    now = 2999;
+    replicas.failed(0);
+    replicas.failed(1);
+    expect(replicas.otherAvailable(new Set())).toBe(false);
+    expect(replicas.pick()).toBe(2); // all aside: the one whose time ends first (2 at 3,000 ms, 0 and 1 later)
+    replicas.answered(2);
+    expect(replicas.otherAvailable(new Set([0, 1]))).toBe(true);
   });
 });
