@@ -199,31 +199,12 @@ export class NumpyGenerator {
   }
 
   private lemire32(excl: number): number {
-    const small = excl <= 2097152; // u32 * excl is then exact in a double
-    let random32 = this.bitgen.next32();
-    let hi: number;
-    let leftover: number;
-    if (small) {
-      const product = random32 * excl;
-      hi = Math.floor(product / TWO32);
-      leftover = product - hi * TWO32;
-    } else {
-      leftover = Math.imul(random32, excl) >>> 0;
-      hi = mulHi32(random32, excl);
-    }
+    // numpy's buffered_bounded_lemire_uint32: multiply a draw by excl, keep the high word, and draw again
+    // while the low word falls below the threshold that would bias it.
+    let { hi, leftover } = lemireProduct(this.bitgen.next32(), excl);
     if (leftover < excl) {
       const threshold = (TWO32 - excl) % excl;
-      while (leftover < threshold) {
-        random32 = this.bitgen.next32();
-        if (small) {
-          const product = random32 * excl;
-          hi = Math.floor(product / TWO32);
-          leftover = product - hi * TWO32;
-        } else {
-          leftover = Math.imul(random32, excl) >>> 0;
-          hi = mulHi32(random32, excl);
-        }
-      }
+      while (leftover < threshold) ({ hi, leftover } = lemireProduct(this.bitgen.next32(), excl));
     }
     return hi;
   }
@@ -286,4 +267,14 @@ function mulHi32(left: number, right: number): number {
   const Ah = Math.floor(highProduct / 65536),
     Al = highProduct - Ah * 65536;
   return Ah + Math.floor((Al * 65536 + lowProduct) / TWO32);
+}
+
+/** The high and low 32-bit words of random32 * excl (exact in a double when excl <= 2^21). */
+function lemireProduct(random32: number, excl: number): { hi: number; leftover: number } {
+  if (excl <= 2097152) {
+    const product = random32 * excl;
+    const hi = Math.floor(product / TWO32);
+    return { hi, leftover: product - hi * TWO32 };
+  }
+  return { hi: mulHi32(random32, excl), leftover: Math.imul(random32, excl) >>> 0 };
 }
