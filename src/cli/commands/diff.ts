@@ -2,7 +2,7 @@
 import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import { usageError, type Command } from "../command.js";
-import { projectDir, specOrBuiltIn } from "../options.js";
+import { optionsOf, projectDir, specOrBuiltIn } from "../options.js";
 
 export const command: Command = {
   help: `usage: medbench diff A B [--project DIR] [--json]
@@ -12,11 +12,7 @@ export const command: Command = {
 };
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    { json: { type: "boolean" }, project: { type: "string" } },
-    "diff",
-  );
+  const { values, positionals } = parse(argv, optionsOf("json", "project"), "diff");
   if (positionals.length !== 2) throw usageError(command, "diff takes two specs");
   const { diffSpecs } = await import("../diff.js");
   const root = projectDir(values.project);

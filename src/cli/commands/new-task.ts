@@ -5,7 +5,7 @@ import { sha256Hex } from "../../hash/sha256.js";
 import { parse } from "../args.js";
 import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
-import { builtInSpecNames } from "../options.js";
+import { builtInSpecNames, optionsOf } from "../options.js";
 import { makeRoot, placeProblem, rootProblem, shownPath, writing } from "../new-files.js";
 import { SAMPLE_ITEMS, taskSpec, taskSources, USER_PROMPT } from "../task-template.js";
 
@@ -30,11 +30,7 @@ examples:
 const MAX_NAME = 64;
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    { project: { type: "string" }, json: { type: "boolean" } },
-    "new-task",
-  );
+  const { values, positionals } = parse(argv, optionsOf("project", "json"), "new-task");
   if (positionals.length !== 1) throw usageError(command, "new-task takes one NAME");
   const name = positionals[0]!;
   if (!/^[a-z][a-z0-9-]*$/.test(name) || name.length > MAX_NAME)
