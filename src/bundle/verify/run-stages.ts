@@ -6,6 +6,7 @@ import { planStages } from "../../graph/plan.js";
 import { STAGE_KINDS } from "../../../stages/index.js";
 import { openCache } from "../../runner/store/cache.js";
 import { type InputView, type StageContext, type StageKind } from "../../contract/stage.js";
+import { fileInputView } from "../../runner/execution/scope.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import type { StageDecl } from "../../specfile/load.js";
 import type { TaskModule } from "../../../tasks/task.js";
@@ -97,13 +98,7 @@ function rescored(
 
 /** A file input: the bundled copy of a template or schema. */
 function fileInput(dir: string, file: string): InputView {
-  const path = join(dir, "spec", file);
-  return {
-    hashes: {},
-    read: () => readFileSync(path),
-    text: () => readFileSync(path, "utf8"),
-    path: () => path,
-  };
+  return fileInputView(join(dir, "spec", file));
 }
 
 /** A stage input: the outputs the upstream stage produced (or took from the bundle) here. */

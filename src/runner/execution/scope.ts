@@ -171,15 +171,19 @@ const UNLOADED: MemoStore = {
   },
 };
 
-/** A spec file read as a stage input. */
-function fileInput(scope: BuildScope, file: string): InputView {
-  const abs = resolve(specFilesRoot(scope.opts.project, scope.rt.spec.path), file);
+/** A file read whole as a stage input (a spec's template or schema, or its copy in a bundle). */
+export function fileInputView(path: string): InputView {
   return {
     hashes: {},
-    read: () => readFileSync(abs),
-    text: () => readFileSync(abs, "utf8"),
-    path: () => abs,
+    read: () => readFileSync(path),
+    text: () => readFileSync(path, "utf8"),
+    path: () => path,
   };
+}
+
+/** A spec file read as a stage input. */
+function fileInput(scope: BuildScope, file: string): InputView {
+  return fileInputView(resolve(specFilesRoot(scope.opts.project, scope.rt.spec.path), file));
 }
 
 /** An upstream stage's outputs read as a stage input (`name` of stage `decl`). */
