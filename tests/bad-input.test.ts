@@ -1,4 +1,4 @@
-// Issue 25.4: bounded work, clean errors, one behaviour per flag. Each bad input of the audit, driven through
+// Bounded work, clean errors, one behaviour per flag. Each bad input of the audit, driven through
 // the CLI as a user types it: refused with its exit code and a message that says what and where, no stack
 // trace, no hang, and cache, lock and results as they were (Project.refuses checks all three).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,7 @@ ${fields
       thinking_off: {}
 `;
 
-describe("bad input is refused cleanly (issue 25.4)", () => {
+describe("bad input is refused cleanly", () => {
   let p: Project;
   beforeAll(async () => {
     p = new Project();
@@ -236,7 +236,7 @@ describe("bad input is refused cleanly (issue 25.4)", () => {
   });
 });
 
-describe("a route above 10 requests in flight (issue 25.4)", () => {
+describe("a route above 10 requests in flight", () => {
   let fake: Fake;
   let p: Project;
   beforeAll(async () => {
@@ -268,7 +268,7 @@ function namespacesWork(): boolean {
 // The disk really full (as tests/disk.test.ts does it): a private mount namespace with a small tmpfs on the
 // project's cache/, filled up to `freeKb` of room. Each room size stops the build at another write (the
 // build's lock, a stage's object, the stat cache saved after a failed stage, …).
-describe.runIf(namespacesWork())("a full disk under cache/ (issue 25.4)", () => {
+describe.runIf(namespacesWork())("a full disk under cache/", () => {
   let p: Project;
   beforeAll(() => {
     p = new Project(SUMS_SPECS);

@@ -1,4 +1,4 @@
-// Every byte of a bundle is checked (issue 14.8): removing, editing or adding any member fails `verify`, with
+// Every byte of a bundle is checked: removing, editing or adding any member fails `verify`, with
 // the member named, also when the hashes the bundle records were rewritten to match the edit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

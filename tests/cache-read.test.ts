@@ -1,5 +1,5 @@
 // Cache object reads: an object is hashed on its first read in a process and not again while its file is
-// unchanged (issue 16), yet damage is still caught: by the next process always, and within a process as soon
+// unchanged, yet damage is still caught: by the next process always, and within a process as soon
 // as the file's size, mtime or inode moved. A damaged object between builds makes its stage run again.
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, existsSync } from "node:fs";

@@ -77,7 +77,7 @@ describe("medbench check over the note-errors roster", () => {
     const openai = stringifyYaml({ routes: { openai: { ...shipped, base_url: fake.url, ...FAST } } });
     p.write("routes.yaml", `routes:\n${["deepseek", "zhipu", "alibaba"].map(route).join("")}`);
     p.write("openai.yaml", openai);
-    // An openai route that sends no reasoning field (the shipped route before issue 27).
+    // An openai route that sends no reasoning field (as the shipped route once did).
     p.write("openai-plain.yaml", `routes:\n${route("openai")}`);
   });
   afterAll(async () => {
@@ -85,7 +85,7 @@ describe("medbench check over the note-errors roster", () => {
     p.remove();
   });
 
-  /** `code` 1: a run with failed requests, which builds whole but incomplete (issue 25.3). */
+  /** `code` 1: a run with failed requests, which builds whole but incomplete. */
   const build = async (model: string, refresh = false, openai = "openai.yaml", code = 0) => {
     const args = ["build", SPEC, "--model", model, "--registry", "routes.yaml", "--registry", openai];
     const r = await p.run(refresh ? [...args, "--refresh", "model"] : args, { OPENAI_API_KEY: "sk-test" });
@@ -292,7 +292,7 @@ describe("medbench check over the note-errors roster", () => {
       ["build", SPEC, "--model", OTHER, "--registry", "routes.yaml", "--configurations", "all"],
       { OPENAI_API_KEY: "sk-test" },
     );
-    // Incomplete (exit 1, issue 25.3): the sampled configurations' requests all failed.
+    // Incomplete (exit 1): the sampled configurations' requests all failed.
     expect(r.exitCode, r.stderr).toBe(1);
     const all = `${RESULTS}/${OTHER.replace("/", "_")}/all`;
     const m = JSON.parse(p.read(`${all}/metrics.json`));

@@ -23,7 +23,7 @@ describe("code identity", () => {
   const build = async () => (await p.buildSpec(SPEC, [], {}, install.bin)).status;
 
   it("a wrapper written in the task's wiring module is refused: no key would hold its code", async () => {
-    // What issue 10 found: index.ts changing what a part computes, with every stage fresh.
+    // A case once missed: index.ts changing what a part computes, with every stage fresh.
     const index = "tests/fixtures/sums/task/index.ts";
     const pristine = readFileSync(install.path(index), "utf8");
     install.edit(index, (t) =>

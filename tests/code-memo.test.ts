@@ -92,7 +92,7 @@ describe("the code memo", () => {
     expect(Object.keys(memo.entries)).toContain(install.path("dist/stages/score.js"));
   });
 
-  it("an edited memo is dropped whole (issue 25.2): an entry made to vouch for edited code is not believed", async () => {
+  it("an edited memo is dropped whole: an entry made to vouch for edited code is not believed", async () => {
     // A build after the settling time remembers the compiled scorer.
     await new Promise((r) => setTimeout(r, 2200));
     const before = await p.buildSpec(SPEC, [], {}, install.bin);

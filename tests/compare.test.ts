@@ -67,7 +67,7 @@ describe("medbench compare-voice-command", () => {
     p.edit("other-spec/metrics.json", (t) =>
       t.replace(/"spec_hash": "[0-9a-f]+"/, `"spec_hash": "${"0".repeat(64)}"`),
     );
-    // A folder edited by hand is not what its build wrote (issue 25.2): refused as such, before its
+    // A folder edited by hand is not what its build wrote: refused as such, before its
     // spec_hash or its items are believed.
     expect((await p.run(["compare-voice-command", keyword, "other-spec"])).stderr).toMatch(
       /other-spec is modified since build \(metrics\.json hashes to/,

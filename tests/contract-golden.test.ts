@@ -8,7 +8,7 @@ import { testData } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
 
 /** The version fields a new medbench or hash recipe may change, the labels of a result built from the
- *  bundled synthetic sample (added since: issue 14, item 15) and a route's count of replies that are no
+ *  bundled synthetic sample (added since) and a route's count of replies that are no
  *  text answer (metrics.reply_audit, added since); everything else must stay. */
 const withoutVersions = (text: string) =>
   text

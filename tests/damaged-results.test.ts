@@ -1,4 +1,4 @@
-// Damaged results and cache objects (issue 14, item 12): a truncated metrics.json read by report or compare is
+// Damaged results and cache objects: a truncated metrics.json read by report or compare is
 // refused naming the file (exit 2, no stack trace); a results folder whose metrics.json is `{}` is listed by
 // the report as a broken run and the rest is rendered (in a real browser); a cache object damaged with its
 // mtime put back is seen (its ctime moved) and recomputed (a runner matter: on the fixture task).

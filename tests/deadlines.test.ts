@@ -1,4 +1,4 @@
-// What stops answering costs at most its deadline (issue 25.3): a shared remote that accepts connections and
+// What stops answering costs at most its deadline: a shared remote that accepts connections and
 // never answers degrades to the local cache with one warning; a model route whose requests stall stops with
 // a message; a build with failed requests exits 1, and `--frozen` refuses it before sending anything.
 import { afterEach, describe, expect, it } from "vitest";

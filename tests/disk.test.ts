@@ -1,4 +1,4 @@
-// Issue 14 item 4: a full disk never tears a result. The disk is really full: the CLI runs in a private
+// A full disk never tears a result. The disk is really full: the CLI runs in a private
 // mount namespace (`unshare -rm`, no root needed where user namespaces are enabled) with a small tmpfs
 // mounted on the project's results/, so every write there meets the kernel's ENOSPC. On the fixture task
 // (tests/fixtures/README.md): its result is five small files, each one tmpfs page.

@@ -126,7 +126,7 @@ describe("bad input", () => {
   });
 
   it("a sample dir that escapes the project", async () => {
-    // Refused with the spec (issue 25.4), at its place, before anything runs.
+    // Refused with the spec, at its place, before anything runs.
     const err = await refused(
       (t) => t.replace("dir: specs/sums/sample", "dir: ../elsewhere"),
       ["build", SPEC],

@@ -1,4 +1,4 @@
-// Issue 14: user mistakes and hostile inputs are refused with a clear message (what, where, how to fix),
+// User mistakes and hostile inputs are refused with a clear message (what, where, how to fix),
 // exit 2, no stack trace, nothing changed; a huge spec is parsed in linear time. On the fixture task
 // (tests/fixtures/README.md): what is refused is the runner's, not any task's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

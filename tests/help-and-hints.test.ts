@@ -1,5 +1,5 @@
 // What the CLI tells a user who is stuck: real help for status, builds that can run for check's missing
-// runs, and diff's reasons for a removed parameter (issue 28). Downloads that cannot reach the network:
+// runs, and diff's reasons for a removed parameter. Downloads that cannot reach the network:
 // tests/download.test.ts.
 import { afterAll, describe, expect, it } from "vitest";
 import { Project, SUMS_SPECS } from "./rig.js";

@@ -1,4 +1,4 @@
-// A bundle is untrusted input (issue 25.3): verify reads nothing outside its own temp folder, and a bundle
+// A bundle is untrusted input: verify reads nothing outside its own temp folder, and a bundle
 // that is too large, has too many members, holds links or paths that climb out, or carries fields this
 // medbench does not know is refused before it is read, with the figure or the name it broke.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

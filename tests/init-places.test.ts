@@ -1,6 +1,6 @@
 // init and new-task write new files in real folders of the project: a name that is a folder, a link
 // (dangling or to a file outside) or a folder on the way that is a link or a file is refused, exit 2, no
-// stack trace, nothing written anywhere (issue 25: nothing medbench did not create is overwritten).
+// stack trace, nothing written anywhere.
 import {
   mkdirSync,
   mkdtempSync,

@@ -1,4 +1,4 @@
-// Issue 25.4: with --json, a command that fails prints one JSON error object on stdout (code, message, fix,
+// With --json, a command that fails prints one JSON error object on stdout (code, message, fix,
 // location, exit), so that a CI consumer has something to parse; stderr keeps the message for a person.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execa } from "execa";
@@ -25,7 +25,7 @@ function errorOf(stdout: string): ErrorObject {
   return v.error;
 }
 
-describe("--json on failure (issue 25.4)", () => {
+describe("--json on failure", () => {
   let p: Project;
   beforeAll(() => {
     p = new Project();

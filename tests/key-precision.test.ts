@@ -1,4 +1,4 @@
-// An edit reruns exactly the stages whose code it changes, and those whose inputs then change (issue 26):
+// An edit reruns exactly the stages whose code it changes, and those whose inputs then change:
 // each stage is keyed on the task part it calls (src/runner/code/task-parts.ts). Through the CLI, on a copy
 // of medbench whose task sources are edited and compiled again, for voice-command and the sums fixture; the
 // cases of one task run in order, each against the build the one before left.

@@ -1,4 +1,4 @@
-// Local state checked before it is used (issue 25.2): an edited parsed-spec cache entry is discarded (the spec
+// Local state checked before it is used: an edited parsed-spec cache entry is discarded (the spec
 // parsed again), a results file that is not what its build wrote is never ranked, compared or counted in a
 // check (named as modified since build), and a lock of the wrong shape is refused before anything runs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

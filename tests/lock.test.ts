@@ -75,7 +75,7 @@ describe("medbench.lock per variable set", () => {
   });
 
   // A build from the bundled sample and one from a release the user downloaded are two builds of the
-  // same variables: the lock keeps both (issue 10, "the lock records every built variable set").
+  // same variables: the lock keeps both.
   it("keeps the sample build and the --data-dir build side by side", async () => {
     cpSync(p.path("specs/sums/sample"), p.path("release"), { recursive: true });
     await p.buildSpec(SPEC);

@@ -1,4 +1,4 @@
-// Faults that must lose nothing and leak nothing (issue 14, items 1, 2, 3 and 7), against the fake
+// Faults that must lose nothing and leak nothing, against the fake
 // OpenAI-compatible server over real HTTP: a failed request is never an answer and the next build sends
 // exactly the failed ones; `choices: []` is an API error; a dead server stops the stage; a key echoed by a 401
 // reaches no file and no output.
@@ -71,7 +71,7 @@ describe("a failed request is not an answer (14.1)", () => {
   it("a third of the requests failing, then a healthy server: the next build sends exactly the failed ones", async () => {
     const { fake, p } = await setup({ faults: { 503: 3 }, faultAttempts: 99 });
     const first = await build(p);
-    expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
+    expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed
     expect(first.stderr).toMatch(/requests failed .*the next build sends them again/);
     // --json: the result says so itself (complete: false beside exit 1), as verify's ok does.
     expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toMatchObject({ complete: false });
@@ -112,7 +112,7 @@ describe("a failed request is not an answer (14.1)", () => {
   it("a run of 503s longer than the retry budget leaves the run incomplete, however few items it hit", async () => {
     const { fake, p } = await setup({ faults: { 503: 40 }, faultAttempts: 99 });
     const r = await build(p);
-    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
     const errors = metrics(p).metrics.api_errors;
     expect(failedRequests(p).size).toBe(unanswered(fake).length);
     expect(errors).toBeGreaterThan(0);
@@ -123,7 +123,7 @@ describe("a failed request is not an answer (14.1)", () => {
   it("does not wait for a Retry-After beyond the request's deadline: a failure, sent again next build", async () => {
     const { fake, p } = await setup({ faults: { 429: 10 }, retryAfter: 3600 });
     const first = await build(p);
-    expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
+    expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed
     const failed = replies(p).filter((r) => r.error !== null);
     expect(failed.length).toBeGreaterThan(0);
     for (const r of failed)
@@ -153,7 +153,7 @@ describe("a malformed success (14.2)", () => {
   it("records `choices: []` to the end as an API error, never as an empty reply, and sends it again next build", async () => {
     const { fake, p } = await setup({ faults: { empty: 5 }, faultAttempts: 99 });
     const r = await build(p);
-    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
     const failed = replies(p).filter((x) => x.error !== null);
     const failedKeys = failedRequests(p);
     expect(failedKeys.size).toBe(unanswered(fake).length);
@@ -182,7 +182,7 @@ describe("a key echoed by a 401 (14.7)", () => {
     const outputs: string[] = [];
     const r = await build(p, env);
     outputs.push(r.stdout, r.stderr);
-    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
     expect(fake.stats.faults.auth).toBeGreaterThan(0);
     const refused = replies(p).filter((x) => x.error !== null);
     const refusedKeys = failedRequests(p);

@@ -83,7 +83,7 @@ describe("the model client's connections", () => {
     );
     const p = project(url, 2);
     const r = await p.buildAgainstFake();
-    expect(r.exitCode, r.stderr).toBe(1); // incomplete: every request refused (issue 25.3)
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: every request refused
     const all = replies(p);
     expect(all.length).toBe(N);
     for (const x of all)

@@ -181,7 +181,7 @@ describe("faults", () => {
   it("records a final failure as an API error on that item, and marks a run with any of them incomplete", async () => {
     const { p } = await setup({ faults: { 500: 5 }, faultAttempts: 99 });
     const r = await build(p);
-    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed (issue 25.3)
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
     expect(r.stderr).toMatch(/requests failed \(API errors; no verdict for those items\)/);
     const m = metrics(p);
     expect(m.metrics.api_errors).toBeGreaterThan(0);

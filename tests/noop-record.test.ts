@@ -135,7 +135,7 @@ describe("a no-op build answered from its record", () => {
     expect(built.status.model).toBe("ran");
   });
 
-  it("a file added to a subfolder of the results is seen, not replayed (and kept: issue 25.1)", async () => {
+  it("a file added to a subfolder of the results is seen, not replayed (and kept)", async () => {
     const p = projects.subfolder;
     expect((await noop(p)).replayed).toBe(true);
     p.write(join(RESULTS, "notes/stray.txt"), "not a results file\n");
@@ -221,7 +221,7 @@ describe("a no-op build answered from its record", () => {
     allFresh(built.status);
   });
 
-  it("an edited record is not replayed (issue 25.2): the build keys its stages and says what they are", async () => {
+  it("an edited record is not replayed: the build keys its stages and says what they are", async () => {
     const p = projects.edited;
     for (const f of readdirSync(p.path("cache/noop"))) {
       const record = JSON.parse(p.read(join("cache/noop", f))) as { stdout: string };

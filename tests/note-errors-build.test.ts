@@ -207,7 +207,7 @@ describe("note-errors against the fake server, four configurations", () => {
 
   it("sends one request per configuration, pair and side, and reports each configuration and their mean", async () => {
     const r = await build(["--configurations", "all"]);
-    expect(r.exitCode, r.stderr).toBe(1); // incomplete: the permanent 500s below (issue 25.3)
+    expect(r.exitCode, r.stderr).toBe(1); // incomplete: the permanent 500s below
     const bodies = fake.stats.received.map((x) => x.body);
     const distinct = new Set(bodies.map((b) => JSON.stringify(b)));
     expect(distinct.size).toBe(4 * 128);

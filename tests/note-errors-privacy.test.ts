@@ -90,7 +90,7 @@ describe("note-errors: a public bundle leaks no test note", () => {
 
   it("exports no edited line and no hash of a note, a request or a reply, and verifies", async () => {
     const built = await p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml"]);
-    // Incomplete (exit 1, issue 25.3): the policy fails about 3 % of the notes for good; results are written.
+    // Incomplete (exit 1): the policy fails about 3 % of the notes for good; results are written.
     expect(built.exitCode, built.stderr).toBe(1);
     expect(built.stderr).toContain("the build is incomplete");
     const r = await p.run(["export", DIR, "-o", "public.tar.gz"]);

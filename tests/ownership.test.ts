@@ -1,4 +1,4 @@
-// Issue 25.1: nothing outside medbench's own folders is ever deleted or overwritten. A results.dir naming a
+// Nothing outside medbench's own folders is ever deleted or overwritten. A results.dir naming a
 // folder medbench did not make (.git, specs, docs, cache, results, the project root), a misspelt placeholder,
 // a variable that is empty, `.` or `..`, a user's file in a results folder, another spec's results, a link
 // leading out, a spec outside the project, a bad `-o` or `--project`: each is refused (exit 2, at its place)
@@ -246,7 +246,7 @@ describe("what medbench owns (25.1)", () => {
   });
 });
 
-// Issue 25, third pass (docs/hardening.md): two values of a variable that fill results.dir alike, a value
+// Two values of a variable that fill results.dir alike, a value
 // that is a list or a map, a hand-edited marker and a build.json copied into a folder of the user's.
 describe("what medbench owns, third pass", () => {
   const { projects } = cleanedAfterEach();

@@ -34,7 +34,7 @@ describe("redact", () => {
       ],
       { A_KEY: KEY, B_KEY: "short" },
     );
-    // Longest first; a short value is a secret too (issue 25.3), matched as a whole word only.
+    // Longest first; a short value is a secret too, matched as a whole word only.
     expect(secrets).toEqual([KEY, "Bearer header-secret-1", "header-secret-1", "short", "1"]);
     expect(redactSecrets("x-v 1 of 10, 21 and short-lived, shorts", secrets)).toBe(
       "x-v [redacted] of 10, 21 and [redacted]-lived, shorts",

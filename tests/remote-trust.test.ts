@@ -1,4 +1,4 @@
-// The shared remote's trust model (issue 25.3): anyone who can write the bucket can plant a well-formed reply,
+// The shared remote's trust model: anyone who can write the bucket can plant a well-formed reply,
 // so every object records the machine that wrote it, and a build and `verify --live` name the replies they
 // took from the remote and whose they are.
 import { afterEach, describe, expect, it } from "vitest";

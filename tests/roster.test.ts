@@ -1,5 +1,5 @@
 // medbench build SPEC --roster: every run of the spec's check roster built in one command against the fake
-// OpenAI-compatible server (each model on its route), then the check printed (issue 28).
+// OpenAI-compatible server (each model on its route), then the check printed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
 import { fakeRoute, startFake, type Fake } from "./fake.js";

@@ -1,4 +1,4 @@
-// Results of the bundled synthetic sample (issue 14, item 15): labelled synthetic in metrics.json, after the
+// Results of the bundled synthetic sample: labelled synthetic in metrics.json, after the
 // build and in the report; a build of the real release (--data-dir) writes to a folder of its own, so neither
 // result overwrites the other.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

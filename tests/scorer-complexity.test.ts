@@ -1,4 +1,4 @@
-// Every task's scorer grows linearly with the run (issue 29): no term compares every item with every other.
+// Every task's scorer grows linearly with the run: no term compares every item with every other.
 // No clock: the check counts the elements the scorer walks (tests/walked.ts: Array methods such as filter,
 // some, map, Object.keys, typed arrays made) on a synthetic run of n items and of 8n items. A linear scorer
 // walks about 8 times as many; one that calls `b.some(...)` inside an `a.filter(...)` about 64 times as many.

@@ -1,4 +1,4 @@
-// Secrets in a route (issue 25.3): a password in base_url's userinfo is refused before anything is sent or
+// Secrets in a route: a password in base_url's userinfo is refused before anything is sent or
 // written, and its value is never echoed; a header value of any length, echoed back by a gateway, reaches no
 // file (cache, results, lock, bundle) and no stream.
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The CLI's start-up stays close to Node's own (issue 10's no-op goal): src/ and stages/ take fs, crypto,
+// The CLI's start-up stays close to Node's own: src/ and stages/ take fs, crypto,
 // url and util through src/util/builtins.ts, never by an ES import (scripts/bench/builtins.mjs).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Every part of a task that runs per item grows linearly with the run (issue 29), and so does reading a
+// Every part of a task that runs per item grows linearly with the run, and so does reading a
 // release through the runner: prompts, parser, judge prompts, built-in baselines and their fit, the metric
 // statistics the bootstrap evaluates, and the bootstrap's intervals. No clock: each part runs on a synthetic
 // release of n items and of 8n (every item distinct, in the shape of the bundled sample), and the elements it
@@ -396,7 +396,7 @@ const flagged = (rows: readonly { fields?: Record<string, number> }[]) =>
   rows.filter((r) => r.fields?.flagged === 1).length / rows.length;
 bootstrapCases.push([
   // 2,000 resamples of 600 units are kept (src/stats/intervals.ts, DRAWS_KEPT), of 4,800 are not: drawn
-  // again for every metric they made the stage's time per item jump with the run (issue 29).
+  // again for every metric they made the stage's time per item jump with the run.
   "a run's metrics over the same units: the resamples drawn once for all of them, kept or not",
   600,
   (n) => {

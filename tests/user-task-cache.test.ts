@@ -1,7 +1,6 @@
 // A task of the user's repository runs from its compiled copy under cache/compiled/
 // (src/runner/code/user-task.ts). That copy and its compiled.json are cache entries: edited, they must change
-// no result and remove nothing outside the compiled folder (issue 25: an edited cache entry never changes a
-// result; nothing medbench did not create is deleted). A bundle of such a task carries its code: verify runs
+// no result and remove nothing outside the compiled folder. A bundle of such a task carries its code: verify runs
 // it only when asked.
 import {
   cpSync,
@@ -128,7 +127,7 @@ describe("a bundle of a user's task, verified", () => {
   });
 });
 
-// Issue 25, third pass: a stage's key holds the task folder's own code, and only the folder's sources are
+// A stage's key holds the task folder's own code, and only the folder's sources are
 // compiled, so a module that imports a file outside it (../common/x.js, another task's module) would run code
 // no key holds (an edit there reruns nothing) or another task's compiled copy. Refused at the import.
 describe("a user's task imports only from its own folder", () => {

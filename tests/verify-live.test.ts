@@ -1,4 +1,4 @@
-// verify --live under faults (issue 14, item 9): a live request that fails is reported as a failure, never as
+// verify --live under faults: a live request that fails is reported as a failure, never as
 // a verdict that flipped; a live run with failures (or a route that stopped) is incomplete and exits 1; the
 // live run shows its progress. Against the fake OpenAI-compatible server over real HTTP.
 import { describe, expect, it } from "vitest";

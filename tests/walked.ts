@@ -1,4 +1,4 @@
-// A clock-free measure of how much a piece of code walks (issue 29): the elements it goes through with Array
+// A clock-free measure of how much a piece of code walks: the elements it goes through with Array
 // methods (filter, some, map, includes, ...) and Array.from, with Object.keys / entries / values (each call
 // counts the names it lists), and in typed arrays it creates (each `new Float64Array(n)` or
 // `Float64Array.from(xs)` counts its length: a numeric solver's steps). Run on n and 8n items, a linear part

@@ -17,7 +17,7 @@
 // which makes the ratios stricter). Builds are whole processes, start-up included, as a user waits for them.
 // A full rebuild: every stage record and object and the results removed, the reply memo kept; it must send
 // nothing and give the first run's metrics byte for byte (checked).
-// Goals (issue 29): overhead <= 1.15 at 2,000, 20,000 and 100,000 items; sending <= 1.2 at 20,000;
+// Goals (docs/performance.md): overhead <= 1.15 at 2,000, 20,000 and 100,000 items; sending <= 1.2 at 20,000;
 // per-item first-run time at 100,000 within 10 % of 2,000's; peak <= 25 KB/item at 2,000, <= 8 at 100,000;
 // verify no slower than a rebuild at 20,000.
 //   node scripts/bench/model.mjs [--items 2000,20000] [--pairs 3] [--concurrency 64] [--verify 20000]

@@ -10,7 +10,7 @@
 // pair alternates), printed as min / median / max with the load average. promptfoo is not a dependency of
 // medbench: install it anywhere (`npm i promptfoo@0.121.20` in an empty folder) and pass that folder.
 //   node scripts/bench/promptfoo.mjs --promptfoo DIR [--items 2000] [--pairs 4] [--concurrency 64]
-// Goals (issue 29): first run <= 0.10 of promptfoo's wall time, rerun <= 0.05.
+// Goals (docs/performance.md): first run <= 0.10 of promptfoo's wall time, rerun <= 0.05.
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";

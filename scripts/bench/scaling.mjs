@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Whether any stage of a whole build grows faster than the run (issue 29): each task built with a built-in
+// Whether any stage of a whole build grows faster than the run: each task built with a built-in
 // baseline (no server, no network) on synthetic releases of N items (every item distinct: ./release.mjs,
 // ./note-errors-release.mjs, ./mtsamples-release.mjs), from an empty cache, the sizes interleaved (the order
 // alternates by round) for several rounds. Per stage (the build's own `ms` in its stage-done events) and for

@@ -2,7 +2,7 @@
 // so that a reader takes back exactly what was written or nothing. A hand edit, a cut-off write or a file of
 // another version fails the check and is treated as absent (the reader derives the value again). The seal
 // guards against accidents and careless edits, not against someone who recomputes it: whoever can write
-// cache/ can also run medbench (docs/hardening.md, issue 25.2).
+// cache/ can also run medbench (docs/hardening.md, "What medbench checks before use").
 import { readFileSync } from "../util/builtins.js";
 import { sha256Hex } from "./sha256.js";
 

@@ -165,7 +165,7 @@ export class RemoteStore {
           region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
           ...(this.config.endpoint ? { endpoint: this.config.endpoint, forcePathStyle: true } : {}),
           maxAttempts: 2,
-          // The SDK only logs a passed requestTimeout unless told to throw it (issue 25.3).
+          // The SDK only logs a passed requestTimeout unless told to throw it.
           requestHandler: {
             connectionTimeout: Math.min(3000, this.deadlineMs),
             requestTimeout: this.deadlineMs,

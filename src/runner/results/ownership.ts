@@ -1,4 +1,4 @@
-// What medbench owns under results/ (docs/hardening.md, "Issue 25.1" and "Issue 25, third pass"): a results
+// What medbench owns under results/ (docs/hardening.md, "What medbench owns"): a results
 // folder is medbench's only if a build made it, which it says by a sealed marker file recording the spec
 // that built it, the folder, the values of results.dir's variables and every file the build wrote. A build
 // replaces only such a folder, of its own spec and values, holding only those files; anything else (a folder
