@@ -205,14 +205,33 @@ function uncreatable(dir: string): string | null {
   const made: string[] = [];
   try {
     for (const folder of missing) {
-      mkdirSync(folder);
-      made.unshift(folder);
+      if (madeHere(folder)) made.unshift(folder);
     }
     return null;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     return `${err.code ?? err.message} at ${err.path ?? dir}`;
   } finally {
-    for (const folder of made) rmdirSync(folder);
+    // Another build may have made the same folder meanwhile and be writing into it: then it stays.
+    for (const folder of made) removeIfEmpty(folder);
+  }
+}
+
+function removeIfEmpty(folder: string): void {
+  try {
+    rmdirSync(folder);
+  } catch {
+    /* not empty: another build is using it */
+  }
+}
+
+/** Makes a folder; false when another process made it first (two builds starting at once). */
+function madeHere(folder: string): boolean {
+  try {
+    mkdirSync(folder);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST" && statSync(folder).isDirectory()) return false;
+    throw e;
   }
 }
