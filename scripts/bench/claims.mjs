@@ -8,6 +8,7 @@
 import { $, fs, path, os, argv } from "zx";
 import { startS3 } from "../s3-server.mjs";
 import { startFakeOpenAI } from "../fake-openai.mjs";
+import { remoteEnv, specsProject, writeFakeRoutes } from "./fake-process.mjs";
 
 $.verbose = false;
 const latencyMs = Number(argv.latency ?? 200);
@@ -16,30 +17,17 @@ const bin = path.join(repo, "bin/medbench.js");
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-claims-"));
 let made = 0;
 
-async function clone(fake) {
-  const dir = path.join(tmp, `clone-${made++}`);
-  await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
-  await fs.writeFile(
-    path.join(dir, "routes.yaml"),
-    `routes:\n  fake:\n    base_url: ${fake.url}\n    concurrency: 4\n    timeout_s: 30\n` +
-      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
-  );
+const clone = async (fake) => {
+  const dir = await specsProject(tmp, `clone-${made++}`);
+  await writeFakeRoutes(dir, fake.url, 4);
   return dir;
-}
+};
 
 /** `machines` processes against one fresh remote; the fake's counts and the wall time. */
 async function round(machines, conditional) {
   const s3 = await startS3({ dir: path.join(tmp, `s3-${made}`), conditional });
   const fake = await startFakeOpenAI({ latencyMs });
-  const env = {
-    ...process.env,
-    NO_COLOR: "1",
-    MEDBENCH_REMOTE: "s3://medbench/bench",
-    MEDBENCH_REMOTE_ENDPOINT: s3.endpoint,
-    AWS_ACCESS_KEY_ID: "S3RVER",
-    AWS_SECRET_ACCESS_KEY: "S3RVER",
-    AWS_REGION: "us-east-1",
-  };
+  const env = remoteEnv(s3.endpoint);
   const dirs = await Promise.all(Array.from({ length: machines }, () => clone(fake)));
   const started = performance.now();
   await Promise.all(
@@ -69,4 +57,5 @@ const line = (machines, claims, r) =>
 line(1, true, one);
 for (const machines of [2, 4])
   for (const claims of [true, false]) line(machines, claims, await round(machines, claims));
+console.log(`load average ${os.loadavg()[0].toFixed(1)}`);
 await fs.remove(tmp);

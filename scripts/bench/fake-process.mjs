@@ -1,7 +1,7 @@
 // What the model benchmarks share: the fake OpenAI-compatible server as its own process (so that the
 // process measured pays nothing for it), the load average, and min / median / max over interleaved pairs.
 import { spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { cp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
@@ -48,10 +48,29 @@ export async function server(record, extra = []) {
   return { url, stats, close };
 }
 
-/** A project's routes.yaml with the route `fake` to the fake server at `url`, thinking off by a flag. */
+/** One route of a routes.yaml, `name`, to the fake server at `url`, thinking off by a flag. */
+export const fakeRouteYaml = (name, url, concurrency) =>
+  `  ${name}:\n    base_url: ${url}\n    concurrency: ${concurrency}\n` +
+  `    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`;
+
+/** A project's routes.yaml with the route `fake` to the fake server at `url`. */
 export const writeFakeRoutes = (dir, url, concurrency) =>
-  writeFile(
-    path.join(dir, "routes.yaml"),
-    `routes:\n  fake:\n    base_url: ${url}\n    concurrency: ${concurrency}\n` +
-      `    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`,
-  );
+  writeFile(path.join(dir, "routes.yaml"), `routes:\n${fakeRouteYaml("fake", url, concurrency)}`);
+
+/** A project folder under `parent`: a copy of the repository's specs/ (the routes are the caller's). */
+export async function specsProject(parent, name) {
+  const dir = path.join(parent, name);
+  await cp(path.join(repo, "specs"), path.join(dir, "specs"), { recursive: true });
+  return dir;
+}
+
+/** The environment of a build sharing the S3 test server at `endpoint` (scripts/s3-server.mjs). */
+export const remoteEnv = (endpoint) => ({
+  ...process.env,
+  NO_COLOR: "1",
+  MEDBENCH_REMOTE: "s3://medbench/bench",
+  MEDBENCH_REMOTE_ENDPOINT: endpoint,
+  AWS_ACCESS_KEY_ID: "S3RVER",
+  AWS_SECRET_ACCESS_KEY: "S3RVER",
+  AWS_REGION: "us-east-1",
+});

@@ -7,6 +7,7 @@
 import { $, fs, path, os, argv } from "zx";
 import { startS3 } from "../s3-server.mjs";
 import { startFakeOpenAI } from "../fake-openai.mjs";
+import { remoteEnv, specsProject, writeFakeRoutes } from "./fake-process.mjs";
 
 $.verbose = false;
 const runs = Number(argv.runs ?? 5);
@@ -15,24 +16,11 @@ const bin = path.join(repo, "bin/medbench.js");
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-remote-"));
 const s3 = await startS3({ dir: path.join(tmp, "s3") });
 const fake = await startFakeOpenAI({});
-const env = {
-  ...process.env,
-  NO_COLOR: "1",
-  MEDBENCH_REMOTE: "s3://medbench/bench",
-  MEDBENCH_REMOTE_ENDPOINT: s3.endpoint,
-  AWS_ACCESS_KEY_ID: "S3RVER",
-  AWS_SECRET_ACCESS_KEY: "S3RVER",
-  AWS_REGION: "us-east-1",
-};
+const env = remoteEnv(s3.endpoint);
 let clones = 0;
 async function clone() {
-  const dir = path.join(tmp, `clone-${clones++}`);
-  await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
-  await fs.writeFile(
-    path.join(dir, "routes.yaml"),
-    `routes:\n  fake:\n    base_url: ${fake.url}\n    concurrency: 4\n    timeout_s: 5\n` +
-      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
-  );
+  const dir = await specsProject(tmp, `clone-${clones++}`);
+  await writeFakeRoutes(dir, fake.url, 4);
   return dir;
 }
 const build = (dir, e = env) =>

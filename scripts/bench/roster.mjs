@@ -6,6 +6,7 @@
 // Usage: npm run build && node scripts/bench/roster.mjs [--latency 2000]
 import { $, fs, path, os, argv } from "zx";
 import { startFakeOpenAI } from "../fake-openai.mjs";
+import { fakeRouteYaml, specsProject } from "./fake-process.mjs";
 
 $.verbose = false;
 const latencyMs = Number(argv.latency ?? 2000);
@@ -15,18 +16,11 @@ const spec = "specs/note-errors.yaml";
 const routes = ["deepseek", "openai", "zhipu", "alibaba"];
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-roster-"));
 const fakes = await Promise.all(routes.map(() => startFakeOpenAI({ policy: "note-errors", latencyMs })));
-const routeText = routes
-  .map(
-    (route, i) =>
-      `  ${route}:\n    base_url: ${fakes[i].url}\n    concurrency: 8\n    timeout_s: 120\n` +
-      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n",
-  )
-  .join("");
+const routeText = routes.map((route, i) => fakeRouteYaml(route, fakes[i].url, 8)).join("");
 let made = 0;
 
 async function project() {
-  const dir = path.join(tmp, `project-${made++}`);
-  await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
+  const dir = await specsProject(tmp, `project-${made++}`);
   await fs.writeFile(path.join(dir, "routes.yaml"), `routes:\n${routeText}`);
   return dir;
 }
