@@ -120,10 +120,11 @@ function seeded(seed) {
 /** A store under load, for tests: `throttle N` answers one request in N, drawn from a seeded sequence, 503
  *  SlowDown (as S3 asks a client to slow down; N = 0 stops it); `delay MS` answers every request MS later. */
 function pacing(server) {
-  const pace = { every: 0, draw: seeded(1), delayMs: 0 };
+  const pace = { every: 0, draw: seeded(1), delayMs: 0, throttled: 0 };
   server.middleware.unshift(async (ctx, next) => {
     if (pace.delayMs > 0) await new Promise((wake) => setTimeout(wake, pace.delayMs));
     if (pace.every > 0 && pace.draw() < 1 / pace.every) {
+      pace.throttled++;
       ctx.status = 503;
       ctx.type = "application/xml";
       ctx.body = "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
@@ -171,7 +172,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
   // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it;
-  // `throttle N` and `delay MS` pace it (see pacing); each is acknowledged.
+  // `throttle N` and `delay MS` pace it (see pacing); each is acknowledged (`throttled`: with its count).
   process.stdin.setEncoding("utf8");
   let pending = "";
   process.stdin.on("data", (chunk) => {
@@ -183,7 +184,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       else if (word === "go") s.stall.end();
       else if (word === "throttle") s.pace.every = Number(match);
       else if (word === "delay") s.pace.delayMs = Number(match);
-      process.stdout.write(`${word}\n`);
+      // `throttled` is answered with how many requests were answered 503 SlowDown so far.
+      process.stdout.write(word === "throttled" ? `${s.pace.throttled}\n` : `${word}\n`);
     }
   });
 }

@@ -2,6 +2,7 @@
 // project clones with their own caches, built at the same time against the fake server and the S3 server
 // (which refuses a second conditional write of a name, as AWS S3 does).
 import { afterEach, describe, expect, it } from "vitest";
+import { Project } from "./rig.js";
 import { cleanUp, clone, remoteEnv, results, startFake, startS3, warnings } from "./remote-rig.js";
 
 afterEach(cleanUp);
@@ -27,10 +28,7 @@ describe("claims on requests in a shared remote", () => {
   it("takes over the requests a killed machine claimed, losing none", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake({ latencyMs: 60 })]);
     const [doomed, survivor] = [clone(fake), clone(fake)];
-    const dying = doomed.start(
-      ["build", "specs/voice-command.yaml", "--model", "fake/test-model", "--registry", "routes.yaml"],
-      remoteEnv(s3),
-    );
+    const dying = doomed.start(Project.fakeBuildArgs(), remoteEnv(s3));
     while (fake.stats.requests < 6) await new Promise((wake) => setTimeout(wake, 10));
     dying.kill("SIGKILL");
     await dying;

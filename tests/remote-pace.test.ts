@@ -16,6 +16,7 @@ describe("a throttled or slow shared remote", () => {
     const run = await first.buildAgainstFake([], remoteEnv(s3));
     expect(run.exitCode, run.stderr).toBe(0);
     expect(warnings(run.stderr)).toEqual([]);
+    expect(await s3.throttled()).toBeGreaterThan(0); // calls were answered "slow down", and tried again
     // Every reply reached the remote (a later build's model stage finds them one by one).
     const stored = readdirSync(join(s3.dir, "medbench", PREFIX, "replies/requests")).filter((name) =>
       name.endsWith("._S3rver_object"),

@@ -21,6 +21,8 @@ export type S3 = {
   go(): Promise<void>;
   /** One request in N answered 503 SlowDown (0: none), and every request `delay` ms late. */
   throttle(every: number): Promise<void>;
+  /** How many requests it answered 503 SlowDown so far. */
+  throttled(): Promise<number>;
   delay(ms: number): Promise<void>;
 };
 
@@ -37,7 +39,7 @@ export async function startS3(args: string[] = []): Promise<S3> {
     stdin: "pipe",
   });
   // Its stdout: the JSON line once it listens, then one line per command it has carried out.
-  const acks: (() => void)[] = [];
+  const acks: ((line: string) => void)[] = [];
   let out = "";
   let ready: (line: string) => void = () => undefined;
   const line = new Promise<string>((ok, fail) => {
@@ -51,12 +53,12 @@ export async function startS3(args: string[] = []): Promise<S3> {
       const text = out.slice(0, i);
       out = out.slice(i + 1);
       if (first) ready(text);
-      else acks.shift()?.();
+      else acks.shift()?.(text);
       first = false;
     }
   });
   const command = (text: string) =>
-    new Promise<void>((ok) => {
+    new Promise<string>((ok) => {
       acks.push(ok);
       child.stdin!.write(`${text}\n`);
     });
@@ -68,10 +70,12 @@ export async function startS3(args: string[] = []): Promise<S3> {
     endpoint: (JSON.parse(await line) as { endpoint: string }).endpoint,
     dir,
     child,
-    stall: (match, allow, miss) => command(`stall ${match} ${allow}${miss ? " miss" : ""}`),
-    go: () => command("go"),
-    throttle: (every) => command(`throttle ${every}`),
-    delay: (ms) => command(`delay ${ms}`),
+    stall: async (match, allow, miss) =>
+      void (await command(`stall ${match} ${allow}${miss ? " miss" : ""}`)),
+    go: async () => void (await command("go")),
+    throttle: async (every) => void (await command(`throttle ${every}`)),
+    throttled: async () => Number(await command("throttled")),
+    delay: async (ms) => void (await command(`delay ${ms}`)),
   };
 }
 

@@ -10,10 +10,9 @@
 // one warning, and the run goes on without claims (machines may then send a request twice, as before).
 import { randomBytes } from "../util/builtins.js";
 import { hostname } from "node:os";
+import { processAlive } from "../util/fsutil.js";
 import type { RemoteStore } from "./store.js";
 
-/** How long a claim holds before another machine takes its request over (MEDBENCH_CLAIM_TTL_S). */
-const DEFAULT_TTL_S = 600;
 const POLL_MS = 500;
 
 export const claimName = (folder: string, key: string) => `claims/${folder}/${key}`;
@@ -26,11 +25,6 @@ interface ClaimBody {
 }
 
 export type ClaimOutcome = { kind: "send" } | { kind: "found"; data: Buffer } | { kind: "unclaimed" };
-
-export function claimTtlMs(env: Record<string, string | undefined>): number {
-  const seconds = Number(env.MEDBENCH_CLAIM_TTL_S ?? DEFAULT_TTL_S);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_TTL_S * 1000;
-}
 
 export class RequestClaims {
   private readonly token = randomBytes(8).toString("hex");
@@ -98,9 +92,11 @@ export class RequestClaims {
   private async write(name: string): Promise<"created" | "exists" | "down"> {
     const body: ClaimBody = { writer: this.writer, token: this.token, host: hostname(), pid: process.pid };
     const written = await this.store.putIfAbsent(name, Buffer.from(JSON.stringify(body)));
-    if (written === "exists" && (await this.holder(name))?.token === this.token) return "created";
-    if (written === "created") this.held.add(name);
-    return written;
+    const mine =
+      written === "created" || (written === "exists" && (await this.holder(name))?.token === this.token);
+    if (!mine) return written;
+    this.held.add(name); // released at the end of the run unless answered
+    return "created";
   }
 
   private async holder(name: string): Promise<ClaimBody | null> {
@@ -116,12 +112,7 @@ export class RequestClaims {
   private async deadHolder(name: string): Promise<boolean> {
     const holder = await this.holder(name);
     if (!holder || holder.host !== hostname() || holder.token === this.token) return false;
-    try {
-      process.kill(holder.pid, 0);
-      return false;
-    } catch (e) {
-      return (e as NodeJS.ErrnoException).code === "ESRCH";
-    }
+    return !processAlive(holder.pid);
   }
 
   /** A claim this process holds was answered: it stays in the store, and is not released at the end. */

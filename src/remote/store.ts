@@ -9,7 +9,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import { hostname, userInfo } from "node:os";
 import { sha256Hex } from "../hash/sha256.js";
-import { claimTtlMs, RequestClaims } from "./claims.js";
+import { RequestClaims } from "./claims.js";
 import { isThrottled, RemotePace, THROTTLED_TRIES, throttleWaitMs } from "./pace.js";
 import { DiagnosticError } from "../errors.js";
 
@@ -84,22 +84,37 @@ export function writerId(env: Record<string, string | undefined>): string {
 }
 /** Each call's deadline (connect, send, wait, read), unless MEDBENCH_REMOTE_TIMEOUT_S says otherwise. */
 const DEFAULT_DEADLINE_S = 30;
+const DEFAULT_CLAIM_TTL_S = 600;
 
-/** The per-call deadline in ms: MEDBENCH_REMOTE_TIMEOUT_S (seconds, > 0), else 30 s. */
-export function remoteDeadlineMs(env: Record<string, string | undefined>): number {
-  const raw = env.MEDBENCH_REMOTE_TIMEOUT_S?.trim();
-  if (!raw) return DEFAULT_DEADLINE_S * 1000;
+/** A number of seconds from the environment, in ms: `fallback` when unset; a user mistake when it is not a
+ *  number between 0 and `most`. */
+function secondsFromEnv(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  most: number,
+): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback * 1000;
   const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > most)
     throw new DiagnosticError([
       {
-        file: "$MEDBENCH_REMOTE_TIMEOUT_S",
-        message: `${JSON.stringify(raw)} is not a number of seconds between 0 and 3600`,
-        fix: "set it like MEDBENCH_REMOTE_TIMEOUT_S=30, or unset it (30 s)",
+        file: `$${name}`,
+        message: `${JSON.stringify(raw)} is not a number of seconds between 0 and ${most}`,
+        fix: `set it like ${name}=${fallback}, or unset it (${fallback} s)`,
       },
     ]);
   return seconds * 1000;
 }
+
+/** The per-call deadline in ms: MEDBENCH_REMOTE_TIMEOUT_S (seconds, > 0), else 30 s. */
+export const remoteDeadlineMs = (env: Record<string, string | undefined>): number =>
+  secondsFromEnv(env, "MEDBENCH_REMOTE_TIMEOUT_S", DEFAULT_DEADLINE_S, 3600);
+
+/** How long a claim holds before another machine takes its request over: MEDBENCH_CLAIM_TTL_S, else 600 s. */
+const claimTtlMs = (env: Record<string, string | undefined>): number =>
+  secondsFromEnv(env, "MEDBENCH_CLAIM_TTL_S", DEFAULT_CLAIM_TTL_S, 86_400);
 
 export class RemoteStore {
   private clientP: Promise<S3Client> | null = null;
@@ -120,7 +135,7 @@ export class RemoteStore {
     private readonly secrets: string[] = [],
     private readonly deadlineMs = DEFAULT_DEADLINE_S * 1000,
     private readonly writer = "unknown",
-    claimTtl = claimTtlMs({}),
+    claimTtl = DEFAULT_CLAIM_TTL_S * 1000,
   ) {
     this.claims = new RequestClaims(this, writer, warn, claimTtl);
   }
