@@ -51,11 +51,16 @@ export function requestBody(
   }
 }
 
+/** The record of a request without a reply: no text, and an error that says why. */
+function errorReply(id: string, key: string, format: WireFormat, error: string): ReplyRecord {
+  return { id, request_sha256: key, format, text: "", error, ...NO_REPLY };
+}
+
 /** The record of a request the server refused for good: no text, and an error that says why. */
 function refusedReply(id: string, key: string, format: WireFormat, refusal: Refusal): ReplyRecord {
   const { kind, status, message } = refusal;
   const error = `refused by the server (${kind}): HTTP ${status}: ${message}`;
-  return { id, request_sha256: key, format, text: "", error, ...NO_REPLY, request_refused: refusal };
+  return { ...errorReply(id, key, format, error), request_refused: refusal };
 }
 
 /** What a route's run of the stage's requests gave. */
@@ -217,15 +222,7 @@ class RouteRun {
       if (!owned) {
         // Another shard's: not looked up either, since a shard's output is never the result (a plain build
         // assembles it), and each lookup would be a remote read of a reply another machine may be writing.
-        const { key, format } = prepared;
-        this.replies[i] = {
-          id: req.id,
-          request_sha256: key,
-          format,
-          text: "",
-          error: OTHER_SHARD,
-          ...NO_REPLY,
-        };
+        this.replies[i] = errorReply(req.id, prepared.key, prepared.format, OTHER_SHARD);
         break;
       }
       const step = await this.answer(i, req, prepared, level < FORMATS.length - 1);
@@ -330,7 +327,7 @@ class RouteRun {
     }
     const error =
       outcome.kind === "failed" ? outcome.error : `HTTP ${outcome.status}: ${outcome.body.slice(0, 200)}`;
-    this.replies[i] = { id: req.id, request_sha256: key, format, text: "", error, ...NO_REPLY };
+    this.replies[i] = errorReply(req.id, key, format, error);
     this.errors++;
     return "done";
   }

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFake, type Fake } from "./fake.js";
-import { Project } from "./rig.js";
+import { expectCleanFailure, Project } from "./rig.js";
 import { results, RESULTS } from "./remote-rig.js";
 
 const cleanups: (() => unknown)[] = [];
@@ -79,7 +79,7 @@ describe("a route with replicas", () => {
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toMatch(/routes\.yaml:\d+:\d+/);
     expect(run.stderr).toContain("replicas");
-    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expectCleanFailure(run.stderr);
   });
 });
 

@@ -65,8 +65,10 @@ function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly
   };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const secrets = [...(secretsIn ?? []), ...(apiKey ? [apiKey] : [])];
-  const written = [route.base_url_with_secrets ?? route.base_url, ...(route.replicas_with_secrets ?? [])];
-  if (!route.replicas_with_secrets) written.push(...(route.replicas ?? []));
+  const written = [
+    route.base_url_with_secrets ?? route.base_url,
+    ...(route.replicas_with_secrets ?? route.replicas ?? []),
+  ];
   const targets = written.map((base) => ({
     ...targetOf(completionsUrl(base), headers, agentFor({ ...route, base_url: base })),
     maxReplyBytes: route.max_reply_mb * 2 ** 20,
@@ -94,12 +96,23 @@ export async function chatCompletion(
 ): Promise<CallOutcome> {
   const { targets, replicas, secrets } = prepared(route, apiKey, hooks.secrets);
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
-  const servers = { targets, replicas };
-  return new CompletionCall(route, servers, payload, estimatedTokens(payload, body), secrets, hooks).run();
+  return new CompletionCall(
+    route,
+    { targets, replicas },
+    payload,
+    estimatedTokens(payload, body),
+    secrets,
+    hooks,
+  ).run();
 }
 
 /** What one try leaves: the request's outcome, the end of its tries (a failure), or another try. */
-type Tried = { outcome: CallOutcome } | { stop: true } | { waitMs: number | null; limited: boolean };
+// elsewhere: the try failed on a replica and the next goes to another at once, spending no try
+type Tried =
+  | { outcome: CallOutcome }
+  | { stop: true }
+  | { elsewhere: true }
+  | { waitMs: number | null; limited: boolean };
 const RETRY: Tried = { waitMs: null, limited: false };
 
 /** One request's tries, within its deadline, and the waits between them. */
@@ -113,7 +126,6 @@ class CompletionCall {
   private limitedTries = 0;
   private server = 0; // the index of the server of the try under way
   private readonly failedServers = new Set<number>(); // replicas that failed this request
-  private switched = false; // the last try failed on a replica and the next goes to another at once
 
   constructor(
     private readonly route: Route,
@@ -155,6 +167,7 @@ class CompletionCall {
       const tried = await this.tryOnce(budget);
       if ("outcome" in tried) return tried.outcome;
       if ("stop" in tried) break;
+      if ("elsewhere" in tried) continue;
       const next = await this.beforeNextTry(tried.waitMs, tried.limited);
       if (next === "cancelled") return this.cancelled();
       if (next === "stop") break;
@@ -196,7 +209,6 @@ class CompletionCall {
    *  it at once, spending none of its tries (a dead replica costs its requests nothing). */
   private serverFailed(failed: boolean, tried: Tried): Tried {
     const { replicas } = this.servers;
-    this.switched = false;
     if (!replicas) return tried;
     if ("outcome" in tried && tried.outcome.kind === "reply") {
       replicas.answered(this.server);
@@ -207,8 +219,7 @@ class CompletionCall {
     this.failedServers.add(this.server);
     if (!replicas.otherAvailable(this.failedServers)) return tried;
     this.spent--;
-    this.switched = true;
-    return tried;
+    return { elsewhere: true };
   }
 
   /** What the server's answer means: a reply, a refusal, or a transient error (another try). */
@@ -271,7 +282,6 @@ class CompletionCall {
     limited: boolean,
   ): Promise<"next" | "stop" | "cancelled"> {
     if (this.spent === this.route.retry.max_attempts) return "stop";
-    if (this.switched) return "next"; // another replica, at once
     if (limited) {
       this.hooks.onRetry?.(redact(this.lastError, this.secrets));
       return "next"; // the pacer holds the next try until the route may send again
