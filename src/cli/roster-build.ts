@@ -6,9 +6,11 @@ import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { installRoot } from "../util/paths.js";
+import { splitModel } from "../model/registry.js";
 
 export interface RosterJob {
   label: string; // "roster 3/8: weak_reference openai/gpt-oss-20b"
+  name: string; // "weak_reference openai/gpt-oss-20b", on the progress line
   model: string;
 }
 
@@ -17,13 +19,13 @@ interface RunState {
   progress: string; // "model 120/500", or "" before the first progress event
 }
 
-/** The route a roster model runs on: its first segment (ROUTE/MODEL). */
-export const routeOf = (model: string) => model.slice(0, Math.max(0, model.indexOf("/"))) || model;
-
-/** The jobs grouped by route, in roster order within each group. */
-export function byRoute(jobs: RosterJob[]): RosterJob[][] {
+/** The jobs grouped by route (ROUTE of ROUTE/MODEL), in roster order within each group. */
+function byRoute(jobs: RosterJob[]): RosterJob[][] {
   const groups = new Map<string, RosterJob[]>();
-  for (const job of jobs) groups.set(routeOf(job.model), [...(groups.get(routeOf(job.model)) ?? []), job]);
+  for (const job of jobs) {
+    const { route } = splitModel(job.model);
+    groups.set(route, [...(groups.get(route) ?? []), job]);
+  }
   return [...groups.values()];
 }
 
@@ -62,8 +64,7 @@ class RosterDisplay {
   private drawFooter(): void {
     if (!this.out.isTTY || this.running.size === 0) return;
     const parts = [...this.running].map((state) => {
-      const name = state.job.label.split(": ")[1] ?? state.job.model;
-      return `${name}${state.progress ? ` ${state.progress}` : ""}`;
+      return `${state.job.name}${state.progress ? ` ${state.progress}` : ""}`;
     });
     const line = `  … ${parts.join(" · ")}`;
     this.out.write(line.slice(0, (this.out.columns ?? 120) - 1));

@@ -263,6 +263,7 @@ async function buildRoster(
   const { buildRosterRuns } = await import("../roster-build.js");
   const jobs = decl.roster.map((entry, i) => ({
     label: `roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}`,
+    name: `${entry.role} ${entry.model}`,
     model: entry.model,
   }));
   const codes = await buildRosterRuns(jobs, rest, {

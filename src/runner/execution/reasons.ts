@@ -28,7 +28,7 @@ export function staleReasons(cache: Cache, stale: Stale): string[] {
   const old = cache.readManifest(stale.lockedKey);
   const reasons = old
     ? explain(old.record, stale.record, stale.paths)
-    : [cache.readManifest(stale.key) ? MISSING : "the previous build's record is not in this cache"];
+    : [last ? MISSING : "the previous build's record is not in this cache"];
   return reasons.length ? reasons : [MISSING];
 }
 

@@ -25,8 +25,3 @@ export function stageManifest(
   const { key, kind, outputs } = outcome;
   return { key, kind, outputs, record, paths, ...(incomplete ? { incomplete } : {}) };
 }
-
-/** The outcome alone, as the lock and build.json record it. */
-export function outcomeOf(manifest: StageOutcome): StageOutcome {
-  return { kind: manifest.kind, key: manifest.key, outputs: manifest.outputs };
-}
