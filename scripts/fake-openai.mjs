@@ -322,7 +322,9 @@ export function startFakeOpenAI(options = {}) {
           return;
         }
         if (fault === "500" || fault === "503") {
-          res.writeHead(Number(fault)).end('{"error":{"message":"server error"}}');
+          // Tests: a gateway whose error page quotes the URL it was sent to, query included.
+          const at = opts.echoUrl ? ` at ${req.url}` : "";
+          res.writeHead(Number(fault)).end(JSON.stringify({ error: { message: `server error${at}` } }));
           return;
         }
         if (fault === "reset") {

@@ -29,7 +29,10 @@ export function queryValues(url: string): string[] {
   return [...out];
 }
 
-/** The query values of every route's URL as written: secrets to redact like the routes' header values. */
+/** The query values of every URL of every route as written (base_url and each replica): secrets to redact
+ *  like the routes' header values, since any of these servers may echo its own URL back. */
 export function routeQueryValues(routes: Iterable<Route>): string[] {
-  return [...routes].flatMap((route) => queryValues(route.base_url_with_secrets ?? ""));
+  return [...routes].flatMap((route) =>
+    [route.base_url_with_secrets ?? "", ...(route.replicas_with_secrets ?? [])].flatMap(queryValues),
+  );
 }
