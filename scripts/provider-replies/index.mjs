@@ -1,6 +1,6 @@
 // The provider reply corpus (README.md beside this file): loaded, checked, and filled in for one request.
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -8,13 +8,18 @@ const EXPECTS = ["answer", "retry", "refused-format", "refused-item", "refused-r
 
 /** Every entry of the corpus by name, each checked for the fields README.md lists. */
 export function loadProviderReplies() {
+  return loadReplies(HERE);
+}
+
+/** The entries of one folder of the corpus (a protocol's own folder, e.g. gemini/), checked the same way. */
+export function loadReplies(dir) {
   const out = {};
-  for (const file of readdirSync(HERE)
+  for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .sort()) {
-    const entry = JSON.parse(readFileSync(join(HERE, file), "utf8"));
+    const entry = JSON.parse(readFileSync(join(dir, file), "utf8"));
     const problem = entryProblem(entry);
-    if (problem) throw new Error(`scripts/provider-replies/${file}: ${problem}`);
+    if (problem) throw new Error(`scripts/provider-replies/${relative(HERE, join(dir, file))}: ${problem}`);
     out[file.slice(0, -".json".length)] = entry;
   }
   return out;
