@@ -140,6 +140,8 @@ export function parseArgs(argv) {
     keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
     record: null, // a file each request body is appended to, one line each, as received (benchmarks)
     rateLimit: null, // { requestsPerMinute, burst? }: a token bucket answering 429 (fake-rate-limit.mjs)
+    usage: "fixed", // "counted": token counts that differ by request (usageOf)
+    usageScale: 1, // "counted" counts times this (tests: a server whose counts exceed medbench's estimate)
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i],
@@ -159,6 +161,7 @@ export function parseArgs(argv) {
       opts.refuseSchemaPeriod = Number(n ?? 1);
     } else if (a === "--refuse-schema") opts.refuseSchema = true;
     else if (a === "--reasoning") opts.reasoning = v();
+    else if (a === "--usage") opts.usage = v();
     else if (a === "--retry-after") opts.retryAfter = Number(v());
     else if (a === "--hang-ms") opts.hangMs = Number(v());
     else if (a === "--variant") opts.variant = Number(v());
@@ -409,7 +412,7 @@ export function startFakeOpenAI(options = {}) {
           object: "chat.completion",
           model: body.model,
           choices: [{ index: 0, message, finish_reason: finish }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          usage: usageOf(opts, body, content),
         }),
       );
     });
@@ -438,11 +441,32 @@ export function startFakeOpenAI(options = {}) {
   });
 }
 
+/**
+ * A reply's usage. "counted": OpenAI's usage object with its details, as the chat completion object documents
+ * it (platform.openai.com/docs/api-reference/chat/object: prompt_tokens includes
+ * prompt_tokens_details.cached_tokens, completion_tokens includes completion_tokens_details.reasoning_tokens),
+ * with counts that differ by request: the messages' characters / 4, the reply's characters plus 7 reasoning
+ * tokens, and 64 cached when the prompt has 128 or more.
+ */
+export function usageOf(opts, body, content) {
+  if (opts.usage !== "counted") return { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+  const scale = opts.usageScale ?? 1;
+  const prompt = Math.ceil(JSON.stringify(body.messages).length / 4) * scale;
+  const completion = (content.length + 7) * scale;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: prompt >= 128 ? 64 : 0 },
+    completion_tokens_details: { reasoning_tokens: 7 },
+  };
+}
+
 const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice-command] [--latency-ms 0]
     [--fault KIND=PERIOD ...] [--dead-after N] [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think]
     [--retry-after 1] [--hang-ms 5000] [--variant 0] [--fault-attempts 1] [--replay NAME=PERIOD ...]
     [--large-bytes 1048576]
-    [--rate-limit RPM[:BURST]]
+    [--rate-limit RPM[:BURST]] [--usage fixed|counted]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -338,6 +338,11 @@ function runFieldsOf(ctx: StageContext, audit: Record<string, Json>, own: RunCou
     request: audit.request ?? null,
     response_format: audit.response_format ?? null,
     thinking_audit: audit.thinking_audit ?? null,
+    // The answers' token totals (a route's model only); their cost is worked out where it is shown.
+    ...(audit.tokens !== undefined ? { tokens: audit.tokens } : {}),
+    ...(audit.replies_without_usage !== undefined
+      ? { replies_without_usage: audit.replies_without_usage }
+      : {}),
     api_errors: own.api_errors,
     // Requests the server refused for good (the model stage's audit has them only when there are any).
     ...(audit.refused ? { refused: audit.refused } : {}),

@@ -1,13 +1,16 @@
 // judge: every judge model scores every generated reply. Each judge's calls go through the per-request
 // cache under its own model, so adding a judge calls only the new one, and a changed judge prompt (an
 // input of this stage) reruns this stage and what follows, never the model under test.
-import { type StageKind } from "../src/contract/stage.js";
+import { type StageContext, type StageKind } from "../src/contract/stage.js";
+import type { SendEstimate } from "../src/model/budget.js";
+import type { TaskRequest } from "../tasks/task.js";
 import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { RecordsWriter, type ParsedRecord } from "../src/contract/records.js";
 import { inputRecords } from "./records-io.js";
 import {
   callModel,
+  estimateModel,
   GENERATION_PARAMS,
   MODEL_PATTERN,
   routeIdentity,
@@ -70,31 +73,21 @@ export const judge: StageKind = {
   async identify(ctx) {
     return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));
   },
+  async estimate(ctx) {
+    const judgeReqs = await judgeRequestsOf(ctx);
+    const out: Record<string, SendEstimate> = {};
+    for (const model of judgesOf(ctx.params)) {
+      const estimate = await estimateModel(ctx, judgeParams(ctx.params as Params, model), judgeReqs);
+      if (estimate) out[model] = estimate;
+    }
+    return out;
+  },
   async run(ctx) {
-    if (!ctx.task.judgeRequests)
-      throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
-    const settings = ctx.params as Params;
-    const requests = [...(await inputRecords(ctx, "requests", "requests"))];
-    const parsed = new Map<string, ParsedRecord["parsed"]>();
-    for (const record of await inputRecords(ctx, "parsed", "parsed")) parsed.set(record.id, record.parsed);
-    const templates: Record<string, string> = {};
-    for (const [name, input] of Object.entries(ctx.inputs))
-      if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
-    const judgeReqs = ctx.task.judgeRequests({
-      requests,
-      parsed: requests.map((request) => parsed.get(request.id) ?? null),
-      templates,
-      params: ctx.params,
-    });
+    const judgeReqs = await judgeRequestsOf(ctx);
     const rows = new RecordsWriter<"judged">(ctx.tempPath());
     const audits: Record<string, Json> = {};
     for (const model of judgesOf(ctx.params)) {
-      const modelParams: ModelParams = {
-        model,
-        max_tokens: settings.max_tokens,
-        temperature: settings.temperature,
-      };
-      const { replies, audit } = await callModel(ctx, modelParams, judgeReqs);
+      const { replies, audit } = await callModel(ctx, judgeParams(ctx.params as Params, model), judgeReqs);
       for (const reply of replies)
         rows.write({
           id: reply.id,
@@ -108,3 +101,27 @@ export const judge: StageKind = {
     return { judged: rows.close(), audit: stableJson(audits) };
   },
 };
+
+/** One judge's model parameters: the stage's generation fields. */
+function judgeParams(settings: Params, model: string): ModelParams {
+  return { model, max_tokens: settings.max_tokens, temperature: settings.temperature };
+}
+
+/** The judges' requests: the task's judge prompt over each request and its parsed reply. */
+async function judgeRequestsOf(ctx: StageContext): Promise<TaskRequest[]> {
+  if (!ctx.task.judgeRequests)
+    throw new StageError("this task has no judge prompt", "remove the judge stage from the spec");
+  const requests = [...(await inputRecords(ctx, "requests", "requests"))];
+  const parsed = new Map<string, ParsedRecord["parsed"]>();
+  for (const record of await inputRecords(ctx, "parsed", "parsed")) parsed.set(record.id, record.parsed);
+  const templates: Record<string, string> = {};
+  for (const [name, input] of Object.entries(ctx.inputs))
+    if (!["requests", "parsed", "release"].includes(name)) templates[name] = input.text();
+  const judgeReqs = ctx.task.judgeRequests({
+    requests,
+    parsed: requests.map((request) => parsed.get(request.id) ?? null),
+    templates,
+    params: ctx.params,
+  });
+  return judgeReqs;
+}

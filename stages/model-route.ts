@@ -22,6 +22,8 @@ import {
   type WireFormat,
 } from "../src/model/protocol.js";
 import { ownsKey } from "../src/remote/shard.js";
+import type { Budget } from "../src/model/budget.js";
+import { costOf, type Price } from "../src/model/price.js";
 import type { TaskRequest } from "../tasks/task.js";
 import type { ReplyRecord } from "../src/contract/records.js";
 
@@ -105,15 +107,22 @@ function apiKeyOf(ctx: StageContext, route: Route): string | undefined {
   return apiKey;
 }
 
+/** --max-cost: the build's budget and the price each reply is charged at. */
+export interface Spend {
+  budget: Budget;
+  price: Price;
+}
+
 export async function runRoute(
   ctx: StageContext,
   params: BodyParams,
   route: Route,
   model: string,
   requests: TaskRequest[],
+  spend?: Spend,
 ): Promise<RouteOutcome> {
   const modules = await sendingModules(protocolOf(route));
-  const run = new RouteRun(ctx, params, route, model, requests, modules, apiKeyOf(ctx, route));
+  const run = new RouteRun(ctx, params, route, model, requests, modules, apiKeyOf(ctx, route), spend);
   await run.sendAll();
   return run.outcome();
 }
@@ -145,6 +154,7 @@ class RouteRun {
     private readonly requests: TaskRequest[],
     private readonly modules: Modules,
     private readonly apiKey: string | undefined,
+    private readonly spend?: Spend,
   ) {
     const routes = ctx.options.routes.list();
     this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
@@ -179,6 +189,12 @@ class RouteRun {
 
   private stopped(): StageError {
     const { route } = this;
+    if (this.spend?.budget.reached)
+      return new StageError(
+        `route ${route.name}: the build's spending reached ${this.spend.budget.describe()}; stopped after ` +
+          `${this.done} of ${this.requests.length} requests (the replies received are kept)`,
+        "raise --max-cost, or build again with a new limit: only the requests without a reply are sent",
+      );
     return new StageError(
       `route ${route.name} (${route.base_url}): ${this.breaker.why()}; ` +
         `stopped after ${this.done} of ${this.requests.length} ` +
@@ -290,6 +306,7 @@ class RouteRun {
   private remember(key: string, outcome: Extract<CallOutcome, { kind: "reply" }>): MemoReply {
     const memo = this.modules.memoReply(outcome);
     this.ctx.memo.put(this.namespace, key, JSON.stringify(memo));
+    this.charge(outcome.body);
     // The call's reply need not be held for a later identical body (unless --refresh, which reads no memo:
     // then the call is shared for the whole run).
     if (!this.ctx.options.refresh) {
@@ -297,6 +314,16 @@ class RouteRun {
       this.inflight.delete(key);
     }
     return memo;
+  }
+
+  /** --max-cost: what the reply cost (its usage at the route's price); the route stops once the build's
+   *  spending reaches the limit (the replies received are kept). */
+  private charge(body: Json): void {
+    const { spend } = this;
+    if (!spend) return;
+    const tokens = this.protocol.tokens(this.protocol.reply(body).usage ?? undefined);
+    if (tokens && spend.budget.charge(costOf(tokens, spend.price)))
+      this.breaker.stop(`the build's spending reached ${spend.budget.describe()}`);
   }
 
   /** A request without a reply: a refusal of its format (try a lower one), of the item for good (kept, not

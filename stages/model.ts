@@ -6,6 +6,11 @@ import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { splitModel } from "../src/model/registry.js";
 import { routeKeyFields } from "../src/model/routes.js";
+import type { Route } from "../src/model/registry.js";
+import { protocolOf } from "../src/model/protocols.js";
+import { addTokens, dollars, NO_TOKENS, priceOf, type Price, type Tokens } from "../src/model/price.js";
+import { estimateOf, type Budget, type SendEstimate } from "../src/model/budget.js";
+import { pendingRequests } from "./model-pending.js";
 import type { BodyParams } from "../src/model/protocol.js";
 import { auditReplies } from "../src/model/reply-audit.js";
 import { thinkingAudit } from "../src/model/thinking-audit.js";
@@ -46,6 +51,25 @@ interface Called {
   replies: ReplyRecord[];
   request: Record<string, Json>;
   retries: number;
+  /** A route's replies' token totals (metrics.json `tokens`), and the answers that reported none. */
+  tokens?: { totals: Tokens; without: number };
+}
+
+/** The token totals of a route's answers, each request once (items of one body share one reply), read
+ *  through the route's protocol. */
+function tokenTotals(route: Route, replies: ReplyRecord[]): { totals: Tokens; without: number } {
+  const protocol = protocolOf(route);
+  const seen = new Set<string>();
+  let totals = NO_TOKENS;
+  let without = 0;
+  for (const reply of replies) {
+    if (reply.error !== null || reply.request_sha256 === null || seen.has(reply.request_sha256)) continue;
+    seen.add(reply.request_sha256);
+    const tokens = protocol.tokens(reply.usage ?? undefined);
+    if (tokens) totals = addTokens(totals, tokens);
+    else without++;
+  }
+  return { totals, without };
 }
 
 /** A built-in baseline's replies: the task's own code, run here (no route, no request sent). */
@@ -94,7 +118,17 @@ async function routeCall(
     );
   // A field the model cannot take refuses the stage before anything is sent.
   for (const req of requests) requestBody(req, params, route, model, req.schema ? FORMATS[0]! : "none");
-  const out = await runRoute(ctx, params, route, model, requests);
+  const budget = ctx.options.budget;
+  const price = priceOf(route, model);
+  if (budget) await refuseOverBudget(ctx, params, route, model, requests, budget, price);
+  const out = await runRoute(
+    ctx,
+    params,
+    route,
+    model,
+    requests,
+    budget ? { budget, price: price! } : undefined,
+  );
   const { messages, ...fields } = out.sample ?? {};
   const roles = ((messages as { role: string }[] | undefined) ?? []).map((message) => message.role);
   const request = {
@@ -103,7 +137,71 @@ async function routeCall(
     messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${roles.join(", ")})`,
   };
   warnLowerFormats(ctx, params.model, requests, out.replies, out.formatRefusal);
-  return { replies: out.replies, request, retries: out.retries };
+  const tokens = tokenTotals(route, out.replies);
+  return { replies: out.replies, request, retries: out.retries, tokens };
+}
+
+/** --max-cost: a stage whose requests without a reply would cost more than the build has left is refused
+ *  before it sends anything (and one whose cost cannot be bounded: no price, no max tokens). */
+async function refuseOverBudget(
+  ctx: StageContext,
+  params: Params,
+  route: Route,
+  model: string,
+  requests: TaskRequest[],
+  budget: Budget,
+  price: Price | null,
+): Promise<void> {
+  const name = `${route.name}/${model}`;
+  if (!price)
+    throw new StageError(
+      `--max-cost: the registry has no price for ${name}, so what the build spends cannot be counted`,
+      `add price: { "${model}": { input: USD, output: USD } } (per million tokens) to route ${route.name} ` +
+        "in a --registry file, or build without --max-cost",
+    );
+  const pending = await pendingRequests(ctx, params, route, model, requests);
+  if (pending.length === 0) return;
+  const estimate = estimateOf(pending, price, false);
+  const said = estimateWords(estimate);
+  if (estimate.output_tokens === null)
+    throw new StageError(
+      `--max-cost: ${name} would be sent ${said}, with no max_tokens, so its cost has no bound`,
+      "set max_tokens in the spec (the stage's params) or build without --max-cost",
+    );
+  if (estimate.cost_usd! > budget.left)
+    throw new StageError(
+      `--max-cost: refused to send ${said} to ${name}: estimated ${dollars(estimate.cost_usd!)}, ` +
+        `more than is left of ${budget.describe()}; nothing was sent`,
+      "raise --max-cost, or send fewer requests (--limit N, --subset)",
+    );
+  ctx.emit({
+    type: "info",
+    stage: ctx.stage,
+    message: `${name}: ${said}, estimated ${dollars(estimate.cost_usd!)}`,
+  });
+}
+
+/** What a model would be sent of these requests (those without a reply), estimated; null for a built-in
+ *  model or a route the registry does not have. */
+export async function estimateModel(
+  ctx: StageContext,
+  params: Params,
+  requests: TaskRequest[],
+): Promise<SendEstimate | null> {
+  const { route: routeName, model } = splitModel(params.model);
+  const route = ctx.options.routes.get(routeName);
+  if (routeName === "medbench" || !route) return null;
+  const pending = await pendingRequests(ctx, params, route, model, requests);
+  return estimateOf(pending, priceOf(route, model), false);
+}
+
+/** An estimate in words: requests, input tokens (bytes / 4) and the output bound. */
+export function estimateWords(estimate: SendEstimate): string {
+  const output = estimate.output_tokens === null ? "no bound on" : `at most ${estimate.output_tokens}`;
+  return (
+    `${estimate.requests} requests, about ${estimate.input_tokens} input tokens (bytes / 4) and ` +
+    `${output} output tokens`
+  );
 }
 
 /**
@@ -137,7 +235,7 @@ export async function callModel(
 function auditOf(
   model: string,
   route: string,
-  { replies, request }: Called,
+  { replies, request, tokens }: Called,
   { formats, refused, otherShards, apiErrors }: ReplyTally,
   requests: TaskRequest[],
   replyAudit: Json,
@@ -153,6 +251,9 @@ function auditOf(
     ...(refused ? { refused } : {}),
     ...(otherShards ? { other_shards: otherShards } : {}),
     truncated: replies.filter((reply) => reply.finish_reason === "length").length,
+    // What the answers cost in tokens (a built-in model has none); cost is worked out where it is shown.
+    ...(tokens ? { tokens: tokens.totals as unknown as Json } : {}),
+    ...(tokens?.without ? { replies_without_usage: tokens.without } : {}),
     ...(replyAudit !== null ? { reply_audit: replyAudit } : {}),
     n: replies.length,
     // Requests of several configurations: the counts of each, so the headline is judged on its own.
@@ -275,6 +376,12 @@ export const modelStage: StageKind = {
   taskParts: (params) => builtinParts(params),
   async identify(ctx) {
     return routeIdentity(ctx, String((ctx.params as { model?: unknown }).model));
+  },
+  async estimate(ctx) {
+    const params = ctx.params as unknown as Params;
+    const requests = [...(await inputRecords(ctx, "requests", "requests"))];
+    const estimate = await estimateModel(ctx, params, requests);
+    return estimate ? { [params.model]: estimate } : {};
   },
   async run(ctx) {
     const params = ctx.params as unknown as Params;

@@ -19,6 +19,8 @@ export interface Fake {
   port: number;
   stats: {
     requests: number;
+    /** 200s with a completion. */
+    replies: number;
     bodies: Map<string, number>;
     answered: Set<string>;
     faults: Record<string, number>;

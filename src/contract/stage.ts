@@ -6,6 +6,7 @@ import type { TaskModule, TaskPart } from "./task.js";
 import type { KindDeclarations } from "./declarations.js";
 import type { Shard } from "../remote/shard.js";
 import type { Routes } from "../model/routes.js";
+import type { Budget, SendEstimate } from "../model/budget.js";
 
 /** A stage output: bytes, or a finished file (hashed while written) that the runner moves into the store. */
 export type StageOutput = string | Uint8Array | { file: string; sha256: string };
@@ -54,6 +55,8 @@ export interface StageOptions {
   shard?: Shard;
   /** Memo namespace of model replies: "requests" for builds; verify --live keeps its replies apart. */
   replyNamespace?: string;
+  /** --max-cost: what the build's model and judge stages may spend, shared by them (src/model/budget.ts). */
+  budget?: Budget;
 }
 
 export interface BuildInfo {
@@ -116,6 +119,9 @@ export interface StageKind extends KindDeclarations {
   /** A data stage's source, worked out with its key (its readers see it as `source` of their input). */
   dataSource?(ctx: StageContext): DataSource;
   run(ctx: StageContext): Promise<Record<string, StageOutput>>;
+  /** What running the stage would send, per model, without sending anything (`status`): a model stage's
+   *  requests that have no reply yet. */
+  estimate?(ctx: StageContext): Promise<Record<string, SendEstimate>>;
 }
 
 /** A stage as the spec declares it (inputs by name, resolved parameters). */

@@ -63,6 +63,13 @@ export class RouteBreaker {
     }
   }
 
+  /** Stops the route for a reason of the build's own (its spending limit reached): no more requests. */
+  stop(why: string): void {
+    if (this.tripped) return;
+    this.fatal = why;
+    this.controller.abort();
+  }
+
   /** What happened, for the stage's error. */
   why(): string {
     if (this.fatal) return this.fatal;

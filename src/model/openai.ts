@@ -8,6 +8,7 @@ import { sha256Hex } from "../hash/sha256.js";
 import { createHash } from "../util/builtins.js";
 import type { Route } from "./registry.js";
 import { readReply } from "./reply.js";
+import type { Tokens } from "./price.js";
 import {
   FIXED_FIELD_FIX,
   fixedFieldMessage,
@@ -171,10 +172,31 @@ export function replyFields(body: Json): ReplyFields {
   };
 }
 
+/** OpenAI's usage: cached tokens are part of prompt_tokens and reasoning tokens part of completion_tokens
+ *  (platform.openai.com/docs/api-reference/chat/object, `usage`), as medbench's shape counts them. */
+export function openaiTokens(usage: Json | undefined): Tokens | null {
+  const read = usage as {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+    completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+    prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  } | null;
+  if (!read || typeof read !== "object") return null;
+  const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+  if (typeof read.prompt_tokens !== "number" && typeof read.completion_tokens !== "number") return null;
+  return {
+    prompt: count(read.prompt_tokens),
+    completion: count(read.completion_tokens),
+    reasoning: count(read.completion_tokens_details?.reasoning_tokens),
+    cached: count(read.prompt_tokens_details?.cached_tokens),
+  };
+}
+
 export const openai: Protocol = {
   body: requestBody,
   serialise: serialisedRequest,
   reply: replyFields,
+  tokens: openaiTokens,
   async transport() {
     const { chatCompletion } = await import("./client.js");
     const { classifyRefusal } = await import("./refusal.js");

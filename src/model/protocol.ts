@@ -5,6 +5,7 @@ import type { Json } from "../util/json.js";
 import type { Route } from "./registry.js";
 import type { CallHooks, CallOutcome } from "./client.js";
 import type { Refusal } from "./refusal.js";
+import type { Tokens } from "./price.js";
 
 /** A task's request as a protocol reads it (a requests file's record, with the fields sent). */
 export interface ChatRequest {
@@ -73,5 +74,8 @@ export interface Protocol {
   serialise(route: Route, body: Json): { payload: Buffer; key: string };
   /** What a reply body says. */
   reply(body: Json): ReplyFields;
+  /** A reply's usage (ReplyFields.usage, as the provider sent it) in medbench's token shape; null when the
+   *  reply says nothing of its tokens. */
+  tokens(usage: Json | undefined): Tokens | null;
   transport(): Promise<Transport>;
 }

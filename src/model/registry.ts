@@ -14,6 +14,7 @@ import { checkSchema, REGISTRY_SCHEMA } from "../specfile/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult } from "../util/consulted.js";
 import { escapePointer, type Json } from "../util/json.js";
+import type { Price } from "./price.js";
 
 export interface Route {
   name: string;
@@ -33,6 +34,10 @@ export interface Route {
   /** The most requests and estimated tokens the route sends a minute (src/model/pacer.ts); none: no cap. */
   requests_per_minute?: number | null;
   tokens_per_minute?: number | null;
+  /** US dollars per million tokens, per model name pattern (src/model/price.ts); in no key. */
+  price?: Record<string, Price>;
+  /** Send the model and judge stages' requests as provider batches by default (build --batch). */
+  batch?: boolean;
   /** Requests failed in a row (no answer within their deadline, or the key refused) that stop the stage. */
   max_failures_in_a_row: number;
   /** The largest reply body read, in MiB: past it a try fails before the body is held whole. */
@@ -126,6 +131,8 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         requests_per_minute: route.requests_per_minute ?? null,
         tokens_per_minute: route.tokens_per_minute ?? null,
         request: route.request ?? {},
+        ...(route.price ? { price: route.price } : {}),
+        ...(route.batch ? { batch: true } : {}),
       });
     }
   }

@@ -135,6 +135,7 @@
       run.partial ? el("span", { class: "partial" }, "partial") : "no",
       metrics.metrics.thinking_audit ? String(metrics.metrics.thinking_audit.thinking_off) : "–",
       metrics.metrics.api_errors ?? 0,
+      run.cost,
     ];
   }
 
@@ -142,7 +143,17 @@
     sec.append(el("h3", {}, "Runs"));
     sec.append(
       table(
-        ["model", "primary metric", "95% CI", "n", "spec hash", "partial", "thinking off", "API errors"],
+        [
+          "model",
+          "primary metric",
+          "95% CI",
+          "n",
+          "spec hash",
+          "partial",
+          "thinking off",
+          "API errors",
+          "cost",
+        ],
         task.runs.map(runRow),
       ),
     );

@@ -15,6 +15,9 @@ import { writeFileAtomic } from "../util/fsutil.js";
 import { runNotices } from "../util/metrics.js";
 import { openProject, projectPath } from "../runner/execution/project.js";
 import { inlineSafe, pageScript, pageStyle } from "./page.js";
+import { costWords, runCost } from "../model/price.js";
+import type { Route } from "../model/registry.js";
+import type { Json } from "../util/json.js";
 
 export interface ReportRun {
   dir: string;
@@ -23,6 +26,8 @@ export interface ReportRun {
   metrics: Record<string, unknown>;
   /** What the run's result says every reader must know (runNotices). */
   notices: string[];
+  /** Its tokens' cost at the registry's prices, in words (src/model/price.ts). */
+  cost: string;
 }
 /** One full run on a task's leaderboard: its primary metric with the interval, and its tags. */
 export interface LeaderboardRow {
@@ -58,7 +63,10 @@ export interface ReportTask {
   modified: BrokenRun[];
 }
 
-export async function collectRuns(specs: string[], root: string): Promise<ReportTask[]> {
+/** A route of the registries the report prices runs with. */
+type RouteOf = (name: string) => Route | undefined;
+
+export async function collectRuns(specs: string[], root: string, route: RouteOf): Promise<ReportTask[]> {
   const files = specs.length ? specs : projectSpecs(root);
   if (!files.length)
     throw new UsageError("no spec to report on: name spec files, or run in a project with specs/");
@@ -69,7 +77,7 @@ export async function collectRuns(specs: string[], root: string): Promise<Report
     const doc = parseSourceDoc(readFileSync(path), spec).value as { slug?: string };
     if (!doc?.slug) continue;
     const rt = await loadRuntime(path, {});
-    tasks.push(await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root));
+    tasks.push(await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root, route));
   }
   return tasks;
 }
@@ -79,6 +87,7 @@ async function taskOf(
   headline: string | null,
   name: string,
   root: string,
+  route: RouteOf,
 ): Promise<ReportTask> {
   // A metrics.json that is not JSON stops the report, naming it; one that is no run's result is listed.
   // Two specs of one slug (a built-in and the project's copy of it) each list the runs they built.
@@ -94,6 +103,7 @@ async function taskOf(
       partial: Boolean(run.metrics!.partial),
       metrics: run.metrics as Record<string, unknown>,
       notices: runNotices(run.metrics!),
+      cost: costWords(runCost(run.metrics as Record<string, Json>, route)),
     }));
   const decl = declaredCheck(spec);
   const primary = decl?.metric ?? (runs[0]?.metrics.primary as string | undefined) ?? null;
@@ -184,12 +194,14 @@ export async function writeReport({
   specs,
   output: out,
   root,
+  route,
 }: {
   specs: string[];
   output: string;
   root: string;
+  route: RouteOf;
 }): Promise<{ file: string; runs: number; tasks: number; broken: string[]; modified: string[] }> {
-  const tasks = await collectRuns(specs, root);
+  const tasks = await collectRuns(specs, root, route);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));
   return {

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { ConsoleLogger, JsonLogger, QuietLogger, type Logger } from "../../log/loggers.js";
 import type { BuildEvent, SummaryRow } from "../../contract/events.js";
+import type { Json } from "../../util/json.js";
 import { metricEntries, runNotices } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse } from "../args.js";
@@ -29,6 +30,10 @@ export const command: Command = {
   --rekey               key every stage even when nothing changed since the last no-op build
   --shard I/N           send only this machine's share of the model requests (no results, no lock);
                         with MEDBENCH_REMOTE, a later plain build anywhere assembles the whole run
+  --max-cost USD        refuse a model or judge stage whose estimated cost (its requests without a reply,
+                        input tokens as bytes / 4, output at most max_tokens, at the registry's price) is
+                        more than is left, and stop one whose replies' cost reaches the limit (exit 1; the
+                        replies received are kept)
   --roster              build every run the spec's \`check:\` roster names (each its model; runs on
                         different routes at once), then print the check (exit 0 when it holds, 1 otherwise)
   --project DIR         the project root (default: the current directory)
@@ -45,6 +50,7 @@ const OPTIONS = optionsOf(
   "rekey",
   "shard",
   "roster",
+  "max-cost",
   "project",
   "cache",
   "json",
@@ -71,6 +77,7 @@ async function run(argv: string[]): Promise<number> {
   const recordKey = noop?.recordKey(argv) ?? "";
   if (noop && !values.rekey && replayNoop(noop, opts.project.cacheDir, recordKey, logger)) return 0;
   if (values.shard !== undefined) opts.shard = await shardOption(values.shard as string);
+  if (values["max-cost"] !== undefined) opts.budget = await budgetOption(values["max-cost"] as string);
   const rt = await loadBuildRuntime(specPath, vars, opts, logger);
   const events: BuildEvent[] = [];
   const emit = (e: BuildEvent) => {
@@ -79,6 +86,7 @@ async function run(argv: string[]): Promise<number> {
     logger.log(e);
   };
   const report = await buildAndRemember(rt, opts, emit, specPath);
+  if (report.results) await sayCost(join(report.results, "metrics.json"), opts, emit);
   const stdout = finishBuild(rt.spec.specHash, report, emit, Boolean(values.json));
   const noWarnings = !events.some((e) => e.type === "warning");
   // What came before build-start (waiting for another build of this spec) is this run's, not the build's.
@@ -104,6 +112,14 @@ function replayNoop(noop: NoopRecord, cacheDir: string, recordKey: string, logge
   logger.log(replay.events[done]!);
   process.stdout.write(replay.stdout);
   return true;
+}
+
+async function budgetOption(text: string): Promise<BuildOptions["budget"]> {
+  const usd = Number(text);
+  if (text.trim() === "" || !Number.isFinite(usd) || usd < 0)
+    throw new UsageError(`--max-cost takes US dollars (a number, 0 or more), not ${JSON.stringify(text)}`);
+  const { Budget } = await import("../../model/budget.js");
+  return new Budget(usd);
 }
 
 async function shardOption(text: string): Promise<BuildOptions["shard"]> {
@@ -283,6 +299,28 @@ async function buildRoster(
 }
 
 /** The metrics table's rows, the primary metric first. */
+/** The run's tokens and their cost at the registry's prices (docs/records.md, "Tokens and cost"). */
+async function sayCost(
+  metricsFile: string,
+  opts: BuildOptions,
+  emit: (e: BuildEvent) => void,
+): Promise<void> {
+  if (!existsSync(metricsFile)) return;
+  const metrics = JSON.parse(readFileSync(metricsFile, "utf8")) as Record<string, Json>;
+  const { runCost, costWords, dollars } = await import("../../model/price.js");
+  const { commandRoutes } = await import("../../model/routes.js");
+  const routes = commandRoutes(opts.registryFiles);
+  const cost = runCost(metrics, (name) => routes.get(name));
+  if (cost.tokens === null && cost.usd === null) return;
+  const tokens = cost.tokens;
+  const counted = tokens
+    ? `tokens: prompt ${tokens.prompt} (cached ${tokens.cached}), completion ${tokens.completion} ` +
+      `(reasoning ${tokens.reasoning}); `
+    : "";
+  const spent = opts.budget ? `; spent by this build ${dollars(opts.budget.spent)}` : "";
+  emit({ type: "info", message: `${counted}cost ${costWords(cost)} at the registry's prices${spent}` });
+}
+
 function summaryOf(metricsFile: string): SummaryRow[] {
   consult(metricsFile);
   if (!existsSync(metricsFile)) return [];

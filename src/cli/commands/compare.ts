@@ -7,14 +7,16 @@ import { usageError, type Command } from "../command.js";
 import type { CompareDecl } from "../../contract/task.js";
 import type { Comparison } from "../compare.js";
 import { projectDir } from "../options.js";
+import type { Json } from "../../util/json.js";
 
 export const command: Command = {
-  help: `usage: medbench compare RUN_A RUN_B [--project DIR] [--json]
+  help: `usage: medbench compare RUN_A RUN_B [--project DIR] [--registry FILE] [--json]
 
   RUN_A and RUN_B are results folders of full runs of one spec (same spec_hash). The task's \`compare\`
   says what is paired (item verdicts, rows by a field, clusters, the bootstrap's generator); a task that
   declares none is compared on its primary metric unit by unit (units.jsonl; 2,000 resamples, numpy
-  default_rng(0)). Prints A - B in percentage points with its interval and the exact McNemar p.`,
+  default_rng(0)). Prints A - B in percentage points with its interval and the exact McNemar p, and each
+  run's cost: its token totals at the prices of the registry (and --registry FILE routes).`,
   run: (argv) => runCompare(argv, command, "compare"),
 };
 
@@ -42,7 +44,7 @@ async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
 export async function runCompare(argv: string[], cmd: Command, name: string, slug?: string): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { json: { type: "boolean" }, project: { type: "string" } },
+    { json: { type: "boolean" }, project: { type: "string" }, registry: { type: "string", multiple: true } },
     name,
   );
   if (positionals.length !== 2) throw usageError(cmd, `${name} takes two result directories`);
@@ -51,18 +53,38 @@ export async function runCompare(argv: string[], cmd: Command, name: string, slu
   const root = projectDir(values.project);
   const runs = comparable(dirA, dirB, join(root, "cache"), slug);
   const decl = await declOf(root, runs.a.slug);
-  const result: Comparison = decl
+  const compared: Comparison = decl
     ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired }, runs)
     : compareUnits(dirA, dirB, UNITS_PAIRED, runs);
+  const { costs, words } = await runCosts(runs, (values.registry as string[] | undefined) ?? []);
+  const result = {
+    ...compared,
+    a: { ...compared.a, cost_usd: costs[0] },
+    b: { ...compared.b, cost_usd: costs[1] },
+  };
   if (values.json) process.stdout.write(JSON.stringify(result) + "\n");
-  else process.stdout.write(render(result, decl?.by ?? "group"));
+  else process.stdout.write(render(result, decl?.by ?? "group", words));
   return 0;
 }
 
-function render(result: Comparison, by: string): string {
+/** Each run's cost at the registry's prices (its tokens × its routes' price), and in words. */
+async function runCosts(
+  runs: { a: object; b: object },
+  registry: string[],
+): Promise<{ costs: (number | null)[]; words: string[] }> {
+  const { runCost, costWords } = await import("../../model/price.js");
+  const { commandRoutes } = await import("../../model/routes.js");
+  const routes = commandRoutes(registry);
+  const both = [runs.a, runs.b].map((metrics) =>
+    runCost(metrics as Record<string, Json>, (name) => routes.get(name)),
+  );
+  return { costs: both.map((cost) => cost.usd), words: both.map(costWords) };
+}
+
+function render(result: Comparison, by: string, costs: string[]): string {
   const lines = [
-    `A ${result.a.dir}  (${result.a.model})`,
-    `B ${result.b.dir}  (${result.b.model})`,
+    `A ${result.a.dir}  (${result.a.model})  cost ${costs[0]}`,
+    `B ${result.b.dir}  (${result.b.model})  cost ${costs[1]}`,
     `spec_hash ${result.spec_hash}`,
     "",
     [

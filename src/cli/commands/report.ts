@@ -7,10 +7,11 @@ import { projectDir, specOrBuiltIn } from "../options.js";
 import { specsToReport } from "../report-specs.js";
 
 export const command: Command = {
-  help: `usage: medbench report [SPEC...] -o report.html [--project DIR] [--json]
+  help: `usage: medbench report [SPEC...] -o report.html [--project DIR] [--registry FILE] [--json]
 
   Every run under results/ of the given specs (files, or names of built-in specs; default: every spec in
-  specs/ and every built-in spec medbench.lock records a build of).`,
+  specs/ and every built-in spec medbench.lock records a build of). Each run's cost is its tokens at the
+  prices of the registry (and of the --registry FILE routes).`,
   run,
 };
 
@@ -20,6 +21,7 @@ async function run(argv: string[]): Promise<number> {
     {
       output: { type: "string", short: "o" },
       project: { type: "string" },
+      registry: { type: "string", multiple: true },
       json: { type: "boolean" },
     },
     "report",
@@ -31,7 +33,10 @@ async function run(argv: string[]): Promise<number> {
   const specs = positionals.length
     ? positionals.map((arg) => specOrBuiltIn(arg, "report", root))
     : specsToReport(root);
-  const out = await writeReport({ specs, output: values.output, root });
+  const { commandRoutes } = await import("../../model/routes.js");
+  const routes = commandRoutes((values.registry as string[] | undefined) ?? []);
+  const route = (name: string) => routes.get(name);
+  const out = await writeReport({ specs, output: values.output, root, route });
   if (values.json)
     process.stdout.write(
       JSON.stringify({

@@ -4,6 +4,8 @@ import { parse } from "../args.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
 import type { StageState } from "../../runner/execution/status.js";
+import type { SendEstimate } from "../../model/budget.js";
+import { dollars } from "../../model/price.js";
 
 type Status = { spec: string; specHash: string; states: StageState[] };
 
@@ -12,7 +14,10 @@ export const command: Command = {
 
 Says, for every stage of SPEC (a spec file, or the name of a built-in spec), whether it is fresh (its key's
 outputs are in the cache), stale (and why: which input, parameter or code changed) or never built, for the
-build the same options would run. It reads only: it writes nothing and sends no request.
+build the same options would run. It reads only: it writes nothing and sends no request. For a model or judge
+stage that is not fresh, whose inputs are built, it estimates what a build would send: the requests without
+a reply, their input tokens (counted as the bodies' bytes / 4: an estimate), the most output tokens their
+max_tokens allows, and the cost at the registry's price.
 
   --model ROUTE/MODEL   the model whose build to look at (default: the spec's)
   --judge ROUTE/MODEL   a judge model (repeatable), as for build
@@ -54,8 +59,25 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`  ${label} ${state.name} ${colour.dim(`(${state.kind})`)}\n`);
     if (state.state !== "fresh")
       for (const reason of state.reasons) process.stdout.write(`      ${reason}\n`);
+    for (const [model, estimate] of Object.entries(state.estimate ?? {}))
+      process.stdout.write(`      would send ${model}: ${estimateLine(estimate)}\n`);
   }
   return 0;
+}
+
+/** A stage's estimate as status shows it: an estimate, and says so. */
+function estimateLine(estimate: SendEstimate): string {
+  const output =
+    estimate.output_tokens === null
+      ? "no bound on output tokens (no max_tokens)"
+      : `at most ${estimate.output_tokens} output tokens`;
+  const cost =
+    estimate.cost_usd !== null
+      ? `estimated ${dollars(estimate.cost_usd)} at the registry's price`
+      : estimate.output_tokens === null
+        ? "cost unbounded"
+        : "no price in the registry";
+  return `${estimate.requests} requests, about ${estimate.input_tokens} input tokens (bytes / 4), ${output}; ${cost}`;
 }
 
 /** Every stage keyed (read only: status writes nothing, and sends nothing; a route it cannot find is keyed

@@ -25,6 +25,7 @@ import type { TaskModule } from "../../../tasks/task.js";
 import { installRoot } from "../../util/paths.js";
 import type { Json } from "../../util/json.js";
 import type { Shard } from "../../remote/shard.js";
+import type { Budget } from "../../model/budget.js";
 import { commandRoutes } from "../../model/routes.js";
 import { DiagnosticError, StageError } from "../../errors.js";
 
@@ -39,6 +40,8 @@ export interface BuildOptions {
   resultsSuffix: string; // ".partial" for runs over part of the items
   /** One machine's share of the model requests: no results and no lock; a plain build assembles them. */
   shard?: Shard;
+  /** --max-cost: what the model and judge stages may spend (src/model/budget.ts). */
+  budget?: Budget;
 }
 
 export interface Runtime {
@@ -225,6 +228,7 @@ function stageOptions(decl: StageDecl, scope: BuildScope): StageOptions {
     env: opts.env,
     routes: commandRoutes(opts.registryFiles),
     ...(opts.shard ? { shard: opts.shard } : {}),
+    ...(opts.budget ? { budget: opts.budget } : {}),
   };
 }
 

@@ -3,7 +3,9 @@ import { Cache } from "../store/cache.js";
 import { buildId, readLock } from "../results/lock.js";
 import { resultsDifferences } from "../results/results.js";
 import { projectPath } from "./project.js";
-import { newScope, resultsSuffix, type BuildOptions, type Runtime } from "./scope.js";
+import { newScope, resultsSuffix, type BuildOptions, type BuildScope, type Runtime } from "./scope.js";
+import type { MemoStore } from "../../contract/stage.js";
+import type { SendEstimate } from "../../model/budget.js";
 import { KeyedWalk, type WalkedStage } from "./walk.js";
 
 export interface StageState {
@@ -12,6 +14,8 @@ export interface StageState {
   state: "fresh" | "stale" | "never built";
   key: string | null;
   reasons: string[];
+  /** What running it would send, per model (a model or judge stage that is not fresh). */
+  estimate?: Record<string, SendEstimate>;
 }
 
 export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<StageState[]> {
@@ -25,7 +29,11 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     "status",
   );
   const states: StageState[] = [];
-  for await (const walked of walk.stages()) states.push(stateOf(walked));
+  for await (const walked of walk.stages()) {
+    const state = stateOf(walked);
+    const estimate = await sendEstimate(scope, walked);
+    states.push(estimate ? { ...state, estimate } : state);
+  }
   if (rt.spec.results && states.every((state) => state.state === "fresh")) {
     // Every stage is fresh: the results folder must then be exactly what they make.
     const reasons = await resultsDifferences({
@@ -39,6 +47,29 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
     if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
   }
   return states;
+}
+
+/** What a stage that is not fresh would send (a kind that sends requests says), read from this machine's
+ *  reply memo alone: status claims nothing on the shared remote and writes nothing. */
+async function sendEstimate(
+  scope: BuildScope,
+  walked: WalkedStage,
+): Promise<Record<string, SendEstimate> | null> {
+  const kind = scope.rt.kinds.get(walked.decl.kind);
+  if (walked.freshness === "fresh" || !walked.keyed || !walked.ctx || !kind?.estimate) return null;
+  const { replyLog, replyFolder } = await import("../replies/memo.js");
+  const logs = new Map<string, ReturnType<typeof replyLog>>();
+  const memo: MemoStore = {
+    get(ns, key) {
+      let log = logs.get(ns);
+      if (!log) logs.set(ns, (log = replyLog(scope.cache, replyFolder(ns), false)));
+      return log.get(key);
+    },
+    put() {
+      throw new Error("status writes no reply");
+    },
+  };
+  return kind.estimate({ ...walked.ctx, memo });
 }
 
 function stateOf(walked: WalkedStage): StageState {

@@ -1,0 +1,48 @@
+// The requests of a model stage that have no reply yet: what a build would send (each body once, in the
+// first response format it tries), found in the reply memo without sending anything. `status` estimates
+// them, `--max-cost` weighs them before a stage sends, and a batch build submits them.
+import type { StageContext } from "../src/contract/stage.js";
+import type { Json } from "../src/util/json.js";
+import type { Route } from "../src/model/registry.js";
+import type { BodyParams, WireFormat } from "../src/model/protocol.js";
+import { protocolOf } from "../src/model/protocols.js";
+import { ownsKey } from "../src/remote/shard.js";
+import type { TaskRequest } from "../tasks/task.js";
+import { FORMATS, requestBody } from "./model-route.js";
+
+/** One body a build would send: the first item that asks it, its bytes, its key and its format. */
+export interface Pending {
+  index: number;
+  body: Record<string, Json>;
+  payload: Buffer;
+  key: string;
+  format: WireFormat;
+}
+
+export async function pendingRequests(
+  ctx: StageContext,
+  params: BodyParams,
+  route: Route,
+  model: string,
+  requests: readonly TaskRequest[],
+): Promise<Pending[]> {
+  const protocol = protocolOf(route);
+  const { recall } = await import("../src/model/reply-memo.js");
+  const { recallRefusal } = await import("../src/model/refusal-memo.js");
+  const namespace = ctx.options.replyNamespace ?? "requests";
+  const { shard, refresh } = ctx.options;
+  const seen = new Set<string>();
+  const out: Pending[] = [];
+  for (let index = 0; index < requests.length; index++) {
+    const req = requests[index]!;
+    const format: WireFormat = req.schema ? FORMATS[0]! : "none";
+    const body = requestBody(req, params, route, model, format);
+    const { payload, key } = protocol.serialise(route, body);
+    if (seen.has(key) || (shard && !ownsKey(shard, key))) continue;
+    seen.add(key);
+    const entry = refresh ? null : await ctx.memo.get(namespace, key);
+    if (recall(entry) || recallRefusal(entry)) continue;
+    out.push({ index, body, payload, key, format });
+  }
+  return out;
+}
