@@ -8,14 +8,16 @@ import { testData } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
 
 /** The version fields a new medbench or hash recipe may change, the labels of a result built from the
- *  bundled synthetic sample (added since) and a route's count of replies that are no
- *  text answer (metrics.reply_audit, added since); everything else must stay. */
+ *  bundled synthetic sample (added since), a route's count of replies that are no
+ *  text answer (metrics.reply_audit, added since) and its token totals (metrics.tokens, added since);
+ *  everything else must stay. */
 const withoutVersions = (text: string) =>
   text
     .replace(/^ {2}"(medbench_version|hash_recipe)": .*$/gm, '  "$1": "<version>",')
     .replace(/^ {2}"notices": \[\n(?: {4}.*\n)* {2}\],\n/m, "")
     .replace(/^ {2}"synthetic_sample": .*\n/m, "")
-    .replace(/^( +)"reply_audit": \{\n(?:\1 {2}.*\n)*\1\},\n/gm, "");
+    .replace(/^( +)"reply_audit": \{\n(?:\1 {2}.*\n)*\1\},\n/gm, "")
+    .replace(/^( +)"tokens": \{\n(?:\1 {2}.*\n)*\1\},\n/gm, "");
 
 const golden = (run: string, file: string) => readFileSync(testData("contract-golden", run, file), "utf8");
 
