@@ -13,9 +13,9 @@ export const RELEASE_FILES = [
   "kor_overheard_v0.1.jsonl",
 ];
 
-/** Rows of the bundled sample per release file. */
-async function sampleRows() {
-  const sample = path.join(repo, "specs/voice-command/sample/benchmark");
+/** Rows of the bundled sample per release file, from the checkout `from`. */
+async function sampleRows(from) {
+  const sample = path.join(from, "specs/voice-command/sample/benchmark");
   const out = {};
   for (const f of RELEASE_FILES)
     out[f] = (await fs.readFile(path.join(sample, f), "utf8"))
@@ -25,15 +25,16 @@ async function sampleRows() {
   return out;
 }
 
-/** A project folder under `work` (specs copied, release in `release/`) with at least `target` items. */
-export async function syntheticProject(target, work) {
-  const rows = await sampleRows();
+/** A project folder under `work` (specs copied, release in `release/`) with at least `target` items; `from`:
+ *  the checkout whose specs and sample it copies (another revision's, for scripts/bench/revisions.mjs). */
+export async function syntheticProject(target, work, from = repo) {
+  const rows = await sampleRows(from);
   const perCopy = RELEASE_FILES.reduce((n, f) => n + rows[f].length, 0);
   const copies = Math.max(1, Math.ceil(target / perCopy));
   const dir = await fs.mkdtemp(path.join(work, "p-"));
-  await fs.copy(path.join(repo, "specs"), path.join(dir, "specs"));
+  await fs.copy(path.join(from, "specs"), path.join(dir, "specs"));
   const release = path.join(dir, "release");
-  await fs.copy(path.join(repo, "specs/voice-command/sample"), release);
+  await fs.copy(path.join(from, "specs/voice-command/sample"), release);
   for (const [k, f] of RELEASE_FILES.entries()) {
     const out = fs.createWriteStream(path.join(release, "benchmark", f));
     for (let c = 0; c < copies; c++) {
