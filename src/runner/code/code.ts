@@ -1,6 +1,8 @@
 // The code identity of a stage: the compiled modules it runs (following their imports, stopping at the
-// runner's infrastructure), and each package that code loads, followed into the installed package and keyed
-// by its version and the content of its files that run; which modules a stage starts from is
+// runner's infrastructure), and each package that code loads with every package it may load in turn, each
+// keyed by all its files: by npm's own record of them (version and tarball integrity, src/runner/code/
+// npm-records.ts) when npm installed it and nothing changed since, else by the sha256 of each of its
+// files, data files too (a package linked or edited in place); which modules a stage starts from is
 // src/runner/keys/stage-code.ts's. The compiled code is what runs, so it is what is hashed;
 // checkCompiled() makes sure it was compiled from the sources beside it.
 import { existsSync, readdirSync, realpathSync, statSync } from "../../util/builtins.js";
@@ -12,12 +14,13 @@ import { taskFolder } from "../../contract/task-folder.js";
 import { factsOf } from "../../hash/code-memo.js";
 import { consult } from "../../util/consulted.js";
 import type { UserTask } from "./user-task.js";
+import { lockfile, recognise, type NpmEntry, type Recognised } from "./npm-records.js";
 
 export interface CodeIdentity {
   /** Install-relative path (dist/… for compiled modules, tasks/… for a task's data files) -> sha256. */
   files: Record<string, string>;
-  /** npm package that code loads (and every package that one loads) -> its installed version and the
-   *  sha256 of its files that run. */
+  /** npm package that code loads (and every package that one may load) -> its installed version and its
+   *  tarball's integrity as npm recorded it, or the sha256 over all its files. */
   packages: Record<string, string>;
 }
 
@@ -138,28 +141,8 @@ function packageEntry(facts: PackageFacts): string {
   return `${facts.version} sha256:${sha256Hex(lines.join(""))}`;
 }
 
-// Per root: medbench's own, and a user's repository holding a task of its own.
-const lockedVersions = new Map<string, Record<string, string> | null>();
-
-/** The versions package-lock.json pins, by install path (null without a lock), read once per process. */
-function lockVersions(root: string): Record<string, string> | null {
-  if (lockedVersions.has(root)) return lockedVersions.get(root)!;
-  const lockFile = join(root, "package-lock.json");
-  consult(lockFile);
-  const versions = !existsSync(lockFile)
-    ? null
-    : factsOf(lockFile, "lock-paths", (bytes) => {
-        const lock = JSON.parse(bytes.toString("utf8")) as {
-          packages?: Record<string, { version?: string }>;
-        };
-        const out: Record<string, string> = {};
-        for (const [path, entry] of Object.entries(lock.packages ?? {}))
-          if (path.startsWith("node_modules/")) out[path] = entry.version ?? "";
-        return out;
-      });
-  lockedVersions.set(root, versions);
-  return versions;
-}
+/** The entries package-lock.json pins under `root`, by install path (null without a lock). */
+const lockEntries = (root: string) => lockfile(join(root, "package-lock.json"))?.entries ?? null;
 
 /** The real path of `root`'s node_modules (Node resolves packages to real paths: node_modules may be a
  *  link), or null without one. */
@@ -171,13 +154,13 @@ function installedModules(root: string): string | null {
 
 /** A package installed under `root` must be what its package-lock.json pins, as `npm ci` installs it:
  *  else the code that runs is not the code the lock names (a lock bumped without an install). */
-function checkLocked(root: string, dir: string, facts: PackageFacts): void {
-  const locked = lockVersions(root);
+function checkLocked(root: string, dir: string, facts: { name: string; version: string }): void {
+  const locked = lockEntries(root);
   const modules = locked ? installedModules(root) : null;
   // No lock, or a package of another install (found above the root, or medbench's own beside it).
   if (!locked || !modules || !dir.startsWith(modules + sep)) return;
   const path = `node_modules/${relative(modules, dir).split("\\").join("/")}`;
-  const pinned = locked[path];
+  const pinned = locked[path]?.version;
   if (pinned === facts.version) return;
   throw new DiagnosticError([
     {
@@ -242,7 +225,8 @@ export function codeIdentity(
 ): CodeIdentity {
   const files: Record<string, string> = {};
   const packages: Record<string, string> = {};
-  const installed = new Map<string, PackageFacts>(); // package folder -> what of it runs
+  const installed = new Map<string, PackageFacts>(); // package folder -> its files, read
+  const known = new Map<string, Recognised>(); // package folder -> npm's record of it, not read
   const seen = new Set<string>();
   const queue = entries.map((e) => resolve(root, e));
   while (queue.length) {
@@ -250,19 +234,68 @@ export function codeIdentity(
     const rel = relative(root, file).split("\\").join("/");
     if (seen.has(file) || stop(rel)) continue;
     seen.add(file);
-    const scanned = scan(file);
     const pkg = rel.startsWith("node_modules/") || rel.startsWith("../") ? packageRootOf(file) : null;
+    if (pkg && addRecognised(known, pkg, versionsRoot)) continue; // npm vouches for it: not read
+    const scanned = scan(file);
     if (pkg) addPackageFile(installed, pkg, file, scanned.sha256);
     else files[rel] = scanned.sha256;
     queue.push(...scanned.modules);
     for (const name of scanned.packages) packages[name] = "not installed";
   }
+  const label = (name: string, version: string) => (name in packages ? `${name}@${version}` : name);
   for (const [dir, facts] of installed) {
     checkLocked(versionsRoot, dir, facts);
-    const label = facts.name in packages ? `${facts.name}@${facts.version}` : facts.name;
-    packages[label] = packageEntry(facts);
+    addEveryFile(dir, facts);
+    packages[label(facts.name, facts.version)] = packageEntry(facts);
+  }
+  for (const [dir, npm] of known) {
+    checkLocked(versionsRoot, dir, npm);
+    packages[label(npm.name, npm.version)] = `${npm.version} ${npm.integrity}`;
   }
   return { files: sorted(files), packages: sorted(packages) };
+}
+
+// Per root and package folder: npm's record of it and of every package it may load, or null when npm's
+// records cannot vouch for one of them.
+const recognised = new Map<string, Recognised[] | null>();
+
+/** Adds the package at `dir` and the packages it may load as npm recorded them; false (nothing added)
+ *  when one of them is not recognised: the package is then read and hashed, file by file. */
+function addRecognised(known: Map<string, Recognised>, dir: string, root: string): boolean {
+  if (known.has(dir)) return true;
+  const id = `${root}\n${dir}`;
+  if (!recognised.has(id)) recognised.set(id, closure(dir, root));
+  const found = recognised.get(id)!;
+  if (!found) return false;
+  for (const npm of found) known.set(npm.dir, npm);
+  return true;
+}
+
+function closure(dir: string, root: string): Recognised[] | null {
+  const out = new Map<string, Recognised>();
+  const pinned = (path: string, modules: string): NpmEntry | undefined =>
+    installedModules(root) === modules ? lockEntries(root)?.[path] : undefined;
+  const queue = [dir];
+  while (queue.length) {
+    const next = queue.pop()!;
+    if (out.has(next)) continue;
+    const npm = recognise(next, pinned);
+    if (!npm) return null;
+    out.set(next, npm);
+    queue.push(...npm.deps);
+  }
+  return [...out.values()];
+}
+
+/** Every file of a package npm cannot vouch for, data files too (not those of the packages installed
+ *  inside it), hashed through the code memo. */
+function addEveryFile(dir: string, facts: PackageFacts): void {
+  const nested = `${sep}node_modules${sep}`;
+  for (const file of filesUnder(dir)) {
+    const rel = relative(dir, file);
+    if (`${sep}${rel}`.includes(nested)) continue;
+    facts.files[rel.split("\\").join("/")] ??= moduleFacts(file).sha256;
+  }
 }
 
 function addPackageFile(installed: Map<string, PackageFacts>, dir: string, file: string, sha: string): void {
