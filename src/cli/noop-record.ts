@@ -40,10 +40,11 @@ export interface Replay {
   files: number;
 }
 
-/** What must be the same for a record to answer: arguments, folder, Node and the variables above. */
+/** What must be the same for a record to answer: arguments, folder, Node, the medbench install (another
+ *  install's build is not this one's, even when its own files are unchanged) and the variables above. */
 export function recordKey(argv: string[]): string {
   const env = Object.fromEntries(ENV.map((name) => [name, process.env[name] ?? null]));
-  return JSON.stringify({ argv, cwd: process.cwd(), node: process.version, env });
+  return JSON.stringify({ argv, cwd: process.cwd(), node: process.version, install: installRoot(), env });
 }
 
 /** The events and stdout of the last no-op build with this key, if nothing it consulted changed since. */
