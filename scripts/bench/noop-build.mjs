@@ -11,11 +11,12 @@
 // and, to show where the rest goes, two floors: an empty ES module (Node's module loader starting) and
 // `medbench --version` (the CLI's dispatcher, no spec read).
 // Each ratio is taken within one round (every command once, back to back) and printed as min / median / max
-// over the rounds, with the load average.
+// over the rounds, with the load average: of wall time, and of CPU (user + system of the process and its
+// children, as the kernel counts it: ./rusage.mjs, which needs python3).
 // Usage: node scripts/bench/noop-build.mjs [--runs 15]
 import { $, fs, path, os, argv } from "zx";
 import { createHash } from "node:crypto";
-import { timed } from "./timed.mjs";
+import { measured } from "./rusage.mjs";
 
 $.verbose = false;
 const runs = Number(argv.runs ?? 15);
@@ -59,28 +60,34 @@ const empty = path.join(plain, "empty.mjs");
 await fs.writeFile(empty, "");
 const STATUS = [bin, "status", "specs/voice-command.yaml"];
 const noRecord = path.join(os.tmpdir(), `medbench-bench-noop-${process.pid}`);
-const t = { node: [], empty: [], version: [], noop: [], noopBig: [], rekey: [], status: [], statusKeyed: [] };
+const NAMES = ["node", "empty", "version", "noop", "noopBig", "rekey", "status", "statusKeyed"];
+const t = Object.fromEntries(NAMES.map((name) => [name, []]));
 const loadBefore = os.loadavg();
+const run = async (name, args, cwd) => t[name].push(await measured(["node", ...args], cwd));
 for (let i = 0; i < runs; i++) {
-  t.node.push((await timed("node", ["-e", "0"], plain, { rss: false })).ms);
-  t.empty.push((await timed("node", [empty], plain, { rss: false })).ms);
-  t.version.push((await timed("node", [bin, "--version"], plain, { rss: false })).ms);
-  t.noop.push((await timed("node", BUILD, plain, { rss: false })).ms);
-  t.noopBig.push((await timed("node", BUILD, big, { rss: false })).ms);
-  t.rekey.push((await timed("node", [...BUILD, "--rekey"], plain, { rss: false })).ms);
-  t.status.push((await timed("node", STATUS, plain, { rss: false })).ms);
+  await run("node", ["-e", "0"], plain);
+  await run("empty", [empty], plain);
+  await run("version", [bin, "--version"], plain);
+  await run("noop", BUILD, plain);
+  await run("noopBig", BUILD, big);
+  await run("rekey", [...BUILD, "--rekey"], plain);
+  await run("status", STATUS, plain);
   await fs.move(path.join(plain, "cache/noop"), noRecord);
-  t.statusKeyed.push((await timed("node", STATUS, plain, { rss: false })).ms);
+  await run("statusKeyed", STATUS, plain);
   await fs.move(noRecord, path.join(plain, "cache/noop"));
 }
-const ratio = (name) => {
-  const r = t[name].map((x, i) => x / t.node[i]).sort((a, b) => a - b);
+const spreadOf = (name, what) => {
+  const r = t[name].map((x, i) => x[what] / t.node[i][what]).sort((a, b) => a - b);
   return `${r[0].toFixed(2)} / ${median(r).toFixed(2)} / ${r[r.length - 1].toFixed(2)}`;
 };
+const ratio = (name) => `wall ${spreadOf(name, "wallMs")}   CPU ${spreadOf(name, "cpuMs")}`;
 const load = (l) => l.map((x) => x.toFixed(2)).join(" ");
+const ms = (what) => median(t.node.map((x) => x[what])).toFixed(0);
 console.log(`${runs} rounds; each ratio to node -e 0 of the same round, min / median / max`);
 console.log(`load average ${load(loadBefore)} -> ${load(os.loadavg())}`);
-console.log(`node -e 0                           1.00  (median ${median(t.node).toFixed(0)} ms)`);
+console.log(
+  `node -e 0                           1.00  (median wall ${ms("wallMs")} ms, CPU ${ms("cpuMs")} ms)`,
+);
 console.log(`node empty.mjs                      ${ratio("empty")}  (floor: the module loader)`);
 console.log(`medbench --version                  ${ratio("version")}  (floor: the CLI)`);
 console.log(`no-op build                         ${ratio("noop")}  (goal <= 1.5)`);

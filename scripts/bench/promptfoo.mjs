@@ -10,7 +10,8 @@
 // pair alternates), printed as min / median / max with the load average. promptfoo is not a dependency of
 // medbench: install it anywhere (`npm i promptfoo@0.121.20` in an empty folder) and pass that folder.
 //   node scripts/bench/promptfoo.mjs --promptfoo DIR [--items 2000] [--pairs 4] [--concurrency 64]
-// Goals (docs/performance.md): first run <= 0.10 of promptfoo's wall time, rerun <= 0.05.
+// Goals (docs/performance.md): first run <= 0.05 of promptfoo's wall time, rerun <= 0.03, peak RSS <= 0.15.
+// A pair in which promptfoo did not send what it should (its cache missed) is said in a line, not a crash.
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
@@ -76,12 +77,22 @@ const fake = await server(null);
 await routes(fake.url);
 await pfConfig(fake.url);
 const sent = async () => (await fake.stats()).requests;
+// medbench's own count is a bug when wrong (the bench stops); promptfoo's is what promptfoo did, said in a
+// line of the output (its own cache can miss under load) with that figure left out of the pair.
 const expectSent = async (before, n, what) => {
   const got = (await sent()) - before;
   if (got !== n) throw new Error(`${what} sent ${got} requests, not ${n}`);
 };
+const notes = [];
+const peerSent = async (before, n, what, pair) => {
+  const got = (await sent()) - before;
+  if (got === n) return true;
+  notes.push(`pair ${pair + 1}: ${what} sent ${got} requests, not ${n}; left out of that pair's ratios`);
+  return false;
+};
 
 const r = { first: [], rerun: [], firstRss: [], rerunRss: [], pfFirstS: [], mbFirstS: [] };
+const loads = [];
 for (let i = 0; i < pairs; i++) {
   const sides = {
     async medbench() {
@@ -100,22 +111,28 @@ for (let i = 0; i < pairs; i++) {
       await fs.remove(path.join(pf, "home"));
       let before = await sent();
       const first = await pfEval();
-      await expectSent(before, bodies.length, "promptfoo's first run");
+      const firstOk = await peerSent(before, bodies.length, "promptfoo's first run", i);
       before = await sent();
       const rerun = await pfEval();
-      await expectSent(before, 0, "promptfoo's cached rerun");
-      return { first, rerun };
+      const rerunOk = await peerSent(before, 0, "promptfoo's cached rerun (its cache missed)", i);
+      return { first: firstOk ? first : null, rerun: rerunOk ? rerun : null };
     },
   };
   const order = i % 2 === 0 ? ["medbench", "promptfoo"] : ["promptfoo", "medbench"];
   const got = {};
   for (const side of order) got[side] = await sides[side]();
-  r.first.push(got.medbench.first.ms / got.promptfoo.first.ms);
-  r.rerun.push(got.medbench.rerun.ms / got.promptfoo.rerun.ms);
-  r.firstRss.push(got.medbench.first.rssKB / got.promptfoo.first.rssKB);
-  r.rerunRss.push(got.medbench.rerun.rssKB / got.promptfoo.rerun.rssKB);
-  r.mbFirstS.push(got.medbench.first.ms / 1000);
-  r.pfFirstS.push(got.promptfoo.first.ms / 1000);
+  const { first, rerun } = got.promptfoo;
+  if (first) {
+    r.first.push(got.medbench.first.ms / first.ms);
+    r.firstRss.push(got.medbench.first.rssKB / first.rssKB);
+    r.mbFirstS.push(got.medbench.first.ms / 1000);
+    r.pfFirstS.push(first.ms / 1000);
+  }
+  if (rerun) {
+    r.rerun.push(got.medbench.rerun.ms / rerun.ms);
+    r.rerunRss.push(got.medbench.rerun.rssKB / rerun.rssKB);
+  }
+  loads.push(load());
 }
 await fake.close();
 const version = (await fs.readJson(path.join(String(pfDir), "node_modules/promptfoo/package.json"))).version;
@@ -123,13 +140,17 @@ console.log(
   `medbench / promptfoo ${version}: ${items} items (${bodies.length} requests), concurrency ${concurrency}, ` +
     `${pairs} interleaved pairs; min / median / max; node ${process.version}, ${os.cpus().length} cores`,
 );
-console.log(`  load at the end ${load()}`);
-console.log(`  first run, wall time              ${spread(r.first, 3)}   (goal <= 0.10)`);
-console.log(`  rerun from cached replies, wall   ${spread(r.rerun, 3)}   (goal <= 0.05)`);
-console.log(`  first run, peak RSS               ${spread(r.firstRss, 3)}`);
-console.log(`  rerun, peak RSS                   ${spread(r.rerunRss, 3)}`);
-console.log(
-  `  first run seconds (medians): medbench ${median(r.mbFirstS).toFixed(2)}, ` +
-    `promptfoo ${median(r.pfFirstS).toFixed(2)}`,
-);
+console.log(`  load after each pair: ${loads.join(" | ")}`);
+for (const note of notes) console.log(`  note: ${note}`);
+const figure = (xs, goal = "") =>
+  xs.length ? `${spread(xs, 3)}   (${xs.length} pairs)${goal}` : "no pair gave this figure (see the notes)";
+console.log(`  first run, wall time              ${figure(r.first, "   (goal <= 0.05)")}`);
+console.log(`  rerun from cached replies, wall   ${figure(r.rerun, "   (goal <= 0.03)")}`);
+console.log(`  first run, peak RSS               ${figure(r.firstRss, "   (goal <= 0.15)")}`);
+console.log(`  rerun, peak RSS                   ${figure(r.rerunRss)}`);
+if (r.mbFirstS.length)
+  console.log(
+    `  first run seconds (medians): medbench ${median(r.mbFirstS).toFixed(2)}, ` +
+      `promptfoo ${median(r.pfFirstS).toFixed(2)}`,
+  );
 await fs.remove(work);

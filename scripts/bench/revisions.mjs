@@ -121,18 +121,20 @@ const LABEL = {
 };
 const ratios = (fig, what) => got.b.map((b, i) => b[fig][what] / got.a[i][fig][what]);
 const med = (key, fig, what) => median(got[key].map((r) => r[fig][what]));
-const cell = (fig, what, unit, scale, digits) =>
-  `${(med("a", fig, what) / scale).toFixed(digits)} → ${(med("b", fig, what) / scale).toFixed(digits)}${unit}` +
-  `  ${spread(ratios(fig, what))}`;
+const cell = (fig, what, unit, scale, digits) => {
+  const [a, b] = ["a", "b"].map((key) => (med(key, fig, what) / scale).toFixed(digits));
+  return `${a} → ${b}${unit}  ${spread(ratios(fig, what))}`;
+};
 console.log(
   `\nA = ${sides[0].name}, B = ${sides[1].name}; ${sides[0].items} items (${sides[0].requests} requests), ` +
-    `concurrency ${concurrency}; ${pairs} interleaved pairs; node ${process.version}, ${os.cpus().length} cores`,
+    `concurrency ${concurrency}; ${pairs} interleaved pairs; node ${process.version}, ` +
+    `${os.cpus().length} cores`,
 );
 console.log(`load average: start ${loadStart}; after each pair: ${got.loads.join(" | ")}`);
 console.log("figure                   | CPU A → B (medians), B/A min / median / max | wall, the same");
 for (const fig of FIGURES)
   console.log(
-    `${LABEL[fig].padEnd(24)} | ${cell(fig, "cpuMs", " s", 1000, 3)} | ${cell(fig, "wallMs", " s", 1000, 3)}`,
+    `${LABEL[fig].padEnd(24)} | ${cell(fig, "cpuMs", " s", 1000, 3)} | ` + cell(fig, "wallMs", " s", 1000, 3),
   );
 console.log(`first build, peak RSS    | ${cell("first", "rssKB", " MB", 1024, 0)}`);
 console.log(`rebuild, peak RSS        | ${cell("rebuild", "rssKB", " MB", 1024, 0)}`);
