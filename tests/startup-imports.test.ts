@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { execa } from "execa";
 import { filesUnder, REPO } from "./helpers.js";
-import { BIN } from "./rig.js";
+import { BIN, Project } from "./rig.js";
 
 const VALUE_IMPORT = /^import\s+(?!type\b)[^;]*?from\s+"node:(fs|crypto|url|util)"/gm;
 
@@ -28,9 +28,11 @@ describe("start-up imports", () => {
 });
 
 /** The modules (install-relative) that `medbench ...args` loads, through tests/loaded-modules.cjs. */
-async function loadedBy(args: string[]): Promise<string[]> {
+async function loadedBy(args: string[], cwd = REPO): Promise<string[]> {
   const r = await execa("node", ["-r", join(REPO, "tests/loaded-modules.cjs"), BIN, ...args], {
     reject: false,
+    cwd,
+    env: { NO_COLOR: "1" },
   });
   const list = String(r.stderr).split("--- loaded modules\n")[1]?.split("--- loaded builtins\n")[0] ?? "";
   return list
@@ -56,6 +58,20 @@ describe("help loads what it prints, and nothing more", () => {
         loaded.filter((f) => f.includes("node_modules")),
         command,
       ).toEqual([]);
+    }
+  });
+});
+
+describe("a first build of a built-in task", () => {
+  it("takes its sources' rule checks from dist/task-rules.json, without loading the compiler", async () => {
+    const p = new Project();
+    try {
+      const loaded = await loadedBy(["build", "specs/voice-command.yaml", "--quiet"], p.path());
+      expect(loaded).toContain("dist/src/runner/code/task-rules.js");
+      expect(p.read("results/kor-surgical-robot-voice-command/medbench_prior/metrics.json")).toContain("{");
+      expect(loaded.filter((f) => f.includes("node_modules/typescript/"))).toEqual([]);
+    } finally {
+      p.remove();
     }
   });
 });
