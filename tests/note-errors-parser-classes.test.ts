@@ -31,6 +31,17 @@ describe("note-errors parser classes", () => {
     ["Error: True", "no_error_line", "other_word_value"],
     ["Error: False", "no_error_line", "other_word_value"],
     ["Error: 아니오", "no_error_line", "non_english_value"],
+    // One rule for every wrapper around the value: brackets, parentheses and quotes are read alike.
+    ["Error: [Yes]", "Yes", "wrapped_value"],
+    ["Error: (No)", "No", "wrapped_value"],
+    ['Error: "Yes"', "Yes", "wrapped_value"],
+    ["Error: 'No'", "No", "wrapped_value"],
+    ["Error: “Yes”", "Yes", "wrapped_value"],
+    // The value on the line after "Error:" is English, and the class says where it is.
+    ["Error:\nYes", "no_error_line", "value_on_next_line"],
+    ["Error:\n\n**No**", "no_error_line", "value_on_next_line"],
+    ["Error:", "no_error_line", "no_value"],
+    ["Error:\n예", "no_error_line", "no_value"],
   ])("%s: read %s, classed %s", (line, reading, id) => {
     const reply = view({ text: `Evidence: "P: x"\nAnalysis: a.\nConfidence: 0.9\n${line}` });
     const v = parseVerdict(reply);

@@ -3,7 +3,7 @@
 // tolerant parser is not public). The table is the test's data (tests/note-errors-parser-classes.test.ts) and
 // the doc's (docs/protocols/note-errors.md, checked against parserClassTable()). Each run counts its replies
 // per class (tables.counts.parser_classes) and how many fell in a class that is our choice.
-import { answerText, type ParsedVerdict, type ReplyView } from "./verdict.js";
+import { answerText, WRAPPER, type ParsedVerdict, type ReplyView } from "./verdict.js";
 
 export interface ParserClass {
   id: string;
@@ -104,25 +104,18 @@ export const PARSER_CLASSES: ParserClass[] = [
     why: 'a separator other than ":" (-, –, —, =, ：, none) is allowed',
   },
   {
+    id: "wrapped_value",
+    example: { text: FOUR("Error: (Yes)") },
+    reading: "Yes",
+    source: "ours",
+    why: 'a value in one pair of brackets, parentheses or quotes ([Yes], (Yes), "Yes") is read as the bare word',
+  },
+  {
     id: "other_case_or_words",
     example: { text: FOUR("Error: yes, the drug does not fit") },
     reading: "Yes",
     source: "ours",
     why: "case is ignored and words after the yes/no word are allowed",
-  },
-  {
-    id: "quoted_value",
-    example: { text: FOUR('Error: "Yes"') },
-    reading: "no_error_line",
-    source: "ours",
-    why: "a quoted value is not read (conservative)",
-  },
-  {
-    id: "parenthesised_value",
-    example: { text: FOUR("Error: (Yes)") },
-    reading: "no_error_line",
-    source: "ours",
-    why: "a value in parentheses is not read (conservative)",
   },
   {
     id: "error_detected",
@@ -137,6 +130,20 @@ export const PARSER_CLASSES: ParserClass[] = [
     reading: "no_error_line",
     source: "ours",
     why: "a word other than yes/no (True, False) is not read: the page's verdict is Yes or No (conservative)",
+  },
+  {
+    id: "value_on_next_line",
+    example: { text: FOUR("Error:\nYes") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "an Error line with no value, its yes/no on the next line, is not read (conservative)",
+  },
+  {
+    id: "no_value",
+    example: { text: FOUR("Error:") },
+    reading: "no_error_line",
+    source: "ours",
+    why: "an Error line with no value and no yes/no after it gives no verdict",
   },
   {
     id: "non_english_value",
@@ -180,22 +187,37 @@ export function parserClass(reply: ReplyView, parsed: Omit<ParsedVerdict, "class
   const last = raw[raw.length - 1];
   if (parsed.reason === "template_echo")
     return /\bno\s+or\s+yes\b/i.test(last ?? "") ? "template_echo" : "template_echo_variant";
-  if (parsed.verdict === null) {
-    const plain = (last ?? "").replace(decoration, "").trim();
-    if (!last) return /^\s*\d+[.)]\s*error\b/im.test(answer) ? "numbered_error_line" : "no_error_line";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*["'“‘]/i.test(plain)) return "quoted_value";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]?\s*\(/i.test(plain)) return "parenthesised_value";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s+[a-z]/i.test(plain)) return "error_detected";
-    if (/^(?:[-•]\s*)?(?:final\s+)?error\s*[:：=\-–—]\s*[a-z]/i.test(plain)) return "other_word_value";
-    return "non_english_value";
-  }
+  if (parsed.verdict === null) return unreadClass(answer, last);
   if (parsed.strict !== null) return "strict_format";
   const trimmed = last!.trim();
   if (decorated.test(trimmed)) return "markdown";
   if (/^(?:[-•]\s*|final\s)/i.test(trimmed)) return "bullet_or_final";
   if (!/^error\s*:/i.test(trimmed)) return "other_separator";
+  if (wrappedValue.test(trimmed)) return "wrapped_value";
   if (!/^Error: (Yes|No)$/.test(trimmed)) return "other_case_or_words";
   return "error_line_not_last";
+}
+
+const field = String.raw`^(?:[-•]\s*)?(?:final\s+)?error`;
+const wrappedValue = new RegExp(`^error\\s*:\\s*${WRAPPER}`, "i");
+
+/** The class of a reply with an answer but no verdict; `last` is its last Error line, if any. */
+function unreadClass(answer: string, last: string | undefined): string {
+  if (!last) return /^\s*\d+[.)]\s*error\b/im.test(answer) ? "numbered_error_line" : "no_error_line";
+  const plain = last.replace(decoration, "").trim();
+  if (new RegExp(`${field}\\s+[a-z]`, "i").test(plain)) return "error_detected";
+  if (new RegExp(`${field}\\s*[:：=\\-–—]\\s*[a-z]`, "i").test(plain)) return "other_word_value";
+  if (new RegExp(`${field}\\s*[:：=\\-–—]?\\s*$`, "i").test(plain)) return emptyValueClass(answer, last);
+  return "non_english_value";
+}
+
+/** An Error line with no value: is its yes/no on the next non-empty line? */
+function emptyValueClass(answer: string, last: string): string {
+  const lines = answer.split(/\r?\n/);
+  const at = lines.lastIndexOf(last);
+  const next = lines.slice(at + 1).find((line) => line.trim() !== "");
+  const value = (next ?? "").replace(decoration, "").trim();
+  return /^(?:yes|no)\b/i.test(value) ? "value_on_next_line" : "no_value";
 }
 
 /** The class table as docs/protocols/note-errors.md shows it. */

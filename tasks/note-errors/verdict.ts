@@ -51,6 +51,14 @@ function errorLines(answer: string): string[] {
     .filter((line) => /^(?:[-•]\s*)?(?:final\s+)?error\b/i.test(line));
 }
 
+/** The Error field's name and separator, as the tolerant parser allows them. */
+export const ERROR_FIELD = String.raw`(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–—]\s*)?`;
+/** One opening bracket, parenthesis or quote before the value: [Yes], (Yes), "Yes", 'Yes', “Yes” are read
+ * alike (one rule for all wrappers; the closing mark is not required). */
+export const WRAPPER = String.raw`[\[("'“‘]\s*`;
+
+const tolerantValue = new RegExp(`^${ERROR_FIELD}(?:${WRAPPER})?(yes|no)\\b`, "i");
+
 /** Rule 4: the template's own answer slot ("No or Yes") left as it was. */
 export function isTemplateEcho(line: string): boolean {
   return /\b(?:no\s+or\s+yes|yes\s+or\s+no|yes\s*\/\s*no|no\s*\/\s*yes)\b/i.test(line);
@@ -59,14 +67,14 @@ export function isTemplateEcho(line: string): boolean {
 /**
  * The tolerant parser: the last line that names the Error field, with markdown dropped, bullets,
  * "Final Error" and any separator allowed (":", "-", "–", "—", "=", "：", or none), case ignored; its first
- * yes/no word is the verdict.
+ * yes/no word is the verdict, bare or in one pair of brackets, parentheses or quotes.
  * Without such a line: no verdict (a bare "Yes" elsewhere in the reply is not read as one).
  */
 export function tolerantVerdict(answer: string): Verdict | null {
   const lines = errorLines(answer);
   const last = lines[lines.length - 1];
   if (last === undefined) return null;
-  const match = /^(?:[-•]\s*)?(?:final\s+)?error\s*(?:[:：=\-–—]\s*)?(?:\[\s*)?(yes|no)\b/i.exec(last);
+  const match = tolerantValue.exec(last);
   if (!match) return null;
   return match[1]!.toLowerCase() === "yes" ? "Yes" : "No";
 }
