@@ -123,13 +123,28 @@ describe("imputation", () => {
     // sens 2/3, spec 2/3: (1 + 0 + 1·2/3 + 2/3·1) / 4
     expect(M.bcrImputedCorrected(r2)).toBeCloseTo((1 + 0 + 2 / 3 + 2 / 3) / 4, 15);
   });
-  it("the code's: Python random seeded 42, 100 draws, the pooled flag rate; a function of the rows", () => {
+  it("the code's: Python random seeded 42, 100 draws, each side's own flag rate; a function of the rows", () => {
     const a = M.bcrImputedCode(r),
       b = M.bcrImputedCode(r);
     expect(a).toBe(b);
-    // its expectation with the pooled rate 1/2: (1 + 1/2 + 1/2 + 1/4) / 4 = 0.5625
-    expect(Math.abs(a! - 0.5625)).toBeLessThan(0.1);
+    // error side 2/2 Yes, twin side 0/2 Yes: every missing verdict is imputed correct
+    expect(a).toBe(1);
     expect(M.bcrImputedCode(rows(["Yes", "No"], ["No", "No"]))).toBe(0.5); // nothing to impute
+  });
+  // The page's reading in CPython (scripts/reference/note_errors_imputation.py): equal to the last bit.
+  const fixture = JSON.parse(
+    readFileSync(resolve(REPO, "tests/data/note-errors/imputation-fixture.json"), "utf8"),
+  ) as { cases: { pairs: [V, V][]; side_rates: number; pooled_rate: number }[] };
+  it.each(fixture.cases.map((c) => [c.pairs.length, c] as const))(
+    "equals CPython's side-rate imputation on %i pairs",
+    (_, c) => {
+      expect(M.bcrImputedCode(rows(...c.pairs))).toBe(c.side_rates);
+    },
+  );
+  it("differs from the pooled reading where the sides' rates differ", () => {
+    const differing = fixture.cases.filter((c) => c.side_rates !== c.pooled_rate);
+    expect(differing.length).toBeGreaterThan(3);
+    for (const c of differing) expect(M.bcrImputedCode(rows(...c.pairs))).not.toBe(c.pooled_rate);
   });
 });
 

@@ -159,26 +159,35 @@ export const apiErrorRate = (rows: PairRow[]) =>
 
 // ---- imputation -------------------------------------------------------------------------------------------
 /**
- * The code's random-assignment imputation, as we read it: every note without a verdict gets Yes with the
- * run's pooled flag rate (one rate fitted on both sides of the run itself), drawn with Python's random seeded
- * 42, error note before twin, pair by pair; BCR is averaged over 100 such draws. The generator is seeded
- * afresh for every evaluation, so the statistic is a function of the rows (a bootstrap resample included).
+ * The code's random-assignment imputation, as the page describes it ("asymmetrically, fitted on the run
+ * itself"): a note without a verdict gets Yes with its own side's flag rate on the run, the error notes' for
+ * an error note (the share of error notes with a verdict called Yes) and the twins' for a twin, drawn with
+ * Python's random seeded 42, error note before twin, pair by pair; BCR is averaged over 100 such draws. The
+ * generator is seeded afresh for every evaluation, so the statistic is a function of the rows (a bootstrap
+ * resample included). A side with no verdict at all takes 0.5.
  */
 export function bcrImputedCode(rows: PairRow[], draws = 100, seed = 42): number | null {
   if (rows.length === 0) return null;
-  const rate = flagRate(rows) ?? 0.5;
+  const errorRate = sideFlagRate(rows, "e") ?? 0.5;
+  const twinRate = sideFlagRate(rows, "c") ?? 0.5;
   const rng = new PyRandom(seed);
   let total = 0;
   for (let draw = 0; draw < draws; draw++) {
     let both = 0;
     for (const row of rows) {
-      const errorVerdict = row.e.verdict ?? (rng.random() < rate ? "Yes" : "No");
-      const twinVerdict = row.c.verdict ?? (rng.random() < rate ? "Yes" : "No");
+      const errorVerdict = row.e.verdict ?? (rng.random() < errorRate ? "Yes" : "No");
+      const twinVerdict = row.c.verdict ?? (rng.random() < twinRate ? "Yes" : "No");
       if (errorVerdict === "Yes" && twinVerdict === "No") both++;
     }
     total += both / rows.length;
   }
   return total / draws;
+}
+
+/** Share of one side's notes with a verdict that were called Yes (error notes: sensitivity; twins: 1 − spec). */
+export function sideFlagRate(rows: PairRow[], side: "e" | "c"): number | null {
+  const judged = rows.filter((row) => row[side].verdict !== null);
+  return ratio(judged.filter((row) => row[side].verdict === "Yes").length, judged.length);
 }
 
 /**
