@@ -72,4 +72,30 @@ describe("baselines on the sample's test pairs", () => {
     expect(rows.flatMap((r) => [r.e.verdict, r.c.verdict])).toEqual(verdicts);
     expect(M.bcr(rows)).toBeGreaterThan(0.25); // it reads the input: the sample's drug × code cues
   });
+
+  // The page's probe row: paired accuracy and BCR's null beside the BCR. Paired accuracy from scikit-learn's
+  // own decision scores (tests/data/note-errors/lr-fixture.json), error note before twin.
+  it("the conjunction probe row: paired accuracy as scikit-learn's scores give it, and the swap null", () => {
+    const model = fitConjunction(read("train"));
+    const notes = test.flatMap((p) => [
+      { note: p.error_note, code: p.header_code },
+      { note: p.clean_note, code: p.header_code },
+    ]);
+    const scores = conjunctionScores(model, notes);
+    const rows = rowsOf(scores.map((s) => reply(conjunctionVerdict(model, s), "conjunction LR", s)));
+    const fixture = JSON.parse(
+      readFileSync(resolve(REPO, "tests/data/note-errors/lr-fixture.json"), "utf8"),
+    ) as { test_scores: number[] };
+    let above = 0;
+    for (let i = 0; i < fixture.test_scores.length; i += 2) {
+      const [error, twin] = [fixture.test_scores[i]!, fixture.test_scores[i + 1]!];
+      above += error > twin ? 1 : error === twin ? 0.5 : 0;
+    }
+    expect(M.pairedAccuracy(rows)).toBe(above / test.length);
+    const share = (e: string, c: string) =>
+      rows.filter((r) => r.e.verdict === e && r.c.verdict === c).length / rows.length;
+    expect(M.bcrSwapNull(rows)).toBeCloseTo((share("Yes", "No") + share("No", "Yes")) / 2, 15);
+    // A run without scores (any model) has no paired accuracy.
+    expect(M.pairedAccuracy(rowsOf(scores.map((s) => reply(conjunctionVerdict(model, s), "x"))))).toBe(null);
+  });
 });

@@ -5,8 +5,10 @@ import { countMatrix, fitVocabulary, noteFeatures } from "./features.js";
 import { decisionFunction, fitLogReg, median } from "./logreg.js";
 import { itemId, noteOf, type Pair, type Side } from "./pairs.js";
 
-export const reply = (verdict: "Yes" | "No", analysis: string) =>
-  `Evidence: \nAnalysis: ${analysis}\nConfidence: 0\nError: ${verdict}`;
+export const reply = (verdict: "Yes" | "No", analysis: string, score?: number) =>
+  `Evidence: \nAnalysis: ${analysis}\nConfidence: 0\n` +
+  (score === undefined ? "" : `Score: ${score}\n`) +
+  `Error: ${verdict}`;
 
 /** medbench/prior: constant No (BCR 0 by construction). */
 export const prior = (n: number) => Array.from({ length: n }, () => reply("No", "constant No (prior)"));

@@ -32,6 +32,8 @@ export interface PairRow {
   e: SideRow; // the error note
   c: SideRow; // the clean twin
   ev: EvidenceRow;
+  /** A score-reading probe's decision scores for the error note and its twin. */
+  scores?: { e: number; c: number };
 }
 
 export type Parser = "tolerant" | "strict";
@@ -134,6 +136,26 @@ export function independenceRatio(rows: PairRow[]): number | null {
   const observed = bcr(rows),
     expected = expectedBcr(rows);
   return observed === null || expected === null || expected === 0 ? null : observed / expected;
+}
+
+// ---- probes -----------------------------------------------------------------------------------------------
+/**
+ * Paired accuracy of a score-reading probe (the leak gates' measure): the share of pairs whose error note
+ * scores above its twin, a tie counting half. Undefined unless every pair has both scores.
+ */
+export function pairedAccuracy(rows: PairRow[]): number | null {
+  if (rows.length === 0 || rows.some((row) => row.scores === undefined)) return null;
+  let sum = 0;
+  for (const { scores } of rows) sum += scores!.e > scores!.c ? 1 : scores!.e === scores!.c ? 0.5 : 0;
+  return sum / rows.length;
+}
+/**
+ * BCR's null: the expected BCR when each pair's two notes are swapped at random, so that only a reading of
+ * which note is the error counts: (both correct + both wrong) / 2 (exact, instead of permutation draws).
+ */
+export function bcrSwapNull(rows: PairRow[]): number | null {
+  if (rows.length === 0) return null;
+  return (outcomeShare("both_correct")(rows)! + outcomeShare("both_wrong")(rows)!) / 2;
 }
 
 // ---- failures ---------------------------------------------------------------------------------------------
@@ -318,6 +340,16 @@ const OUTCOME_METRICS: [name: string, label: string, outcome: Outcome][] = [
 const pairMetrics = (): MetricDef[] => [
   ...OUTCOME_METRICS.map(([name, label, wanted]) => metric(name, label, outcomeShare(wanted))),
   metric("expected_bcr", "expected BCR under independence (sens × spec)", expectedBcr),
+  metric(
+    "bcr_swap_null",
+    "BCR's null: the pair's notes swapped at random ((both correct + both wrong) / 2)",
+    bcrSwapNull,
+  ),
+  metric(
+    "paired_accuracy",
+    "paired accuracy: error note scored above its twin (score-reading probes)",
+    pairedAccuracy,
+  ),
   metric("independence_ratio", "independence ratio (BCR / sens × spec)", independenceRatio, "score"),
   metric("parse_failures_error", "parse failures, error notes", parseFailureRate("e")),
   metric("parse_failures_clean", "parse failures, twins", parseFailureRate("c")),

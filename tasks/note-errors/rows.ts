@@ -50,6 +50,7 @@ export function toUnitRow(row: PairRow): UnitRow {
   };
   for (const category of CATEGORIES) fields[`cat_${category}`] = row.category === category ? 1 : 0;
   for (const k of EV) fields[k] = row.ev[k] ? 1 : 0;
+  if (row.scores) Object.assign(fields, { e_score: row.scores.e, c_score: row.scores.c });
   const bothCorrect = row.e.verdict === "Yes" && row.c.verdict === "No";
   return { id: row.pair_id, value: bothCorrect ? 1 : 0, cluster: row.pair_id, fields };
 }
@@ -67,6 +68,9 @@ export function fromUnitRow(unit: UnitRow): PairRow {
     e: sideOf("e", fields),
     c: sideOf("c", fields),
     ev,
+    ...(fields.e_score === undefined || fields.c_score === undefined
+      ? {}
+      : { scores: { e: fields.e_score, c: fields.c_score } }),
   };
 }
 

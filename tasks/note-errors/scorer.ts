@@ -25,6 +25,8 @@ export interface NoteItem {
     p_line_hit: boolean;
     /** The reply's parser class (parser-classes.ts). */
     parser_class: string;
+    /** A score-reading probe's decision score, when its reply gave one. */
+    score?: number;
   };
 }
 
@@ -51,6 +53,7 @@ export function noteItem(req: ScoredRequest, parsed: ParsedVerdict, parserClass:
       span_hit: facts.span_hit,
       p_line_hit: evidence_ref.p_line_hit,
       parser_class: parserClass,
+      ...(parsed.score === undefined ? {} : { score: parsed.score }),
     },
   };
 }
@@ -105,9 +108,15 @@ export function pairRows(items: NoteItem[]): PairRow[] {
         span_hit: errorItem.verdicts.span_hit,
         p_line_hit: errorItem.verdicts.p_line_hit,
       },
+      ...scoresOf(errorItem, cleanItem),
     };
   });
 }
+
+const scoresOf = (error: NoteItem, clean: NoteItem): Pick<PairRow, "scores"> =>
+  error.verdicts.score === undefined || clean.verdicts.score === undefined
+    ? {}
+    : { scores: { e: error.verdicts.score, c: clean.verdicts.score } };
 
 /** Point values of every reported metric, the breakdowns and the counts: the run's tables. */
 export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json> {

@@ -46,9 +46,7 @@ export const conjunctionFit = ({ release, params }: FitInput): Json =>
 export function conjunctionReply({ release, requests, fitted }: BaselineInput): string[] {
   const model = fitted as unknown as ConjunctionModel;
   const scores = conjunctionScores(model, notesOf(readPairs(release.text(TEST), TEST), requests));
-  return scores.map((score) =>
-    reply(conjunctionVerdict(model, score), `conjunction LR score ${score.toFixed(6)}`),
-  );
+  return scores.map((score) => reply(conjunctionVerdict(model, score), "conjunction LR", score));
 }
 
 export const BASELINES: Record<string, Baseline> = {

@@ -26,6 +26,8 @@ export interface ParsedVerdict {
   evidence: string | null; // the Evidence field's text, when the reply has one
   truncated: boolean; // finish_reason length
   think: boolean; // the content held a think tag (<think>, or a bare </think>)
+  /** A score-reading probe's decision score (a `Score:` line; the conjunction baseline writes one). */
+  score?: number;
 }
 
 /** Rule 2: the text after the last </think>; an unclosed <think> runs to the end and is dropped too. */
@@ -77,6 +79,12 @@ export function tolerantVerdict(answer: string): Verdict | null {
   const match = tolerantValue.exec(last);
   if (!match) return null;
   return match[1]!.toLowerCase() === "yes" ? "Yes" : "No";
+}
+
+/** A probe's score: a line `Score: <number>` (models are not asked for one; a baseline that scores writes it). */
+export function probeScore(answer: string): number | null {
+  const match = /^Score:[ \t]*(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)[ \t]*$/im.exec(answer);
+  return match ? Number(match[1]) : null;
 }
 
 /**
@@ -136,7 +144,9 @@ export function parseVerdict(reply: ReplyView): ParsedVerdict {
   const last = lines[lines.length - 1];
   if (last !== undefined && isTemplateEcho(last)) return none("template_echo", evidence); // rule 4
   const verdict = tolerantVerdict(answer); // rule 5
+  const score = probeScore(answer);
   return {
+    ...(score === null ? {} : { score }),
     verdict,
     strict: strictVerdict(answer),
     reason: verdict === null ? "no_error_line" : null,
