@@ -2,6 +2,7 @@
 // reach the committed medbench.lock or a bundle; and a private bundle's verdicts, taken as it records them
 // (its replies are withheld), verify only against the very code that made them (docs/verify.md).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readdirSync } from "node:fs";
 import { Install, Project, BIN } from "./rig.js";
 
 const SPEC = "specs/note-errors.yaml";
@@ -23,18 +24,34 @@ describe("a partial run of a private release", () => {
       /a partial run of a task whose release is private is not recorded in medbench\.lock/,
     );
     expect(p.read("medbench.lock")).toBe(lock);
-    // No hash the partial build made (its requests of one pair, every key after them) is in the lock.
+    // No hash the partial build made (its requests of one pair, every key after them) is in the lock, and
+    // its build.json records no key and no output but its results files'.
     const built = JSON.parse(p.read(`${RESULT}.partial/build.json`)) as {
-      stages: Record<string, { key: string; outputs: Record<string, string> }>;
+      stages: Record<string, { key?: string; outputs: Record<string, string> }>;
+      results: Record<string, string>;
     };
     const full = JSON.parse(p.read(`${RESULT}/build.json`)) as typeof built;
-    const partialOnly = Object.entries(built.stages).flatMap(([name, st]) =>
-      [st.key, ...Object.values(st.outputs)].filter(
-        (h) => h !== full.stages[name]?.key && !Object.values(full.stages[name]?.outputs ?? {}).includes(h),
-      ),
+    const fullHashes = new Set(
+      Object.values(full.stages).flatMap((st) => [st.key, ...Object.values(st.outputs)]),
     );
+    const manifests = readdirSync(p.path("cache/stages")).map(
+      (f) => JSON.parse(p.read(`cache/stages/${f}`)) as { key: string; outputs: Record<string, string> },
+    );
+    const partialOnly = manifests
+      .flatMap((m) => [m.key, ...Object.values(m.outputs)])
+      .filter((h) => !fullHashes.has(h));
     expect(partialOnly.length).toBeGreaterThan(0);
     for (const hash of partialOnly) expect(lock).not.toContain(hash);
+    for (const st of Object.values(built.stages)) expect(st.key).toBeUndefined();
+    const recorded = Object.entries(built.stages).flatMap(([name, st]) =>
+      Object.keys(st.outputs).map((output) => `${name}/${output}`),
+    );
+    expect(recorded.sort()).toEqual([...new Set(Object.values(built.results))].sort());
+    expect(recorded).not.toContain("prompts/requests");
+    // What it does record still proves its results files, and a status after it finds them fresh.
+    const status = await p.run(["status", SPEC, "--limit", "1"]);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stdout).not.toMatch(/stale/);
 
     const frozen = await p.run(["build", SPEC, "--limit", "1", "--frozen"]);
     expect(frozen.exitCode, frozen.stderr).toBe(1);

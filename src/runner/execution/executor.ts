@@ -26,6 +26,7 @@ import type { Json } from "../../util/json.js";
 import { stageManifest, type StageManifest } from "../results/outcome.js";
 import {
   newScope,
+  privatePartial,
   refreshed,
   resultsSuffix,
   type BuildOptions,
@@ -260,6 +261,7 @@ async function writeResultsFolder(run: BuildRun): Promise<string | null> {
       cache: scope.cache,
       upstream: scope.upstream,
       stages: run.walk.outcomes,
+      privatePartial: privatePartial(scope.rt, scope.opts),
     });
   } catch (e) {
     // Damaged after its stage was judged fresh (read() removed it): the next build recomputes it.
@@ -298,7 +300,7 @@ async function recordLock(run: BuildRun, entry: LockSpec): Promise<boolean> {
  *  private release (few private items) recorded there would publish hashes (of its requests, and every key
  *  after them) that confirm a guess of those items. */
 function unrecordedRun(rt: Runtime, opts: BuildOptions): string | null {
-  if (!opts.resultsSuffix || !rt.task.module.privateRelease) return null;
+  if (!privatePartial(rt, opts)) return null;
   return (
     "a partial run of a task whose release is private is not recorded in medbench.lock: its hashes " +
     "would confirm a guess of the few private items it holds"

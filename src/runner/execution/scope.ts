@@ -155,6 +155,12 @@ export function resultsSuffix(scope: BuildScope): string {
   return (real ? ".release" : "") + scope.opts.resultsSuffix;
 }
 
+/** A partial run (`--limit`) of a task whose release is private: few private items, so no hash of them is
+ *  published (neither medbench.lock nor build.json records its keys). */
+export function privatePartial(rt: Runtime, opts: BuildOptions): boolean {
+  return Boolean(opts.resultsSuffix && rt.task.module.privateRelease);
+}
+
 /** The stage's manifest when it ran whole and every output it names is in the cache and intact (else it
  *  must run). */
 export async function freshManifest(cache: Cache, key: string): Promise<StageManifest | null> {

@@ -3,7 +3,14 @@ import { Cache } from "../store/cache.js";
 import { buildId, readLock } from "../results/lock.js";
 import { resultsDifferences } from "../results/results.js";
 import { projectPath } from "./project.js";
-import { newScope, resultsSuffix, type BuildOptions, type BuildScope, type Runtime } from "./scope.js";
+import {
+  newScope,
+  privatePartial,
+  resultsSuffix,
+  type BuildOptions,
+  type BuildScope,
+  type Runtime,
+} from "./scope.js";
 import type { MemoStore } from "../../contract/stage.js";
 import type { SendEstimate } from "../../model/budget.js";
 import { KeyedWalk, type WalkedStage } from "./walk.js";
@@ -43,6 +50,7 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
       cache: scope.cache,
       upstream: scope.upstream,
       stages: walk.outcomes,
+      privatePartial: privatePartial(rt, opts),
     });
     if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
   }

@@ -16,6 +16,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import type { Cache } from "../store/cache.js";
 import type { LockBuild } from "./lock.js";
+import type { StageOutcome } from "./outcome.js";
 import { projectPath, type Project } from "../execution/project.js";
 import { BuildFailure, DiagnosticError } from "../../errors.js";
 import { processAlive } from "../../util/fsutil.js";
@@ -68,7 +69,10 @@ export function resultContents(
  * results file is; what `medbench export` packs and src/runner/results/results-check.ts checks the files
  * against).
  */
-export function buildRecord(spec: SpecFile, project: Project, stages: LockBuild["stages"]): string {
+/** A stage as build.json records it: a private partial run's leaves out the key. */
+type RecordedStages = Record<string, Omit<StageOutcome, "key"> & { key?: string }>;
+
+export function buildRecord(spec: SpecFile, project: Project, stages: RecordedStages): string {
   return stableJson({
     spec: projectPath(project, spec.path),
     spec_hash: spec.specHash,
@@ -93,8 +97,10 @@ function wanted(
   dir: string,
   upstream: Map<string, Record<string, string>>,
   stages: LockBuild["stages"],
+  privatePartial: boolean,
 ): Wanted {
   const hashes = resultContents(spec, upstream);
+  const recorded = privatePartial ? resultsOutputsOnly(spec, stages) : stages;
   const of = {
     spec: projectPath(project, spec.path),
     dir: projectPath(project, dir),
@@ -102,9 +108,26 @@ function wanted(
   };
   return {
     hashes,
-    buildJson: Buffer.from(buildRecord(spec, project, stages)),
+    buildJson: Buffer.from(buildRecord(spec, project, recorded)),
     marker: Buffer.from(markerText(of, [...hashes.keys(), "build.json"])),
   };
+}
+
+/**
+ * A partial run of a private release records in build.json only the outputs its results files are, and no
+ * key: the requests' hash, and every key after it, would confirm a guess of the few private items it holds
+ * (the lock does not record such a run either).
+ */
+function resultsOutputsOnly(spec: SpecFile, stages: LockBuild["stages"]): RecordedStages {
+  const out: RecordedStages = {};
+  for (const from of Object.values(spec.results?.files ?? {})) {
+    const [stage, output] = [from.slice(0, from.indexOf("/")), from.slice(from.indexOf("/") + 1)];
+    const outcome = stages[stage];
+    if (!outcome || outcome.outputs[output] === undefined) continue;
+    out[stage] ??= { kind: outcome.kind, outputs: {} };
+    out[stage].outputs[output] = outcome.outputs[output];
+  }
+  return out;
 }
 
 /** The values of the variables in results.dir, which the marker records (ownership.ts). */
@@ -168,13 +191,16 @@ export interface ResultsOf {
   upstream: Map<string, Record<string, string>>;
   /** Every stage's key and outputs, as build.json records them. */
   stages: LockBuild["stages"];
+  /** A partial run of a private release: build.json records only the results files' outputs, no key. */
+  privatePartial: boolean;
 }
 
 /** Why the results folder is not the one these stages make (empty when it is). For `status`. */
 export async function resultsDifferences(results: ResultsOf): Promise<string[]> {
   const { spec, project } = results;
   const dir = resultsDir(spec, project, results.suffix);
-  return differences(dir, wanted(spec, project, dir, results.upstream, results.stages), results.cache);
+  const want = wanted(spec, project, dir, results.upstream, results.stages, results.privatePartial);
+  return differences(dir, want, results.cache);
 }
 
 /** Temporary and set-aside folders of `dir` left by a killed build (their pid is gone). */
@@ -193,7 +219,7 @@ function sweepLeftovers(dir: string): void {
 export async function writeResults(results: ResultsOf): Promise<string> {
   const { spec, project, cache } = results;
   const dir = resultsDir(spec, project, results.suffix);
-  const want = wanted(spec, project, dir, results.upstream, results.stages);
+  const want = wanted(spec, project, dir, results.upstream, results.stages, results.privatePartial);
   // Checked before any stage ran (checkResultsOwner); again here, just before the folder is replaced.
   const specKey = projectPath(project, spec.path);
   const problem = ownershipProblem(project, dir, specKey, valuesOf(spec), [...want.hashes.keys()]);
