@@ -42,13 +42,14 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   const built = JSON.parse(readFileSync(buildFile, "utf8")) as Built;
   const specFile = specFileOf(opts.project, built.spec);
   const rt = await resultRuntime(built, specFile);
+  // Refused before its stages are read: such a run's build.json records no key (results.ts).
+  if (rt.task.module.privateRelease) refusePartial(resultDir, rt.task.module.privateRelease.why);
   const cache = new Cache(opts.project.cacheDir);
   const stages = await recordedStages(built, cache);
   describesItsBuild(rt, stages, buildFile);
   producedBy(rt, resultDir, stages);
   // A private release's bundle leaves out the outputs that carry its text; no results file may be one.
   const private_ = withheldField(stages, rt.task.module);
-  if (private_.withheld) refusePartial(resultDir, private_.withheld.why);
   const withheld = new Set(private_.withheld?.outputs ?? []);
   for (const [file, from] of Object.entries(rt.spec.results?.files ?? {}))
     if (withheld.has(from))
