@@ -15,6 +15,7 @@ interface Params {
   level: number;
   paired?: { resamples: number; seed: number; rng: RngName };
   primary?: string;
+  trained_on?: string | null;
 }
 
 const RNG = {
@@ -209,6 +210,11 @@ export const bootstrap: StageKind = {
       },
     },
     primary: { type: ["string", "null"], description: "the primary metric's name" },
+    trained_on: {
+      type: ["string", "null"],
+      pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+      description: "the split of this task's release the model was fine-tuned on (null: none)",
+    },
   },
   // What the result must record about the build it came from.
   async identify(ctx) {
@@ -294,6 +300,8 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     partial: info?.partial ?? false,
     selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
     incomplete: audit.incomplete === true,
+    // A model fine-tuned on the task's own data is tagged and kept off the headline (check, report).
+    ...(params.trained_on ? { trained_on: params.trained_on } : {}),
     ...(info?.notices ? { notices: info.notices } : {}),
     // The bundled synthetic sample's label: such a result says nothing about any model.
     ...(info?.sample ? { synthetic_sample: info.sample } : {}),

@@ -7,6 +7,7 @@ import type { CheckDecl, RosterEntry } from "./declare.js";
 import { reasoningProblem } from "./reasoning.js";
 import {
   apiErrorRate,
+  FINE_TUNED,
   intervalOf,
   onSample,
   tagsOf,
@@ -105,8 +106,10 @@ function usableRuns(
   found: FoundRun[],
   options: RosterOptions,
 ): Map<string, FoundRun[]> {
-  const usable = (metrics: MetricsJson) =>
+  // A fine-tuned run stands for no roster entry (kept off the headline), unless the entry says it is one.
+  const usable = (metrics: MetricsJson, entry: RosterEntry) =>
     !metrics.partial &&
+    (metrics.trained_on === undefined || entry.tags.includes(FINE_TUNED)) &&
     metrics.spec_hash === spec.specHash &&
     (options.headline === null ||
       metrics.configuration === undefined ||
@@ -115,7 +118,7 @@ function usableRuns(
   for (const entry of check.roster)
     full.set(
       entry.role,
-      found.filter((run) => run.metrics?.model === entry.model && usable(run.metrics)),
+      found.filter((run) => run.metrics?.model === entry.model && usable(run.metrics, entry)),
     );
   return full;
 }
@@ -181,6 +184,12 @@ function whyMissing(
     );
   const whole = current.filter((x) => !x.m.partial);
   if (!whole.length) return `only a partial run (${current[0]!.dir}, --limit or --subset): ${cmd}`;
+  const tuned = whole.find((x) => x.m.trained_on !== undefined);
+  if (tuned && !e.tags.includes(FINE_TUNED))
+    return (
+      `${tuned.dir} was built as a model fine-tuned on this task's ${String(tuned.m.trained_on)} split, ` +
+      `which is kept off the headline and stands for no roster entry: ${cmd}, without --var trained_on`
+    );
   const headline = whole.filter((x) => options.headline === null || x.m.configuration === options.headline);
   if (!headline.length)
     return `only runs of configuration ${String(whole[0]!.m.configuration)}, not ${options.headline}: ${cmd}`;

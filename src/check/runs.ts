@@ -106,9 +106,13 @@ export function apiErrorRate(metrics: MetricsJson): number | null {
 /** Built from a bundled sample rather than the release, as the build recorded it (`synthetic_sample`). */
 export const onSample = (metrics: MetricsJson): boolean => typeof metrics.synthetic_sample === "string";
 
+/** The tag of a run whose model was fine-tuned on the task's own data (metrics.json `trained_on`). */
+export const FINE_TUNED = "fine-tuned";
+
 /**
  * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it was
- * built from a bundled sample, and `reasoning-on` when its thinking audit does not hold.
+ * built from a bundled sample, `fine-tuned` when its build said the model was trained on the task's data, and
+ * `reasoning-on` when its thinking audit does not hold.
  */
 export function tagsOf(check: CheckDecl | null, metrics: MetricsJson): string[] {
   const tags = new Set<string>();
@@ -116,6 +120,7 @@ export function tagsOf(check: CheckDecl | null, metrics: MetricsJson): string[] 
   for (const tag of check?.roster.find((entry) => entry.model === model)?.tags ?? []) tags.add(tag);
   for (const rule of check?.tags ?? []) if (rule.models.test(model)) tags.add(rule.tag);
   if (onSample(metrics)) tags.add("synthetic-sample");
+  if (typeof metrics.trained_on === "string") tags.add(FINE_TUNED);
   const audit = metrics.metrics?.thinking_audit as { thinking_off?: boolean } | null | undefined;
   if (audit && audit.thinking_off === false) tags.add("reasoning-on");
   return [...tags].sort();

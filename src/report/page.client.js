@@ -64,7 +64,10 @@
     const board = table(
       ["#", "model", task.primary || "primary", "95% CI", "n", "configuration", "tags", "spec"],
       task.leaderboard.map((row, i) => [
-        i + 1,
+        // A model fine-tuned on the task's data is listed, unranked, below the headline.
+        row.headline
+          ? i + 1
+          : el("span", { class: "off-headline", title: "fine-tuned: off the headline" }, "–"),
         row.model,
         fmt(row, row.value),
         fmt(row, row.lo) + " – " + fmt(row, row.hi),

@@ -9,7 +9,7 @@ import type { SpecFile } from "../specfile/load.js";
 import { loadRuntime } from "../load/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
 import { declaredCheck, type CheckDecl } from "../check/declare.js";
-import { findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
+import { FINE_TUNED, findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../errors.js";
 import { writeFileAtomic } from "../util/fsutil.js";
 import { runNotices } from "../util/metrics.js";
@@ -42,6 +42,8 @@ export interface LeaderboardRow {
   tags: string[];
   /** Built for the spec as it is now (its spec_hash). */
   current: boolean;
+  /** Ranked on the headline: false for a model fine-tuned on the task's data (listed below, unranked). */
+  headline: boolean;
   /** Metrics a tag rule asks to show too (e.g. BCR without the pairs a reviewer saw). */
   also: { metric: string; value: number | null; lo: number | null; hi: number | null }[];
 }
@@ -112,7 +114,9 @@ async function taskOf(
     .map((run) => leaderboardRow(spec, decl, run.dir, run.metrics!, primary))
     .sort(
       (left, right) =>
-        (right.value ?? -Infinity) - (left.value ?? -Infinity) || left.model.localeCompare(right.model),
+        Number(right.headline) - Number(left.headline) ||
+        (right.value ?? -Infinity) - (left.value ?? -Infinity) ||
+        left.model.localeCompare(right.model),
     );
   return {
     slug: spec.slug,
@@ -146,6 +150,7 @@ function leaderboardRow(
   const metric = primary ?? metrics.primary ?? "";
   const i = intervalOf(metrics, metric);
   const model = String(metrics.model ?? basename(dir));
+  const tags = tagsOf(decl, metrics);
   const also = (decl?.tags ?? [])
     .filter((rule) => rule.alsoReport && rule.models.test(model))
     .map((rule) => ({
@@ -162,8 +167,9 @@ function leaderboardRow(
     hi: i?.hi ?? null,
     n: i?.n ?? null,
     unit: String((metrics.metrics?.[metric] as { unit?: string } | undefined)?.unit ?? "proportion"),
-    tags: tagsOf(decl, metrics),
+    tags,
     current: metrics.spec_hash === spec.specHash,
+    headline: !tags.includes(FINE_TUNED),
     also,
   };
 }
