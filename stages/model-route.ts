@@ -97,7 +97,7 @@ interface Prepared {
 }
 
 /** The route's API key from the environment, or the stage's refusal when it is not set. */
-function apiKeyOf(ctx: StageContext, route: Route): string | undefined {
+export function apiKeyOf(ctx: StageContext, route: Route): string | undefined {
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
   if (route.api_key_env && !apiKey)
     throw new StageError(
@@ -120,9 +120,11 @@ export async function runRoute(
   model: string,
   requests: TaskRequest[],
   spend?: Spend,
+  notSent?: ReadonlyMap<string, string>,
 ): Promise<RouteOutcome> {
   const modules = await sendingModules(protocolOf(route));
-  const run = new RouteRun(ctx, params, route, model, requests, modules, apiKeyOf(ctx, route), spend);
+  const apiKey = apiKeyOf(ctx, route);
+  const run = new RouteRun(ctx, params, route, model, requests, modules, apiKey, spend, notSent);
   await run.sendAll();
   return run.outcome();
 }
@@ -155,6 +157,8 @@ class RouteRun {
     private readonly modules: Modules,
     private readonly apiKey: string | undefined,
     private readonly spend?: Spend,
+    /** Requests this build does not send online (a batch has them, or failed them), and why. */
+    private readonly notSent?: ReadonlyMap<string, string>,
   ) {
     const routes = ctx.options.routes.list();
     this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
@@ -269,6 +273,12 @@ class RouteRun {
     // An identical body's reply may have been stored while this one's memo was read (a remote read takes
     // long): take it from the memo, which has it here now, rather than send the body a second time.
     if (!memo && !kept && this.answered.has(key)) memo = recall(await this.ctx.memo.get(this.namespace, key));
+    const batched = memo || kept ? undefined : this.notSent?.get(key);
+    if (batched !== undefined) {
+      this.replies[i] = errorReply(req.id, key, format, batched);
+      this.errors++;
+      return "done";
+    }
     if (!memo) {
       const outcome: CallOutcome = await (kept ? Promise.resolve<CallOutcome>(kept) : this.call(prepared));
       if (outcome.kind === "cancelled") return "cancelled";

@@ -20,7 +20,9 @@ import { inputRecords } from "./records-io.js";
 import { modelRuleProblems } from "./model-rules-check.js";
 import { releaseFiles } from "./release.js";
 import { builtinBaseline, builtinParts } from "./baseline.js";
-import { FORMATS, requestBody, runRoute } from "./model-route.js";
+import { apiKeyOf, FORMATS, requestBody, runRoute } from "./model-route.js";
+import { runBatches } from "./model-batch.js";
+import { openai } from "../src/model/openai.js";
 import {
   countsByConfiguration,
   noteOtherShards,
@@ -51,6 +53,8 @@ interface Called {
   replies: ReplyRecord[];
   request: Record<string, Json>;
   retries: number;
+  /** Requests in provider batches still running (build --batch without --wait), in words. */
+  pending?: string;
   /** A route's replies' token totals (metrics.json `tokens`), and the answers that reported none. */
   tokens?: { totals: Tokens; without: number };
 }
@@ -121,14 +125,11 @@ async function routeCall(
   const budget = ctx.options.budget;
   const price = priceOf(route, model);
   if (budget) await refuseOverBudget(ctx, params, route, model, requests, budget, price);
-  const out = await runRoute(
-    ctx,
-    params,
-    route,
-    model,
-    requests,
-    budget ? { budget, price: price! } : undefined,
-  );
+  const batched = batchMode(ctx, route)
+    ? await runBatches(ctx, params, route, model, requests, apiKeyOf(ctx, route))
+    : null;
+  const spend = budget ? { budget, price: price! } : undefined;
+  const out = await runRoute(ctx, params, route, model, requests, spend, batched?.unanswered);
   const { messages, ...fields } = out.sample ?? {};
   const roles = ((messages as { role: string }[] | undefined) ?? []).map((message) => message.role);
   const request = {
@@ -138,7 +139,22 @@ async function routeCall(
   };
   warnLowerFormats(ctx, params.model, requests, out.replies, out.formatRefusal);
   const tokens = tokenTotals(route, out.replies);
-  return { replies: out.replies, request, retries: out.retries, tokens };
+  const submitted = batched?.submitted;
+  const pending = submitted
+    ? `${submitted.requests} requests in ${submitted.batches} batches submitted; rerun to collect`
+    : undefined;
+  return { replies: out.replies, request, retries: out.retries, tokens, pending };
+}
+
+/** Whether the stage's requests go as provider batches: build --batch, or the route's `batch: true`. */
+function batchMode(ctx: StageContext, route: Route): boolean {
+  if (!ctx.options.batch?.on && !route.batch) return false;
+  if (protocolOf(route) !== openai)
+    throw new StageError(
+      `route ${route.name}: its protocol has no batch API in medbench`,
+      "build without --batch (and without batch: true in the route)",
+    );
+  return true;
 }
 
 /** --max-cost: a stage whose requests without a reply would cost more than the build has left is refused
@@ -227,6 +243,7 @@ export async function callModel(
   const replyAudit = builtin ? null : auditReplies(replies, params.model, model);
   for (const message of replyAudit?.warnings ?? []) ctx.emit({ type: "warning", stage: ctx.stage, message });
   if (counts.otherShards) noteOtherShards(ctx, params.model, replies.length, counts.otherShards);
+  if (called.pending) ctx.incomplete?.(called.pending); // said in place of the failed requests' count
   const audit = auditOf(params.model, routeName, called, counts, requests, replyAudit?.counts ?? null);
   return { replies, audit };
 }

@@ -57,6 +57,9 @@ export interface StageOptions {
   replyNamespace?: string;
   /** --max-cost: what the build's model and judge stages may spend, shared by them (src/model/budget.ts). */
   budget?: Budget;
+  /** build --batch: the model and judge stages send their requests as provider batches; `wait`: they poll
+   *  until the batches are done (else they submit, and a later build collects). */
+  batch?: { on: boolean; wait: boolean };
 }
 
 export interface BuildInfo {

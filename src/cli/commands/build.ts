@@ -7,7 +7,7 @@ import type { Json } from "../../util/json.js";
 import { metricEntries, runNotices } from "../../util/metrics.js";
 import { consult } from "../../util/consulted.js";
 import { parse } from "../args.js";
-import { UsageError } from "../../errors.js";
+import { BATCHES_PENDING_EXIT, UsageError } from "../../errors.js";
 import { sizeHeap } from "../../load/small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
@@ -34,6 +34,10 @@ export const command: Command = {
                         input tokens as bytes / 4, output at most max_tokens, at the registry's price) is
                         more than is left, and stop one whose replies' cost reaches the limit (exit 1; the
                         replies received are kept)
+  --batch               send the model and judge stages' requests without a reply as provider batches
+                        (OpenAI's Batch API; a route's \`batch: true\` is the same), at its batch price;
+                        without --wait it submits them and exits 3: rerun to collect
+  --wait                with --batch, poll until the batches are done, then finish the build
   --roster              build every run the spec's \`check:\` roster names (each its model; runs on
                         different routes at once), then print the check (exit 0 when it holds, 1 otherwise)
   --project DIR         the project root (default: the current directory)
@@ -51,6 +55,8 @@ const OPTIONS = optionsOf(
   "shard",
   "roster",
   "max-cost",
+  "batch",
+  "wait",
   "project",
   "cache",
   "json",
@@ -77,6 +83,7 @@ async function run(argv: string[]): Promise<number> {
   const recordKey = noop?.recordKey(argv) ?? "";
   if (noop && !values.rekey && replayNoop(noop, opts.project.cacheDir, recordKey, logger)) return 0;
   if (values.shard !== undefined) opts.shard = await shardOption(values.shard as string);
+  if (values.batch || values.wait) opts.batch = { on: Boolean(values.batch), wait: Boolean(values.wait) };
   if (values["max-cost"] !== undefined) opts.budget = await budgetOption(values["max-cost"] as string);
   const rt = await loadBuildRuntime(specPath, vars, opts, logger);
   const events: BuildEvent[] = [];
@@ -245,6 +252,11 @@ function sayWhatCameFromRemote(
  *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). */
 function incompleteExit(unwhole: { name: string; incomplete?: string }[]): number {
   if (unwhole.length === 0) return 0;
+  if (unwhole.every((stage) => stage.incomplete?.endsWith("rerun to collect"))) {
+    const said = unwhole.map((stage) => `stage ${stage.name}: ${stage.incomplete}`).join("; ");
+    process.stderr.write(`${said}\n  (exit ${BATCHES_PENDING_EXIT}: the batches are running)\n`);
+    return BATCHES_PENDING_EXIT;
+  }
   const stages = unwhole.map((stage) => `stage ${stage.name}: ${stage.incomplete}`).join("; ");
   process.stderr.write(
     `error: the build is incomplete: ${stages}\n` +

@@ -42,6 +42,8 @@ export interface BuildOptions {
   shard?: Shard;
   /** --max-cost: what the model and judge stages may spend (src/model/budget.ts). */
   budget?: Budget;
+  /** build --batch (src/contract/stage.ts StageOptions.batch). */
+  batch?: { on: boolean; wait: boolean };
 }
 
 export interface Runtime {
@@ -235,6 +237,7 @@ function stageOptions(decl: StageDecl, scope: BuildScope): StageOptions {
     routes: commandRoutes(opts.registryFiles),
     ...(opts.shard ? { shard: opts.shard } : {}),
     ...(opts.budget ? { budget: opts.budget } : {}),
+    ...(opts.batch ? { batch: opts.batch } : {}),
   };
 }
 

@@ -1,0 +1,146 @@
+// build --batch: a model stage's requests without a reply sent as provider batches (OpenAI's Batch API,
+// src/model/openai-batch.ts) instead of one by one. The batches made for a set of requests are recorded in
+// the reply memo (namespace `batches`, under the set's key; the shared remote holds it too), so a later build
+// on any machine collects them instead of submitting again. Each reply is stored exactly as an online reply
+// is (same memo entry, same key): the results are those of an online build with the same replies.
+import type { StageContext } from "../src/contract/stage.js";
+import type { Route } from "../src/model/registry.js";
+import type { BodyParams } from "../src/model/protocol.js";
+import { sha256Hex } from "../src/hash/sha256.js";
+import { secretValues, redactJson } from "../src/model/redact.js";
+import { routeQueryValues } from "../src/model/url-secrets.js";
+import { notAReply } from "../src/model/reply.js";
+import {
+  batchLine,
+  OpenAIBatches,
+  OPENAI_BATCH_LIMITS,
+  splitBatches,
+  type BatchState,
+} from "../src/model/openai-batch.js";
+import type { TaskRequest } from "../tasks/task.js";
+import { pendingRequests, type Pending } from "./model-pending.js";
+
+/** The batches made for one set of requests: each batch's id and its requests' keys. */
+interface BatchRecord {
+  batches: { id: string; keys: string[] }[];
+}
+
+/** What the batches left: requests without a reply and why (not sent online by this build), and, while
+ *  batches are still running, what was submitted. */
+export interface BatchOutcome {
+  unanswered: Map<string, string>;
+  submitted: { requests: number; batches: number } | null;
+}
+
+const NAMESPACE = "batches";
+
+export async function runBatches(
+  ctx: StageContext,
+  params: BodyParams,
+  route: Route,
+  model: string,
+  requests: readonly TaskRequest[],
+  apiKey: string | undefined,
+): Promise<BatchOutcome> {
+  const pending = await pendingRequests(ctx, params, route, model, requests);
+  if (pending.length === 0) return { unanswered: new Map(), submitted: null };
+  const routes = ctx.options.routes.list();
+  const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
+  const client = new OpenAIBatches(route, apiKey, secrets);
+  const setKey = sha256Hex(JSON.stringify([route.base_url, model, pending.map((x) => x.key).sort()]));
+  const record = (await recorded(ctx, setKey)) ?? (await submitAll(ctx, client, setKey, pending));
+  const states = await poll(ctx, client, record, ctx.options.batch?.wait === true);
+  const unanswered = new Map<string, string>();
+  if (states.some((state) => !state.done)) {
+    for (const batch of record.batches)
+      for (const key of batch.keys) unanswered.set(key, `in batch ${batch.id}: rerun to collect`);
+    return { unanswered, submitted: { requests: pending.length, batches: record.batches.length } };
+  }
+  for (const [i, batch] of record.batches.entries())
+    await collect(ctx, client, batch, states[i]!, secrets, unanswered);
+  return { unanswered, submitted: null };
+}
+
+async function recorded(ctx: StageContext, setKey: string): Promise<BatchRecord | null> {
+  const entry = await ctx.memo.get(NAMESPACE, setKey);
+  if (!entry) return null;
+  try {
+    return JSON.parse(entry.toString("utf8")) as BatchRecord;
+  } catch {
+    return null;
+  }
+}
+
+/** Submits the requests in batches within the provider's limits; the record is stored once all are made. */
+async function submitAll(
+  ctx: StageContext,
+  client: OpenAIBatches,
+  setKey: string,
+  pending: Pending[],
+): Promise<BatchRecord> {
+  const lines = pending.map((x) => ({ key: x.key, line: batchLine(x.key, x.payload) }));
+  const record: BatchRecord = { batches: [] };
+  for (const chunk of splitBatches(lines, OPENAI_BATCH_LIMITS)) {
+    const id = await client.submit(Buffer.concat(chunk.map((x) => x.line)));
+    record.batches.push({ id, keys: chunk.map((x) => x.key) });
+  }
+  ctx.memo.put(NAMESPACE, setKey, JSON.stringify(record));
+  const ids = record.batches.map((batch) => batch.id).join(", ");
+  ctx.emit({
+    type: "info",
+    stage: ctx.stage,
+    message: `${pending.length} requests submitted in batches ${ids}`,
+  });
+  return record;
+}
+
+/** The batches' states: read once, or (`wait`) until every one is done, with a growing pause between
+ *  reads (0.5 s doubling to 60 s) and a line of their states each time. */
+async function poll(
+  ctx: StageContext,
+  client: OpenAIBatches,
+  record: BatchRecord,
+  wait: boolean,
+): Promise<BatchState[]> {
+  for (let pause = 500; ; pause = Math.min(pause * 2, 60_000)) {
+    const states = await Promise.all(record.batches.map((batch) => client.state(batch.id)));
+    const counts = new Map<string, number>();
+    for (const state of states) counts.set(state.status, (counts.get(state.status) ?? 0) + 1);
+    const words = [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
+    ctx.emit({ type: "info", stage: ctx.stage, message: `batches: ${words}` });
+    if (!wait || states.every((state) => state.done)) return states;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
+/** A finished batch's replies stored as online replies are; each request it did not answer, and why. */
+async function collect(
+  ctx: StageContext,
+  client: OpenAIBatches,
+  batch: { id: string; keys: string[] },
+  state: BatchState,
+  secrets: readonly string[],
+  unanswered: Map<string, string>,
+): Promise<void> {
+  const namespace = ctx.options.replyNamespace ?? "requests";
+  const answered = new Set<string>();
+  const files = [state.output_file_id, state.error_file_id].filter((id): id is string => id !== null);
+  for (const file of files)
+    for (const line of await client.lines(file)) {
+      if (!batch.keys.includes(line.custom_id)) continue;
+      const problem = line.body === null ? line.error : notAReply(line.body);
+      if (problem !== null) {
+        unanswered.set(
+          line.custom_id,
+          `batch ${batch.id}: ${typeof problem === "string" ? problem : problem.why}`,
+        );
+        continue;
+      }
+      const body = redactJson(line.body, secrets);
+      ctx.memo.put(namespace, line.custom_id, JSON.stringify({ kind: "reply", status: 200, body }));
+      answered.add(line.custom_id);
+    }
+  for (const key of batch.keys)
+    if (!answered.has(key) && !unanswered.has(key))
+      unanswered.set(key, `batch ${batch.id} ${state.status} without an answer for it`);
+}
