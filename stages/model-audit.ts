@@ -4,7 +4,11 @@ import type { StageContext } from "../src/contract/stage.js";
 import type { Json } from "../src/util/json.js";
 import type { TaskRequest } from "../tasks/task.js";
 import type { ReplyRecord } from "../src/contract/records.js";
-import { FORMATS, OTHER_SHARD } from "./model-route.js";
+import { OTHER_SHARD } from "./model-route.js";
+import { WIRE_FORMATS } from "../src/model/protocol.js";
+
+/** The most structured format, a task's schema sent as such (the first of every protocol's formats). */
+const BEST = WIRE_FORMATS[0]!;
 
 /** The requests refused for good, in all and by kind of refusal. */
 export type RefusedCounts = { n: number; by_kind: Record<string, number> };
@@ -37,7 +41,7 @@ export function warnLowerFormats(
 ): void {
   const lower: Record<string, number> = {};
   replies.forEach((reply, i) => {
-    if (reply && requests[i]!.schema && reply.format !== FORMATS[0] && reply.error !== OTHER_SHARD)
+    if (reply && requests[i]!.schema && reply.format !== BEST && reply.error !== OTHER_SHARD)
       lower[reply.format] = (lower[reply.format] ?? 0) + 1;
   });
   const n = Object.values(lower).reduce((sum, count) => sum + count, 0);
@@ -48,7 +52,7 @@ export function warnLowerFormats(
     stage: ctx.stage,
     message:
       `${model}: ${n} of ${replies.length} items were sent with a lower response format than ` +
-      `${FORMATS[0]} (${counts.join(", ")}; metrics.response_format counts each)` +
+      `${BEST} (${counts.join(", ")}; metrics.response_format counts each)` +
       (refusal ? `: the server refused the schema (${refusal})` : ""),
   });
 }

@@ -8,7 +8,7 @@ import type { BodyParams, WireFormat } from "../src/model/protocol.js";
 import { protocolOf } from "../src/model/protocols.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { TaskRequest } from "../tasks/task.js";
-import { FORMATS, requestBody } from "./model-route.js";
+import { requestBody } from "./model-route.js";
 
 /** One body a build would send: the first item that asks it, its bytes, its key and its format. */
 export interface Pending {
@@ -26,7 +26,7 @@ export async function pendingRequests(
   model: string,
   requests: readonly TaskRequest[],
 ): Promise<Pending[]> {
-  const protocol = protocolOf(route);
+  const protocol = await protocolOf(route);
   const { recall } = await import("../src/model/reply-memo.js");
   const { recallRefusal } = await import("../src/model/refusal-memo.js");
   const namespace = ctx.options.replyNamespace ?? "requests";
@@ -35,8 +35,8 @@ export async function pendingRequests(
   const out: Pending[] = [];
   for (let index = 0; index < requests.length; index++) {
     const req = requests[index]!;
-    const format: WireFormat = req.schema ? FORMATS[0]! : "none";
-    const body = requestBody(req, params, route, model, format);
+    const format: WireFormat = req.schema ? protocol.formats[0]! : "none";
+    const body = requestBody(protocol, req, params, route, model, format);
     const { payload, key } = protocol.serialise(route, body);
     if (seen.has(key) || (shard && !ownsKey(shard, key))) continue;
     seen.add(key);

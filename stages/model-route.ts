@@ -1,6 +1,7 @@
 // A model stage's requests sent through one route: each item's body in the best response format the server
 // takes, its reply from the memo when an earlier build stored one, else sent once (identical bodies share
-// a call) and stored the moment it arrives (crash-safe). The wire format is the protocol's (src/model).
+// a call) and stored the moment it arrives (crash-safe). The wire is the route's protocol's
+// (src/model/protocol.ts), loaded by the caller; the transport (src/model/client.ts) is loaded only when something is sent.
 import type { StageContext } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import type { Json } from "../src/util/json.js";
@@ -12,10 +13,8 @@ import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { SentRequests } from "../src/model/sent-requests.js";
-import { protocolOf } from "../src/model/protocols.js";
 import {
   UnsendableRequest,
-  WIRE_FORMATS,
   type BodyParams,
   type Protocol,
   type Transport,
@@ -27,8 +26,6 @@ import { costOf, type Price } from "../src/model/price.js";
 import type { TaskRequest } from "../tasks/task.js";
 import type { ReplyRecord } from "../src/contract/records.js";
 
-export const FORMATS = WIRE_FORMATS;
-
 /** The error of a request another machine sends (--shard): not a failure, and never in results. */
 export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
 
@@ -39,6 +36,7 @@ const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as cons
  * A body the route cannot send refuses the stage.
  */
 export function requestBody(
+  protocol: Protocol,
   req: TaskRequest,
   params: BodyParams,
   route: Route,
@@ -46,7 +44,7 @@ export function requestBody(
   format: WireFormat,
 ): Record<string, Json> {
   try {
-    return protocolOf(route).body(req, params, route, model, format);
+    return protocol.body(req, params, route, model, format);
   } catch (e) {
     if (e instanceof UnsendableRequest) throw new StageError(e.message, e.fix);
     throw e;
@@ -78,8 +76,9 @@ export interface RouteOutcome {
 }
 
 /** Modules needed only when requests are answered, not when the stage is keyed: a no-op build loads none. */
-async function sendingModules(protocol: Protocol) {
-  const transport = await protocol.transport();
+async function sendingModules() {
+  const { send } = await import("../src/model/client.js");
+  const transport: Transport = { send };
   const { memoReply, recall } = await import("../src/model/reply-memo.js");
   const { isFinal } = await import("../src/model/refusal.js");
   const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
@@ -117,14 +116,15 @@ export async function runRoute(
   ctx: StageContext,
   params: BodyParams,
   route: Route,
+  protocol: Protocol,
   model: string,
   requests: TaskRequest[],
   spend?: Spend,
   notSent?: ReadonlyMap<string, string>,
 ): Promise<RouteOutcome> {
-  const modules = await sendingModules(protocolOf(route));
-  const apiKey = apiKeyOf(ctx, route);
-  const run = new RouteRun(ctx, params, route, model, requests, modules, apiKey, spend, notSent);
+  const modules = await sendingModules();
+  const key = apiKeyOf(ctx, route);
+  const run = new RouteRun(ctx, params, route, protocol, model, requests, modules, key, spend, notSent);
   await run.sendAll();
   return run.outcome();
 }
@@ -138,7 +138,7 @@ class RouteRun {
   private readonly formats = { start: 0, needed: 0, refusal: null as string | null };
   private readonly breaker: RouteBreaker;
   private readonly secrets: string[];
-  private readonly protocol: Protocol;
+  private readonly formatList: readonly WireFormat[];
   private readonly transport: Transport;
   private readonly namespace: string;
   private sample: Record<string, Json> | null = null;
@@ -152,6 +152,7 @@ class RouteRun {
     private readonly ctx: StageContext,
     private readonly params: BodyParams,
     private readonly route: Route,
+    private readonly protocol: Protocol,
     private readonly model: string,
     private readonly requests: TaskRequest[],
     private readonly modules: Modules,
@@ -162,10 +163,10 @@ class RouteRun {
   ) {
     const routes = ctx.options.routes.list();
     this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
-    this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency);
+    this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency, protocol.refusal);
     this.replies = new Array(requests.length);
     this.sent = new modules.SentRequests();
-    this.protocol = protocolOf(route);
+    this.formatList = protocol.formats;
     this.transport = modules.transport;
     this.namespace = ctx.options.replyNamespace ?? "requests";
     this.sendingFrom = performance.now();
@@ -219,25 +220,26 @@ class RouteRun {
   }
 
   private prepare(req: TaskRequest, format: WireFormat): Prepared {
-    const body = requestBody(req, this.params, this.route, this.model, format);
+    const body = requestBody(this.protocol, req, this.params, this.route, this.model, format);
     return { body, format, ...this.protocol.serialise(this.route, body) };
   }
 
   /** A request's shard follows its first format's key, which no earlier reply of this run can change. */
   private owns(req: TaskRequest): boolean {
     const shard = this.ctx.options.shard;
-    return !shard || ownsKey(shard, this.prepare(req, req.schema ? FORMATS[0]! : "none").key);
+    return !shard || ownsKey(shard, this.prepare(req, req.schema ? this.formatList[0]! : "none").key);
   }
 
   /** One item: its reply in the first format the server takes (from the memo, or sent). */
   private async sendItem(i: number): Promise<void> {
     const req = this.requests[i]!;
     const owned = this.owns(req);
-    const first = req.schema ? this.formats.start : FORMATS.indexOf("none");
+    const formats = this.formatList;
+    const first = req.schema ? this.formats.start : formats.indexOf("none");
     let level = first;
     let prepared: Prepared;
     for (;;) {
-      prepared = this.prepare(req, FORMATS[level]!);
+      prepared = this.prepare(req, formats[level]!);
       this.sample ??= prepared.body;
       if (!owned) {
         // Another shard's: not looked up either, since a shard's output is never the result (a plain build
@@ -245,13 +247,13 @@ class RouteRun {
         this.replies[i] = errorReply(req.id, prepared.key, prepared.format, OTHER_SHARD);
         break;
       }
-      const step = await this.answer(i, req, prepared, level < FORMATS.length - 1);
+      const step = await this.answer(i, req, prepared, level < formats.length - 1);
       if (step === "cancelled") return; // not sent: no reply and no error; the next build sends it
       if (step === "done") break;
       level++;
     }
     if (level > first && ++this.formats.needed >= 2) this.formats.start = Math.max(this.formats.start, level);
-    if (owned) this.sent.add(prepared.body, req.configuration, FORMATS[level]!);
+    if (owned) this.sent.add(prepared.body, req.configuration, formats[level]!);
     this.done++;
     this.report();
   }
@@ -300,7 +302,7 @@ class RouteRun {
   private call({ key, body, payload }: Prepared): Promise<CallOutcome> {
     let call = this.inflight.get(key);
     if (!call) {
-      call = this.transport.send(this.route, body, this.apiKey, {
+      call = this.transport.send(this.route, this.protocol, this.model, body, this.apiKey, {
         onRetry: () => void this.retries++,
         secrets: this.secrets,
         signal: this.breaker.signal,
@@ -351,7 +353,7 @@ class RouteRun {
     // A route that cannot work (out of quota) is not read as a refusal of the item or its format.
     const refusal =
       outcome.kind === "refused" && !outcome.stopsRoute
-        ? this.transport.refusal(outcome.status, outcome.body)
+        ? this.protocol.refusal(outcome.status, outcome.body)
         : null;
     if (refusal?.kind === "format" && req.schema && canLower) {
       this.formats.refusal ??= `HTTP ${refusal.status}: ${refusal.message}`;

@@ -1,17 +1,20 @@
 // model: each request sent once through its route; replies kept per request (crash-safe), so a rebuild
 // or a changed scorer never calls the model again. Built-in baselines (route `medbench`) come from the task.
-// The wire format is the route's protocol (src/model/protocols.ts); sending, memo, retries: ./model-route.ts.
+// The wire is the route's protocol (src/model/protocols.ts), loaded by name and keyed with the route's
+// identity; sending, memo, retries: ./model-route.ts.
 import { type StageContext, type StageKind } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import { stableJson, type Json } from "../src/util/json.js";
 import { splitModel } from "../src/model/registry.js";
 import { routeKeyFields } from "../src/model/routes.js";
 import type { Route } from "../src/model/registry.js";
-import { protocolOf } from "../src/model/protocols.js";
 import { addTokens, dollars, NO_TOKENS, priceOf, type Price, type Tokens } from "../src/model/price.js";
 import { estimateOf, type Budget, type SendEstimate } from "../src/model/budget.js";
 import { pendingRequests } from "./model-pending.js";
-import type { BodyParams } from "../src/model/protocol.js";
+import { protocolModule, protocolName, protocolOf } from "../src/model/protocols.js";
+import { codeIdentity, isInfrastructure } from "../src/runner/code/code.js";
+import { installRoot } from "../src/util/paths.js";
+import type { BodyParams, Protocol } from "../src/model/protocol.js";
 import { auditReplies } from "../src/model/reply-audit.js";
 import { thinkingAudit } from "../src/model/thinking-audit.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -20,9 +23,8 @@ import { inputRecords } from "./records-io.js";
 import { modelRuleProblems } from "./model-rules-check.js";
 import { releaseFiles } from "./release.js";
 import { builtinBaseline, builtinParts } from "./baseline.js";
-import { apiKeyOf, FORMATS, requestBody, runRoute } from "./model-route.js";
+import { apiKeyOf, requestBody, runRoute } from "./model-route.js";
 import { runBatches } from "./model-batch.js";
-import { openai } from "../src/model/openai.js";
 import {
   countsByConfiguration,
   noteOtherShards,
@@ -39,7 +41,6 @@ import type { TaskModule } from "../tasks/task.js";
 
 export type { ReplyRecord } from "../src/contract/records.js";
 export { OTHER_SHARD, requestBody } from "./model-route.js";
-export { requestKey, serialisedRequest } from "../src/model/openai.js";
 
 export interface Params extends BodyParams {
   model: string;
@@ -61,8 +62,7 @@ interface Called {
 
 /** The token totals of a route's answers, each request once (items of one body share one reply), read
  *  through the route's protocol. */
-function tokenTotals(route: Route, replies: ReplyRecord[]): { totals: Tokens; without: number } {
-  const protocol = protocolOf(route);
+function tokenTotals(protocol: Protocol, replies: ReplyRecord[]): { totals: Tokens; without: number } {
   const seen = new Set<string>();
   let totals = NO_TOKENS;
   let without = 0;
@@ -120,16 +120,18 @@ async function routeCall(
       `no route ${routeName} in the registry`,
       "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model",
     );
+  const protocol = await protocolOf(route);
   // A field the model cannot take refuses the stage before anything is sent.
-  for (const req of requests) requestBody(req, params, route, model, req.schema ? FORMATS[0]! : "none");
+  for (const req of requests)
+    requestBody(protocol, req, params, route, model, req.schema ? protocol.formats[0]! : "none");
   const budget = ctx.options.budget;
   const price = priceOf(route, model);
   if (budget) await refuseOverBudget(ctx, params, route, model, requests, budget, price);
-  const batched = batchMode(ctx, route)
+  const batched = batchMode(ctx, route, protocol)
     ? await runBatches(ctx, params, route, model, requests, apiKeyOf(ctx, route))
     : null;
   const spend = budget ? { budget, price: price! } : undefined;
-  const out = await runRoute(ctx, params, route, model, requests, spend, batched?.unanswered);
+  const out = await runRoute(ctx, params, route, protocol, model, requests, spend, batched?.unanswered);
   const { messages, ...fields } = out.sample ?? {};
   const roles = ((messages as { role: string }[] | undefined) ?? []).map((message) => message.role);
   const request = {
@@ -138,7 +140,7 @@ async function routeCall(
     messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${roles.join(", ")})`,
   };
   warnLowerFormats(ctx, params.model, requests, out.replies, out.formatRefusal);
-  const tokens = tokenTotals(route, out.replies);
+  const tokens = tokenTotals(protocol, out.replies);
   const submitted = batched?.submitted;
   const pending = submitted
     ? `${submitted.requests} requests in ${submitted.batches} batches submitted; rerun to collect`
@@ -147,9 +149,9 @@ async function routeCall(
 }
 
 /** Whether the stage's requests go as provider batches: build --batch, or the route's `batch: true`. */
-function batchMode(ctx: StageContext, route: Route): boolean {
+function batchMode(ctx: StageContext, route: Route, protocol: Protocol): boolean {
   if (!ctx.options.batch?.on && !route.batch) return false;
-  if (protocolOf(route) !== openai)
+  if (protocol.name !== "openai")
     throw new StageError(
       `route ${route.name}: its protocol has no batch API in medbench`,
       "build without --batch (and without batch: true in the route)",
@@ -284,14 +286,19 @@ function auditOf(
 }
 
 /**
- * The route's fields shape every body sent, so they are part of the key
- * (the key's variable name, never its value).
+ * The route's fields shape every body sent, so they are part of the key (the key's variable name, never its
+ * value); and so does the code of the protocol it speaks, loaded by name at run time (no other protocol's).
  */
 export function routeIdentity(ctx: StageContext, model: string): Json {
   const { route: name } = splitModel(model);
   if (name === "medbench") return null;
   const route = ctx.options.routes.get(name);
-  return route ? routeKeyFields(route) : null;
+  if (!route) return null;
+  const { files, packages } = codeIdentity(installRoot(), [protocolModule(route)], isInfrastructure);
+  return {
+    ...(routeKeyFields(route) as object),
+    protocol: { name: protocolName(route), code: files, packages },
+  };
 }
 
 /** Generation fields as the model and judge stages take them (and request configurations set them). */

@@ -14,7 +14,7 @@ import { REPO } from "./helpers.js";
 import { fakeRoute, startFake, type Fake } from "./fake.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { noteErrorsPolicy } from "../scripts/fake-policies/note-errors.mjs";
-import { requestKey } from "../stages/model.js";
+import { requestKey } from "../src/model/openai.js";
 
 const SPEC = "specs/note-errors.yaml";
 const DIR = "results/syn-snuh-note-errors/fake_nurse-7b/neutral-greedy";

@@ -12,6 +12,7 @@ import { REPO, testData } from "./helpers.js";
 import { exampleRoutes, templateRoutes } from "./shipped-routes.js";
 import { readRecords, type RequestRecord } from "../src/contract/records.js";
 import { requestBody, type Params } from "../stages/model.js";
+import { openai } from "../src/model/openai.js";
 import { loadRoutes, type Route } from "../src/model/registry.js";
 import type { Json } from "../src/util/json.js";
 
@@ -72,7 +73,7 @@ function bodies(requests: RequestRecord[], params: Params, routes: Map<string, R
       for (const req of requests) {
         const r = reasoning ? { ...req, generation: undefined } : req;
         for (const format of FORMATS)
-          out.push({ label, model, body: requestBody(r, p, route, model, format) });
+          out.push({ label, model, body: requestBody(openai, r, p, route, model, format) });
       }
     }
   return out;

@@ -14,7 +14,7 @@ import {
 } from "../src/contract/records.js";
 import { sortKeys, sortedJson } from "../src/util/json.js";
 import { createHash } from "node:crypto";
-import { serialisedRequest } from "../stages/model.js";
+import { serialisedRequest } from "../src/model/openai.js";
 import type { Route } from "../src/model/registry.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { requestKeysOf } from "../scripts/reference/request-keys-lib.mjs";

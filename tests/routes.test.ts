@@ -80,6 +80,7 @@ describe("the OpenAI protocol", () => {
     expect(thinkingOff).toThrow(UnsendableRequest);
     const viaStage = () =>
       requestBody(
+        openai,
         { id: "a", meta: {}, messages: [{ role: "user", content: "hi" }] },
         { thinking: "off" },
         route,

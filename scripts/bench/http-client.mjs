@@ -10,7 +10,7 @@
 // About 1 while the client is what limits the loop; far below 1 while the server is; above 1 when an idle
 // server must be woken for each request (on 2 cores, the fake server and the client share the machine).
 // --keyed: the bare loop again with the two things every request of the model stage must do beyond it: its
-// key (the body's sorted JSON and its sha256, serialisedRequest of dist/stages/model.js) and the durable
+// key (the body's sorted JSON and its sha256, serialisedRequest of dist/src/model/openai.js) and the durable
 // write of its reply the moment it arrives (ReplyLog.put of dist/src/runner/replies/reply-log.js, one write
 // call per reply, as a kill -9 must not lose a paid reply). Printed as its ratio to the bare loop: the least
 // the model stage's sending can cost against the bare loop on this machine. And, to price that promise, the
@@ -80,7 +80,9 @@ const logDir = keyed ? await mkdtemp(path.join(os.tmpdir(), "medbench-bench-log-
 const objects = keyed ? bodies.map((b) => JSON.parse(b)) : [];
 // write: "each" (ReplyLog.put), "turn" (the same record lines, one write per event-loop turn) or none.
 const keyedLoop = async (write) => {
-  const { serialisedRequest } = await import(path.resolve(import.meta.dirname, "../../dist/stages/model.js"));
+  const { serialisedRequest } = await import(
+    path.resolve(import.meta.dirname, "../../dist/src/model/openai.js")
+  );
   const { ReplyLog, recordLine } = dist("src/runner/replies/reply-log.js");
   const log = new ReplyLog(path.join(logDir, String(Math.random()).slice(2)), false);
   const byBody = new Map(bodies.map((b, i) => [b, objects[i]]));

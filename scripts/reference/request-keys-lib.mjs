@@ -1,7 +1,8 @@
 // requestKeysOf(text): the keys of a requests file's records, as the compiled code computes them (see
 // request-keys.mjs). Shared with tests/request-keys.test.ts, so the figures compared are computed the same way.
 import { readRecords } from "../../dist/src/contract/records.js";
-import { requestBody, requestKey } from "../../dist/stages/model.js";
+import { requestBody } from "../../dist/stages/model.js";
+import { openai, requestKey } from "../../dist/src/model/openai.js";
 import { loadRoutes } from "../../dist/src/model/registry.js";
 import { createHash } from "node:crypto";
 
@@ -35,7 +36,7 @@ export async function requestKeysOf(text) {
 
 function keyOrRefusal(request, p, route, model, format) {
   try {
-    return requestKey(route, requestBody(request, p, route, model, format));
+    return requestKey(route, requestBody(openai, request, p, route, model, format));
   } catch (e) {
     return `refused: ${e.message}`;
   }

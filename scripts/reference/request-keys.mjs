@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The per-request keys (stages/model.ts requestKey) of a built requests file, for every format a request can
+// The per-request keys (src/model/openai.ts requestKey) of a built requests file, for every format a request can
 // be sent in and through each route of registry/providers.yaml: tests/request-keys.test.ts checks that a
 // change of how requests are stored leaves every key (so every cached reply) as it was.
 // Made once by the code before the change, from the compiled code (npm run build first):

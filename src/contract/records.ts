@@ -54,6 +54,9 @@ export interface ReplyRecord {
   reasoning_content?: string | null;
   /** The server's usage object as returned (token counts). */
   usage?: Json | null;
+  /** The reasoning tokens usage reports, when the protocol names them otherwise than OpenAI's usage does
+   *  (usage.completion_tokens_details.reasoning_tokens is read from usage itself). */
+  reasoning_tokens?: number;
   /** The model's refusal text (OpenAI's `refusal` field), when it sent one instead of an answer. */
   refusal?: string;
   /** Tool calls the reply made instead of content (none are offered), when it made any. */

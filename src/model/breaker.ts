@@ -6,7 +6,7 @@
 // they are at least a fifth of the requests finished, the route is stalled and stops the same way.
 import { defaultMaxListeners, setMaxListeners } from "node:events";
 import type { CallOutcome } from "./client.js";
-import { countsAgainstRoute } from "./refusal.js";
+import { countsAgainstRoute, type Refusal } from "./refusal.js";
 
 export class RouteBreaker {
   private inARow = 0;
@@ -25,9 +25,11 @@ export class RouteBreaker {
    * Node warns past 10 listeners ("possible memory leak"); the limit is that bound, so that a real leak past
    * it would still be reported.
    */
+  /** `refusal`: what a refusal is about, as the route's protocol reads it. */
   constructor(
     private readonly limit: number,
-    concurrency = 1,
+    concurrency: number,
+    private readonly refusal: (status: number, body: string) => Refusal,
   ) {
     setMaxListeners(Math.max(defaultMaxListeners, concurrency + 1), this.signal);
   }
@@ -47,7 +49,8 @@ export class RouteBreaker {
       return this.controller.abort();
     }
     // A refused key, model or URL (or a refusal we cannot read): every request may be refused alike.
-    const refused = outcome.kind === "refused" && countsAgainstRoute(outcome.status, outcome.body);
+    const refused =
+      outcome.kind === "refused" && countsAgainstRoute(this.refusal(outcome.status, outcome.body));
     if (outcome.kind === "failed" || refused) {
       this.inARow++;
       this.last =

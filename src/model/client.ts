@@ -1,15 +1,16 @@
-// One OpenAI-compatible chat completion with retries: 408, 409, 429, 5xx, resets, timeouts and successes
-// that are no reply (malformed, or an error reported in a 200: src/model/reply.ts) are retried with
-// exponential backoff and jitter (the server's wait honoured: retry-after-ms, Retry-After, OpenAI's
-// x-ratelimit-reset-*, src/model/rate-limit.ts); other HTTP errors are refusals, returned as such. Each
-// request has one deadline (retry.max_total_s) that its tries and the waits between
-// them share. Whatever the server sends back is redacted of secrets before it leaves this module.
+// One request through a route, with retries: what a reply or an error means is the route's protocol's
+// (src/model/protocol.ts: its path, headers, "is this 2xx a reply", "what does this error mean"); this module
+// moves the bytes. Transient errors (per the protocol: for OpenAI's, 408, 409, 429, 5xx) and successes that
+// are no reply are retried with exponential backoff and jitter, the server's wait honoured; a rate limit
+// pauses the whole route (src/model/pacer.ts); resets and timeouts are retried; other HTTP errors are
+// refusals, returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits
+// between them share. Whatever the server sends back is redacted of secrets before it leaves this module.
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
+import type { ErrorReading, Protocol } from "./protocol.js";
 import { redact, redactJson } from "./redact.js";
-import { successBody } from "./reply.js";
 import { agentFor, postJson, targetOf, type HttpError, type HttpReply, type Target } from "./http.js";
-import { backoffMs, isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
+import { backoffMs } from "./rate-limit.js";
 import { estimatedTokens, pacerFor, type Pacer } from "./pacer.js";
 import { Replicas } from "./replicas.js";
 
@@ -33,14 +34,16 @@ export interface CallHooks {
   payload?: Buffer;
 }
 
-/** The chat completions URL under a base URL, a query (a gateway's key: a secret) kept after the path. */
-function completionsUrl(baseUrl: string): URL {
+/** The protocol's path under a base URL, a query (a gateway's key: a secret) kept after the path. */
+function requestUrl(baseUrl: string, path: string): URL {
   const url = new URL(baseUrl);
-  url.pathname = url.pathname.replace(/\/$/, "") + "/chat/completions";
+  url.pathname = url.pathname.replace(/\/$/, "") + path;
   return url;
 }
 
 interface Prepared {
+  protocol: Protocol;
+  path: string;
   base_url: string;
   headersIn: Route["headers"];
   apiKey: string | undefined;
@@ -53,29 +56,37 @@ interface Prepared {
 const preparedRoutes = new WeakMap<Route, Prepared>();
 
 /** The route's URL, headers, agent and secrets, built once per route (not per request) for a key. */
-function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly string[]): Prepared {
+function prepared(
+  route: Route,
+  protocol: Protocol,
+  path: string,
+  apiKey: string | undefined,
+  secretsIn?: readonly string[],
+): Prepared {
   const had = preparedRoutes.get(route);
   const same = had?.base_url === route.base_url && had.headersIn === route.headers && had.apiKey === apiKey;
-  if (same && had.secretsIn === secretsIn) return had;
+  if (same && had.secretsIn === secretsIn && had.protocol === protocol && had.path === path) return had;
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",
     "user-agent": "medbench",
     ...(route.headers ?? {}),
+    ...protocol.headers(apiKey),
   };
-  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const secrets = [...(secretsIn ?? []), ...(apiKey ? [apiKey] : [])];
   const written = [
     route.base_url_with_secrets ?? route.base_url,
     ...(route.replicas_with_secrets ?? route.replicas ?? []),
   ];
   const targets = written.map((base) => ({
-    ...targetOf(completionsUrl(base), headers, agentFor({ ...route, base_url: base })),
+    ...targetOf(requestUrl(base, path), headers, agentFor({ ...route, base_url: base })),
     maxReplyBytes: route.max_reply_mb * 2 ** 20,
   }));
   const servers = [route.base_url, ...(route.replicas ?? [])];
   const replicas = servers.length > 1 ? new Replicas(servers) : null;
   const made = {
+    protocol,
+    path,
     base_url: route.base_url,
     headersIn: route.headers,
     apiKey,
@@ -88,16 +99,26 @@ function prepared(route: Route, apiKey: string | undefined, secretsIn?: readonly
   return made;
 }
 
-export async function chatCompletion(
+/** Sends one request of `model` in the route's protocol, with its tries, and says what came of it. */
+export async function send(
   route: Route,
+  protocol: Protocol,
+  model: string,
   body: Json,
   apiKey: string | undefined,
   hooks: CallHooks = {},
 ): Promise<CallOutcome> {
-  const { targets, replicas, secrets } = prepared(route, apiKey, hooks.secrets);
+  const { targets, replicas, secrets } = prepared(
+    route,
+    protocol,
+    protocol.path(model),
+    apiKey,
+    hooks.secrets,
+  );
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
   return new CompletionCall(
     route,
+    protocol,
     { targets, replicas },
     payload,
     estimatedTokens(payload, body),
@@ -129,6 +150,7 @@ class CompletionCall {
 
   constructor(
     private readonly route: Route,
+    private readonly protocol: Protocol,
     private readonly servers: { targets: Target[]; replicas: Replicas | null },
     private readonly payload: Buffer,
     private readonly tokens: number,
@@ -222,12 +244,12 @@ class CompletionCall {
     return { elsewhere: true };
   }
 
-  /** What the server's answer means: a reply, a refusal, or a transient error (another try). */
+  /** What the server's answer means, as the protocol reads it: a reply, a refusal, or another try. */
   private answered(res: HttpReply): Tried {
     const { secrets } = this;
     const text = res.text;
     if (res.status >= 200 && res.status < 300) {
-      const success = successBody(text, res.contentType);
+      const success = this.protocol.success(text, res.contentType);
       if ("body" in success) {
         const body = redactJson(success.body, secrets);
         return { outcome: { kind: "reply", status: res.status, body, attempts: this.attempt } };
@@ -235,41 +257,37 @@ class CompletionCall {
       this.lastError = success.problem; // an error in a 200 too: a failed try, redacted below
       return RETRY;
     }
-    const quota = quotaProblem(res.status, text);
-    if (quota !== null) return { outcome: this.outOfQuota(res.status, text, quota) };
-    if (isTransient(res.status)) return this.transient(res);
+    const read = this.protocol.error({ status: res.status, headers: res.headers, text }, this.tokens);
+    if (read.kind === "stop_route") return { outcome: this.routeStopped(res.status, text, read.why) };
+    if (read.kind === "retry") return this.transient(res, read);
     // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
     const moved = res.location ? `redirected to ${res.location}; set the route's base_url to it. ` : "";
     const body = redact(moved + text, secrets).slice(0, 2000);
     return { outcome: { kind: "refused", status: res.status, body, attempts: this.attempt } };
   }
 
-  private outOfQuota(status: number, text: string, quota: string): CallOutcome {
-    const why = redact(quota, this.secrets);
+  /** A refusal that stops the route (a billing problem): the provider's words and what to do. */
+  private routeStopped(status: number, text: string, why: string): CallOutcome {
     return {
       kind: "refused",
       status,
       body: redact(text, this.secrets).slice(0, 2000),
       attempts: this.attempt,
-      stopsRoute:
-        "the provider says the account is out of quota " +
-        `(HTTP 429 insufficient_quota: ${why.slice(0, 300)}): ` +
-        "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
-        "account's spending limit, or use another key",
+      stopsRoute: redact(why, this.secrets).slice(0, 1000),
     };
   }
 
   /** A transient error: another try after the server's wait, unless that wait passes the deadline. */
-  private transient(res: HttpReply): Tried {
+  private transient(res: HttpReply, read: Extract<ErrorReading, { kind: "retry" }>): Tried {
     this.lastError = `HTTP ${res.status}`;
-    const advice = rateAdvice(res.headers, this.tokens);
+    const { advice } = read;
     const waitMs = advice.waitMs;
     if (waitMs !== null && waitMs > this.remaining()) {
       // Waiting would pass the deadline: a failure now, which the next build sends again.
       this.lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
       return { stop: true };
     }
-    if (res.status !== 429) return { waitMs, limited: false };
+    if (!read.rateLimited) return { waitMs, limited: false };
     // A rate limit pauses the whole route, and spends none of this request's tries.
     this.spent--;
     this.pacer.limited(waitMs ?? backoffMs(this.route.retry, ++this.limitedTries), advice);

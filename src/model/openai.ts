@@ -1,13 +1,16 @@
 // OpenAI's chat completions, as every OpenAI-compatible server takes them: the body (the task's request, the
-// stage's fields, the route's fields, per-model overrides), its key, and what a reply says. The transport
-// (src/model/client.ts, http.ts) is loaded only when something is sent.
+// stage's fields, the route's fields, per-model overrides), its key, its path and headers, what a reply says
+// (src/model/reply.ts) and what an error means (src/model/refusal.ts, rate-limit.ts). The transport
+// (src/model/client.ts, http.ts) sends it and knows nothing of it.
 import type { Json } from "../util/json.js";
 import { sortKeys, sortedJson } from "../util/json.js";
 import { bodyJson, fixedPart } from "./body-json.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { createHash } from "../util/builtins.js";
 import type { Route } from "./registry.js";
-import { readReply } from "./reply.js";
+import { readReply, successBody } from "./reply.js";
+import { classifyRefusal } from "./refusal.js";
+import { isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
 import type { Tokens } from "./price.js";
 import {
   FIXED_FIELD_FIX,
@@ -19,8 +22,11 @@ import {
 } from "./model-rules.js";
 import {
   UnsendableRequest,
+  WIRE_FORMATS,
   type BodyParams,
   type ChatRequest,
+  type ErrorReading,
+  type ErrorReply,
   type Protocol,
   type ReplyFields,
   type WireFormat,
@@ -192,14 +198,36 @@ export function openaiTokens(usage: Json | undefined): Tokens | null {
   };
 }
 
+/**
+ * What an error reply means: OpenAI's 429 insufficient_quota stops the route (waiting will not help);
+ * 408, 409, 429 and 5xx are tried again, a 429 pausing the route for the wait the headers give
+ * (src/model/rate-limit.ts); anything else is a refusal, read by classifyRefusal.
+ */
+export function readError({ status, headers, text }: ErrorReply, tokens: number): ErrorReading {
+  const quota = quotaProblem(status, text);
+  if (quota !== null)
+    return {
+      kind: "stop_route",
+      why:
+        "the provider says the account is out of quota " +
+        `(HTTP 429 insufficient_quota: ${quota}): ` +
+        "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
+        "account's spending limit, or use another key",
+    };
+  if (!isTransient(status)) return { kind: "refused" };
+  return { kind: "retry", rateLimited: status === 429, advice: rateAdvice(headers, tokens) };
+}
+
 export const openai: Protocol = {
+  name: "openai",
+  formats: WIRE_FORMATS,
+  path: () => "/chat/completions",
+  headers: (apiKey): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
   body: requestBody,
   serialise: serialisedRequest,
+  success: successBody,
   reply: replyFields,
   tokens: openaiTokens,
-  async transport() {
-    const { chatCompletion } = await import("./client.js");
-    const { classifyRefusal } = await import("./refusal.js");
-    return { send: chatCompletion, refusal: classifyRefusal };
-  },
+  error: readError,
+  refusal: classifyRefusal,
 };

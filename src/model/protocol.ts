@@ -1,11 +1,16 @@
-// What a provider's wire protocol is to medbench: the body sent for a task's request through a route, the
-// bytes and key of that body, what a reply says, and the transport that sends it. The model stage knows
-// only this interface; OpenAI's chat completions (src/model/openai.ts) is the one protocol so far.
+// What a provider's wire protocol is to medbench: everything about the wire that differs between providers.
+// The body sent for a task's request through a route, its bytes and key, the path and headers it goes with,
+// whether a 2xx is a reply and what it says, what an error reply means (a try again, a refusal and of what,
+// a route that cannot work) and the response formats the protocol can ask for. The transport
+// (src/model/client.ts, http.ts) moves bytes and asks the protocol about each of these. A protocol is one
+// module, registered by name in src/model/protocols.ts; a route names it (`protocol:` in a registry file).
+import type { IncomingHttpHeaders } from "node:http";
 import type { Json } from "../util/json.js";
 import type { Route } from "./registry.js";
 import type { CallHooks, CallOutcome } from "./client.js";
 import type { Refusal } from "./refusal.js";
 import type { Tokens } from "./price.js";
+import type { RateAdvice } from "./rate-limit.js";
 
 /** A task's request as a protocol reads it (a requests file's record, with the fields sent). */
 export interface ChatRequest {
@@ -34,10 +39,13 @@ export interface BodyParams {
 /** What one reply says, as a reply record keeps it (fields the server did not send are left out). */
 export interface ReplyFields {
   text: string;
+  /** How the reply ended, in medbench's words (OpenAI's): stop, length, tool_calls, content_filter. */
   finish_reason: string | null;
   reasoning: boolean;
   think: boolean;
   reasoning_content?: string | null;
+  /** Reasoning tokens the usage reports, for a protocol whose usage names them otherwise than OpenAI's. */
+  reasoning_tokens?: number;
   usage?: Json | null;
   refusal?: string;
   tool_calls?: number;
@@ -54,14 +62,45 @@ export class UnsendableRequest extends Error {
   }
 }
 
+/** An error reply (not a 2xx) as the transport received it. */
+export interface ErrorReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** What an error reply means for its request. */
+export type ErrorReading =
+  /** Another try may be answered, after the server's wait when it gives one; a rate limit pauses the route
+   *  (and spends none of the request's tries). */
+  | { kind: "retry"; rateLimited: boolean; advice: RateAdvice }
+  /** No request of the route can be answered (out of quota, a spend limit): why and what to do, with the
+   *  provider's words. */
+  | { kind: "stop_route"; why: string }
+  /** The request is refused; `Protocol.refusal` reads what about. */
+  | { kind: "refused" };
+
 /** The sending half, loaded only when requests are sent (a no-op build needs no HTTP client). */
 export interface Transport {
-  send(route: Route, body: Json, apiKey: string | undefined, hooks: CallHooks): Promise<CallOutcome>;
-  /** What a refusal (a non-transient HTTP error) says about the request: its kind and the server's words. */
-  refusal(status: number, body: string): Refusal;
+  send(
+    route: Route,
+    protocol: Protocol,
+    model: string,
+    body: Json,
+    apiKey: string | undefined,
+    hooks: CallHooks,
+  ): Promise<CallOutcome>;
 }
 
 export interface Protocol {
+  /** The name a route gives (`protocol:` in a registry file). */
+  readonly name: string;
+  /** The response formats it can ask for, most structured first; a task's schema goes as the first. */
+  readonly formats: readonly WireFormat[];
+  /** The path of a request for `model`, after the route's base URL's own path. */
+  path(model: string): string;
+  /** The headers that carry the key and the API version (the route's own headers are added to them). */
+  headers(apiKey: string | undefined): Record<string, string>;
   /** The exact body sent; throws UnsendableRequest when the route's rules refuse it. */
   body(
     request: ChatRequest,
@@ -72,10 +111,15 @@ export interface Protocol {
   ): Record<string, Json>;
   /** The body's bytes as sent and its key, hashed from the same bytes. */
   serialise(route: Route, body: Json): { payload: Buffer; key: string };
+  /** A 2xx's text as a reply body, or why it is none (an error inside it, a malformed body): a failed try. */
+  success(text: string, contentType: string | null): { body: Json } | { problem: string };
   /** What a reply body says. */
   reply(body: Json): ReplyFields;
   /** A reply's usage (ReplyFields.usage, as the provider sent it) in medbench's token shape; null when the
    *  reply says nothing of its tokens. */
   tokens(usage: Json | undefined): Tokens | null;
-  transport(): Promise<Transport>;
+  /** What an error reply means; `tokens`: the request's estimated size, against the rate limits shown. */
+  error(reply: ErrorReply, tokens: number): ErrorReading;
+  /** What a refusal (an error reply read as refused) is about: its kind and the server's words. */
+  refusal(status: number, body: string): Refusal;
 }

@@ -1,7 +1,8 @@
-// What a server's refusal (an HTTP 4xx) is about, read from its status and its error body as each provider
-// words it (docs/model-requests.md, "Refusals"). Only a refusal of the response format lowers the format an
-// item is sent with; a refusal of the item itself (its length, a parameter) is its final outcome; a refusal
-// of the route (the key, the model) stops the route.
+// What a server's refusal (an HTTP 4xx) is about, read from its status and its error body as OpenAI and
+// the OpenAI-compatible servers word it (OpenAI's protocol; another protocol reads its own),
+// docs/model-requests.md, "Refusals". Only a refusal of the response format lowers the format an item is
+// sent with; a refusal of the item itself (its length, a parameter) is its final outcome; a refusal of the
+// route (the key, the model) stops the route.
 
 export type RefusalKind = "format" | "context_length" | "unsupported_parameter" | "route" | "request";
 
@@ -29,8 +30,7 @@ export const isFinal = (refusal: Refusal): boolean =>
 
 /** A refusal that may be the route's own (the key, the model, or a 400 we cannot read, as some gateways
  *  answer an unknown model or a bad key): it counts toward the route's max_failures_in_a_row. */
-export function countsAgainstRoute(status: number, body: string): boolean {
-  const kind = classifyRefusal(status, body).kind;
+export function countsAgainstRoute({ kind, status }: Refusal): boolean {
   return (kind === "route" && status >= 400) || kind === "request"; // a redirect is the URL's, said once
 }
 

@@ -18,6 +18,8 @@ import type { Price } from "./price.js";
 
 export interface Route {
   name: string;
+  /** The wire protocol it speaks (src/model/protocols.ts); absent: OpenAI's chat completions. */
+  protocol?: string;
   /** The URL as keys, records and messages show it: each query value replaced by [redacted]. */
   base_url: string;
   /** The URL as written, when its query carries values: for the HTTP client alone, never written. */
@@ -118,6 +120,7 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
       const shown = publicUrl(route.base_url);
       routes.set(name, {
         name,
+        ...(route.protocol !== undefined ? { protocol: route.protocol } : {}),
         base_url: shown,
         ...(shown !== route.base_url ? { base_url_with_secrets: route.base_url } : {}),
         ...replicaFields(route.replicas),

@@ -11,6 +11,8 @@ export interface AuditedReply {
   think: boolean;
   /** The server's usage object as returned. */
   usage?: Json | null;
+  /** The reasoning tokens a protocol read from its usage (Anthropic's thinking tokens, Gemini's thoughts). */
+  reasoning_tokens?: number;
 }
 
 /**
@@ -38,7 +40,7 @@ export function thinkingAudit(replies: readonly AuditedReply[]): Record<string, 
     hidden = 0,
     reported = false;
   for (const reply of replies) {
-    const tokens = reasoningTokens(reply.usage);
+    const tokens = reply.reasoning_tokens ?? reasoningTokens(reply.usage);
     if (tokens !== null) reported = true;
     if (reply.reasoning) field++;
     if (reply.think) block++;

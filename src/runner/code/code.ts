@@ -195,7 +195,9 @@ function installFilesUnder(dir: string): string[] {
 /**
  * Infrastructure: modules that store, send or show what stages compute and compute none of it (the cache,
  * the remote store, the HTTP client and the reply memo it fills, the loggers). A stage's key does not follow
- * into them (docs/tasks.md, "What a stage's key holds"); only the model and judge stages load any.
+ * into them (docs/tasks.md, "What a stage's key holds"); only the model and judge stages load any. The table
+ * of protocols is not followed either: a route's own protocol is keyed with the route (stages/model.ts
+ * routeIdentity), so that adding a protocol re-keys no stage.
  */
 export const INFRASTRUCTURE: readonly string[] = [
   "dist/src/runner/store/cache.js",
@@ -203,6 +205,7 @@ export const INFRASTRUCTURE: readonly string[] = [
   "dist/src/model/client.js",
   "dist/src/model/http.js",
   "dist/src/model/reply-memo.js",
+  "dist/src/model/protocols.js",
   "dist/src/log/",
 ];
 
