@@ -3,10 +3,7 @@
 // (src/model/reply.ts) and what an error means (src/model/refusal.ts, rate-limit.ts). The transport
 // (src/model/client.ts, http.ts) sends it and knows nothing of it.
 import type { Json } from "../util/json.js";
-import { sortKeys, sortedJson } from "../util/json.js";
-import { bodyJson, fixedPart } from "./body-json.js";
-import { sha256Hex } from "../hash/sha256.js";
-import { createHash } from "../util/builtins.js";
+import { deepMerge, serialisedRequest, sortedSchema, type Fields } from "./body-fields.js";
 import type { Route } from "./registry.js";
 import { readReply, successBody } from "./reply.js";
 import { classifyRefusal } from "./refusal.js";
@@ -31,36 +28,6 @@ import {
   type ReplyFields,
   type WireFormat,
 } from "./protocol.js";
-
-type Fields = Record<string, Json>;
-
-/** The fields of `extra` laid over `base`, objects merged field by field. */
-function deepMerge(base: Fields, extra: Fields): Fields {
-  if (isEmpty(extra)) return base; // most routes add nothing: no copy of every body
-  const out: Fields = { ...base };
-  for (const [field, value] of Object.entries(extra)) {
-    const prev = out[field];
-    out[field] = isObj(prev) && isObj(value) ? deepMerge(prev, value) : value;
-  }
-  return out;
-}
-const isObj = (value: unknown): value is Fields =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
-function isEmpty(fields: object): boolean {
-  for (const _ in fields) return false;
-  return true;
-}
-
-// A task's schema is one object shared by all its requests (records keep it once): its sorted, frozen copy
-// is made once, and its JSON with it, not by the serialisation of every body. Same JSON, so the same bytes
-// and keys.
-const sortedSchemas = new WeakMap<object, Json>();
-function sortedSchema(schema: Json): Json {
-  if (schema === null || typeof schema !== "object") return schema;
-  let sorted = sortedSchemas.get(schema);
-  if (sorted === undefined) sortedSchemas.set(schema, (sorted = fixedPart(sortKeys(schema) as Json)));
-  return sorted;
-}
 
 /** The task's messages and the generation fields: the stage's, then the request's own (its configuration). */
 function generationBody(req: ChatRequest, params: BodyParams, route: Route, model: string): Fields {
@@ -136,28 +103,7 @@ function thinkingOffFields(route: Route, model: string): Fields {
   );
 }
 
-/** The per-request key: route identity (base URL), model and the exact body, as sorted-key JSON. */
-export function requestKey(route: Route, body: Json): string {
-  return serialisedRequest(route, body).key;
-}
-
-/**
- * The body as sent (sorted-key JSON, serialised and encoded once) and its key, hashed from the same bytes:
- * the key is sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model
- * around them.
- */
-export function serialisedRequest(route: Route, body: Json): { payload: Buffer; key: string } {
-  const payload = Buffer.from(bodyJson(body)!, "utf8");
-  const model = (body as { model?: unknown }).model;
-  if (typeof model !== "string" || typeof route.base_url !== "string")
-    return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
-  const key = createHash("sha256")
-    .update(`{"base_url":${JSON.stringify(route.base_url)},"body":`)
-    .update(payload)
-    .update(`,"model":${JSON.stringify(model)}}`)
-    .digest("hex");
-  return { payload, key };
-}
+export { requestKey, serialisedRequest } from "./body-fields.js";
 
 /** What a chat completion says, as a reply record keeps it. */
 export function replyFields(body: Json): ReplyFields {
