@@ -115,31 +115,34 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
       const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
       if (badUrls.length) throw new DiagnosticError(badUrls);
     });
-    for (const [name, route] of Object.entries(value.routes ?? {})) {
-      if (!route?.base_url) continue; // the schema requires it
-      const shown = publicUrl(route.base_url);
-      routes.set(name, {
-        name,
-        ...(route.protocol !== undefined ? { protocol: route.protocol } : {}),
-        base_url: shown,
-        ...(shown !== route.base_url ? { base_url_with_secrets: route.base_url } : {}),
-        ...replicaFields(route.replicas),
-        api_key_env: route.api_key_env ?? null,
-        headers: route.headers ?? {},
-        concurrency: route.concurrency ?? DEFAULTS.concurrency,
-        timeout_s: route.timeout_s ?? DEFAULTS.timeout_s,
-        retry: { ...DEFAULTS.retry, ...(route.retry ?? {}) },
-        max_failures_in_a_row: route.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
-        max_reply_mb: route.max_reply_mb ?? DEFAULTS.max_reply_mb,
-        requests_per_minute: route.requests_per_minute ?? null,
-        tokens_per_minute: route.tokens_per_minute ?? null,
-        request: route.request ?? {},
-        ...(route.price ? { price: route.price } : {}),
-        ...(route.batch ? { batch: true } : {}),
-      });
-    }
+    for (const [name, route] of Object.entries(value.routes ?? {}))
+      if (route?.base_url) routes.set(name, routeOf(name, { ...route, base_url: route.base_url })); // required
   }
   return routes;
+}
+
+/** A route as written, with the defaults of the fields it leaves out. */
+function routeOf(name: string, route: Partial<Route> & { base_url: string }): Route {
+  const shown = publicUrl(route.base_url);
+  return {
+    name,
+    ...(route.protocol !== undefined ? { protocol: route.protocol } : {}),
+    base_url: shown,
+    ...(shown !== route.base_url ? { base_url_with_secrets: route.base_url } : {}),
+    ...replicaFields(route.replicas),
+    api_key_env: route.api_key_env ?? null,
+    headers: route.headers ?? {},
+    concurrency: route.concurrency ?? DEFAULTS.concurrency,
+    timeout_s: route.timeout_s ?? DEFAULTS.timeout_s,
+    retry: { ...DEFAULTS.retry, ...(route.retry ?? {}) },
+    max_failures_in_a_row: route.max_failures_in_a_row ?? DEFAULTS.max_failures_in_a_row,
+    max_reply_mb: route.max_reply_mb ?? DEFAULTS.max_reply_mb,
+    requests_per_minute: route.requests_per_minute ?? null,
+    tokens_per_minute: route.tokens_per_minute ?? null,
+    request: route.request ?? {},
+    ...(route.price ? { price: route.price } : {}),
+    ...(route.batch ? { batch: true } : {}),
+  };
 }
 
 /**
