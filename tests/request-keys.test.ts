@@ -74,7 +74,7 @@ describe("request keys are those of the code before requests shared their parts"
     const p = new Project();
     const r = await p.run(["build", "specs/note-errors.yaml", "--configurations", "all", "--quiet"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const build = "configurations=all limit=null model=medbench/prior subset=null";
+    const build = "configurations=all limit=null model=medbench/prior subset=null trained_on=null";
     const text = requestsObject(p, "specs/note-errors.yaml", build);
     expect(((await requestKeysOf(text)) as { keys: unknown }).keys).toEqual(golden("note-errors").keys);
     p.remove();
