@@ -144,12 +144,18 @@ function packageEntry(facts: PackageFacts): string {
 /** The entries package-lock.json pins under `root`, by install path (null without a lock). */
 const lockEntries = (root: string) => lockfile(join(root, "package-lock.json"))?.entries ?? null;
 
+// An install does not move while one process runs: its node_modules' real path, per root.
+const modulesOf = new Map<string, string | null>();
+
 /** The real path of `root`'s node_modules (Node resolves packages to real paths: node_modules may be a
  *  link), or null without one. */
 function installedModules(root: string): string | null {
+  if (modulesOf.has(root)) return modulesOf.get(root)!;
   const dir = join(root, "node_modules");
   consult(dir);
-  return existsSync(dir) ? realpathSync(dir) : null;
+  const real = existsSync(dir) ? realpathSync(dir) : null;
+  modulesOf.set(root, real);
+  return real;
 }
 
 /** A package installed under `root` must be what its package-lock.json pins, as `npm ci` installs it:
