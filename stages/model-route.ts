@@ -15,6 +15,7 @@ import type { MemoReply } from "../src/model/reply-memo.js";
 import type { SentRequests } from "../src/model/sent-requests.js";
 import {
   UnsendableRequest,
+  itemFieldsOf,
   type BodyParams,
   type Protocol,
   type Transport,
@@ -165,7 +166,7 @@ class RouteRun {
     this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
     this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency, protocol.refusal);
     this.replies = new Array(requests.length);
-    this.sent = new modules.SentRequests();
+    this.sent = new modules.SentRequests(itemFieldsOf(protocol));
     this.formatList = protocol.formats;
     this.transport = modules.transport;
     this.namespace = ctx.options.replyNamespace ?? "requests";

@@ -14,7 +14,13 @@ import { pendingRequests } from "./model-pending.js";
 import { protocolModule, protocolName, protocolOf } from "../src/model/protocols.js";
 import { codeIdentity, isInfrastructure } from "../src/runner/code/code.js";
 import { installRoot } from "../src/util/paths.js";
-import type { BodyParams, Protocol } from "../src/model/protocol.js";
+import {
+  itemFieldsOf,
+  itemSummary,
+  withoutItemFields,
+  type BodyParams,
+  type Protocol,
+} from "../src/model/protocol.js";
 import { auditReplies } from "../src/model/reply-audit.js";
 import { thinkingAudit } from "../src/model/thinking-audit.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -132,12 +138,13 @@ async function routeCall(
     : null;
   const spend = budget ? { budget, price: price! } : undefined;
   const out = await runRoute(ctx, params, route, protocol, model, requests, spend, batched?.unanswered);
-  const { messages, ...fields } = out.sample ?? {};
-  const roles = ((messages as { role: string }[] | undefined) ?? []).map((message) => message.role);
+  const sample = out.sample ?? {};
+  const itemFields = itemFieldsOf(protocol);
   const request = {
-    // The fields of the bodies sent (the first body's when none was: a shard's, a stopped route's).
-    ...(out.sent ?? fields),
-    messages: `per item: ${(messages as Json[] | undefined)?.length ?? 0} messages (${roles.join(", ")})`,
+    // The fields of the bodies sent (the first body's when none was: a shard's, a stopped route's), and what
+    // the item's own fields held (never their text: a task's items may be private).
+    ...(out.sent ?? withoutItemFields(sample, itemFields)),
+    ...itemSummary(sample, itemFields),
   };
   warnLowerFormats(ctx, params.model, requests, out.replies, out.formatRefusal);
   const tokens = tokenTotals(protocol, out.replies);

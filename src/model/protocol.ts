@@ -122,4 +122,39 @@ export interface Protocol {
   error(reply: ErrorReply, tokens: number): ErrorReading;
   /** What a refusal (an error reply read as refused) is about: its kind and the server's words. */
   refusal(status: number, body: string): Refusal;
+  /** The body fields that carry an item's own text (absent: OpenAI's `messages`); metrics.request says what
+   *  they held per item (how many, of which roles), never their text. */
+  readonly itemFields?: readonly string[];
+}
+
+/** The body fields that carry an item's own text under a protocol. */
+export const itemFieldsOf = (protocol: Protocol): readonly string[] => protocol.itemFields ?? ["messages"];
+
+/** A body's fields but those that carry the item's own text. */
+export function withoutItemFields(
+  body: Record<string, Json>,
+  itemFields: readonly string[],
+): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const [field, value] of Object.entries(body)) if (!itemFields.includes(field)) out[field] = value;
+  return out;
+}
+
+/** What a body's item fields held, as metrics.request words it: "per item: 2 messages (system, user)". */
+export function itemSummary(
+  body: Record<string, Json>,
+  itemFields: readonly string[],
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const field of itemFields) {
+    const value = body[field];
+    if (value === undefined && field !== "messages") continue;
+    if (!Array.isArray(value) && value !== undefined) {
+      out[field] = "per item";
+      continue;
+    }
+    const roles = (value ?? []).map((x) => String((x as { role?: Json } | null)?.role ?? ""));
+    out[field] = `per item: ${roles.length} ${field} (${roles.join(", ")})`;
+  }
+  return out;
 }

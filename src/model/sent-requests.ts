@@ -3,6 +3,7 @@
 // refused the schema), so the record keeps the fields every body shared and, beside them, the fields of each
 // kind of body (docs/model-requests.md, "What metrics.request records").
 import { bodyJson } from "./body-json.js";
+import { withoutItemFields } from "./protocol.js";
 import { sortedJson, type Json } from "../util/json.js";
 
 interface Kind {
@@ -15,9 +16,12 @@ interface Kind {
 export class SentRequests {
   private readonly kinds = new Map<string, Kind>();
 
+  /** `itemFields`: the body fields that carry an item's own text (the protocol's), left out. */
+  constructor(private readonly itemFields: readonly string[] = ["messages"]) {}
+
   /** One item's body as sent (its final try), of its request configuration and response format. */
   add(body: Record<string, Json>, configuration: string | undefined, format: string): void {
-    const { messages: _messages, ...fields } = body;
+    const fields = withoutItemFields(body, this.itemFields);
     const id = `${configuration ?? ""}\n${format}\n${bodyJson(fields)}`;
     const kind = this.kinds.get(id);
     if (kind) kind.items++;
