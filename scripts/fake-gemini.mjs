@@ -143,14 +143,15 @@ function refusal(model, body) {
   return "status" in thinking ? thinking : null;
 }
 
-/** The request as the chat messages it stands for, so that the OpenAI fake's policies answer it. */
+/** The request as the chat messages it stands for, so that the OpenAI fake's policies answer it. Fields in
+ *  the order medbench sends an OpenAI body's (sorted keys): policies hash the messages' JSON. */
 function asChat(model, body) {
   const text = (content) => (content?.parts ?? []).map((part) => part.text ?? "").join("");
   const messages = [
-    ...(body.systemInstruction ? [{ role: "system", content: text(body.systemInstruction) }] : []),
+    ...(body.systemInstruction ? [{ content: text(body.systemInstruction), role: "system" }] : []),
     ...body.contents.map((content) => ({
-      role: content.role === "model" ? "assistant" : "user",
       content: text(content),
+      role: content.role === "model" ? "assistant" : "user",
     })),
   ];
   const schema = body.generationConfig?.responseSchema;
@@ -163,10 +164,13 @@ function reply(model, body, out, key) {
   const config = body.generationConfig ?? {};
   const thinks = thinkingOf(model, config.thinkingConfig).thinks;
   const parts = [{ text: content }];
-  // A policy's separate reasoning (the OpenAI fake's reasoning_content) is the thought summary here.
-  const thought =
-    (typeof out === "object" && out.reasoning_content) || "**Reading the request**\nI work it out.";
-  if (thinks && config.thinkingConfig?.includeThoughts) parts.unshift({ text: thought, thought: true });
+  // A policy's separate reasoning (the OpenAI fake's reasoning_content: a reply that came with reasoning)
+  // comes as a thought part, as the same answer would over either protocol; otherwise a thinking model
+  // shows its thought summary when includeThoughts is asked.
+  const own = typeof out === "object" ? out.reasoning_content : undefined;
+  if (own) parts.unshift({ text: own, thought: true });
+  else if (thinks && config.thinkingConfig?.includeThoughts)
+    parts.unshift({ text: "**Reading the request**\nI work it out.", thought: true });
   const finish = typeof out === "object" && out.finish_reason === "length" ? "MAX_TOKENS" : "STOP";
   const candidatesTokenCount = Math.max(1, Math.ceil(content.length / 4));
   const thoughtsTokenCount = thinks ? 17 : undefined;
