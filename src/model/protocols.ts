@@ -17,6 +17,10 @@ const PROTOCOLS: Record<string, Registered> = {
     module: "dist/src/model/openai.js",
     load: async () => (await import("./openai.js")).openai,
   },
+  gemini: {
+    module: "dist/src/model/gemini.js",
+    load: async () => (await import("./gemini.js")).gemini,
+  },
 };
 
 export const PROTOCOL_NAMES: readonly string[] = Object.keys(PROTOCOLS);
