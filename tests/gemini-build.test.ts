@@ -1,0 +1,187 @@
+// The three tasks built over Google's Gemini API (protocol: gemini) against the fake Gemini server, driven
+// through the CLI: each gives the same metrics as the same answers over OpenAI's format (the fake OpenAI
+// server with the same policy); every body sent is valid against the request schema written from Google's
+// reference (tests/data/gemini-request/); and a model that cannot switch thinking off runs at its lowest
+// budget, with its thought parts and tokens in the thinking audit.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { Project } from "./rig.js";
+import { testData } from "./helpers.js";
+import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { geminiRoute, startGeminiFake, type GeminiFake } from "./fake-gemini.js";
+
+const Ajv = createRequire(import.meta.url)("ajv") as typeof import("ajv").default;
+const REQUEST_SCHEMA = JSON.parse(
+  readFileSync(testData("gemini-request", "generate-content-request.schema.json"), "utf8"),
+) as object;
+const KEY = "gm-test-key-0123456789";
+const MODEL = "gemini-2.5-flash";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- metrics.json, read field by field
+type Metrics = any;
+
+interface Task {
+  spec: string;
+  slug: string;
+  policy: string;
+  args: string[];
+  /** The results folder's part after ROUTE_MODEL (note-errors: its configuration). */
+  folder: string;
+  /** The fake's policy fails some requests for good (note-errors): the build exits 1, incomplete. */
+  incomplete: boolean;
+}
+const TASKS: Task[] = [
+  {
+    spec: "specs/voice-command.yaml",
+    slug: "kor-surgical-robot-voice-command",
+    policy: "voice-command",
+    args: [],
+    folder: "",
+    incomplete: false,
+  },
+  {
+    spec: "specs/note-errors.yaml",
+    slug: "syn-snuh-note-errors",
+    policy: "note-errors",
+    args: [],
+    folder: "/neutral-greedy",
+    incomplete: true,
+  },
+  {
+    spec: "specs/mtsamples.yaml",
+    slug: "mtsamples-replicate",
+    policy: "mtsamples",
+    args: ["--limit", "40"],
+    folder: ".partial",
+    incomplete: false,
+  },
+];
+
+/** The pinned MTSamples notes served over HTTP on 127.0.0.1, as the pinned upstream would. */
+async function notesServer(): Promise<Server> {
+  const notes = testData("mtsamples_processed");
+  const server = createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url!, "http://x").pathname.split("/").pop()!);
+    try {
+      res.writeHead(200).end(readFileSync(resolve(notes, name)));
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  return server;
+}
+
+/**
+ * A run's numbers, without the record of what was sent (`request`: each protocol's own fields) and of the
+ * tokens each server counted (the two fakes count differently: `tokens`), and with its
+ * route's name in place of the other's (a judge's metrics are named by its route). A task that does not
+ * switch thinking off (MTSamples) leaves Gemini 2.5 Flash to think as it does by default, so its thinking
+ * audits differ by right: left out for it (`thinking` false).
+ */
+function scored(metrics: Metrics, route: string, thinking: boolean): unknown {
+  const drop = new Set(["request", "tokens", ...(thinking ? [] : ["thinking_audit"])]);
+  const { metrics: values, tables, paired } = metrics;
+  const json = JSON.stringify({ values, tables, paired }, (key, value) =>
+    drop.has(key) ? undefined : value,
+  );
+  return JSON.parse(json.split(route).join("ROUTE"));
+}
+
+describe("the three tasks over the Gemini API", () => {
+  const openaiFakes: Fake[] = [];
+  const geminiFakes: GeminiFake[] = [];
+  let files: Server;
+  let p: Project;
+  beforeAll(async () => {
+    files = await notesServer();
+    p = new Project();
+    p.edit("specs/mtsamples.yaml", (text) =>
+      text.replace(
+        /base_url: https:\/\/raw\.githubusercontent\.com\S+/,
+        `base_url: http://127.0.0.1:${(files.address() as AddressInfo).port}/raw/mtsamples_processed/`,
+      ),
+    );
+    const routes: string[] = [];
+    for (const task of TASKS) {
+      const oa = await startFake({ policy: task.policy });
+      const gm = await startGeminiFake({ policy: task.policy, apiKey: KEY });
+      openaiFakes.push(oa);
+      geminiFakes.push(gm);
+      routes.push(fakeRoute(`oa-${task.policy}`, oa.url), geminiRoute(`gm-${task.policy}`, gm.url));
+    }
+    p.write("routes.yaml", `routes:\n${routes.join("")}`);
+  });
+  afterAll(async () => {
+    for (const server of [...openaiFakes, ...geminiFakes]) await server.close();
+    await new Promise<void>((done) => files.close(() => done()));
+    p.remove();
+  });
+
+  const build = async (task: Task, route: string, model = MODEL) => {
+    const judge = task.policy === "mtsamples" ? ["--judge", `${route}/${model}`] : [];
+    const args = ["build", task.spec, "--model", `${route}/${model}`, ...judge, ...task.args];
+    const run = await p.run([...args, "--registry", "routes.yaml", "--json"], { GEMINI_API_KEY: KEY });
+    expect(run.exitCode, run.stderr).toBe(task.incomplete && model === MODEL ? 1 : 0);
+    return run;
+  };
+  const metricsOf = (task: Task, route: string, model = MODEL): Metrics =>
+    JSON.parse(p.read(`results/${task.slug}/${route}_${model}${task.folder}/metrics.json`));
+
+  it.each(TASKS.map((task, i) => [task.spec, i] as const))(
+    "%s: the same metrics as the same answers over OpenAI's format",
+    async (_spec, i) => {
+      const task = TASKS[i]!;
+      await build(task, `oa-${task.policy}`);
+      await build(task, `gm-${task.policy}`);
+      const openai = metricsOf(task, `oa-${task.policy}`);
+      const gemini = metricsOf(task, `gm-${task.policy}`);
+      // Everything but what was sent (metrics.request: each protocol's own fields).
+      const thinking = task.policy !== "mtsamples";
+      expect(scored(gemini, `gm-${task.policy}`, thinking)).toEqual(
+        scored(openai, `oa-${task.policy}`, thinking),
+      );
+      expect(Object.keys(gemini.metrics).length).toBeGreaterThan(3);
+      // metrics.request says what each item's own fields held, never their text (a task's items may be private).
+      expect(gemini.metrics.request.contents).toMatch(/^per item: 1 contents \(user\)$/);
+      const prompt = String(geminiFakes[i]!.stats.received[0]!.body.contents[0].parts[0].text);
+      expect(JSON.stringify(gemini)).not.toContain(JSON.stringify(prompt).slice(1, -1).slice(-80));
+      const sent = geminiFakes[i]!.stats.received;
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.every((request) => request.apiKey === KEY && request.model === MODEL)).toBe(true);
+    },
+  );
+
+  it("every body sent is valid against the request schema from Google's reference", () => {
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(REQUEST_SCHEMA);
+    const bodies = geminiFakes.flatMap((fake) => fake.stats.received.map((request) => request.body));
+    expect(bodies.length).toBeGreaterThan(300);
+    const invalid = bodies.filter((body) => !validate(body));
+    expect(invalid.slice(0, 2).map((body) => (validate(body), validate.errors))).toEqual([]);
+    // voice-command's reply schema went as responseSchema; thinking went off with budget 0.
+    const voice = geminiFakes[0]!.stats.received[0]!.body;
+    expect(voice.generationConfig.responseMimeType).toBe("application/json");
+    expect(voice.generationConfig.responseSchema.type).toBe("OBJECT");
+    expect(voice.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 });
+    expect(voice.systemInstruction.parts[0].text.length).toBeGreaterThan(0);
+  });
+
+  it("a model that cannot switch thinking off: its lowest budget, its thoughts audited", async () => {
+    const task = TASKS[0]!;
+    await build(task, `gm-${task.policy}`, "gemini-2.5-pro");
+    const metrics = metricsOf(task, `gm-${task.policy}`, "gemini-2.5-pro");
+    const sent = geminiFakes[0]!.stats.received.filter((request) => request.model === "gemini-2.5-pro");
+    expect(sent.map((request) => request.body.generationConfig.thinkingConfig)).toContainEqual({
+      thinkingBudget: 128,
+      includeThoughts: true,
+    });
+    const audit = metrics.metrics.thinking_audit;
+    expect(audit.thinking_off).toBe(false);
+    expect(audit.replies_with_reasoning_field).toBe(sent.length);
+    expect(audit.replies_with_reasoning_tokens).toBe(sent.length);
+  });
+});
