@@ -18,10 +18,18 @@ import {
   type BatchState,
 } from "../src/model/openai-batch.js";
 import type { TaskRequest } from "../tasks/task.js";
+import type { Json } from "../src/util/json.js";
+import { openai } from "../src/model/openai.js";
+import { costOf } from "../src/model/price.js";
+import type { Spend } from "./model-route.js";
 import { pendingRequests, type Pending } from "./model-pending.js";
 
-/** The batches made for one set of requests: each batch's id and its requests' keys. */
-interface BatchRecord {
+/** The batches made for one set of requests: the route and model, each batch's id and its requests' keys
+ *  (`cache batches` lists them: src/cli/batches-view.ts). */
+export interface BatchRecord {
+  route: string;
+  base_url: string;
+  model: string;
   batches: { id: string; keys: string[] }[];
 }
 
@@ -32,7 +40,7 @@ export interface BatchOutcome {
   submitted: { requests: number; batches: number } | null;
 }
 
-const NAMESPACE = "batches";
+export const NAMESPACE = "batches";
 
 export async function runBatches(
   ctx: StageContext,
@@ -41,6 +49,7 @@ export async function runBatches(
   model: string,
   requests: readonly TaskRequest[],
   apiKey: string | undefined,
+  spend?: Spend,
 ): Promise<BatchOutcome> {
   const pending = await pendingRequests(ctx, params, route, model, requests);
   if (pending.length === 0) return { unanswered: new Map(), submitted: null };
@@ -48,7 +57,16 @@ export async function runBatches(
   const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
   const client = new OpenAIBatches(route, apiKey, secrets);
   const setKey = sha256Hex(JSON.stringify([route.base_url, model, pending.map((x) => x.key).sort()]));
-  const record = (await recorded(ctx, setKey)) ?? (await submitAll(ctx, client, setKey, pending));
+  const record = (await recorded(ctx, setKey)) ?? {
+    route: route.name,
+    base_url: route.base_url,
+    model,
+    batches: [],
+  };
+  // Requests no recorded batch holds (none were made, or a build was killed between two batches).
+  const held = new Set(record.batches.flatMap((batch) => batch.keys));
+  const missing = pending.filter((x) => !held.has(x.key));
+  if (missing.length) await submitAll(ctx, client, setKey, missing, record);
   const states = await poll(ctx, client, record, ctx.options.batch?.wait === true);
   const unanswered = new Map<string, string>();
   if (states.some((state) => !state.done)) {
@@ -57,7 +75,9 @@ export async function runBatches(
     return { unanswered, submitted: { requests: pending.length, batches: record.batches.length } };
   }
   for (const [i, batch] of record.batches.entries())
-    await collect(ctx, client, batch, states[i]!, secrets, unanswered);
+    await collect(ctx, client, { batch, state: states[i]! }, { secrets, unanswered, spend });
+  // Collected: the record lets them go, so a build that still lacks their failed requests submits them anew.
+  ctx.memo.put(NAMESPACE, setKey, JSON.stringify({ ...record, batches: [] }));
   return { unanswered, submitted: null };
 }
 
@@ -71,27 +91,29 @@ async function recorded(ctx: StageContext, setKey: string): Promise<BatchRecord 
   }
 }
 
-/** Submits the requests in batches within the provider's limits; the record is stored once all are made. */
+/** Submits the requests in batches within the provider's limits, each added to the record as it is made. */
 async function submitAll(
   ctx: StageContext,
   client: OpenAIBatches,
   setKey: string,
   pending: Pending[],
-): Promise<BatchRecord> {
+  record: BatchRecord,
+): Promise<void> {
   const lines = pending.map((x) => ({ key: x.key, line: batchLine(x.key, x.payload) }));
-  const record: BatchRecord = { batches: [] };
   for (const chunk of splitBatches(lines, OPENAI_BATCH_LIMITS)) {
     const id = await client.submit(Buffer.concat(chunk.map((x) => x.line)));
     record.batches.push({ id, keys: chunk.map((x) => x.key) });
+    // Recorded as each batch is made, and in the shared remote before anything else: a build killed now
+    // leaves batches a later build (here or elsewhere) collects rather than submits again.
+    ctx.memo.put(NAMESPACE, setKey, JSON.stringify(record));
+    await ctx.memo.settled?.();
   }
-  ctx.memo.put(NAMESPACE, setKey, JSON.stringify(record));
   const ids = record.batches.map((batch) => batch.id).join(", ");
   ctx.emit({
     type: "info",
     stage: ctx.stage,
     message: `${pending.length} requests submitted in batches ${ids}`,
   });
-  return record;
 }
 
 /** The batches' states: read once, or (`wait`) until every one is done, with a growing pause between
@@ -117,10 +139,12 @@ async function poll(
 async function collect(
   ctx: StageContext,
   client: OpenAIBatches,
-  batch: { id: string; keys: string[] },
-  state: BatchState,
-  secrets: readonly string[],
-  unanswered: Map<string, string>,
+  { batch, state }: { batch: { id: string; keys: string[] }; state: BatchState },
+  {
+    secrets,
+    unanswered,
+    spend,
+  }: { secrets: readonly string[]; unanswered: Map<string, string>; spend?: Spend },
 ): Promise<void> {
   const namespace = ctx.options.replyNamespace ?? "requests";
   const answered = new Set<string>();
@@ -138,9 +162,17 @@ async function collect(
       }
       const body = redactJson(line.body, secrets);
       ctx.memo.put(namespace, line.custom_id, JSON.stringify({ kind: "reply", status: 200, body }));
+      charge(spend, body);
       answered.add(line.custom_id);
     }
   for (const key of batch.keys)
     if (!answered.has(key) && !unanswered.has(key))
       unanswered.set(key, `batch ${batch.id} ${state.status} without an answer for it`);
+}
+
+/** --max-cost: what a batch reply cost, at the route's price less its batch discount. */
+function charge(spend: Spend | undefined, body: Json): void {
+  if (!spend) return;
+  const tokens = openai.tokens(openai.reply(body).usage ?? undefined);
+  if (tokens) spend.budget.charge(costOf(tokens, spend.price, true));
 }

@@ -132,11 +132,12 @@ async function routeCall(
     requestBody(protocol, req, params, route, model, req.schema ? protocol.formats[0]! : "none");
   const budget = ctx.options.budget;
   const price = priceOf(route, model);
-  if (budget) await refuseOverBudget(ctx, params, route, model, requests, budget, price);
-  const batched = batchMode(ctx, route, protocol)
-    ? await runBatches(ctx, params, route, model, requests, apiKeyOf(ctx, route))
-    : null;
+  const batching = batchMode(ctx, route, protocol);
+  if (budget) await refuseOverBudget(ctx, { params, route, model, requests, batching }, budget, price);
   const spend = budget ? { budget, price: price! } : undefined;
+  const batched = batching
+    ? await runBatches(ctx, params, route, model, requests, apiKeyOf(ctx, route), spend)
+    : null;
   const out = await runRoute(ctx, params, route, protocol, model, requests, spend, batched?.unanswered);
   const sample = out.sample ?? {};
   const itemFields = itemFieldsOf(protocol);
@@ -166,14 +167,21 @@ function batchMode(ctx: StageContext, route: Route, protocol: Protocol): boolean
   return true;
 }
 
+/** What a stage sends to one route's model. */
+interface StageRequests {
+  params: Params;
+  route: Route;
+  model: string;
+  requests: TaskRequest[];
+  /** Sent as provider batches (their discount applies). */
+  batching: boolean;
+}
+
 /** --max-cost: a stage whose requests without a reply would cost more than the build has left is refused
  *  before it sends anything (and one whose cost cannot be bounded: no price, no max tokens). */
 async function refuseOverBudget(
   ctx: StageContext,
-  params: Params,
-  route: Route,
-  model: string,
-  requests: TaskRequest[],
+  { params, route, model, requests, batching }: StageRequests,
   budget: Budget,
   price: Price | null,
 ): Promise<void> {
@@ -186,7 +194,7 @@ async function refuseOverBudget(
     );
   const pending = await pendingRequests(ctx, params, route, model, requests);
   if (pending.length === 0) return;
-  const estimate = estimateOf(pending, price, false);
+  const estimate = estimateOf(pending, price, batching);
   const said = estimateWords(estimate);
   if (estimate.output_tokens === null)
     throw new StageError(

@@ -1,10 +1,12 @@
 // build --batch against the fake Batch API (scripts/fake-openai-batch.mjs) over real HTTP: its results equal
 // an online build's byte for byte; without --wait it submits and exits 3, and a rerun collects without
-// submitting again; a batch that expires with part of its output leaves the rest to the next build.
-import { describe, expect, it } from "vitest";
+// submitting again, also on another clone through the shared remote after the first was killed; a batch
+// that fails, expires, is cancelled or answers some lines with errors leaves the rest to the next build.
+import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { Project, cleanedAfterEach } from "./rig.js";
 import { fakeRoute, startFake } from "./fake.js";
+import { cleanUp, remoteEnv, startS3 } from "./remote-rig.js";
 // @ts-expect-error: a plain ESM script
 import { startFakeBatches } from "../scripts/fake-openai-batch.mjs";
 
@@ -76,6 +78,77 @@ describe("build --batch", () => {
       expect(next.exitCode, next.stderr).toBe(0);
       // Only the requests the expired batch did not answer were submitted again.
       expect(batches.stats.lines - sent).toBe(sent - Math.floor(sent / 2));
+    } finally {
+      await batches.close();
+    }
+  });
+});
+
+describe("build --batch through the shared remote", () => {
+  afterEach(cleanUp);
+
+  it("a build killed after submitting is collected by a second clone, nothing submitted twice", async () => {
+    const online = await startFake({ usage: "counted" });
+    const port = online.port;
+    const a = project(online.url);
+    expect((await a.buildAgainstFake()).exitCode).toBe(0);
+    await online.close();
+    const s3 = await startS3();
+    const batches: Batches = await startFakeBatches({ port, usage: "counted" });
+    try {
+      const env = remoteEnv(s3);
+      const first = project(batches.url);
+      const killed = first.start(Project.fakeBuildArgs(["--batch", "--wait"]), env);
+      await new Promise<void>((resolve) => {
+        let seen = "";
+        killed.stderr!.on("data", (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.includes("submitted in batches")) resolve();
+        });
+        void killed.then(() => resolve());
+      });
+      killed.kill("SIGKILL");
+      await killed;
+      expect(batches.stats.submitted).toBe(1);
+      const second = project(batches.url);
+      const collected = await second.buildAgainstFake(["--batch", "--wait"], env);
+      expect(collected.exitCode, collected.stderr).toBe(0);
+      expect(batches.stats.submitted).toBe(1);
+      expect(resultFiles(second)).toEqual(resultFiles(a));
+    } finally {
+      await batches.close();
+    }
+  });
+});
+
+describe("the fake batch API's other lifecycles", () => {
+  it.each([
+    ["failed", (n: number) => n],
+    ["cancelled", (n: number) => n - Math.floor(n / 2)],
+    ["line-errors", (n: number) => Math.floor(n / 5)],
+  ] as const)("%s: the requests it did not answer are errors, sent again next", async (lifecycle, left) => {
+    const batches: Batches = await startFakeBatches({ lifecycle });
+    try {
+      const p = project(batches.url);
+      if (lifecycle === "cancelled") {
+        // Submitted and left running; cancelled by the command, then collected.
+        expect((await p.buildAgainstFake(["--batch"])).exitCode).toBe(3);
+        const listed = await p.run(["cache", "batches", "--registry", "routes.yaml", "--json"]);
+        const open = JSON.parse(listed.stdout).batches.filter((x: { open: boolean }) => x.open);
+        expect(open).toHaveLength(1);
+        const cancel = await p.run(["cache", "batches", "cancel", open[0].id, "--registry", "routes.yaml"]);
+        expect(cancel.exitCode, cancel.stderr).toBe(0);
+      }
+      const built = await p.buildAgainstFake(["--batch", "--wait"]);
+      expect(built.exitCode).toBe(1);
+      const sent = batches.stats.lines;
+      const metrics = JSON.parse(p.read(`${DIR}/metrics.json`));
+      // Items of one body share a request: the errors count items, at least one per request left.
+      expect(metrics.metrics.api_errors).toBeGreaterThanOrEqual(left(sent));
+      batches.set({ lifecycle: "completed" });
+      const next = await p.buildAgainstFake(["--batch", "--wait"]);
+      expect(next.exitCode, next.stderr).toBe(0);
+      expect(batches.stats.lines - sent).toBe(left(sent));
     } finally {
       await batches.close();
     }

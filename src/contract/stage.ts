@@ -42,6 +42,9 @@ export interface MemoStore {
   get(namespace: string, key: string): Buffer | null | Promise<Buffer | null>;
   /** Returns once the entry is in place (whole, or absent after a crash). */
   put(namespace: string, key: string, data: string | Uint8Array): void;
+  /** Once the entries put so far are in the shared remote too (a record another machine must find even if
+   *  this build is killed next: a batch's id). */
+  settled?(): Promise<void>;
 }
 
 export interface StageOptions {

@@ -40,6 +40,7 @@ export function memoStore(cache: Cache): MemoStore {
     return log;
   };
   const remote = cache.remote;
+  const writes = new Set<Promise<void>>(); // puts to the remote not yet done
   // Read-through: a reply another machine received, checked against its hash, then kept here too. A reply
   // found nowhere is claimed first, so that machines sharing the remote send it once (remote/claims.ts).
   const remoteGet = async (ns: string, key: string): Promise<Buffer | null> => {
@@ -63,8 +64,11 @@ export function memoStore(cache: Cache): MemoStore {
     put: (ns, key, data) => {
       space(ns).put(key, data); // here first: a reply is never lost to a remote that is down
       if (!remote) return;
-      void remote.putKeyed(replyName(folder(ns), key), Buffer.from(data));
+      const written = remote.putKeyed(replyName(folder(ns), key), Buffer.from(data));
+      writes.add(written);
+      void written.finally(() => writes.delete(written));
       remote.claims.answered(claimName(folder(ns), key));
     },
+    settled: async () => void (await Promise.all([...writes])),
   };
 }
