@@ -44,7 +44,7 @@ async function checkout(rev) {
   if (await fs.pathExists(path.join(dir, ".bench-built"))) return { name, dir };
   await fs.remove(dir);
   await $({ cwd: repo })`git worktree prune`;
-  await $({ cwd: repo })`git worktree add --detach ${dir} ${sha}`;
+  await $({ cwd: repo })`git worktree add --quiet --detach ${dir} ${sha}`;
   const lock = (d) => fs.readFile(path.join(d, "package-lock.json"), "utf8");
   const modules = path.join(repo, "node_modules");
   if ((await lock(dir)) === (await lock(repo)) && (await fs.pathExists(modules)))
