@@ -189,6 +189,10 @@ export const bootstrap: StageKind = {
     judge: { outputs: { audit: "audit" }, optional: true },
     prompts: { outputs: { info: "info" }, optional: true },
     release: { release: true, optional: true },
+    // A small run on another split that checks what the main run relies on (e.g. a per-model override
+    // validated on train notes): its score and its model's audit, recorded as metrics.json `validation`.
+    validation: { outputs: { metrics: "metrics" }, optional: true },
+    validation_model: { outputs: { audit: "audit" }, optional: true },
   },
   outputs: { metrics: "result", units: "units" },
   // It evaluates the task's metric statistics, when it has any (`mean` is the kind's own): their part's
@@ -300,6 +304,7 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     partial: info?.partial ?? false,
     selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
     incomplete: audit.incomplete === true,
+    ...(ctx.inputs.validation_model ? { validation: validationOf(ctx) } : {}),
     // A model fine-tuned on the task's own data is tagged and kept off the headline (check, report).
     ...(params.trained_on ? { trained_on: params.trained_on } : {}),
     ...(info?.notices ? { notices: info.notices } : {}),
@@ -322,6 +327,32 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     primaryRows.map((row) => ({ id: row.id, cluster: row.cluster, value: row.value })),
   );
   return { metrics: stableJson(out), units };
+}
+
+/**
+ * The validation run's record: how many requests it sent (none: nothing to validate for this model), their
+ * API errors, its thinking audit and request fields, and the point value of each metric its score gives.
+ */
+function validationOf(ctx: StageContext): Json {
+  const audit = JSON.parse(ctx.inputs.validation_model!.text("audit")) as Record<string, Json>;
+  if (!audit.n) return null;
+  const scored = ctx.inputs.validation
+    ? (JSON.parse(ctx.inputs.validation.text("metrics")) as ScoredRun)
+    : { metrics: [] };
+  const point = (metric: MetricRows): number | null => {
+    const statistic = metric.statistic ? ctx.task.statistics?.[metric.statistic] : undefined;
+    if (statistic) return statistic(metric.rows);
+    return metric.rows.length
+      ? metric.rows.reduce((sum, row) => sum + row.value, 0) / metric.rows.length
+      : null;
+  };
+  return {
+    requests: audit.n,
+    api_errors: audit.api_errors ?? 0,
+    request: audit.request ?? null,
+    thinking_audit: audit.thinking_audit ?? null,
+    metrics: Object.fromEntries(scored.metrics.map((metric) => [metric.name, point(metric)])),
+  };
 }
 
 /** Each request configuration's intervals, when the scorer scored more than one (null otherwise). */

@@ -7,6 +7,8 @@ import { writeRecordsFile } from "../src/contract/records.js";
 import { releaseFiles } from "./release.js";
 
 interface Params {
+  only_models?: Record<string, Json> | null;
+  model?: string | null;
   configurations?: string | null;
   subset?: string | null;
   limit?: number | null;
@@ -22,6 +24,13 @@ export const prompts: StageKind = {
   params: {
     subset: { type: ["string", "null"], description: "a comma list of subsets" },
     limit: { type: ["integer", "null"], minimum: 1, description: "the first N units of each subset" },
+    only_models: {
+      type: ["object", "null"],
+      description:
+        "requests only when `model` is one of this object's keys (e.g. the spec's per-model overrides); " +
+        "none otherwise: a stage that applies to some models only",
+    },
+    model: { type: ["string", "null"], description: "the model built (read with only_models)" },
     configurations: {
       type: ["string", "null"],
       description:
@@ -51,7 +60,8 @@ export const prompts: StageKind = {
           "about any model (pass --data-dir with the real release)",
       );
     const configurations = chosenConfigurations(ctx.task, settings.configurations ?? null);
-    const all = allRequests(ctx, configurations, notice);
+    const applies = !settings.only_models || String(settings.model) in settings.only_models;
+    const all = applies ? allRequests(ctx, configurations, notice) : [];
     const subsets = settings.subset ? commaList(String(settings.subset)) : null;
     const inSubsets = subsets ? requestsInSubsets(all, subsets) : all;
     const chosen = settings.limit != null ? firstUnits(inSubsets, Number(settings.limit)) : inSubsets;

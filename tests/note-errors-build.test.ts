@@ -141,6 +141,10 @@ describe("note-errors: offline build and baselines", () => {
       "model/replies",
       "parse/parsed",
       "prompts/requests",
+      // The override's validation on train notes: its requests hold train notes, its replies quote them.
+      "validation_model/replies",
+      "validation_parse/parsed",
+      "validation_prompts/requests",
     ]);
     // No line of any test note in any member (the baseline's replies quote nothing).
     const text = members.map((m) => readFileSync(`${unpacked}/${m}`, "utf8")).join("\n");
@@ -150,7 +154,7 @@ describe("note-errors: offline build and baselines", () => {
     expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
     const report = JSON.parse(ok.stdout) as { ok: boolean; checks: { name: string; lines: string[] }[] };
     const replay = report.checks.find((c) => c.name === "replay")!;
-    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled items/);
+    expect(replay.lines[0]).toMatch(/^score, validation_score, bootstrap recomputed from the bundled items/);
     // With the data, the pins are checked too (here the sample the result was built from).
     const data = await p.run(["verify", "ne.tar.gz", "--data-dir", "specs/note-errors/sample", "--json"]);
     expect(data.exitCode, data.stdout).toBe(0);

@@ -116,7 +116,8 @@ describe("note-errors: a public bundle leaks no test note", () => {
       ...bodies.map((b) => JSON.stringify(b)),
     ];
     const hashes = [
-      ...privateTexts.map(sha),
+      // An empty text's hash tells nothing (and is every empty output's, e.g. a validation that sent nothing).
+      ...privateTexts.filter((text) => text !== "").map(sha),
       // request_sha256 as the model stage computes it: {base_url, model, body}
       ...bodies.map((b) => requestKey({ base_url: fake.url } as never, b as never)),
     ];
@@ -134,6 +135,10 @@ describe("note-errors: a public bundle leaks no test note", () => {
       "model/replies",
       "parse/parsed",
       "prompts/requests",
+      // The override's validation on train notes: its requests hold train notes, its replies quote them.
+      "validation_model/replies",
+      "validation_parse/parsed",
+      "validation_prompts/requests",
     ]);
 
     const scanned: [string, string][] = [
@@ -160,7 +165,7 @@ describe("note-errors: a public bundle leaks no test note", () => {
       checks: { name: string; ok: boolean | null; lines: string[] }[];
     };
     const replay = report.checks.find((c) => c.name === "replay")!;
-    expect(replay.lines[0]).toMatch(/^score, bootstrap recomputed from the bundled items .*identical/);
+    expect(replay.lines[0]).toMatch(/^score, validation_score, bootstrap recomputed from the bundled items .*identical/);
     expect(replay.lines).toContain(
       "parse not replayed: its outputs are withheld from the bundle (a private release)",
     );

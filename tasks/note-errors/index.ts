@@ -33,6 +33,7 @@ export const task: TaskModule = {
         type: "object",
         description: "the page's counts ({$spec: /counts}): a real release is checked against them",
       },
+      split: { type: "string", enum: ["test", "train"], description: "the pairs file read (test)" },
     },
   },
   buildRequests,

@@ -5,6 +5,12 @@ import { noteRequests } from "./prompts.js";
 import { PAGE_EXPOSED_TEST_PAIRS, releaseProblems, type PageCounts } from "./release-check.js";
 import { TEST, TRAIN } from "./files.js";
 
+/** The prompts stage's parameters this task reads (declared in index.ts). */
+interface PromptParams {
+  page_counts?: PageCounts;
+  split?: "test" | "train";
+}
+
 export function buildRequests({
   release,
   templates,
@@ -18,17 +24,19 @@ export function buildRequests({
       "note-errors prompts are medbench's RECONSTRUCTION of MEDERRBENCH_EN_PROMPTS, not the authors' " +
         "text (specs/note-errors/prompts/README.md)",
     );
-  const pairs = readPairs(release.text(TEST), TEST);
+  const settings = (params ?? {}) as PromptParams;
+  const split = settings.split === "train" ? TRAIN : TEST;
+  const pairs = readPairs(release.text(split), split);
   // The real release is checked against the page before any request exists (the sample is not the page's).
   if (!pairs.some((pair) => pair.synthetic)) {
-    const page = (params as { page_counts?: PageCounts } | null)?.page_counts;
+    const page = settings.page_counts;
     if (!page?.test || !page.train)
       throw new Error(
         "the prompts stage has no page_counts to check the real release against: " +
           "give it `page_counts: { $spec: /counts }` (specs/note-errors.yaml)",
       );
     const problems = [
-      ...releaseProblems(pairs, TEST, page.test, PAGE_EXPOSED_TEST_PAIRS),
+      ...releaseProblems(readPairs(release.text(TEST), TEST), TEST, page.test, PAGE_EXPOSED_TEST_PAIRS),
       ...releaseProblems(readPairs(release.text(TRAIN), TRAIN), TRAIN, page.train, null),
     ];
     if (problems.length)
@@ -44,6 +52,6 @@ export function buildRequests({
   return noteRequests(pairs, { system, user }).map((request) => ({
     ...request,
     unit: (request.meta as { pair_id: string }).pair_id,
-    meta: { ...request.meta, subset: "test" },
+    meta: { ...request.meta, subset: split === TRAIN ? "train" : "test" },
   }));
 }
