@@ -165,7 +165,9 @@ describe("note-errors: a public bundle leaks no test note", () => {
       checks: { name: string; ok: boolean | null; lines: string[] }[];
     };
     const replay = report.checks.find((c) => c.name === "replay")!;
-    expect(replay.lines[0]).toMatch(/^score, validation_score, bootstrap recomputed from the bundled items .*identical/);
+    expect(replay.lines[0]).toMatch(
+      /^score, validation_score, bootstrap recomputed from the bundled items .*identical/,
+    );
     expect(replay.lines).toContain(
       "parse not replayed: its outputs are withheld from the bundle (a private release)",
     );
