@@ -1,5 +1,5 @@
-// build --batch: a model stage's requests without a reply sent as provider batches (OpenAI's Batch API,
-// src/model/openai-batch.ts) instead of one by one. The batches made for a set of requests are recorded in
+// build --batch: a model stage's requests without a reply sent as provider batches (the route's protocol's
+// batch API, src/model/batch-api.ts: OpenAI's Batch API, Anthropic's Message Batches) instead of one by one. The batches made for a set of requests are recorded in
 // the reply memo (namespace `batches`, under the set's key; the shared remote holds it too), so a later build
 // on any machine collects them instead of submitting again. Each reply is stored exactly as an online reply
 // is (same memo entry, same key): the results are those of an online build with the same replies.
@@ -9,18 +9,12 @@ import type { BodyParams } from "../src/model/protocol.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { secretValues, redactJson } from "../src/model/redact.js";
 import { routeQueryValues } from "../src/model/url-secrets.js";
-import { notAReply } from "../src/model/reply.js";
-import {
-  batchLine,
-  OpenAIBatches,
-  OPENAI_BATCH_LIMITS,
-  splitBatches,
-  type BatchState,
-} from "../src/model/openai-batch.js";
+import { batchApiOf, type BatchApi, type BatchState } from "../src/model/batch-api.js";
+import type { Protocol } from "../src/model/protocol.js";
 import type { TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
-import { openai } from "../src/model/openai.js";
 import { costOf } from "../src/model/price.js";
+import { StageError } from "../src/errors.js";
 import type { Spend } from "./model-route.js";
 import { pendingRequests, type Pending } from "./model-pending.js";
 
@@ -46,6 +40,7 @@ export async function runBatches(
   ctx: StageContext,
   params: BodyParams,
   route: Route,
+  protocol: Protocol,
   model: string,
   requests: readonly TaskRequest[],
   apiKey: string | undefined,
@@ -55,7 +50,8 @@ export async function runBatches(
   if (pending.length === 0) return { unanswered: new Map(), submitted: null };
   const routes = ctx.options.routes.list();
   const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
-  const client = new OpenAIBatches(route, apiKey, secrets);
+  const client = await batchApiOf(protocol, route, apiKey, secrets);
+  if (!client) throw noBatchApi(route);
   const setKey = sha256Hex(JSON.stringify([route.base_url, model, pending.map((x) => x.key).sort()]));
   const record = (await recorded(ctx, setKey)) ?? {
     route: route.name,
@@ -75,7 +71,7 @@ export async function runBatches(
     return { unanswered, submitted: { requests: pending.length, batches: record.batches.length } };
   }
   for (const [i, batch] of record.batches.entries())
-    await collect(ctx, client, { batch, state: states[i]! }, { secrets, unanswered, spend });
+    await collect(ctx, { client, protocol }, { batch, state: states[i]! }, { secrets, unanswered, spend });
   // Collected: the record lets them go, so a build that still lacks their failed requests submits them anew.
   ctx.memo.put(NAMESPACE, setKey, JSON.stringify({ ...record, batches: [] }));
   return { unanswered, submitted: null };
@@ -94,14 +90,14 @@ async function recorded(ctx: StageContext, setKey: string): Promise<BatchRecord 
 /** Submits the requests in batches within the provider's limits, each added to the record as it is made. */
 async function submitAll(
   ctx: StageContext,
-  client: OpenAIBatches,
+  client: BatchApi,
   setKey: string,
   pending: Pending[],
   record: BatchRecord,
 ): Promise<void> {
-  const lines = pending.map((x) => ({ key: x.key, line: batchLine(x.key, x.payload) }));
-  for (const chunk of splitBatches(lines, OPENAI_BATCH_LIMITS)) {
-    const id = await client.submit(Buffer.concat(chunk.map((x) => x.line)));
+  const lines = pending.map((x) => ({ key: x.key, line: client.entry(x.key, x.payload) }));
+  for (const chunk of splitBatches(lines, client.limits)) {
+    const id = await client.submit(chunk.map((x) => x.line));
     record.batches.push({ id, keys: chunk.map((x) => x.key) });
     // Recorded as each batch is made, and in the shared remote before anything else: a build killed now
     // leaves batches a later build (here or elsewhere) collects rather than submits again.
@@ -120,7 +116,7 @@ async function submitAll(
  *  reads (0.5 s doubling to 60 s) and a line of their states each time. */
 async function poll(
   ctx: StageContext,
-  client: OpenAIBatches,
+  client: BatchApi,
   record: BatchRecord,
   wait: boolean,
 ): Promise<BatchState[]> {
@@ -138,7 +134,7 @@ async function poll(
 /** A finished batch's replies stored as online replies are; each request it did not answer, and why. */
 async function collect(
   ctx: StageContext,
-  client: OpenAIBatches,
+  { client, protocol }: { client: BatchApi; protocol: Protocol },
   { batch, state }: { batch: { id: string; keys: string[] }; state: BatchState },
   {
     secrets,
@@ -148,31 +144,57 @@ async function collect(
 ): Promise<void> {
   const namespace = ctx.options.replyNamespace ?? "requests";
   const answered = new Set<string>();
-  const files = [state.output_file_id, state.error_file_id].filter((id): id is string => id !== null);
-  for (const file of files)
-    for (const line of await client.lines(file)) {
-      if (!batch.keys.includes(line.custom_id)) continue;
-      const problem = line.body === null ? line.error : notAReply(line.body);
-      if (problem !== null) {
-        unanswered.set(
-          line.custom_id,
-          `batch ${batch.id}: ${typeof problem === "string" ? problem : problem.why}`,
-        );
-        continue;
-      }
-      const body = redactJson(line.body, secrets);
-      ctx.memo.put(namespace, line.custom_id, JSON.stringify({ kind: "reply", status: 200, body }));
-      charge(spend, body);
-      answered.add(line.custom_id);
+  for (const line of await client.results(state)) {
+    if (!batch.keys.includes(line.custom_id)) continue;
+    // The protocol's own reading of a 2xx body (an error inside it is no answer), as an online reply's.
+    const read =
+      line.body === null ? { problem: line.error! } : protocol.success(JSON.stringify(line.body), null);
+    if ("problem" in read) {
+      unanswered.set(line.custom_id, `batch ${batch.id}: ${read.problem}`);
+      continue;
     }
+    const body = redactJson(read.body, secrets);
+    ctx.memo.put(namespace, line.custom_id, JSON.stringify({ kind: "reply", status: 200, body }));
+    charge(protocol, spend, body);
+    answered.add(line.custom_id);
+  }
   for (const key of batch.keys)
     if (!answered.has(key) && !unanswered.has(key))
       unanswered.set(key, `batch ${batch.id} ${state.status} without an answer for it`);
 }
 
 /** --max-cost: what a batch reply cost, at the route's price less its batch discount. */
-function charge(spend: Spend | undefined, body: Json): void {
+function charge(protocol: Protocol, spend: Spend | undefined, body: Json): void {
   if (!spend) return;
-  const tokens = openai.tokens(openai.reply(body).usage ?? undefined);
+  const tokens = protocol.tokens(protocol.reply(body).usage ?? undefined);
   if (tokens) spend.budget.charge(costOf(tokens, spend.price, true));
+}
+
+/** A route whose protocol medbench knows no batch API of. */
+export function noBatchApi(route: Route): StageError {
+  return new StageError(
+    `route ${route.name}: medbench has no batch API for its protocol (${route.protocol ?? "openai"})`,
+    "build without --batch (and without batch: true in the route)",
+  );
+}
+
+/** Requests split into batches within a provider's limits: at most `requests` entries, `bytes` bytes each. */
+export function splitBatches<T extends { line: Buffer }>(
+  items: readonly T[],
+  limits: { requests: number; bytes: number },
+): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    if (current.length && (current.length >= limits.requests || bytes + item.line.length > limits.bytes)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += item.line.length;
+  }
+  if (current.length) out.push(current);
+  return out;
 }

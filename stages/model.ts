@@ -30,7 +30,8 @@ import { modelRuleProblems } from "./model-rules-check.js";
 import { releaseFiles } from "./release.js";
 import { builtinBaseline, builtinParts } from "./baseline.js";
 import { apiKeyOf, requestBody, runRoute } from "./model-route.js";
-import { runBatches } from "./model-batch.js";
+import { noBatchApi, runBatches } from "./model-batch.js";
+import { BATCH_PROTOCOLS } from "../src/model/batch-api.js";
 import {
   countsByConfiguration,
   noteOtherShards,
@@ -136,7 +137,7 @@ async function routeCall(
   if (budget) await refuseOverBudget(ctx, { params, route, model, requests, batching }, budget, price);
   const spend = budget ? { budget, price: price! } : undefined;
   const batched = batching
-    ? await runBatches(ctx, params, route, model, requests, apiKeyOf(ctx, route), spend)
+    ? await runBatches(ctx, params, route, protocol, model, requests, apiKeyOf(ctx, route), spend)
     : null;
   const out = await runRoute(ctx, params, route, protocol, model, requests, spend, batched?.unanswered);
   const sample = out.sample ?? {};
@@ -159,11 +160,7 @@ async function routeCall(
 /** Whether the stage's requests go as provider batches: build --batch, or the route's `batch: true`. */
 function batchMode(ctx: StageContext, route: Route, protocol: Protocol): boolean {
   if (!ctx.options.batch?.on && !route.batch) return false;
-  if (protocol.name !== "openai")
-    throw new StageError(
-      `route ${route.name}: its protocol has no batch API in medbench`,
-      "build without --batch (and without batch: true in the route)",
-    );
+  if (!BATCH_PROTOCOLS.includes(protocol.name)) throw noBatchApi(route);
   return true;
 }
 

@@ -6,7 +6,8 @@ import type { Project } from "../runner/execution/project.js";
 import { replyLog } from "../runner/replies/memo.js";
 import { CommandFailure, UsageError } from "../errors.js";
 import { commandRoutes } from "../model/routes.js";
-import { OpenAIBatches, type BatchState } from "../model/openai-batch.js";
+import { batchApiOf, type BatchApi, type BatchState } from "../model/batch-api.js";
+import { protocolOf } from "../model/protocols.js";
 import { secretValues } from "../model/redact.js";
 import { routeQueryValues } from "../model/url-secrets.js";
 import type { Route } from "../model/registry.js";
@@ -40,7 +41,7 @@ function recordedBatches(project: Project): { record: Recorded; batch: Recorded[
 }
 
 /** A client for the route a batch's build used, with its key from the environment. */
-function clientOf(record: Recorded, registry: string[]): OpenAIBatches {
+async function clientOf(record: Recorded, registry: string[]): Promise<BatchApi> {
   const routes = commandRoutes(registry);
   const route: Route | undefined = routes.get(record.route);
   if (!route || route.base_url !== record.base_url)
@@ -50,13 +51,16 @@ function clientOf(record: Recorded, registry: string[]): OpenAIBatches {
     );
   const apiKey = route.api_key_env ? process.env[route.api_key_env] : undefined;
   const list = routes.list();
-  return new OpenAIBatches(route, apiKey, secretValues(list, process.env, routeQueryValues(list)));
+  const secrets = secretValues(list, process.env, routeQueryValues(list));
+  const api = await batchApiOf(await protocolOf(route), route, apiKey, secrets);
+  if (!api) throw new UsageError(`route ${record.route}: medbench has no batch API for its protocol`);
+  return api;
 }
 
 export async function listBatches(project: Project, registry: string[], json: boolean): Promise<number> {
   const listed: Listed[] = [];
   for (const { record, batch } of recordedBatches(project)) {
-    const state: BatchState | null = await clientOf(record, registry)
+    const state: BatchState | null = await (await clientOf(record, registry))
       .state(batch.id)
       .catch(() => null);
     const status = state?.status ?? "unknown (the provider did not answer)";
@@ -80,7 +84,7 @@ export async function cancelBatch(project: Project, id: string, registry: string
       `no batch ${id} in this cache: \`medbench cache batches\` lists the batches it records`,
     );
   try {
-    await clientOf(found.record, registry).cancel(id);
+    await (await clientOf(found.record, registry)).cancel(id);
   } catch (e) {
     throw new CommandFailure(
       `could not cancel batch ${id}: ${(e as Error).message}`,

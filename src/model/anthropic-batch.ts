@@ -1,0 +1,76 @@
+// Anthropic's Message Batches (docs.anthropic.com/en/api/creating-message-batches, retrieving-message-batches,
+// retrieving-message-batch-results, canceling-message-batches): POST /v1/messages/batches with
+// {requests: [{custom_id, params}]} (params: a Messages API body), GET /v1/messages/batches/{id}
+// (processing_status in_progress, canceling or ended; results_url once ended), the results as JSONL from
+// results_url, each {custom_id, result: {type: succeeded (message) | errored (error) | canceled | expired}},
+// and POST /v1/messages/batches/{id}/cancel.
+import type { Json } from "../util/json.js";
+import { jsonLines, type BatchApi, type BatchHttp, type BatchLine, type BatchState } from "./batch-api.js";
+
+/** "A Message Batch is limited to either 100,000 Message requests or 256 MB in size, whichever is reached
+ *  first" (docs.anthropic.com/en/docs/build-with-claude/batch-processing, "Batch limitations"). */
+export const ANTHROPIC_BATCH_LIMITS = { requests: 100_000, bytes: 256 * 1_000_000 };
+
+interface ResultLine {
+  custom_id: string;
+  result: {
+    type: string;
+    message?: Json;
+    error?: { error?: { type?: string; message?: string }; type?: string; message?: string };
+  };
+}
+
+export class AnthropicBatches implements BatchApi {
+  readonly limits = ANTHROPIC_BATCH_LIMITS;
+
+  constructor(private readonly http: BatchHttp) {}
+
+  entry(key: string, payload: Buffer): Buffer {
+    return Buffer.concat([
+      Buffer.from(`{"custom_id":${JSON.stringify(key)},"params":`),
+      payload,
+      Buffer.from("}"),
+    ]);
+  }
+
+  async submit(entries: Buffer[]): Promise<string> {
+    const parts: Buffer[] = [Buffer.from('{"requests":[')];
+    entries.forEach((entry, i) => parts.push(...(i ? [Buffer.from(","), entry] : [entry])));
+    parts.push(Buffer.from("]}"));
+    const body = new Uint8Array(Buffer.concat(parts));
+    return (JSON.parse(await this.http.call("POST", "/messages/batches", body)) as { id: string }).id;
+  }
+
+  async state(id: string): Promise<BatchState> {
+    const batch = JSON.parse(await this.http.call("GET", `/messages/batches/${encodeURIComponent(id)}`)) as {
+      processing_status: string;
+      results_url?: string | null;
+    };
+    const done = batch.processing_status === "ended";
+    return {
+      id,
+      status: batch.processing_status,
+      done,
+      results: batch.results_url ? [batch.results_url] : [],
+    };
+  }
+
+  async cancel(id: string): Promise<void> {
+    await this.http.call("POST", `/messages/batches/${encodeURIComponent(id)}/cancel`);
+  }
+
+  async results(state: BatchState): Promise<BatchLine[]> {
+    const out: BatchLine[] = [];
+    for (const url of state.results)
+      for (const row of jsonLines<ResultLine>(await this.http.call("GET", url))) out.push(this.line(row));
+    return out;
+  }
+
+  private line({ custom_id, result }: ResultLine): BatchLine {
+    if (result.type === "succeeded" && result.message)
+      return { custom_id, body: result.message, error: null };
+    const inner = result.error?.error ?? result.error;
+    const why = inner ? `${result.type}: ${inner.type ?? ""} ${inner.message ?? ""}`.trim() : result.type;
+    return { custom_id, body: null, error: this.http.redact(why) };
+  }
+}
