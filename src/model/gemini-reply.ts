@@ -37,8 +37,23 @@ export function geminiSuccess(
   const candidates = parsed.candidates;
   if (!Array.isArray(candidates) || candidates.length === 0)
     return { problem: "malformed response body (no candidates and no promptFeedback.blockReason)" };
-  if (!isObj(candidates[0])) return { problem: "malformed response body (the first candidate is no object)" };
+  const first = candidates[0];
+  if (!isObj(first)) return { problem: "malformed response body (the first candidate is no object)" };
+  if (typeof first.finishReason !== "string") return { problem: "malformed response body (no finishReason)" };
+  // Ended normally with no answer text (only thoughts, or nothing): no reply, as gemini-cli takes it.
+  if (first.finishReason === "STOP" && answerText(first) === "")
+    return { problem: "an empty reply (finishReason STOP, no text part but thoughts)" };
   return { body: parsed };
+}
+
+/** The candidate's parts' text, thoughts aside. */
+function answerText(candidate: Obj): string {
+  const parts =
+    isObj(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+  return parts
+    .filter((part): part is Obj => isObj(part) && part.thought !== true && typeof part.text === "string")
+    .map((part) => part.text as string)
+    .join("");
 }
 
 const blockReason = (body: Obj): string | null => {
