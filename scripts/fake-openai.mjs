@@ -180,6 +180,27 @@ export function parseArgs(argv) {
   return opts;
 }
 
+// OpenAI's reasoning models (gpt-5 family but gpt-5-chat, o1, o3, o4) take temperature and top_p only at
+// their default, 1: another value is a 400 unsupported_value, as OpenAI answers it (quoted from
+// api.openai.com for gpt-5-mini in QwenLM/qwen-code#921, and in full, type, param and code, in
+// gabrii/Cursor-Azure-GPT-5#33; corpus entry openai-temperature-unsupported-value). Always on, as OpenAI is.
+const REASONING_MODEL = /^(?:gpt-5(?!-chat)|o[134](?![0-9]))/;
+export function reasoningModelRefusal(body) {
+  if (typeof body.model !== "string" || !REASONING_MODEL.test(body.model)) return null;
+  const param = ["temperature", "top_p"].find((name) => name in body && body[name] !== 1);
+  if (!param) return null;
+  return {
+    error: {
+      message:
+        `Unsupported value: '${param}' does not support ${JSON.stringify(body[param])} with this model. ` +
+        "Only the default (1) value is supported.",
+      type: "invalid_request_error",
+      param,
+      code: "unsupported_value",
+    },
+  };
+}
+
 const FAULT_ORDER = [
   "429",
   "500",
@@ -288,6 +309,12 @@ export function startFakeOpenAI(options = {}) {
         const last = stats.received[stats.received.length - 1];
         if (last && last.body === body) last.fault = f;
       };
+      const unsupported = reasoningModelRefusal(body);
+      if (unsupported) {
+        count("unsupported-value");
+        res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify(unsupported));
+        return;
+      }
       const limit = limiter?.take(body.model);
       if (limit && !limit.ok) {
         count("rate-limit");

@@ -13,6 +13,7 @@ import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { SentRequests } from "../src/model/sent-requests.js";
+import { ruledRequest, type RuledParams } from "../src/model/deviations.js";
 import {
   UnsendableRequest,
   itemFieldsOf,
@@ -33,19 +34,20 @@ export const OTHER_SHARD = "not sent here: another shard's request (--shard)";
 const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as const;
 
 /**
- * The exact body sent: the task's request, the spec's fields, the route's fields, then per-model overrides.
- * A body the route cannot send refuses the stage.
+ * The exact body sent: the task's request, the spec's fields as the model's rules send them (deviations),
+ * the route's fields, then per-model overrides. A body the route cannot send refuses the stage.
  */
 export function requestBody(
   protocol: Protocol,
   req: TaskRequest,
-  params: BodyParams,
+  params: RuledParams,
   route: Route,
   model: string,
   format: WireFormat,
 ): Record<string, Json> {
   try {
-    return protocol.body(req, params, route, model, format);
+    const ruled = ruledRequest(req, params, route, model);
+    return protocol.body(ruled.req, ruled.params, route, model, format);
   } catch (e) {
     if (e instanceof UnsendableRequest) throw new StageError(e.message, e.fix);
     throw e;

@@ -18,9 +18,15 @@ import {
   itemFieldsOf,
   itemSummary,
   withoutItemFields,
-  type BodyParams,
   type Protocol,
 } from "../src/model/protocol.js";
+import {
+  DEVIABLE_FIELDS,
+  DeviationLog,
+  ruledRequest,
+  type Deviation,
+  type RuledParams,
+} from "../src/model/deviations.js";
 import { auditReplies } from "../src/model/reply-audit.js";
 import { thinkingAudit } from "../src/model/thinking-audit.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -49,7 +55,7 @@ import type { TaskModule } from "../tasks/task.js";
 export type { ReplyRecord } from "../src/contract/records.js";
 export { OTHER_SHARD, requestBody } from "./model-route.js";
 
-export interface Params extends BodyParams {
+export interface Params extends RuledParams {
   model: string;
   /** A built-in baseline's parameters and seed (route `medbench`). */
   baseline?: Record<string, Json>;
@@ -65,6 +71,8 @@ interface Called {
   pending?: string;
   /** A route's replies' token totals (metrics.json `tokens`), and the answers that reported none. */
   tokens?: { totals: Tokens; without: number };
+  /** How the requests differ from the spec's by the model's rules (src/model/deviations.ts). */
+  deviations?: Deviation[];
 }
 
 /** The token totals of a route's answers, each request once (items of one body share one reply), read
@@ -81,6 +89,23 @@ function tokenTotals(protocol: Protocol, replies: ReplyRecord[]): { totals: Toke
     else without++;
   }
   return { totals, without };
+}
+
+/** Each request's body made once before anything is sent (a field the model cannot take refuses the
+ *  stage), and how the route's rules make the requests differ from the spec (src/model/deviations.ts). */
+function deviationsOf(
+  protocol: Protocol,
+  requests: TaskRequest[],
+  params: Params,
+  route: Route,
+  model: string,
+): Deviation[] {
+  const log = new DeviationLog();
+  for (const req of requests) {
+    requestBody(protocol, req, params, route, model, req.schema ? protocol.formats[0]! : "none");
+    log.add(ruledRequest(req, params, route, model).deviations, req.configuration);
+  }
+  return log.list();
 }
 
 /** A built-in baseline's replies: the task's own code, run here (no route, no request sent). */
@@ -110,7 +135,7 @@ function builtinCall(ctx: StageContext, params: Params, requests: TaskRequest[])
     ...(params.seed !== undefined ? { seed: params.seed } : {}),
     ...(ctx.inputs.fit ? { fit_sha256: ctx.inputs.fit.hashes.fit ?? null } : {}),
   };
-  return { replies, request, retries: 0 };
+  return { replies, request, retries: 0, deviations: [] };
 }
 
 /** A route's model on every request: each body is built before any is sent, then sent through the route. */
@@ -128,9 +153,9 @@ async function routeCall(
       "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model",
     );
   const protocol = await protocolOf(route);
-  // A field the model cannot take refuses the stage before anything is sent.
-  for (const req of requests)
-    requestBody(protocol, req, params, route, model, req.schema ? protocol.formats[0]! : "none");
+  // A field the model cannot take refuses the stage before anything is sent; one its rules send otherwise
+  // is a deviation of the run, recorded.
+  const deviations = deviationsOf(protocol, requests, params, route, model);
   const budget = ctx.options.budget;
   const price = priceOf(route, model);
   const batching = batchMode(ctx, route, protocol);
@@ -154,7 +179,7 @@ async function routeCall(
   const pending = submitted
     ? `${submitted.requests} requests in ${submitted.batches} batches submitted; rerun to collect`
     : undefined;
-  return { replies: out.replies, request, retries: out.retries, tokens, pending };
+  return { replies: out.replies, request, retries: out.retries, tokens, pending, deviations };
 }
 
 /** Whether the stage's requests go as provider batches: build --batch, or the route's `batch: true`. */
@@ -266,7 +291,7 @@ export async function callModel(
 function auditOf(
   model: string,
   route: string,
-  { replies, request, tokens }: Called,
+  { replies, request, tokens, deviations }: Called,
   { formats, refused, otherShards, apiErrors }: ReplyTally,
   requests: TaskRequest[],
   replyAudit: Json,
@@ -275,6 +300,8 @@ function auditOf(
     model,
     route,
     request,
+    // Only when there are any, so that the audit of every other run stays as it was.
+    ...(deviations?.length ? { deviations: deviations as unknown as Json } : {}),
     response_format: formats,
     thinking_audit: thinkingAudit(replies),
     api_errors: apiErrors,
@@ -334,6 +361,11 @@ const MODEL_PARAMS: ParamDecls = {
       properties: { assistant_prefill: { type: "string" }, fields: { type: "object" } },
     },
     description: "per ROUTE/MODEL or MODEL: assistant_prefill and extra body fields",
+  },
+  no_deviation: {
+    type: "array",
+    items: { type: "string", enum: DEVIABLE_FIELDS },
+    description: "fields the route's model rules may not send otherwise (deviate): such a model is refused",
   },
   baseline: { type: "object", description: "a built-in baseline's parameters (route medbench)" },
   seed: { type: "integer", minimum: 0, description: "a built-in baseline's seed" },

@@ -3,7 +3,7 @@
 // off (or lower it) with their own reasoning_effort values; a rule says so once, and medbench sends what the
 // model takes or refuses the stage before anything is sent.
 import type { Json } from "../util/json.js";
-import type { ModelRule, Route } from "./registry.js";
+import type { DeviateMode, ModelRule, Route } from "./registry.js";
 
 type Matched = { pattern: string; rule: ModelRule } | null;
 
@@ -38,8 +38,8 @@ export function tokenField(route: Route, model: string): string {
 /** How a thinking-off request is sent to this model. */
 export type ThinkingOff =
   | { kind: "fields"; fields: Record<string, Json> }
-  /** The model cannot switch thinking off: its lowest effort is sent instead. */
-  | { kind: "lowest"; fields: Record<string, Json> }
+  /** The model cannot switch thinking off: its lowest effort is sent instead (`rule` says which rule). */
+  | { kind: "lowest"; fields: Record<string, Json>; rule: string }
   /** The route declares nothing: `lowest` says whether it was the lowest effort that was missing. */
   | { kind: "undeclared"; lowest: boolean }
   /** The model cannot run with thinking off or at a low effort, for `why`. */
@@ -50,13 +50,15 @@ export function thinkingOff(route: Route, model: string): ThinkingOff {
   if (matched) {
     const { rule, pattern } = matched;
     if (rule.no_thinking_off !== undefined) return { kind: "refused", why: rule.no_thinking_off, pattern };
-    if (rule.reasoning_low) return { kind: "lowest", fields: rule.reasoning_low };
+    if (rule.reasoning_low)
+      return { kind: "lowest", fields: rule.reasoning_low, rule: `${route.name} ${pattern} reasoning_low` };
     if (rule.thinking_off) return { kind: "fields", fields: rule.thinking_off };
   }
-  const low = (route.request.reasoning_low_models ?? []).some((pattern) => model.includes(pattern));
-  const fields = low ? route.request.reasoning_low : route.request.thinking_off;
-  if (!fields) return { kind: "undeclared", lowest: low };
-  return low ? { kind: "lowest", fields } : { kind: "fields", fields };
+  const low = (route.request.reasoning_low_models ?? []).find((pattern) => model.includes(pattern));
+  const fields = low !== undefined ? route.request.reasoning_low : route.request.thinking_off;
+  if (!fields) return { kind: "undeclared", lowest: low !== undefined };
+  if (low === undefined) return { kind: "fields", fields };
+  return { kind: "lowest", fields, rule: `${route.name} reasoning_low_models ${low}` };
 }
 
 /** A field of a body the model takes only at another value. */
@@ -80,6 +82,19 @@ export function fixedFieldProblems(
     if (field in body && JSON.stringify(body[field]) !== JSON.stringify(allowed))
       out.push({ field, sent: body[field]!, allowed, pattern: matched.pattern });
   return out;
+}
+
+/** How the model's rule sends a spec's other value of a fixed field (null: it does not: refused). */
+export function deviateMode(
+  route: Route,
+  model: string,
+  field: string,
+): { mode: DeviateMode; rule: string } | null {
+  const matched = modelRule(route, model);
+  const deviate = matched?.rule.deviate;
+  if (deviate === undefined || !(field in (matched!.rule.fixed ?? {}))) return null;
+  const mode = typeof deviate === "string" ? deviate : deviate[field];
+  return mode ? { mode, rule: `${route.name} ${matched!.pattern} deviate` } : null;
 }
 
 /** The sentence that names the field, the model and the rule. */
@@ -107,5 +122,5 @@ export function thinkingOffRefusal(
 
 export const FIXED_FIELD_FIX =
   "leave the field out of the spec's request for this model (or set it to the value the model takes), or " +
-  "run a model that takes it; a server that does take it needs a route whose request.models says so " +
-  "(--registry FILE)";
+  "run a model that takes it; a route whose request.models rule has deviate (omit or send_fixed) sends " +
+  "such a model what it takes and records the deviation (--registry FILE)";

@@ -12,7 +12,7 @@ import { REDACTED, urlUserinfo } from "./redact.js";
 import { publicUrl, queryValues } from "./url-secrets.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../specfile/schema.js";
 import { installRoot } from "../util/paths.js";
-import { consult } from "../util/consulted.js";
+import { consult, consultEnv } from "../util/consulted.js";
 import { escapePointer, type Json } from "../util/json.js";
 import type { Price } from "./price.js";
 
@@ -28,6 +28,8 @@ export interface Route {
   replicas?: string[];
   replicas_with_secrets?: string[];
   api_key_env?: string | null;
+  /** The variable whose value, when set, replaces base_url (OPENAI_BASE_URL, as openai-node reads it). */
+  base_url_env?: string | null;
   headers?: Record<string, string>;
   concurrency: number;
   /** One try's limit; retry.max_total_s is the whole request's deadline, its tries and waits included. */
@@ -61,8 +63,12 @@ export interface Route {
 /** What one model (or family, by pattern) of a route takes that the route's other models do not. */
 export interface ModelRule {
   token_field?: "max_tokens" | "max_completion_tokens";
-  /** Fields the model takes only at these values: another value in a body is refused before sending. */
+  /** Fields the model takes only at these values: another value in a body is refused before sending,
+   *  unless `deviate` says how the model is sent a spec's other value. */
   fixed?: Record<string, Json>;
+  /** How a spec's other value of a fixed field is sent: left out, or as the fixed value; recorded as a
+   *  deviation of the run (src/model/deviations.ts). One mode for every fixed field, or one per field. */
+  deviate?: DeviateMode | Record<string, DeviateMode>;
   /** The fields that switch thinking off for this model (instead of the route's). */
   thinking_off?: Record<string, Json>;
   /** The model cannot switch thinking off: these fields (its lowest effort) are sent instead. */
@@ -70,6 +76,9 @@ export interface ModelRule {
   /** The model cannot run a thinking-off task at all: why (shown when such a stage is refused). */
   no_thinking_off?: string;
 }
+
+/** omit: the field is left out of the body (the server's default applies); send_fixed: the fixed value. */
+export type DeviateMode = "omit" | "send_fixed";
 
 const DEFAULTS = {
   concurrency: 4,
@@ -112,8 +121,11 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
         for (const [name, route] of Object.entries(raw as Record<string, unknown>))
           for (const written of writtenUrls(route)) refuseUserinfo(src, name, written);
       checkSchema(src.value, () => src, REGISTRY_SCHEMA);
-      const badUrls = baseUrlDiagnostics(src, value.routes ?? {});
-      if (badUrls.length) throw new DiagnosticError(badUrls);
+      const bad = [
+        ...baseUrlDiagnostics(src, value.routes ?? {}),
+        ...deviateDiagnostics(src, value.routes ?? {}),
+      ];
+      if (bad.length) throw new DiagnosticError(bad);
     });
     for (const [name, route] of Object.entries(value.routes ?? {}))
       if (route?.base_url) routes.set(name, routeOf(name, { ...route, base_url: route.base_url })); // required
@@ -121,14 +133,17 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
   return routes;
 }
 
-/** A route as written, with the defaults of the fields it leaves out. */
+/** A route as written, with the defaults of the fields it leaves out and its base URL from its variable. */
 function routeOf(name: string, route: Partial<Route> & { base_url: string }): Route {
-  const shown = publicUrl(route.base_url);
+  // The base URL from the route's variable when that is set (OPENAI_BASE_URL), else as written.
+  const written = envBaseUrl(name, route.base_url_env) ?? route.base_url;
+  const shown = publicUrl(written);
   return {
     name,
     ...(route.protocol !== undefined ? { protocol: route.protocol } : {}),
     base_url: shown,
-    ...(shown !== route.base_url ? { base_url_with_secrets: route.base_url } : {}),
+    ...(shown !== written ? { base_url_with_secrets: written } : {}),
+    base_url_env: route.base_url_env ?? null,
     ...replicaFields(route.replicas),
     api_key_env: route.api_key_env ?? null,
     headers: route.headers ?? {},
@@ -143,6 +158,40 @@ function routeOf(name: string, route: Partial<Route> & { base_url: string }): Ro
     ...(route.price ? { price: route.price } : {}),
     ...(route.batch ? { batch: true } : {}),
   };
+}
+
+/**
+ * The route's base URL from its `base_url_env` variable, when that is set (blank is unset, as the SDKs read
+ * it), checked as a base_url written in a registry is: an http(s) URL with a host and no user name or
+ * password. The value is never quoted (its query may carry a gateway's key). It is the route's base_url from
+ * then on, in request keys too (docs/model-requests.md, "The base URL from the environment").
+ */
+function envBaseUrl(route: string, variable: string | null | undefined): string | null {
+  if (!variable) return null;
+  const value = consultEnv(variable)?.trim();
+  if (!value) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    /* refused below */
+  }
+  const problem =
+    urlUserinfo(value) !== null
+      ? "carries a user name or password, which medbench would keep in stage records, bundles and messages"
+      : !url || !/^https?:$/.test(url.protocol) || !url.hostname
+        ? "is not an http(s) URL with a host"
+        : null;
+  if (!problem) return value;
+  throw new DiagnosticError([
+    {
+      file: `$${variable}`,
+      message: `route ${route} takes its base URL from $${variable}, which ${problem} (its value is not shown)`,
+      fix:
+        `set ${variable} to the server's address, e.g. https://api.example.com/v1, with any credential in ` +
+        `the route's key variable or a header, or unset it to use the route's base_url`,
+    },
+  ]);
 }
 
 /**
@@ -228,6 +277,41 @@ function baseUrlDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route
           "write the server's address, e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1",
         ),
       );
+    }
+  return out;
+}
+
+/** A model rule's `deviate` names only fields its `fixed` holds (a mode for another field would do nothing,
+ *  silently). */
+function deviateDiagnostics(src: SourceDoc, routes: Record<string, Partial<Route>>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [name, route] of Object.entries(routes))
+    for (const [pattern, rule] of Object.entries(route?.request?.models ?? {})) {
+      if (rule?.deviate === undefined) continue;
+      const at = `/routes/${escapePointer(name)}/request/models/${escapePointer(pattern)}`;
+      const fixed = Object.keys(rule.fixed ?? {});
+      if (!fixed.length) {
+        out.push(
+          diagnosticAt(
+            src,
+            `${at}/deviate`,
+            `route ${name}: the rule "${pattern}" has deviate but no fixed fields for it to apply to`,
+            "add fixed: { FIELD: VALUE } (the value the model takes), or remove deviate",
+          ),
+        );
+        continue;
+      }
+      if (typeof rule.deviate !== "object") continue;
+      for (const field of Object.keys(rule.deviate).filter((field) => !fixed.includes(field)))
+        out.push(
+          diagnosticAt(
+            src,
+            `${at}/deviate/${escapePointer(field)}`,
+            `route ${name}: the rule "${pattern}" says how to deviate from ${field}, which its fixed ` +
+              `does not hold (fixed: ${fixed.join(", ")})`,
+            `name a field of fixed, or add ${field} to fixed with the value the model takes`,
+          ),
+        );
     }
   return out;
 }
