@@ -5,7 +5,7 @@ import type { CheckDecl } from "./declare.js";
 import { rosterRuns, type RosterRun } from "./roster.js";
 import { findRuns, readUnits, setAside } from "./runs.js";
 import type { UnitRecord } from "../contract/records.js";
-import { scorerNotices } from "../util/metrics.js";
+import { deviationLine, runDeviations, scorerNotices, type Deviation } from "../util/metrics.js";
 
 export interface CheckReport {
   spec: string;
@@ -26,8 +26,10 @@ export interface CheckReport {
     lo: number | null;
     hi: number | null;
     api_errors: number | null;
-    /** What the run's task says of it beside the numbers (scorerNotices). */
+    /** How the run deviated from the spec (metrics.json deviations), then what its task says of it beside
+     *  the numbers (scorerNotices). */
     notices: string[];
+    deviations: Deviation[];
   }[];
   /** The roster runs that are missing or incomplete, with the reason and the command that makes them. */
   missing: { role: string; model: string; reason: string }[];
@@ -114,7 +116,10 @@ function reportedRun(run: RosterRun) {
     lo: run.interval?.lo ?? null,
     hi: run.interval?.hi ?? null,
     api_errors: run.apiErrorRate,
-    notices: run.metrics ? scorerNotices(run.metrics) : [],
+    notices: run.metrics
+      ? [...runDeviations(run.metrics).map(deviationLine), ...scorerNotices(run.metrics)]
+      : [],
+    deviations: run.metrics ? runDeviations(run.metrics) : [],
   };
 }
 

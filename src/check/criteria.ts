@@ -7,6 +7,7 @@ import { stableJson, type Json } from "../util/json.js";
 import type { Criterion } from "./declare.js";
 import type { RosterRun } from "./roster.js";
 import type { UnitRecord } from "../contract/records.js";
+import { runDeviations, type Deviation } from "../util/metrics.js";
 
 export type Status = "pass" | "fail" | "incomplete";
 
@@ -63,7 +64,16 @@ const result = (criterion: Criterion, pass: boolean, summary: string, numbers: R
   numbers,
 });
 
+/** A criterion over the roster: incomplete when a run it reads deviates from the spec where it refuses
+ *  that (refuse_deviations); otherwise its verdict, saying which runs it read deviated, and how. */
 export function evaluate(criterion: Criterion, ctx: CriterionContext): CriterionResult {
+  const runs = runsOf(criterion, ctx).filter((run) => run.status === "ok");
+  const refused = refusedRuns(criterion, runs);
+  if (refused) return refused;
+  return withDeviations(evaluateKind(criterion, ctx), runs);
+}
+
+function evaluateKind(criterion: Criterion, ctx: CriterionContext): CriterionResult {
   switch (criterion.kind) {
     case "interval_above":
     case "interval_covers": {
@@ -154,7 +164,8 @@ const bestOf = (runs: RosterRun[]) =>
 const headroomAt = (criterion: HeadroomCriterion, ceiling: number, run: RosterRun) =>
   (ceiling - run.interval!.value!) / (ceiling - criterion.floor);
 
-function headroom(criterion: HeadroomCriterion, ctx: CriterionContext): CriterionResult {
+/** The runs headroom ranges over: its best's, and its also-best's. */
+function headroomRuns(criterion: HeadroomCriterion, ctx: CriterionContext) {
   // "The best reference": the runs with one of among_tags (the roster's own tags), never an excluded one.
   const excluded = (run: RosterRun, tags: string[]) => run.runTags.some((tag) => tags.includes(tag));
   const notExcluded = ctx.all.filter((run) => !excluded(run, criterion.excludeTags));
@@ -167,6 +178,11 @@ function headroom(criterion: HeadroomCriterion, ctx: CriterionContext): Criterio
           !criterion.alsoBestExcluding!.test(run.model) && !excluded(run, criterion.alsoBestExcludeTags),
       )
     : [];
+  return { among, alsoAmong };
+}
+
+function headroom(criterion: HeadroomCriterion, ctx: CriterionContext): CriterionResult {
+  const { among, alsoAmong } = headroomRuns(criterion, ctx);
   const missing = unusable(criterion, [...new Set([...among, ...alsoAmong])]);
   if (missing) return missing;
   const top = bestOf(among);
@@ -303,4 +319,86 @@ function audit(criterion: Extract<Criterion, { kind: "audit" }>, ctx: CriterionC
       rows.map((x) => [x.r.role, { model: x.r.model, value: x.got, holds: x.holds, exception: x.exception }]),
     ),
   });
+}
+
+/** The roster runs a criterion reads. */
+function runsOf(criterion: Criterion, ctx: CriterionContext): RosterRun[] {
+  switch (criterion.kind) {
+    case "interval_above":
+    case "interval_covers":
+    case "audit":
+      return criterion.runs.map(ctx.run);
+    case "intervals_apart":
+      return [ctx.run(criterion.above), ctx.run(criterion.below)];
+    case "headroom": {
+      const { among, alsoAmong } = headroomRuns(criterion, ctx);
+      return [...new Set([...among, ...alsoAmong])];
+    }
+    case "failure_rates":
+      return criterion.runs === "all" ? ctx.all : criterion.runs.map(ctx.run);
+  }
+}
+
+/** The deviations of a run that the criterion refuses. */
+function refusedOf(criterion: Criterion, run: RosterRun): Deviation[] {
+  const refuse = criterion.refuseDeviations;
+  if (refuse === null || !run.metrics) return [];
+  return runDeviations(run.metrics).filter((x) => refuse === "all" || refuse.includes(x.field));
+}
+
+const said = (x: Deviation) =>
+  `${x.field} ${JSON.stringify(x.spec)} in the spec, ` +
+  `${x.omitted ? "left out" : `sent ${JSON.stringify(x.sent)}`} (rule ${x.rule})`;
+
+/** Incomplete when a run the criterion reads deviates where it refuses that: which, how, and the fix. */
+function refusedRuns(criterion: Criterion, runs: RosterRun[]): CriterionResult | null {
+  const refused = runs
+    .map((run) => ({ run, deviations: refusedOf(criterion, run) }))
+    .filter((x) => x.deviations.length);
+  if (!refused.length) return null;
+  const fields = criterion.refuseDeviations === "all" ? "any field" : criterion.refuseDeviations!.join(", ");
+  return {
+    id: criterion.id,
+    kind: criterion.kind,
+    description: criterion.description,
+    status: "incomplete",
+    summary:
+      refused
+        .map(
+          ({ run, deviations }) =>
+            `${run.role} (${run.dir}) deviates from the spec: ` + deviations.map(said).join("; "),
+        )
+        .join("; ") +
+      `; this criterion refuses a run that deviates in ${fields} (refuse_deviations): a run of a model ` +
+      "that takes the spec's values completes it",
+    numbers: {
+      refused_deviations: Object.fromEntries(
+        refused.map(({ run, deviations }) => [run.role, deviations as unknown as Json]),
+      ),
+    },
+  };
+}
+
+/** The verdict, saying which of the runs it read deviated from the spec (never silent). */
+function withDeviations(out: CriterionResult, runs: RosterRun[]): CriterionResult {
+  const deviating = runs
+    .map((run) => ({ run, deviations: run.metrics ? runDeviations(run.metrics) : [] }))
+    .filter((x) => x.deviations.length);
+  if (!deviating.length) return out;
+  const note = deviating
+    .map(
+      ({ run, deviations }) =>
+        `${run.role} deviates from the spec (${deviations.map((x) => x.field).join(", ")})`,
+    )
+    .join("; ");
+  return {
+    ...out,
+    summary: `${out.summary}; ${note}`,
+    numbers: {
+      ...out.numbers,
+      deviations: Object.fromEntries(
+        deviating.map(({ run, deviations }) => [run.role, deviations as unknown as Json]),
+      ),
+    },
+  };
 }

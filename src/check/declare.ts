@@ -36,6 +36,8 @@ export interface PairedOptions {
 interface Base {
   id: string;
   description: string | null;
+  /** Runs deviating from the spec in these fields (or any: all) cannot stand for their entry here. */
+  refuseDeviations: string[] | "all" | null;
 }
 export type Criterion = Base &
   (
@@ -213,7 +215,12 @@ function readCriterion(reader: CheckReader, raw: Raw, index: number, ids: Set<st
   if (ids.has(id))
     reader.at(`${pointer}/id`, `two criteria are called ${id}`, "give each criterion its own id");
   ids.add(id);
-  const base = { id, description: typeof raw.description === "string" ? raw.description : null };
+  const refuse = raw.refuse_deviations;
+  const base = {
+    id,
+    description: typeof raw.description === "string" ? raw.description : null,
+    refuseDeviations: refuse === "all" ? ("all" as const) : Array.isArray(refuse) ? refuse.map(String) : null,
+  };
   const kind = raw.kind as Criterion["kind"];
   const read = Object.hasOwn(CRITERION_READERS, kind) ? CRITERION_READERS[kind] : undefined;
   if (!read) throw new Error(`unreachable: criterion kind ${String(raw.kind)} passed the schema`);

@@ -1,10 +1,13 @@
 // What a roster entry's `reasoning` requires of its run, read from what the run recorded: the fields its
-// requests sent (metrics.request: the route's and any override's) and its thinking audit (the model stage
-// counts every reply with a reasoning field, a think tag or reasoning tokens in its usage). A run that does
+// requests sent (metrics.request: the route's and any override's, in OpenAI's, Anthropic's or Gemini's
+// fields), its deviations from the spec (a thinking-off task sent at the model's lowest effort) and its
+// thinking audit (the model stage counts every reply with a reasoning field, a think tag or reasoning
+// tokens in its usage). A run that does
 // not hold cannot stand for the entry; the reason names what was recorded and the build that would hold.
 import type { Json } from "../util/json.js";
 import type { ReasoningRequirement } from "./declare.js";
 import type { MetricsJson } from "./runs.js";
+import { runDeviations, type Deviation } from "../util/metrics.js";
 
 /** The reasoning settings a request body carried, where the known route fields put them. */
 export interface ReasoningSent {
@@ -34,7 +37,23 @@ export function reasoningSent(request: Json | undefined): ReasoningSent {
   const thinkingField = obj(fields.thinking);
   if (thinkingField && typeof thinkingField.type === "string")
     thinking = { value: thinkingField.type !== "disabled", field: "thinking.type" };
-  return { effort, thinking };
+  return { effort, thinking: geminiThinking(fields) ?? thinking };
+}
+
+/** Gemini's generationConfig.thinkingConfig: a thinkingBudget of 0 is off, any other (-1: dynamic) on; a
+ *  thinkingLevel is an effort, so on. */
+function geminiThinking(fields: Record<string, Json>): ReasoningSent["thinking"] {
+  const config = obj(obj(fields.generationConfig)?.thinkingConfig);
+  const at = "generationConfig.thinkingConfig";
+  if (typeof config?.thinkingBudget === "number")
+    return { value: config.thinkingBudget !== 0, field: `${at}.thinkingBudget` };
+  if (typeof config?.thinkingLevel === "string") return { value: true, field: `${at}.thinkingLevel` };
+  return null;
+}
+
+/** The run's thinking-off task sent at its model's lowest effort instead (metrics.json deviations). */
+function lowestEffort(metrics: MetricsJson): Deviation | null {
+  return runDeviations(metrics).find((x) => x.field === "thinking" && x.spec === "off") ?? null;
 }
 
 interface Audit {
@@ -55,8 +74,10 @@ export function reasoningProblem(
   const request = metrics.metrics?.request;
   if (obj(request)?.builtin === true) return null; // a built-in baseline sends nothing
   const { effort, thinking } = reasoningSent(request);
+  const lowest = lowestEffort(metrics);
   if (need === "low") {
-    if (effort?.value === "low") return null;
+    // Effort low as sent, or the lowest effort the route declares for the model, on any protocol.
+    if (effort?.value === "low" || lowest) return null;
     const sent = effort
       ? `sends reasoning effort ${effort.value} (metrics.request.${effort.field})`
       : "sends no reasoning effort (metrics.request has no reasoning_effort or reasoning.effort), so the " +
@@ -78,6 +99,11 @@ export function reasoningProblem(
     "a run whose thinking audit holds completes the check: switch thinking off with the route's " +
     "request.thinking_off fields or a validated per-model override (the spec's request overrides), " +
     `then ${build}`;
+  if (lowest)
+    return (
+      `it ran at its model's lowest reasoning effort instead of thinking off (metrics.json deviations: ` +
+      `thinking sent ${JSON.stringify(lowest.sent)}, rule ${lowest.rule}), and the roster needs it off: ${fix}`
+    );
   if (asked) return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
   if (!audit) return `it records no thinking audit (metrics.thinking_audit): ${fix}`;
   if (audit.thinking_off === true) return null;

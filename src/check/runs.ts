@@ -11,6 +11,7 @@ import { readRecords, type UnitRecord } from "../contract/records.js";
 import type { Json } from "../util/json.js";
 import type { CheckDecl } from "./declare.js";
 import { modifiedSinceBuild } from "../runner/results/results-check.js";
+import { runDeviations } from "../util/metrics.js";
 
 export interface MetricsJson {
   model?: string | null;
@@ -111,8 +112,9 @@ export const FINE_TUNED = "fine-tuned";
 
 /**
  * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it was
- * built from a bundled sample, `fine-tuned` when its build said the model was trained on the task's data, and
- * `reasoning-on` when its thinking audit does not hold.
+ * built from a bundled sample, `fine-tuned` when its build said the model was trained on the task's data,
+ * `reasoning-on` when its thinking audit does not hold, and `deviating` when its requests differed from the
+ * spec by its route's rules (metrics.json deviations).
  */
 export function tagsOf(check: CheckDecl | null, metrics: MetricsJson): string[] {
   const tags = new Set<string>();
@@ -123,6 +125,7 @@ export function tagsOf(check: CheckDecl | null, metrics: MetricsJson): string[] 
   if (typeof metrics.trained_on === "string") tags.add(FINE_TUNED);
   const audit = metrics.metrics?.thinking_audit as { thinking_off?: boolean } | null | undefined;
   if (audit && audit.thinking_off === false) tags.add("reasoning-on");
+  if (runDeviations(metrics).length) tags.add("deviating");
   return [...tags].sort();
 }
 

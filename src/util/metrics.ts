@@ -56,7 +56,9 @@ export function runDeviations(result: object): Deviation[] {
 /** One line per deviation, as the build's output, `check` and the report say it. */
 export function deviationLine(deviation: Deviation): string {
   const shown = (value: Json | undefined) => JSON.stringify(value);
-  const sent = deviation.omitted ? "left out (the server's default applies)" : `sent ${shown(deviation.sent)}`;
+  const sent = deviation.omitted
+    ? "left out (the server's default applies)"
+    : `sent ${shown(deviation.sent)}`;
   const where = deviation.configurations?.length
     ? ` (request configurations ${deviation.configurations.join(", ")})`
     : "";
