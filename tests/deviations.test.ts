@@ -144,6 +144,42 @@ describe("a reasoning model runs the shipped task, its deviations on record", ()
   });
 });
 
+describe("check reads each run's deviations", () => {
+  it("tags the run, says it under each criterion, and a criterion that refuses it is incomplete", async () => {
+    const { fake, p } = await setup("note-errors-plain");
+    // The strong reference a gpt-5.1 here (the check block is not part of spec_hash).
+    p.edit(NE, (text) =>
+      text.replace(
+        "strong_reference: { model: { $spec: /check/strong_reference }",
+        "strong_reference: { model: openai/gpt-5.1",
+      ),
+    );
+    const built = await p.run(["build", NE, "--model", "openai/gpt-5.1"], envAt(fake.url));
+    expect(built.exitCode, built.stderr).toBe(0);
+    const r = await p.run(["check", NE, "--json"], envAt(fake.url));
+    const report = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    const strong = report.runs.find((run: { role: string }) => run.role === "strong_reference");
+    expect(strong).toMatchObject({ status: "ok", model: "openai/gpt-5.1" });
+    expect(strong.tags).toContain("deviating");
+    expect(strong.deviations).toEqual([
+      { field: "temperature", spec: 0, omitted: true, rule: "openai gpt-5.* deviate" },
+    ]);
+    const byId = Object.fromEntries(report.criteria.map((c: { id: string }) => [c.id, c])) as Record<
+      string,
+      { status: string; summary: string; numbers: Record<string, unknown> }
+    >;
+    // separation refuses a reference at another temperature (specs/note-errors.yaml, docs/check.md).
+    expect(byId.separation!.status).toBe("incomplete");
+    expect(byId.separation!.summary).toMatch(
+      /strong_reference \(.*\) deviates from the spec: temperature 0 in the spec, left out \(rule openai gpt-5\.\* deviate\).*refuse_deviations/,
+    );
+    // The thinking audit takes it, and says so.
+    expect(byId.thinking!.summary).toMatch(/strong_reference deviates from the spec \(temperature\)/);
+    const text = await p.run(["check", NE], envAt(fake.url));
+    expect(text.stdout).toMatch(/notice deviation from the spec: temperature: the spec asks 0, left out/);
+  });
+});
+
 describe("a spec's no_deviation refuses as before", () => {
   const strict = (fields: string) => (text: string) =>
     text.replace('      thinking: "off"\n', `      thinking: "off"\n      no_deviation: [${fields}]\n`);
