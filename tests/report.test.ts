@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { Project } from "./rig.js";
 import { REPO } from "./helpers.js";
+import { startFake } from "./fake.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -124,6 +125,38 @@ describe("medbench report", () => {
       /Broken runs[\s\S]*broken\/neutral-greedy\s+metrics.json has no slug/,
     );
     await page.screenshot({ path: resolve(REPO, "test-artifacts/report-note-errors.png"), fullPage: true });
+  });
+
+  it("marks the rows of a run that deviated from its spec, and lists its deviations", async () => {
+    const fake = await startFake({ policy: "voice-command" });
+    try {
+      const env = { OPENAI_API_KEY: "sk-test-report-0123456789", OPENAI_BASE_URL: fake.url };
+      const b = await p.run(["build", "specs/voice-command.yaml", "--model", "openai/gpt-5.1"], env);
+      expect(b.exitCode, b.stderr).toBe(0);
+    } finally {
+      await fake.close();
+    }
+    const r = await p.run(["report", "specs/voice-command.yaml", "-o", "deviations.html"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`file://${p.path("deviations.html")}`);
+    await page.waitForSelector("body[data-rendered=true]");
+    expect(errors).toEqual([]);
+    const section = page.locator('section[data-slug="kor-surgical-robot-voice-command"]');
+    for (const name of ["leaderboard", "runs"]) {
+      const rows = await section.locator(`table[data-table="${name}"] tbody tr`).allInnerTexts();
+      const marked = rows.filter((text) => text.includes("deviates: temperature"));
+      expect(marked, name).toHaveLength(1);
+      expect(marked[0]).toContain("openai/gpt-5.1");
+    }
+    const mark = section.locator('table[data-table="runs"] .deviates');
+    expect(await mark.isVisible()).toBe(true);
+    expect(await mark.getAttribute("title")).toBe(
+      "temperature: the spec asks 0, left out (rule openai gpt-5.* deviate)",
+    );
+    expect(await section.innerText()).toMatch(/deviations from the spec\s+\[/);
   });
 
   it("says so when a spec has no runs yet", async () => {

@@ -58,6 +58,28 @@
         );
   }
 
+  /** A run's deviations from its spec (metrics.json deviations) as a mark beside its model: the fields, and
+   *  each deviation in full on hover (the run's details list them too). */
+  function withDeviations(model, deviations) {
+    if (!deviations || !deviations.length) return model;
+    const fields = [...new Set(deviations.map((x) => x.field))].join(", ");
+    const said = (x) =>
+      x.field +
+      ": the spec asks " +
+      JSON.stringify(x.spec) +
+      ", " +
+      (x.omitted ? "left out" : "sent " + JSON.stringify(x.sent)) +
+      " (rule " +
+      x.rule +
+      ")";
+    const mark = el(
+      "span",
+      { class: "deviates", title: deviations.map(said).join("\n") },
+      "⚠ deviates: " + fields,
+    );
+    return el("span", {}, model + " ", mark);
+  }
+
   /** Full runs by the primary metric, with their tags. */
   function leaderboard(sec, task) {
     sec.append(el("h3", {}, "Leaderboard (" + (task.primary || "primary metric") + ")"));
@@ -68,7 +90,7 @@
         row.headline
           ? i + 1
           : el("span", { class: "off-headline", title: "fine-tuned: off the headline" }, "–"),
-        row.model,
+        withDeviations(row.model, row.deviations),
         fmt(row, row.value),
         fmt(row, row.lo) + " – " + fmt(row, row.hi),
         row.n ?? "",
@@ -122,15 +144,16 @@
   function runRow(run) {
     const metrics = run.metrics,
       primary = metrics.metrics[metrics.primary] || {};
+    const model = metrics.synthetic_sample
+      ? el(
+          "span",
+          {},
+          run.model + " ",
+          el("span", { class: "partial" }, "(synthetic sample: says nothing about the model)"),
+        )
+      : run.model;
     return [
-      metrics.synthetic_sample
-        ? el(
-            "span",
-            {},
-            run.model + " ",
-            el("span", { class: "partial" }, "(synthetic sample: says nothing about the model)"),
-          )
-        : run.model,
+      withDeviations(model, metrics.deviations),
       metrics.primary + " " + fmt(primary, primary.value),
       fmt(primary, primary.lo) + " – " + fmt(primary, primary.hi) + " (" + (primary.ci_method || "") + ")",
       primary.n ?? "",
@@ -278,6 +301,12 @@
           ["request fields sent", el("pre", {}, JSON.stringify(metrics.request, null, 1))],
           ["response formats", el("code", {}, JSON.stringify(metrics.response_format))],
           ["thinking audit", el("code", {}, JSON.stringify(metrics.thinking_audit))],
+          [
+            "deviations from the spec",
+            run.metrics.deviations && run.metrics.deviations.length
+              ? el("pre", {}, JSON.stringify(run.metrics.deviations, null, 1))
+              : "none",
+          ],
           ["API errors / truncated", (metrics.api_errors ?? 0) + " / " + (metrics.truncated ?? 0)],
           ["parse failures", String((run.metrics.tables || {}).parse_failures ?? "–")],
           ["notices", run.notices.length ? el("pre", {}, run.notices.join("\n")) : "none"],

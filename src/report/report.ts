@@ -12,7 +12,7 @@ import { declaredCheck, type CheckDecl } from "../check/declare.js";
 import { FINE_TUNED, findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../errors.js";
 import { writeFileAtomic } from "../util/fsutil.js";
-import { runNotices } from "../util/metrics.js";
+import { runDeviations, runNotices, type Deviation } from "../util/metrics.js";
 import { openProject, projectPath } from "../runner/execution/project.js";
 import { inlineSafe, pageScript, pageStyle } from "./page.js";
 import { costWords, runCost } from "../model/price.js";
@@ -46,6 +46,8 @@ export interface LeaderboardRow {
   headline: boolean;
   /** Metrics a tag rule asks to show too (e.g. BCR without the pairs a reviewer saw). */
   also: { metric: string; value: number | null; lo: number | null; hi: number | null }[];
+  /** How the run's requests differed from the spec (metrics.json deviations): marked on its row. */
+  deviations: Deviation[];
 }
 /** A results folder whose metrics.json is not a run's result (listed as such; the rest is rendered). */
 export interface BrokenRun {
@@ -171,6 +173,7 @@ function leaderboardRow(
     current: metrics.spec_hash === spec.specHash,
     headline: !tags.includes(FINE_TUNED),
     also,
+    deviations: runDeviations(metrics),
   };
 }
 
