@@ -162,7 +162,13 @@ describe("check reads each run's deviations", () => {
     expect(strong).toMatchObject({ status: "ok", model: "openai/gpt-5.1" });
     expect(strong.tags).toContain("deviating");
     expect(strong.deviations).toEqual([
-      { field: "temperature", spec: 0, omitted: true, rule: "openai gpt-5.* deviate" },
+      {
+        field: "temperature",
+        spec: 0,
+        omitted: true,
+        rule: "openai gpt-5.* deviate",
+        configurations: ["neutral-greedy"],
+      },
     ]);
     const byId = Object.fromEntries(report.criteria.map((c: { id: string }) => [c.id, c])) as Record<
       string,

@@ -7,7 +7,8 @@ import { stableJson, type Json } from "../util/json.js";
 import type { Criterion } from "./declare.js";
 import type { RosterRun } from "./roster.js";
 import type { UnitRecord } from "../contract/records.js";
-import { runDeviations, type Deviation } from "../util/metrics.js";
+import type { Deviation } from "../util/metrics.js";
+import { headlineDeviations } from "./runs.js";
 
 export type Status = "pass" | "fail" | "incomplete";
 
@@ -343,7 +344,7 @@ function runsOf(criterion: Criterion, ctx: CriterionContext): RosterRun[] {
 function refusedOf(criterion: Criterion, run: RosterRun): Deviation[] {
   const refuse = criterion.refuseDeviations;
   if (refuse === null || !run.metrics) return [];
-  return runDeviations(run.metrics).filter((x) => refuse === "all" || refuse.includes(x.field));
+  return headlineDeviations(run.metrics).filter((x) => refuse === "all" || refuse.includes(x.field));
 }
 
 const said = (x: Deviation) =>
@@ -382,7 +383,7 @@ function refusedRuns(criterion: Criterion, runs: RosterRun[]): CriterionResult |
 /** The verdict, saying which of the runs it read deviated from the spec (never silent). */
 function withDeviations(out: CriterionResult, runs: RosterRun[]): CriterionResult {
   const deviating = runs
-    .map((run) => ({ run, deviations: run.metrics ? runDeviations(run.metrics) : [] }))
+    .map((run) => ({ run, deviations: run.metrics ? headlineDeviations(run.metrics) : [] }))
     .filter((x) => x.deviations.length);
   if (!deviating.length) return out;
   const note = deviating

@@ -6,8 +6,8 @@
 // not hold cannot stand for the entry; the reason names what was recorded and the build that would hold.
 import type { Json } from "../util/json.js";
 import type { ReasoningRequirement } from "./declare.js";
-import type { MetricsJson } from "./runs.js";
-import { runDeviations, type Deviation } from "../util/metrics.js";
+import { headlineDeviations, type MetricsJson } from "./runs.js";
+import type { Deviation } from "../util/metrics.js";
 
 /** The reasoning settings a request body carried, where the known route fields put them. */
 export interface ReasoningSent {
@@ -53,7 +53,7 @@ function geminiThinking(fields: Record<string, Json>): ReasoningSent["thinking"]
 
 /** The run's thinking-off task sent at its model's lowest effort instead (metrics.json deviations). */
 function lowestEffort(metrics: MetricsJson): Deviation | null {
-  return runDeviations(metrics).find((x) => x.field === "thinking" && x.spec === "off") ?? null;
+  return headlineDeviations(metrics).find((x) => x.field === "thinking" && x.spec === "off") ?? null;
 }
 
 interface Audit {

@@ -11,7 +11,7 @@ import { readRecords, type UnitRecord } from "../contract/records.js";
 import type { Json } from "../util/json.js";
 import type { CheckDecl } from "./declare.js";
 import { modifiedSinceBuild } from "../runner/results/results-check.js";
-import { runDeviations } from "../util/metrics.js";
+import { runDeviations, type Deviation } from "../util/metrics.js";
 
 export interface MetricsJson {
   model?: string | null;
@@ -102,6 +102,15 @@ export function apiErrorRate(metrics: MetricsJson): number | null {
   const items = typeof metrics.requests === "number" ? metrics.requests : metrics.selection?.items;
   if (typeof errors !== "number" || typeof items !== "number" || items === 0) return null;
   return errors / items;
+}
+
+/** The run's deviations that apply to what the check reads of it: its headline configuration's, when its
+ *  deviations name configurations (a --configurations all run). */
+export function headlineDeviations(metrics: MetricsJson): Deviation[] {
+  const headline = metrics.configuration;
+  return runDeviations(metrics).filter(
+    (x) => !x.configurations || typeof headline !== "string" || x.configurations.includes(headline),
+  );
 }
 
 /** Built from a bundled sample rather than the release, as the build recorded it (`synthetic_sample`). */

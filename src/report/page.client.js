@@ -77,7 +77,7 @@
       { class: "deviates", title: deviations.map(said).join("\n") },
       "⚠ deviates: " + fields,
     );
-    return el("span", {}, model + " ", mark);
+    return el("span", {}, model, " ", mark);
   }
 
   /** Full runs by the primary metric, with their tags. */
