@@ -65,16 +65,12 @@ function bodies(requests: RequestRecord[], params: Params, routes: Map<string, R
   for (const [label, { name, models }] of Object.entries(ROUTES))
     for (const model of models) {
       const route = routes.get(name)!;
-      // A model that takes temperature only at 1 is sent the spec without it (the spec's temperature is
-      // refused for it before sending: tests/model-rules.test.ts).
+      // The spec as it is: a model that takes temperature only at 1 has it left out by its route's rule
+      // (deviate: omit; tests/deviations.test.ts).
       const p = { ...params, model: `${name}/${model}` };
-      const reasoning = /^(gpt-5|o\d)/.test(model);
-      if (reasoning) delete p.temperature;
-      for (const req of requests) {
-        const r = reasoning ? { ...req, generation: undefined } : req;
+      for (const req of requests)
         for (const format of FORMATS)
-          out.push({ label, model, body: requestBody(openai, r, p, route, model, format) });
-      }
+          out.push({ label, model, body: requestBody(openai, req, p, route, model, format) });
     }
   return out;
 }
@@ -136,6 +132,9 @@ describe("request bodies against OpenAI's request spec", () => {
         .slice(0, 3)
         .map((x) => `${x.label} ${x.model}: ${JSON.stringify(validate(x.body) || validate.errors)}`),
     ).toEqual([]);
+    // A reasoning model is sent no temperature or top_p but its only value, 1.
+    for (const { model, body } of sent.filter((x) => /^(gpt-5|o\d)/.test(x.model)))
+      for (const field of ["temperature", "top_p"]) expect(body[field] ?? 1, `${model} ${field}`).toBe(1);
     const deprecated = Object.keys(SCHEMA.properties).filter((k) => SCHEMA.properties[k]!.deprecated);
     for (const { label, body } of sent.filter((x) => x.label.endsWith("openai")))
       for (const field of deprecated) expect(body, label).not.toHaveProperty(field);
@@ -160,7 +159,7 @@ function noteErrorsRequests(p: Project): string {
       { builds: Record<string, { stages: { prompts: { outputs: { requests: string } } } }> }
     >;
   };
-  const build = "configurations=all limit=null model=medbench/prior subset=null";
+  const build = "configurations=all limit=null model=medbench/prior subset=null trained_on=null";
   const h = lock.specs["specs/note-errors.yaml"]!.builds[build]!.stages.prompts.outputs.requests;
   return p.read(`cache/objects/${h.slice(0, 2)}/${h}`);
 }
