@@ -9,6 +9,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { Project, cleanedAfterEach, expectCleanFailure } from "./rig.js";
 import { REPO } from "./helpers.js";
 import { startFake, type Fake } from "./fake.js";
+import { startGeminiFake } from "./fake-gemini.js";
 
 const { servers, projects } = cleanedAfterEach();
 const VC = "specs/voice-command.yaml";
@@ -296,6 +297,27 @@ describe("the base URL from the environment", () => {
     expectCleanFailure(bad.stderr);
     expect(bad.stderr).toMatch(/\$OPENAI_BASE_URL.*carries a user name or password/);
     expect(bad.stderr).not.toContain(secret);
+  });
+});
+
+describe("the shipped gemini route's base URL from GOOGLE_GEMINI_BASE_URL", () => {
+  it("runs gemini-3 with its lowest thinking level on record", async () => {
+    const fake = await startGeminiFake();
+    const p = new Project();
+    projects.push(p);
+    try {
+      const env = { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: fake.url };
+      const r = await p.run(["build", VC, "--model", "gemini/gemini-3-flash", "--limit", "2"], env);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(fake.stats.requests).toBeGreaterThan(0);
+      const metrics = metricsAt(p, "results/kor-surgical-robot-voice-command/gemini_gemini-3-flash.partial");
+      expect(metrics.deviations).toEqual([
+        expect.objectContaining({ field: "thinking", spec: "off", rule: "gemini gemini-3* reasoning_low" }),
+      ]);
+      expect(r.stderr).toMatch(/deviation from the spec: thinking: the spec asks "off", sent/);
+    } finally {
+      await fake.close();
+    }
   });
 });
 
