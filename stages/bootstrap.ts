@@ -301,8 +301,7 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     inputs: ctx.inputs.release ? ctx.inputs.release.hashes : {},
     model: audit.model ?? null,
     route: audit.route ?? null,
-    // How the requests sent differ from the spec's, by the route's rules (src/model/deviations.ts): only when
-    // they do, never silent.
+    // How the requests sent differ from the spec's (src/model/deviations.ts), when they do.
     ...(Array.isArray(audit.deviations) ? { deviations: audit.deviations } : {}),
     partial: info?.partial ?? false,
     selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
