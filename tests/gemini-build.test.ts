@@ -1,8 +1,8 @@
 // The three tasks built over Google's Gemini API (protocol: gemini) against the fake Gemini server, driven
 // through the CLI: each gives the same metrics as the same answers over OpenAI's format (the fake OpenAI
 // server with the same policy); every body sent is valid against the request schema written from Google's
-// reference (tests/data/gemini-request/); and a model that cannot switch thinking off runs at its lowest
-// budget, with its thought parts and tokens in the thinking audit.
+// reference (tests/data/gemini-request/); and a model that cannot switch thinking off runs on the shipped
+// route at its lowest budget, the deviation on record, its thought parts and tokens in the thinking audit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { readFileSync } from "node:fs";
@@ -170,15 +170,29 @@ describe("the three tasks over the Gemini API", () => {
     expect(voice.systemInstruction.parts[0].text.length).toBeGreaterThan(0);
   });
 
-  it("a model that cannot switch thinking off: its lowest budget, its thoughts audited", async () => {
-    const task = TASKS[0]!;
-    await build(task, `gm-${task.policy}`, "gemini-2.5-pro");
-    const metrics = metricsOf(task, `gm-${task.policy}`, "gemini-2.5-pro");
-    const sent = geminiFakes[0]!.stats.received.filter((request) => request.model === "gemini-2.5-pro");
-    expect(sent.map((request) => request.body.generationConfig.thinkingConfig)).toContainEqual({
-      thinkingBudget: 128,
-      includeThoughts: true,
-    });
+  it("2.5 Pro on the shipped route: its lowest budget, the deviation on record, its thoughts audited", async () => {
+    // The shipped `gemini` route, sent to the fake by GOOGLE_GEMINI_BASE_URL as the SDK would be.
+    const fake = geminiFakes[0]!;
+    const env = { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: fake.url };
+    const run = await p.run(["build", "specs/voice-command.yaml", "--model", "gemini/gemini-2.5-pro"], env);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const metrics = metricsOf(TASKS[0]!, "gemini", "gemini-2.5-pro");
+    const sent = fake.stats.received.filter((request) => request.model === "gemini-2.5-pro");
+    expect(sent.length).toBeGreaterThan(0);
+    for (const request of sent)
+      expect(request.body.generationConfig.thinkingConfig).toEqual({
+        thinkingBudget: 128,
+        includeThoughts: true,
+      });
+    expect(metrics.deviations).toEqual([
+      {
+        field: "thinking",
+        spec: "off",
+        sent: { generationConfig: { thinkingConfig: { thinkingBudget: 128, includeThoughts: true } } },
+        rule: "gemini gemini-2.5-pro* reasoning_low",
+      },
+    ]);
+    expect(run.stderr).toMatch(/deviation from the spec: thinking: the spec asks "off", sent/);
     const audit = metrics.metrics.thinking_audit;
     expect(audit.thinking_off).toBe(false);
     expect(audit.replies_with_reasoning_field).toBe(sent.length);
