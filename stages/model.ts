@@ -14,12 +14,7 @@ import { pendingRequests } from "./model-pending.js";
 import { protocolModule, protocolName, protocolOf } from "../src/model/protocols.js";
 import { codeIdentity, isInfrastructure } from "../src/runner/code/code.js";
 import { installRoot } from "../src/util/paths.js";
-import {
-  itemFieldsOf,
-  itemSummary,
-  withoutItemFields,
-  type Protocol,
-} from "../src/model/protocol.js";
+import { itemFieldsOf, itemSummary, withoutItemFields, type Protocol } from "../src/model/protocol.js";
 import {
   DEVIABLE_FIELDS,
   DeviationLog,
