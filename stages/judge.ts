@@ -67,6 +67,7 @@ export const judge: StageKind = {
       .filter((j) => j.startsWith("medbench/"))
       .map((j) => `baseline ${j}` as const),
   ],
+  sendsRequests: (params) => judgeList(params).some((j) => !j.startsWith("medbench/")),
   check(stage, _task, env) {
     return env ? routeProblems(judgeList(stage.params), "/params/judges", env) : [];
   },

@@ -66,10 +66,12 @@ describe("code identity", () => {
     // calls the task), and a task of the user's repository, loaded from its compiled folder (keyed the same
     // way, src/runner/code/code.ts userTaskIdentity); a schema validator, generated from a schema and only
     // checking a spec or a registry; and the scanner itself, whose createRequire resolves a package's file
-    // to key it and loads nothing.
+    // to key it and loads nothing; and an isolated stage's process, which loads its stage kind's module and
+    // the task modules its key holds, each by the path the key names.
     expect(unfollowed.sort()).toEqual([
       "dist/src/load/runtime.js: 2",
       "dist/src/runner/code/code.js: 1",
+      "dist/src/runner/code/isolated-host.js: 3",
       "dist/src/specfile/schema.js: 1",
     ]);
   });

@@ -102,6 +102,9 @@ export interface StageKind extends KindDeclarations {
   /** The task parts a stage of this kind calls with these parameters (src/runner/code/task-parts.ts): the
    * code each reaches is in its key. Defined for a kind that needs a task, even where it calls none. */
   taskParts?(params: Json, task: TaskModule): TaskPart[];
+  /** Whether a stage of this kind with these parameters sends requests to a model's server: its task code
+   *  then runs in medbench's process, not isolated (docs/records.md, "Task code runs isolated"). */
+  sendsRequests?(params: Json): boolean;
   /** The task's declarations (not code) that shape this kind's outputs, keyed as values. */
   taskData?(task: TaskModule): Json;
   /**

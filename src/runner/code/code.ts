@@ -307,6 +307,20 @@ function addEveryFile(dir: string, facts: PackageFacts): void {
   }
 }
 
+/** Every file the modules `entries` (absolute paths) load, followed through relative and package imports,
+ *  infrastructure included: what an isolated stage's process may read as code (isolation.ts). */
+export function reachedFiles(entries: string[]): string[] {
+  const seen = new Set<string>();
+  const queue = [...entries];
+  while (queue.length) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    queue.push(...scan(file).modules);
+  }
+  return [...seen].sort();
+}
+
 function addPackageFile(installed: Map<string, PackageFacts>, dir: string, file: string, sha: string): void {
   let recorded = installed.get(dir);
   if (!recorded) {

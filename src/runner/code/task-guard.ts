@@ -28,6 +28,11 @@ export function taskDeadline(env: Record<string, string | undefined> = process.e
   return seconds;
 }
 
+/** Makes the deadline's V8 context now (an isolated stage closes new contexts before task code loads). */
+export function prepareDeadline(): void {
+  vmOnce();
+}
+
 /** A task function's call ended the process (process.exit): refused as the call's failure. */
 class TaskExit extends Error {}
 
@@ -189,6 +194,7 @@ export function guardTask(task: TaskModule, options: GuardOptions): TaskModule {
   const parse = at(partFile(parts, "parse"), "parseReply");
   batched.set(guarded, (inputs) => eachUnderDeadline(parse, options.seconds, task.parseReply, inputs));
   originals.set(guarded, task);
+  guardOptions.set(guarded, options);
   return guarded;
 }
 
@@ -204,6 +210,14 @@ function guardBaseline(baseline: Baseline, what: string, wrap: Wrap): Baseline {
 }
 
 const originals = new WeakMap<TaskModule, TaskModule>();
+const guardOptions = new WeakMap<TaskModule, GuardOptions>();
+
+/** The options a task was guarded with (an isolated stage guards its own copy the same way). */
+export function guardedWith(task: TaskModule): GuardOptions {
+  const options = guardOptions.get(task);
+  if (!options) throw new Error("internal: an isolated stage's task was not guarded");
+  return options;
+}
 
 /** The task module a guarded one wraps (itself when it is none): its parts are checked and keyed by the
  *  identity of its own functions (src/runner/code/task-parts.ts). */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { acquireFileLock } from "./filelock.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "../store/cache.js";
-import { stageCode } from "../keys/stage-code.js";
+import { runsIsolated, stageCode } from "../keys/stage-code.js";
 import type { StageKey } from "../keys/keys.js";
 import {
   buildId,
@@ -191,7 +191,11 @@ async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): 
   const startMs = performance.now();
   let incomplete: string | undefined;
   const memo = (scope.memo ??= (await import("../replies/memo.js")).memoStore(cache));
-  const produced = await kind.run({ ...walked.ctx!, memo, incomplete: (why) => void (incomplete = why) });
+  const ctx = { ...walked.ctx!, memo, incomplete: (why: string) => void (incomplete = why) };
+  // Task code runs in a process of its own (loaded only here: a no-op build runs no stage).
+  const produced = runsIsolated(kind, decl.params as Json, scope.rt.task)
+    ? await (await import("./isolate.js")).runStageIsolated(scope.rt, kind, ctx, keyed.key, ctx.incomplete)
+    : await kind.run(ctx);
   const outputs = await storeOutputs(cache, produced);
   // A stage whose outputs a bundle carries (data fetched, model replies) may differ on a rerun by nature;
   // one computed from its inputs (prompts included) may not.

@@ -2,13 +2,20 @@
 // per task part the stage calls, the module declared for it and what that loads (or, for a part the task
 // does not declare, every compiled module of the task folder), with the packages all of it loads, and the
 // values of the environment variables the task declares.
-import { codeIdentity, isInfrastructure, taskFolderModules, userTaskIdentity } from "../code/code.js";
+import {
+  codeIdentity,
+  filesUnder,
+  isInfrastructure,
+  reachedFiles,
+  taskFolderModules,
+  userTaskIdentity,
+} from "../code/code.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { consultEnv } from "../../util/consulted.js";
 import type { UserTask } from "../code/user-task.js";
 import { taskBindings } from "../code/task-parts.js";
 import type { TaskPart } from "../../contract/task.js";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { taskFolder } from "../../contract/task-folder.js";
 import type { StageKind } from "../../contract/stage.js";
 import type { TaskModule } from "../../contract/task.js";
@@ -33,10 +40,28 @@ export interface StageCode {
 /** Said of a part the task does not declare: its stage is keyed on every module of the task folder. */
 export const WHOLE_FOLDER = "whole task folder";
 
+/** The module an isolated stage's process starts from: it runs the task's code, so it is in the key. */
+export const HOST_MODULE = "dist/src/runner/code/isolated-host.js";
+
+/** The task parts a stage of `kind` with `params` calls (none when the spec names no task). */
+export const partsCalled = (kind: StageKind, params: Json, task: TaskOfStage): TaskPart[] =>
+  task.name !== "" && kind.taskParts ? kind.taskParts(params, task.module) : [];
+
+/** A stage that calls task code runs isolated (src/runner/code/isolation.ts), unless it also sends requests
+ *  to a model's server (a judge stage: its task code runs in medbench's process, under the source rules). */
+export const runsIsolated = (kind: StageKind, params: Json, task: TaskOfStage): boolean =>
+  partsCalled(kind, params, task).length > 0 && !kind.sendsRequests?.(params);
+
+/** The compiled modules a stage of `kind` starts from (its kind's, and the isolated host's when it has one). */
+function kindEntries(kind: StageKind, params: Json, task: TaskOfStage): string[] {
+  const own = `dist/stages/${kind.kind}.js`;
+  return runsIsolated(kind, params, task) ? [own, HOST_MODULE] : [own];
+}
+
 export function stageCode(root: string, kind: StageKind, params: Json, task: TaskOfStage): StageCode {
-  const entries = [`dist/stages/${kind.kind}.js`];
-  const calls = task.name !== "" && kind.taskParts ? kind.taskParts(params, task.module) : [];
-  if (task.user) return userStageCode(root, kind, task, calls);
+  const entries = kindEntries(kind, params, task);
+  const calls = partsCalled(kind, params, task);
+  if (task.user) return userStageCode(root, kind, task, calls, entries);
   const parts: Record<string, Json> = {};
   if (calls.length) {
     const bound = taskBindings(root, task.name, task.module).parts;
@@ -104,9 +129,15 @@ function environmentOf(
  * cache/compiled), or, for a part the task does not declare, every compiled module of the task; the
  * packages they load and the compiler's version.
  */
-function userStageCode(root: string, kind: StageKind, task: TaskOfStage, calls: TaskPart[]): StageCode {
+function userStageCode(
+  root: string,
+  kind: StageKind,
+  task: TaskOfStage,
+  calls: TaskPart[],
+  entries: string[],
+): StageCode {
   const user = task.user!;
-  const own = codeIdentity(root, [`dist/stages/${kind.kind}.js`], isInfrastructure);
+  const own = codeIdentity(root, entries, isInfrastructure);
   const parts: Record<string, Json> = {};
   const modules: string[] = [];
   let whole = false;
@@ -138,3 +169,41 @@ function userStageCode(root: string, kind: StageKind, task: TaskOfStage, calls: 
 
 /** Said of a part a task of the user's repository does not declare: every compiled module of the task. */
 export const WHOLE_USER_TASK = "whole task folder of the repository";
+
+/** What an isolated stage's process loads and reads as code: its entries, the part modules (absolute), or
+ *  the task's index.js when a part is keyed on the whole folder; and the declared variables its key holds. */
+export interface IsolatedCode {
+  files: string[];
+  modules: { part: TaskPart; module: string; exports: Record<string, string> }[];
+  whole: string | null;
+  env: string[];
+}
+
+export function isolatedCode(root: string, kind: StageKind, params: Json, task: TaskOfStage): IsolatedCode {
+  const calls = partsCalled(kind, params, task);
+  const user = task.user;
+  const base = user ? user.compiledRoot : root;
+  const bound = user
+    ? taskBindings(user.compiledRoot, task.name, task.module, join("tasks", task.name)).parts
+    : taskBindings(root, task.name, task.module).parts;
+  const folder = user ? user.compiled : join(root, "dist", taskFolder(task.name));
+  const modules: IsolatedCode["modules"] = [];
+  let whole = false;
+  for (const part of calls) {
+    const binding = bound.get(part);
+    if (binding) modules.push({ part, module: resolve(base, binding.module), exports: binding.exports });
+    else whole = true;
+  }
+  const entries = [
+    ...kindEntries(kind, params, task).map((rel) => resolve(root, rel)),
+    ...modules.map((binding) => binding.module),
+    ...(whole ? filesUnder(folder).filter((file) => file.endsWith(".js")) : []),
+  ];
+  const record = stageCode(root, kind, params, task).task as { environment?: Record<string, unknown> } | null;
+  return {
+    files: reachedFiles(entries),
+    modules,
+    whole: whole ? join(folder, "index.js") : null,
+    env: Object.keys(record?.environment ?? {}),
+  };
+}
