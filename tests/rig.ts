@@ -228,6 +228,9 @@ export class Install {
         .map((f) => join(top, String(f)).split("\\").join("/"))
         .filter((f) => f.endsWith(".ts")),
     );
+    // A task's JSON data, copied as tsc copies each one a module imports (resolveJsonModule).
+    for (const data of readdirSync(this.path("tasks"), { recursive: true }).map(String))
+      if (data.endsWith(".json")) cpSync(this.path("tasks", data), this.path("dist/tasks", data));
     for (const source of sources) {
       const text = readFileSync(this.path(source), "utf8");
       if (createHash("sha256").update(text).digest("hex") === recorded[source]) continue;

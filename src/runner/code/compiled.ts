@@ -27,8 +27,9 @@ export function checkCompiled(root: string): void {
   const seen = new Set<string>();
   for (const dir of SOURCE_DIRS) {
     for (const file of filesUnder(join(root, dir))) {
-      if (!file.endsWith(".ts")) continue;
       const rel = relative(root, file).split("\\").join("/");
+      // A task's JSON data: tsc copies each one a module imports into dist/.
+      if (!(file.endsWith(".ts") || (rel.startsWith("tasks/") && file.endsWith(".json")))) continue;
       seen.add(rel);
       const was = compiled[rel];
       if (was === undefined)

@@ -4,7 +4,6 @@
 // would have a clock and a random of its own), and the facts of the host (its name, users, load). File reads
 // are the permission model's (--allow-fs-read); every read it refuses is also recorded here, so that code
 // which catches the error still fails its stage. docs/records.md, "Task code runs isolated".
-import { resolve } from "node:path";
 
 // Node's permission model refuses fsync, which medbench's writers call once a file is whole: here it does
 // nothing, and medbench's process syncs each output file it receives (isolation.ts). Done as this module
@@ -143,34 +142,42 @@ function closeHost(): void {
   if (process.report) close(process.report, "getReport", "process.report reads the machine", fix);
 }
 
-const pathArg = (value: unknown): string | null =>
-  typeof value === "string"
-    ? resolve(value)
-    : value instanceof URL && value.protocol === "file:"
-      ? value.pathname
-      : Buffer.isBuffer(value)
-        ? resolve(value.toString("utf8"))
-        : null;
+/** Records the path of an error the permission model threw (or passed on), once. */
+function noteRefusal(e: unknown): void {
+  const error = e as { code?: unknown; resource?: unknown } | null;
+  if (error?.code !== "ERR_ACCESS_DENIED") return;
+  const path = typeof error.resource === "string" ? error.resource : "(a path)";
+  if (!refusedReads.includes(path)) refusedReads.push(path);
+}
 
-/** Each fs function that takes a path first records a path the permission model refuses to read. */
+/** fs's function, recording each refusal it throws, passes to its callback or rejects with. */
+function watched(original: (...args: unknown[]) => unknown, name: string): (...args: unknown[]) => unknown {
+  const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+    const last = args.length - 1;
+    if (typeof args[last] === "function") {
+      const callback = args[last] as (...results: unknown[]) => unknown;
+      args[last] = (...results: unknown[]) => (noteRefusal(results[0]), callback(...results));
+    }
+    try {
+      const out = original.apply(this, args);
+      if (out instanceof Promise) return out.catch((e: unknown) => (noteRefusal(e), Promise.reject(e)));
+      return out;
+    } catch (e) {
+      noteRefusal(e);
+      throw e;
+    }
+  };
+  Object.defineProperty(wrapper, "name", { value: name });
+  return Object.assign(wrapper, original); // realpathSync.native and the like stay
+}
+
+/** Each fs function records a read the permission model refused (code may catch the error itself). */
 function watchReads(): void {
   const fs = require("node:fs") as Record<string, unknown> & { promises: Record<string, unknown> };
-  const permission = (process as { permission?: { has(scope: string, path: string): boolean } }).permission;
-  if (!permission) return;
   for (const owner of [fs, fs.promises])
-    for (const [name, value] of Object.entries(owner)) {
-      if (typeof value !== "function" || /^[A-Z]/.test(name) || name.startsWith("f")) continue;
-      const original = value as (...args: unknown[]) => unknown;
-      const watched = function (this: unknown, ...args: unknown[]): unknown {
-        const path = pathArg(args[0]);
-        if (path !== null && !permission.has("fs.read", path) && !refusedReads.includes(path))
-          refusedReads.push(path);
-        return original.apply(this, args);
-      };
-      Object.defineProperty(watched, "name", { value: name });
-      owner[name] = Object.assign(watched, original); // realpathSync.native and the like stay
-
-    }
+    for (const [name, value] of Object.entries(owner))
+      if (typeof value === "function" && !/^[A-Z]/.test(name))
+        owner[name] = watched(value as (...args: unknown[]) => unknown, name);
 }
 
 /** Everything above, in the order that leaves nothing open before task code loads. */

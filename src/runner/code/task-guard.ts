@@ -6,7 +6,7 @@
 // the stage's inputs. Task functions are synchronous by the contract, so the whole call is under it.
 import type { Context, Script } from "node:vm";
 import { StageError } from "../../errors.js";
-import { requestProblems, scoreProblems } from "../../contract/returns.js";
+import { parseProblems, requestProblems, scoreProblems } from "../../contract/returns.js";
 import type { Baseline, ParsedReply, ParseInput, TaskModule, TaskParts } from "../../contract/task.js";
 
 /** The environment variable that sets the deadline, in seconds, of each call of task code. */
@@ -165,7 +165,7 @@ export function guardTask(task: TaskModule, options: GuardOptions): TaskModule {
   const guarded: TaskModule = {
     ...task,
     buildRequests: wrap(at(partFile(parts, "prompts"), "buildRequests"), task.buildRequests, requestProblems),
-    parseReply: wrap(at(partFile(parts, "parse"), "parseReply"), task.parseReply),
+    parseReply: wrap(at(partFile(parts, "parse"), "parseReply"), task.parseReply, parseProblems),
     score: wrap(at(partFile(parts, "score"), "score"), task.score, (scores) =>
       scoreProblems(scores, options.primary),
     ),
@@ -192,7 +192,11 @@ export function guardTask(task: TaskModule, options: GuardOptions): TaskModule {
       ]),
     );
   const parse = at(partFile(parts, "parse"), "parseReply");
-  batched.set(guarded, (inputs) => eachUnderDeadline(parse, options.seconds, task.parseReply, inputs));
+  batched.set(guarded, (inputs) => {
+    const parsed = eachUnderDeadline(parse, options.seconds, task.parseReply, inputs);
+    for (const one of parsed) refuse(parse, parseProblems(one));
+    return parsed;
+  });
   originals.set(guarded, task);
   guardOptions.set(guarded, options);
   return guarded;

@@ -204,7 +204,8 @@ function checkLocale(ts: typeof TS, node: TS.CallExpression | TS.NewExpression, 
   const args = node.arguments ?? ts.factory.createNodeArray();
   let index: number | undefined;
   if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(callee))
-    index = LOCALE_METHODS[callee.name.text];
+    // Own names only: a plain object's lookup would find Object.prototype's toString and valueOf.
+    index = Object.hasOwn(LOCALE_METHODS, callee.name.text) ? LOCALE_METHODS[callee.name.text] : undefined;
   else if (ts.isNewExpression(node) && /^Intl\.\w+$/.test(callee.getText())) index = 0;
   if (index === undefined || literalText(ts, args[index]) !== undefined) return;
   report(

@@ -112,7 +112,7 @@ interface Source {
 
 export function compileUserTask(task: UserTask): void {
   const sources: Source[] = filesUnder(task.source)
-    .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
+    .filter((file) => (file.endsWith(".ts") && !file.endsWith(".d.ts")) || file.endsWith(".json"))
     .map((file) => ({ abs: file, rel: relative(task.source, file).split("\\").join("/") }));
   const hashes = Object.fromEntries(
     sources.map((source) => [source.rel, factsOf(source.abs, "sha256", (bytes) => sha256Hex(bytes))]),
@@ -183,6 +183,11 @@ function transpile(stale: Source[]): [string, string][] {
   const problems: Diagnostic[] = [];
   for (const source of stale) {
     const text = readFileSync(source.abs, "utf8");
+    // A JSON data file of the folder, copied as tsc copies one a module imports (its copy is keyed).
+    if (source.rel.endsWith(".json")) {
+      outputs.push([source.rel, text]);
+      continue;
+    }
     const out = ts.transpileModule(text, {
       fileName: source.abs,
       reportDiagnostics: true,
@@ -225,6 +230,7 @@ function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<stri
   const folder = relative(task.root, task.source).split("\\").join("/");
   const problems: Diagnostic[] = [];
   for (const source of sources) {
+    if (source.rel.endsWith(".json")) continue;
     const js = jsName(source.rel);
     const text = fresh.get(js);
     const imports = text !== undefined ? importsIn(text) : moduleFacts(join(task.compiled, js)).imports;
@@ -234,7 +240,9 @@ function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<stri
       const outside = target === ".." || target.startsWith("../");
       const candidates = target.endsWith(".js")
         ? [target.replace(/\.js$/, ".ts")]
-        : [`${target}.ts`, `${target}/index.ts`];
+        : target.endsWith(".json")
+          ? [target]
+          : [`${target}.ts`, `${target}/index.ts`];
       if (!outside && candidates.some((candidate) => known.has(candidate))) continue;
       problems.push({
         file: relative(process.cwd(), source.abs) || source.abs,
@@ -242,12 +250,13 @@ function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<stri
         message: outside
           ? `imports ${spec}, outside the task's folder ${folder}/: medbench compiles and keys only the ` +
             "folder's own code, so an edit there would rerun nothing"
-          : `imports ${spec}, which is no .ts file of ${folder}/ (medbench compiles only the folder's ` +
-            ".ts files, not through links)",
+          : `imports ${spec}, which is no .ts or .json file of ${folder}/ (medbench compiles only the ` +
+            "folder's .ts files and copies its .json files, not through links)",
         fix: outside
           ? `copy what it needs into ${folder}/ and import it from there (or make it a package the ` +
             "repository installs)"
-          : "import a source of the task folder by its compiled name (./x.js for x.ts)",
+          : "import a source of the task folder by its compiled name (./x.js for x.ts), or a JSON file " +
+            'of the folder by its own name (import table from "./table.json")',
       });
     }
   }
