@@ -1,6 +1,6 @@
 // A stage that calls task code, run in its own process (src/runner/code/isolation.ts): its job assembled from
 // the stage's context, and what the process may read, from its key (the code it loads) and its inputs.
-import { mkdirSync } from "../../util/builtins.js";
+import { lstatSync, mkdirSync } from "../../util/builtins.js";
 import { dirname, join } from "node:path";
 import { HOST_MODULE, isolatedCode } from "../keys/stage-code.js";
 import { runIsolated } from "../code/isolation.js";
@@ -43,6 +43,30 @@ function inputsOf(ctx: StageContext): Record<string, IsolatedInput> {
   return out;
 }
 
+/**
+ * The links Node's resolver passes through to reach the code (a package or a node_modules folder that is a
+ * link, as `npm link` and workspaces make): it reads the link itself, so each must be allowed as a path.
+ * Only links on the way up from a module, named `node_modules` or a package the code loads, are looked at.
+ */
+function linksToCode(files: string[]): string[] {
+  const names = new Set<string>();
+  for (const file of files) {
+    const match = /.*[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(file);
+    if (match) names.add(match[1]!);
+  }
+  const isLink = (path: string) => lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const file of files)
+    for (let dir = dirname(file); !seen.has(dir); dir = dirname(dir)) {
+      seen.add(dir);
+      const modules = join(dir, "node_modules");
+      for (const path of [modules, ...[...names].map((name) => join(modules, name))])
+        if (isLink(path)) out.push(path);
+    }
+  return out;
+}
+
 /** What the process may read: the code it loads, medbench's own package.json files (its install root is
  *  found by them), and its inputs (their cache objects folder when they are too many to list). */
 function readable(code: string[], inputs: Record<string, IsolatedInput>, taskRoots: string[]): string[] {
@@ -52,7 +76,7 @@ function readable(code: string[], inputs: Record<string, IsolatedInput>, taskRoo
   );
   const objects = files.length > MAX_LISTED_INPUTS ? [dirname(dirname(files[0]!))] : files;
   const manifests = [root, join(root, "dist"), ...taskRoots].map((dir) => join(dir, "package.json"));
-  return [...code, ...manifests, ...objects];
+  return [...code, ...linksToCode(code), ...manifests, ...objects];
 }
 
 /** Runs the stage in its own process; its outputs, as the stage kind returned them. */
