@@ -119,7 +119,7 @@ function packageName(spec: string): string {
 }
 
 /** The installed package a file belongs to: the folder after its last `node_modules`. */
-function packageRootOf(file: string): string | null {
+export function packageRootOf(file: string): string | null {
   const marker = `${sep}node_modules${sep}`;
   const at = file.lastIndexOf(marker);
   if (at < 0) return null;

@@ -3,6 +3,7 @@
 import { lstatSync, mkdirSync } from "../../util/builtins.js";
 import { dirname, join } from "node:path";
 import { HOST_MODULE, isolatedCode } from "../keys/stage-code.js";
+import { packageRootOf } from "../code/code.js";
 import { runIsolated } from "../code/isolation.js";
 import { FUNCTION_MARK, type IsolatedInput, type IsolatedJob } from "../code/isolation-job.js";
 import { guardedWith, unguarded } from "../code/task-guard.js";
@@ -76,7 +77,10 @@ function readable(code: string[], inputs: Record<string, IsolatedInput>, taskRoo
   );
   const objects = files.length > MAX_LISTED_INPUTS ? [dirname(dirname(files[0]!))] : files;
   const manifests = [root, join(root, "dist"), ...taskRoots].map((dir) => join(dir, "package.json"));
-  return [...code, ...linksToCode(code), ...manifests, ...objects];
+  // A package is keyed whole (code.ts: npm's record of every file, or the sha256 of each one, data files
+  // too), so its whole folder is readable: a package may read its own data files.
+  const packages = [...new Set(code.map((file) => packageRootOf(file) ?? file))];
+  return [...packages, ...linksToCode(code), ...manifests, ...objects];
 }
 
 /** Runs the stage in its own process; its outputs, as the stage kind returned them. */
