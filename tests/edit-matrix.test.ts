@@ -321,7 +321,7 @@ const CELLS: Cell[] = [
     expr: 'fetch("http://127.0.0.1:9/")',
     outcome: /fetch\(\): stage code runs isolated/,
   },
-  { name: "HOME", part: "parser", expr: "(globalThis as any).process.env.HOME", outcome: "built" },
+  { name: "HOME", part: "scorer", expr: "(globalThis as any).process.env.HOME", outcome: "built" },
   // Clocks and randomness: fixed, and drawn from the stage's key.
   ...["Date.now()", "new Date().toISOString()", "Math.random()"].map(
     (expr): Cell => ({ name: expr, part: "scorer", expr, outcome: "built" }),

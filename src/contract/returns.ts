@@ -167,7 +167,8 @@ function jsonProblem(value: unknown, at: string): string | null {
     }
     return null;
   }
-  const what = value === undefined ? "undefined" : typeof value === "object" ? "no plain object" : typeof value;
+  const what =
+    value === undefined ? "undefined" : typeof value === "object" ? "no plain object" : typeof value;
   return `${at} is ${what}`;
 }
 

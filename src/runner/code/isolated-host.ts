@@ -4,8 +4,7 @@
 // Node's permission model lets it read only the files of its key and its inputs.
 // First: it makes fsync a no-op before medbench's fs wrappers load (./sandbox.ts).
 import { Closed, lockDown, refusedReads } from "./sandbox.js";
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { createHash, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import type { DataSource, InputView, StageContext, StageKind, StageOutput } from "../../contract/stage.js";
 import type { BuildEvent } from "../../contract/events.js";
@@ -107,7 +106,8 @@ function contextOf(job: IsolatedJob, task: TaskModule): StageContext {
 function kindOf(job: IsolatedJob): StageKind {
   const exports = require(job.kindModule) as Record<string, unknown>;
   const found = Object.values(exports).find(
-    (value) => (value as StageKind | null)?.kind === job.kind && typeof (value as StageKind).run === "function",
+    (value) =>
+      (value as StageKind | null)?.kind === job.kind && typeof (value as StageKind).run === "function",
   );
   if (!found) throw new Error(`internal: ${job.kindModule} exports no stage kind ${job.kind}`);
   return found as StageKind;

@@ -46,11 +46,9 @@ export function seededRandom(keyHex: string): () => number {
   return () => next() / 4294967296;
 }
 
-const closed =
-  (what: string, fix: string) =>
-  (): never => {
-    throw new Closed(what, fix);
-  };
+const closed = (what: string, fix: string) => (): never => {
+  throw new Closed(what, fix);
+};
 
 const NETWORK_FIX =
   "compute from the stage's inputs: data the task needs is a stage input of the spec (`{ file: … }`), " +
@@ -98,7 +96,10 @@ function closeNetwork(): void {
   const dgram = require("node:dgram") as typeof import("node:dgram");
   for (const name of ["bind", "send", "connect"])
     close(dgram.Socket.prototype, name, "a network datagram", NETWORK_FIX);
-  const dns = require("node:dns") as Record<string, unknown> & { promises: object; Resolver: { prototype: object } };
+  const dns = require("node:dns") as Record<string, unknown> & {
+    promises: object;
+    Resolver: { prototype: object };
+  };
   for (const owner of [dns, dns.promises])
     for (const name of ["lookup", "lookupService", "resolve", "resolve4", "resolve6", "reverse"])
       close(owner, name, "a DNS lookup", NETWORK_FIX);
