@@ -321,6 +321,43 @@ describe("the shipped gemini route's base URL from GOOGLE_GEMINI_BASE_URL", () =
   });
 });
 
+describe("the note-errors roster names references on another protocol", () => {
+  it("a Gemini reference with thinking off holds; one at its lowest level is the weak reference", async () => {
+    const fake = await startGeminiFake({ policy: "note-errors-plain" });
+    const p = new Project();
+    projects.push(p);
+    try {
+      p.edit(NE, (text) =>
+        text
+          .replace(
+            "strong_reference: { model: { $spec: /check/strong_reference }",
+            "strong_reference: { model: gemini/gemini-2.5-flash",
+          )
+          .replace("model: { $spec: /check/weak_reference }", "model: gemini/gemini-3-flash"),
+      );
+      const env = { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: fake.url };
+      for (const model of ["gemini/gemini-2.5-flash", "gemini/gemini-3-flash"]) {
+        const r = await p.run(["build", NE, "--model", model], env);
+        expect(r.exitCode, r.stderr).toBe(0);
+      }
+      const check = await p.run(["check", NE, "--json"], env);
+      const report = JSON.parse(check.stdout.trim().split("\n").pop()!);
+      const role = (name: string) => report.runs.find((run: { role: string }) => run.role === name);
+      // Thinking off by thinkingBudget 0, its audit holding: a thinking-off reference.
+      expect(role("strong_reference")).toMatchObject({ status: "ok", deviations: [] });
+      // Gemini 3 cannot turn thinking off: its lowest level, recorded, is the weak reference's "low".
+      const weak = role("weak_reference");
+      expect(weak.status, weak.reason).toBe("ok");
+      expect(weak.tags).toEqual(expect.arrayContaining(["deviating"]));
+      expect(weak.deviations).toEqual([
+        expect.objectContaining({ field: "thinking", rule: "gemini gemini-3* reasoning_low" }),
+      ]);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 /** The files under `dir` of the project that contain `text`. */
 function grep(p: Project, dir: string, text: string): string[] {
   const out: string[] = [];
