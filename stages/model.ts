@@ -231,8 +231,8 @@ async function refuseOverBudget(
   });
 }
 
-/** What a model would be sent of these requests (those without a reply), estimated; null for a built-in
- *  model or a route the registry does not have. */
+/** What a model would be sent of these requests (those without a reply), estimated (at the batch price
+ *  for a route with `batch: true`); null for a built-in model or a route the registry does not have. */
 export async function estimateModel(
   ctx: StageContext,
   params: Params,
@@ -242,7 +242,8 @@ export async function estimateModel(
   const route = ctx.options.routes.get(routeName);
   if (routeName === "medbench" || !route) return null;
   const pending = await pendingRequests(ctx, params, route, model, requests);
-  return estimateOf(pending, priceOf(route, model), false);
+  // A route that sends as batches by default is estimated at its batch price.
+  return estimateOf(pending, priceOf(route, model), route.batch === true);
 }
 
 /** An estimate in words: requests, input tokens (bytes / 4) and the output bound. */

@@ -108,7 +108,8 @@ function requestDifferences(
     const recorded = JSON.parse(outputText(published, at, "null")) as Json;
     const sent = JSON.parse(outputText(live, at, "null")) as Json;
     for (const diff of jsonDiff(request(recorded), request(sent))) {
-      if (!/thinking_audit|api_errors|truncated|response_format|incomplete|\/n$/.test(diff.path))
+      // What came back (counts, token totals), not what was sent.
+      if (!/thinking_audit|api_errors|truncated|response_format|incomplete|tokens|usage|\/n$/.test(diff.path))
         differences.push({ stage, path: diff.path, recorded: diff.from, sent: diff.to });
     }
   }
