@@ -19,11 +19,13 @@ const TASK_STAGES = ["prompts", "fit", "model", "parse", "score", "bootstrap"];
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-isolation-"));
 process.once("exit", () => fs.removeSync(work));
-const inProcess = path.join(work, "in-process.cjs");
+const inProcess = path.join(work, "in-process.mjs");
+const stageCode = path.join(repo, "dist/src/runner/keys/stage-code.js");
 await fs.writeFile(
   inProcess,
-  `require(${JSON.stringify(path.join(repo, "dist/src/runner/keys/stage-code.js"))}).runsIsolated = () => false;\n` +
-    `require(${JSON.stringify(bin)});\n`,
+  `import { createRequire } from "node:module";\n` +
+    `createRequire(import.meta.url)(${JSON.stringify(stageCode)}).runsIsolated = () => false;\n` +
+    `await import(${JSON.stringify(bin)});\n`,
 );
 
 async function project() {
