@@ -127,7 +127,7 @@ export function startFakeAnthropicBatches(options = {}) {
       const { port } = server.address();
       base = `http://127.0.0.1:${port}`;
       resolve({
-        url: `${base}/v1`,
+        url: base, // a route's base_url, as Anthropic's is (https://api.anthropic.com)
         stats,
         batches,
         set: (changes) => Object.assign(opts, changes),

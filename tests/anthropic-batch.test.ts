@@ -79,7 +79,7 @@ describe("Anthropic's Message Batches", () => {
   });
 
   it("splits a set at the request limit and at the byte limit", async () => {
-    const api = client("http://127.0.0.1:9/v1");
+    const api = client("http://127.0.0.1:9");
     const lines = Array.from({ length: 5 }, (_, i) => ({ line: api.entry(keys[i % 4]!, params(i)) }));
     expect(
       splitBatches(lines, { requests: 2, bytes: ANTHROPIC_BATCH_LIMITS.bytes }).map((x) => x.length),

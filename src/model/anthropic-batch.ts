@@ -23,7 +23,12 @@ interface ResultLine {
 export class AnthropicBatches implements BatchApi {
   readonly limits = ANTHROPIC_BATCH_LIMITS;
 
-  constructor(private readonly http: BatchHttp) {}
+  /** `messages`: the protocol's path of a message (/v1/messages under Anthropic's base URL); the batches
+   *  are under it. */
+  constructor(
+    private readonly http: BatchHttp,
+    private readonly messages = "/v1/messages",
+  ) {}
 
   entry(key: string, payload: Buffer): Buffer {
     return Buffer.concat([
@@ -38,11 +43,13 @@ export class AnthropicBatches implements BatchApi {
     entries.forEach((entry, i) => parts.push(...(i ? [Buffer.from(","), entry] : [entry])));
     parts.push(Buffer.from("]}"));
     const body = new Uint8Array(Buffer.concat(parts));
-    return (JSON.parse(await this.http.call("POST", "/messages/batches", body)) as { id: string }).id;
+    return (JSON.parse(await this.http.call("POST", `${this.messages}/batches`, body)) as { id: string }).id;
   }
 
   async state(id: string): Promise<BatchState> {
-    const batch = JSON.parse(await this.http.call("GET", `/messages/batches/${encodeURIComponent(id)}`)) as {
+    const batch = JSON.parse(
+      await this.http.call("GET", `${this.messages}/batches/${encodeURIComponent(id)}`),
+    ) as {
       processing_status: string;
       results_url?: string | null;
     };
@@ -56,7 +63,7 @@ export class AnthropicBatches implements BatchApi {
   }
 
   async cancel(id: string): Promise<void> {
-    await this.http.call("POST", `/messages/batches/${encodeURIComponent(id)}/cancel`);
+    await this.http.call("POST", `${this.messages}/batches/${encodeURIComponent(id)}/cancel`);
   }
 
   async results(state: BatchState): Promise<BatchLine[]> {
