@@ -8,7 +8,7 @@
 import S3rver from "s3rver";
 import S3Object from "s3rver/lib/models/object.js";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -79,9 +79,12 @@ function stallable(server) {
   };
 }
 
-/** Conditional writes as AWS S3 documents them (PutObject, If-None-Match: *): 412 PreconditionFailed when
- *  the name exists, 409 ConditionalRequestConflict while another conditional write of it is under way.
- *  s3rver ignores the header; `off` keeps it so (a store that cannot claim). */
+/** Conditional writes as AWS S3 documents them (PutObject): with If-None-Match: *, 412 PreconditionFailed
+ *  when the name exists; with If-Match: <etag>, 412 when the object's ETag differs and 404 NoSuchKey when
+ *  there is no object of that name; 409 ConditionalRequestConflict while another conditional write of the
+ *  name is under way (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html,
+ *  "Conditional write behavior"). s3rver ignores both headers; `off` keeps it so (a store that cannot claim).
+ */
 function conditionalWrites(server, off) {
   const writing = new Set();
   const refuse = (ctx, status, code) => {
@@ -90,12 +93,17 @@ function conditionalWrites(server, off) {
     ctx.body = `<Error><Code>${code}</Code><Message>conditional write refused</Message></Error>`;
   };
   server.middleware.unshift(async (ctx, next) => {
-    if (off || ctx.method !== "PUT" || ctx.get("if-none-match") !== "*") return next();
+    const absent = ctx.get("if-none-match") === "*";
+    const match = ctx.get("if-match");
+    if (off || ctx.method !== "PUT" || (!absent && !match)) return next();
     const [, bucket, ...rest] = ctx.path.split("/");
     const key = decodeURIComponent(rest.join("/"));
     const name = `${bucket}/${key}`;
     if (writing.has(name)) return refuse(ctx, 409, "ConditionalRequestConflict");
-    if (existsSync(server.store.getResourcePath(bucket, key, "object")))
+    const exists = existsSync(server.store.getResourcePath(bucket, key, "object"));
+    if (absent && exists) return refuse(ctx, 412, "PreconditionFailed");
+    if (match && !exists) return refuse(ctx, 404, "NoSuchKey");
+    if (match && match !== "*" && match.replace(/"/g, "") !== currentMd5(server.store, bucket, key))
       return refuse(ctx, 412, "PreconditionFailed");
     writing.add(name);
     try {
@@ -104,6 +112,40 @@ function conditionalWrites(server, off) {
       writing.delete(name);
     }
   });
+}
+
+/** The md5 an object's ETag quotes (writeWhole keeps it beside the object), or null when it is gone. */
+function currentMd5(store, bucket, key) {
+  try {
+    return readFileSync(store.getResourcePath(bucket, key, "object.md5"), "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** Failures for tests: `refuse METHOD MATCH STATUS [WRITER]` answers every METHOD request whose key holds
+ *  MATCH (and, with WRITER, whose x-amz-meta-medbench-writer is WRITER: one machine's uploads) with STATUS,
+ *  as S3 answers a throttled call (503 SlowDown) or an internal error (500); `refuse off` ends them. */
+function refusals(server) {
+  const rules = [];
+  const CODES = { 500: "InternalError", 503: "SlowDown" };
+  server.middleware.unshift(async (ctx, next) => {
+    const writer = ctx.get("x-amz-meta-medbench-writer");
+    const rule = rules.find(
+      (r) => r.method === ctx.method && ctx.path.includes(r.match) && (!r.writer || r.writer === writer),
+    );
+    if (!rule) return next();
+    rule.count++;
+    ctx.status = rule.status;
+    ctx.type = "application/xml";
+    const code = CODES[rule.status] ?? "InternalError";
+    ctx.body = `<Error><Code>${code}</Code><Message>refused for a test</Message></Error>`;
+  });
+  return {
+    add: (method, match, status, writer) => rules.push({ method, match, status, writer, count: 0 }),
+    clear: () => rules.splice(0),
+    count: () => rules.reduce((sum, rule) => sum + rule.count, 0),
+  };
 }
 
 /** A small seeded generator of numbers in [0, 1) (mulberry32), so that a throttled run is the same each time. */
@@ -148,8 +190,17 @@ export async function startS3({ dir, bucket = "medbench", port = 0, conditional 
   conditionalWrites(server, !conditional);
   const stall = stallable(server);
   const pace = pacing(server);
+  const refused = refusals(server);
   const { port: bound } = await server.run();
-  return { endpoint: `http://127.0.0.1:${bound}`, bucket, dir, stall, pace, close: () => server.close() };
+  return {
+    endpoint: `http://127.0.0.1:${bound}`,
+    bucket,
+    dir,
+    stall,
+    pace,
+    refused,
+    close: () => server.close(),
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
@@ -172,20 +223,24 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
   // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it;
-  // `throttle N` and `delay MS` pace it (see pacing); each is acknowledged (`throttled`: with its count).
+  // `throttle N` and `delay MS` pace it (see pacing); `refuse METHOD MATCH STATUS [WRITER]` and `refuse off`
+  // (see refusals); each is acknowledged (`throttled` and `refused`: with their counts).
   process.stdin.setEncoding("utf8");
   let pending = "";
   process.stdin.on("data", (chunk) => {
     pending += chunk;
     for (let i = pending.indexOf("\n"); i >= 0; i = pending.indexOf("\n")) {
-      const [word, match, allow, mode] = pending.slice(0, i).trim().split(" ");
+      const [word, match, allow, mode, writer] = pending.slice(0, i).trim().split(" ");
       pending = pending.slice(i + 1);
       if (word === "stall") s.stall.start(match, Number(allow), mode === "miss");
       else if (word === "go") s.stall.end();
       else if (word === "throttle") s.pace.every = Number(match);
       else if (word === "delay") s.pace.delayMs = Number(match);
-      // `throttled` is answered with how many requests were answered 503 SlowDown so far.
-      process.stdout.write(word === "throttled" ? `${s.pace.throttled}\n` : `${word}\n`);
+      else if (word === "refuse" && match === "off") s.refused.clear();
+      else if (word === "refuse") s.refused.add(match, allow, Number(mode), writer);
+      // `throttled` and `refused`: how many requests were answered 503 SlowDown, or refused, so far.
+      const counts = { throttled: s.pace.throttled, refused: s.refused.count() };
+      process.stdout.write(word in counts ? `${counts[word]}\n` : `${word}\n`);
     }
   });
 }

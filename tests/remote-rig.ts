@@ -24,6 +24,12 @@ export type S3 = {
   /** How many requests it answered 503 SlowDown so far. */
   throttled(): Promise<number>;
   delay(ms: number): Promise<void>;
+  /** Every `method` request of a key holding `match` (and, given `writer`, carrying that machine's
+   *  x-amz-meta-medbench-writer) answered `status` (503: SlowDown); `refuseNone` ends them. */
+  refuse(method: string, match: string, status: number, writer?: string): Promise<void>;
+  refuseNone(): Promise<void>;
+  /** How many requests it refused so far. */
+  refused(): Promise<number>;
 };
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -76,6 +82,10 @@ export async function startS3(args: string[] = []): Promise<S3> {
     throttle: async (every) => void (await command(`throttle ${every}`)),
     throttled: async () => Number(await command("throttled")),
     delay: async (ms) => void (await command(`delay ${ms}`)),
+    refuse: async (method, match, status, writer) =>
+      void (await command(`refuse ${method} ${match} ${status}${writer ? ` ${writer}` : ""}`)),
+    refuseNone: async () => void (await command("refuse off")),
+    refused: async () => Number(await command("refused")),
   };
 }
 
@@ -115,7 +125,7 @@ export const remoteEnv = (s3: S3) => ({
 export const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
 
 /** Every file of a results folder, by relative path. */
-export function results(p: Project, dir = RESULTS): Record<string, string> {
+export function results(p: Pick<Project, "path">, dir = RESULTS): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (d: string) => {
     for (const n of readdirSync(d)) {
