@@ -136,6 +136,8 @@ export function parseArgs(argv) {
     deadAfter: null,
     echoHeader: null, // tests: a header name whose value each reply echoes (in reasoning_content)
     echoUrl: false, // tests: each reply echoes the request's URL, query included (in reasoning_content)
+    holdAuthorization: null, // tests: the Authorization header whose requests `gate` holds (null: all)
+    heldStatus: null, // tests: the HTTP status each request `gate` held is answered with (null: its reply)
     largeBytes: 1 << 20, // the size of a `large` fault's reply
     keepReceived: 10_000, // bodies kept in stats.received (tests read them; a benchmark passes 0)
     record: null, // a file each request body is appended to, one line each, as received (benchmarks)
@@ -322,7 +324,16 @@ export function startFakeOpenAI(options = {}) {
         return;
       }
       if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
-      if (opts.gate) await opts.gate; // tests: hold every reply until the promise resolves
+      // Tests: hold every reply (or, with holdAuthorization, those of one key: one machine's) until the
+      // promise resolves; with heldStatus, each reply held is then that error, as a server that stalled.
+      const held =
+        opts.gate && (!opts.holdAuthorization || req.headers.authorization === opts.holdAuthorization);
+      if (held) await opts.gate;
+      if (held && opts.heldStatus) {
+        count(`held-${opts.heldStatus}`);
+        res.writeHead(opts.heldStatus).end('{"error":{"message":"server error"}}');
+        return;
+      }
       if (opts.deadAfter !== null && stats.answered.size >= opts.deadAfter) {
         count("dead");
         return; // accepted, never answered

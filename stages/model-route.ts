@@ -136,6 +136,7 @@ class RouteRun {
   private readonly replies: ReplyRecord[];
   private readonly inflight = new Map<string, Promise<CallOutcome>>();
   private readonly answered = new Set<string>(); // keys whose reply this run stored
+  private readonly elsewhere = new Set<string>(); // keys whose reply another machine stored meanwhile
   private readonly sent: SentRequests; // each item's body as sent (its last try), for metrics.request
   // The format level later items start at; items that needed a lower one; the first refusal of a format.
   private readonly formats = { start: 0, needed: 0, refusal: null as string | null };
@@ -203,8 +204,10 @@ class RouteRun {
           `${this.done} of ${this.requests.length} requests (the replies received are kept)`,
         "raise --max-cost, or build again with a new limit: only the requests without a reply are sent",
       );
+    // Every server of the route, as records show them (query values hidden): all of them failed.
+    const servers = [route.base_url, ...(route.replicas ?? [])].join(", ");
     return new StageError(
-      `route ${route.name} (${route.base_url}): ${this.breaker.why()}; ` +
+      `route ${route.name} (${servers}): ${this.breaker.why()}; ` +
         `stopped after ${this.done} of ${this.requests.length} ` +
         "requests (the replies received are kept; requests not sent are not errors)",
       `check that the server answers (and the key, if it refused it), then build again: it sends only the ` +
@@ -286,10 +289,17 @@ class RouteRun {
     }
     if (!memo) {
       const outcome: CallOutcome = await (kept ? Promise.resolve<CallOutcome>(kept) : this.call(prepared));
-      if (outcome.kind === "cancelled") return "cancelled";
-      if (outcome.kind !== "reply")
+      // A claimed request whose tries failed or stopped: another machine may have answered it meanwhile.
+      memo =
+        outcome.kind === "reply"
+          ? this.remember(key, outcome)
+          : outcome.kind === "refused"
+            ? null
+            : await this.storedElsewhere(key);
+      if (!memo) {
+        if (outcome.kind === "cancelled" || outcome.kind === "reply") return "cancelled";
         return this.unanswered(i, req, prepared, outcome, kept !== null, canLower);
-      memo = this.remember(key, outcome);
+      }
     }
     this.replies[i] = this.replyOf(req.id, key, format, memo.body);
     return "done";
@@ -301,6 +311,15 @@ class RouteRun {
     return { id, request_sha256: key, format, text, error: null, ...fields };
   }
 
+  /** The reply of a request this run claimed that another machine stored while its tries went on (its
+   *  claim passed its deadline: this process was stopped, or its server slow), or null. */
+  private async storedElsewhere(key: string): Promise<MemoReply | null> {
+    const { memo } = this.ctx;
+    if (!this.elsewhere.has(key) && (await memo.recheck?.(this.namespace, key)) == null) return null;
+    this.elsewhere.add(key);
+    return this.modules.recall(await memo.get(this.namespace, key));
+  }
+
   /** Identical bodies in one run (the same utterance in two subsets) share one call. */
   private call({ key, body, payload }: Prepared): Promise<CallOutcome> {
     let call = this.inflight.get(key);
@@ -310,6 +329,8 @@ class RouteRun {
         secrets: this.secrets,
         signal: this.breaker.signal,
         payload,
+        // Not sent again blindly: a claim past its deadline may have been answered by another machine.
+        beforeRetry: async () => (await this.storedElsewhere(key)) !== null,
       });
       void call.then((outcome) => this.breaker.record(outcome));
       this.inflight.set(key, call);

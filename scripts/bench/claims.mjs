@@ -23,9 +23,11 @@ const clone = async (fake) => {
   return dir;
 };
 
-/** `machines` processes against one fresh remote; the fake's counts and the wall time. */
-async function round(machines, conditional) {
+/** `machines` processes against one fresh remote; the fake's counts and the wall time. `throttled`: every
+ *  claim write answered 503 SlowDown (claiming turns itself off: it must cost no more than no claims). */
+async function round(machines, conditional, throttled = false) {
   const s3 = await startS3({ dir: path.join(tmp, `s3-${made}`), conditional });
+  if (throttled) s3.refused.add("PUT", "/claims/", 503);
   const fake = await startFakeOpenAI({ latencyMs });
   const env = remoteEnv(s3.endpoint);
   const dirs = await Promise.all(Array.from({ length: machines }, () => clone(fake)));
@@ -48,14 +50,17 @@ async function round(machines, conditional) {
 
 const one = await round(1, true);
 console.log(`voice-command, fake model answering in ${latencyMs} ms, ${one.bodies} request bodies`);
-console.log("machines  claims  sent  bodies sent twice+  wall / one machine");
+console.log("machines  claims     sent  bodies sent twice+  wall / one machine");
 const line = (machines, claims, r) =>
   console.log(
-    `${String(machines).padEnd(10)}${(claims ? "yes" : "no").padEnd(8)}${String(r.sent).padEnd(6)}` +
+    `${String(machines).padEnd(10)}${claims.padEnd(11)}${String(r.sent).padEnd(6)}` +
       `${String(r.twice).padEnd(20)}${(r.ms / one.ms).toFixed(2)}`,
   );
-line(1, true, one);
-for (const machines of [2, 4])
-  for (const claims of [true, false]) line(machines, claims, await round(machines, claims));
+line(1, "yes", one);
+for (const machines of [2, 4]) {
+  line(machines, "yes", await round(machines, true));
+  line(machines, "no", await round(machines, false));
+  line(machines, "throttled", await round(machines, true, true));
+}
 console.log(`load average ${os.loadavg()[0].toFixed(1)}`);
 await fs.remove(tmp);

@@ -45,6 +45,9 @@ export interface MemoStore {
   /** Once the entries put so far are in the shared remote too (a record another machine must find even if
    *  this build is killed next: a batch's id). */
   settled?(): Promise<void>;
+  /** Before a request this process claimed is sent again: the reply another machine stored meanwhile, when
+   *  its claim passed its deadline and was taken over (src/remote/claims.ts), else null (send it). */
+  recheck?(namespace: string, key: string): Promise<Buffer | null>;
 }
 
 export interface StageOptions {

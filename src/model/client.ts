@@ -32,6 +32,9 @@ export interface CallHooks {
   signal?: AbortSignal;
   /** The body already serialised (the bytes its key was hashed from), sent as it is. */
   payload?: Buffer;
+  /** Before each try after the first: true stops the request, not sent again ("cancelled"), since its
+   *  reply is to be had elsewhere (another machine took its claim over and stored it). */
+  beforeRetry?: () => Promise<boolean>;
 }
 
 /** The protocol's path under a base URL, a query (a gateway's key: a secret) kept after the path. */
@@ -307,7 +310,8 @@ class CompletionCall {
     const delay = Math.max(waitMs ?? 0, backoffMs(this.route.retry, this.spent));
     if (delay >= this.remaining()) return "stop";
     this.hooks.onRetry?.(redact(this.lastError, this.secrets));
-    return (await sleep(delay, this.hooks.signal)) ? "next" : "cancelled";
+    if (!(await sleep(delay, this.hooks.signal))) return "cancelled";
+    return (await this.hooks.beforeRetry?.()) ? "cancelled" : "next";
   }
 }
 

@@ -2,41 +2,71 @@
 // same time (without --shard) send each request once. Before sending a request it did not find, a machine
 // writes claims/<folder>/<request key> with a conditional write (If-None-Match: *, which AWS S3, MinIO and
 // scripts/s3-server.mjs refuse with 412 when the name exists). The one whose write succeeds sends; the
-// others wait for its reply to appear, and take the request over when the claim outlives its time (its
-// machine died), when its machine is this one and its process is gone, or when the reply it led to was
-// refused as damaged. An answered request's claim stays (a small object beside its reply): so a claim
-// written after a failed lookup always means no reply was there. An unanswered one is deleted at the end of
-// the run, so the next machine sends it. A store that does not refuse the second write is found by a probe:
-// one warning, and the run goes on without claims (machines may then send a request twice, as before).
+// others wait for its reply to appear (saying whom they wait for, and until when), and take the request
+// over when the claim they read outlives its time (its machine died or stopped), when its machine is this
+// host and its process is gone or a zombie, or when the reply it led to was refused as damaged. A takeover
+// replaces the very claim read (If-Match: its ETag), so of the machines waiting one wins, and the clock
+// restarts whenever the claim there changes. A claim is answered once its reply is in the store; a reply
+// whose upload failed releases its claim at once, so that another machine sends it; unanswered claims are
+// released at the end of the run. A store that cannot claim (it accepts a second conditional write) or that
+// throttles claim writes turns claiming off for the run, with one warning: requests then go unclaimed.
 import { randomBytes } from "../util/builtins.js";
 import { hostname } from "node:os";
-import { processAlive } from "../util/fsutil.js";
+import { processState } from "../util/fsutil.js";
 import type { RemoteStore } from "./store.js";
+import { ClaimNotes, type ClaimBody, type TakeoverWhy } from "./claim-notes.js";
 
 const POLL_MS = 500;
+/** Claim writes answered "slow down" in a row that turn claiming off for the run: each costs a request
+ *  only its going unclaimed, and a store throttling one call in three must not reach it (about 1 in 10^5
+ *  runs). */
+export const THROTTLED_IN_A_ROW = 16;
+/** Replies of this machine the store did not take in a row (each after its own tries) that turn it off. */
+const UNSTORED_IN_A_ROW = 3;
 
 export const claimName = (folder: string, key: string) => `claims/${folder}/${key}`;
 
-interface ClaimBody {
-  writer: string;
-  token: string; // this process's: its own claim, read back, is its own
-  host: string;
-  pid: number;
+export type ClaimOutcome = { kind: "send" } | { kind: "found"; data: Buffer } | { kind: "unclaimed" };
+const SEND: ClaimOutcome = { kind: "send" };
+const UNCLAIMED: ClaimOutcome = { kind: "unclaimed" };
+
+function parseClaim(data: Buffer): ClaimBody | null {
+  try {
+    const body = JSON.parse(data.toString("utf8")) as ClaimBody;
+    return body && typeof body === "object" ? body : null;
+  } catch {
+    return null;
+  }
 }
 
-export type ClaimOutcome = { kind: "send" } | { kind: "found"; data: Buffer } | { kind: "unclaimed" };
+/** How to find a request's reply, and whether the one found was refused as damaged. */
+export interface ReplyLookup {
+  lookup: () => Promise<Buffer | null>;
+  refused: () => boolean;
+}
 
 export class RequestClaims {
   private readonly token = randomBytes(8).toString("hex");
-  private readonly held = new Set<string>();
+  /** Claims this process holds, by name: when it last wrote each (performance.now(), this process's clock;
+   *  -Infinity: taken over meanwhile) and the ETag of that write. */
+  private readonly held = new Map<string, { since: number; etag: string }>();
+  private renewing: NodeJS.Timeout | null = null;
+  private readonly releases = new Set<Promise<void>>();
   private support: Promise<boolean> | null = null;
+  private off = false;
+  private throttledInARow = 0;
+  private unstoredInARow = 0;
+  private readonly notes: ClaimNotes;
 
   constructor(
     private readonly store: RemoteStore,
     private readonly writer: string,
     private readonly warn: (message: string) => void,
+    inform: (message: string) => void,
     private readonly ttlMs: number,
-  ) {}
+  ) {
+    this.notes = new ClaimNotes(inform, ttlMs);
+  }
 
   /** Once per process: does the store refuse a second conditional write of one name? */
   private supported(): Promise<boolean> {
@@ -45,9 +75,11 @@ export class RequestClaims {
 
   private async probe(): Promise<boolean> {
     const name = `claims/.probe-${this.token}`;
-    const first = await this.store.putIfAbsent(name, Buffer.from("probe"));
+    let first = await this.write(name);
+    while (first === "throttled") first = await this.write(name);
     if (first !== "created") return false;
-    const second = await this.store.putIfAbsent(name, Buffer.from("probe"));
+    const second = await this.write(name);
+    this.held.delete(name);
     await this.store.removeQuietly([name]);
     if (second === "exists") return true;
     if (second === "created")
@@ -59,71 +91,193 @@ export class RequestClaims {
   }
 
   /**
-   * Claims a request before it is sent. `lookup` reads its reply from the remote; `refused`: whether that
-   * reply was refused as damaged. Returns "send" (this process holds the claim), "found" (the reply another
-   * machine received while this one waited), or "unclaimed" (no claims here: send it, as without claims).
+   * Claims a request before it is sent. Returns "send" (this process holds the claim), "found" (the reply
+   * another machine received while this one waited), or "unclaimed" (no claims here: send it, as without).
    */
-  async claim(
-    name: string,
-    lookup: () => Promise<Buffer | null>,
-    refused: () => boolean,
-  ): Promise<ClaimOutcome> {
-    if (!(await this.supported())) return { kind: "unclaimed" };
-    let firstSeen: number | null = null;
+  async claim(name: string, reply: ReplyLookup): Promise<ClaimOutcome> {
+    if (!(await this.supported())) return UNCLAIMED;
     for (;;) {
       const written = await this.write(name);
-      if (written === "down") return { kind: "unclaimed" };
-      if (written === "created") return { kind: "send" };
-      const data = await lookup();
+      if (written === "created") return SEND;
+      if (written !== "exists") return UNCLAIMED;
+      const waited = await this.wait(name, reply);
+      if (waited !== null) return waited;
+    }
+  }
+
+  /** Waits on another machine's claim: its reply, a takeover, or null when the claim went away. */
+  private async wait(name: string, reply: ReplyLookup): Promise<ClaimOutcome | null> {
+    let seen = null as { etag: string; until: number } | null;
+    for (;;) {
+      const data = await reply.lookup();
       if (data !== null) return { kind: "found", data };
-      firstSeen ??= Date.now();
-      // Measured on this machine's clock from when it first saw the claim: no two clocks are compared.
-      const expired = Date.now() - firstSeen >= this.ttlMs;
-      if (expired || refused() || (await this.deadHolder(name))) {
-        await this.store.removeQuietly([name]);
-        firstSeen = null;
+      const current = await this.store.getPlain(name);
+      if (current === null) return null; // released: claim it (or the remote is off: then unclaimed)
+      const holder = parseClaim(current.data);
+      if (holder?.token === this.token) return this.hold(name, current.etag); // its own write, retried
+      // The clock runs from when this machine first read this very claim: a new holder starts it again.
+      if (seen?.etag !== current.etag) seen = { etag: current.etag, until: performance.now() + this.ttlMs };
+      this.notes.waiting(holder, seen.until);
+      const why = this.takeover(holder, seen.until, reply);
+      if (why !== null) {
+        const replaced = await this.write(name, current.etag);
+        if (replaced === "created") {
+          this.notes.tookOver(holder, why);
+          return SEND;
+        }
+        if (replaced !== "exists") return UNCLAIMED;
+        seen = null; // another machine replaced it first, or it was released: read it again
         continue;
       }
       await new Promise((wake) => setTimeout(wake, POLL_MS + Math.random() * POLL_MS));
     }
   }
 
-  /** A conditional write of this process's claim; its own claim read back (a retried write) counts. */
-  private async write(name: string): Promise<"created" | "exists" | "down"> {
-    const body: ClaimBody = { writer: this.writer, token: this.token, host: hostname(), pid: process.pid };
-    const written = await this.store.putIfAbsent(name, Buffer.from(JSON.stringify(body)));
-    const mine =
-      written === "created" || (written === "exists" && (await this.holder(name))?.token === this.token);
-    if (!mine) return written;
-    this.held.add(name); // released at the end of the run unless answered
-    return "created";
+  /** Why a claim of another process may be taken over now, or null. */
+  private takeover(holder: ClaimBody | null, until: number, reply: ReplyLookup): TakeoverWhy | null {
+    if (performance.now() >= until) return "deadline";
+    if (reply.refused()) return "damaged";
+    // A process of this host is judged by its state; another host's only by the deadline.
+    if (!holder || holder.host !== hostname() || typeof holder.pid !== "number") return null;
+    const state = processState(holder.pid);
+    return state === "alive" ? null : state;
   }
 
-  private async holder(name: string): Promise<ClaimBody | null> {
-    const data = await this.store.getPlain(name);
-    try {
-      return data === null ? null : (JSON.parse(data.toString("utf8")) as ClaimBody);
-    } catch {
-      return null;
+  private hold(name: string, etag: string): ClaimOutcome {
+    this.held.set(name, { since: performance.now(), etag });
+    // A claim held is written anew every third of its TTL while its request is out, so that a slow holder
+    // is not taken for a dead one; a stopped or dead one writes nothing, and its claims expire.
+    this.renewing ??= setInterval(() => void this.renew(), this.ttlMs / 3).unref();
+    return SEND;
+  }
+
+  private renewRound: Promise<void> | null = null;
+
+  private async renew(): Promise<void> {
+    if (this.renewRound) return;
+    this.renewRound = (async () => {
+      for (const [name, { since, etag }] of [...this.held]) {
+        const current = this.held.get(name);
+        if (current?.etag !== etag || performance.now() - since < this.ttlMs / 3 || since === -Infinity)
+          continue; // answered meanwhile, written anew, fresh, or lost
+        const written = await this.write(name, etag);
+        // Replaced by another machine (this process did not run for its TTL): it is that one's now.
+        const mine = this.held.get(name);
+        if (written === "exists" && mine?.etag === etag) mine.since = -Infinity;
+      }
+    })().finally(() => (this.renewRound = null));
+  }
+
+  /**
+   * Before a request this process claimed is sent again (a try failed, or it failed for good): when the
+   * claim has outlived its time (this process was stopped, or its server slow), another machine may have
+   * taken it over. Then the reply it stored is taken, or that machine is waited for; a claim still this
+   * process's is written again, so that the waiting machines' clocks start again.
+   */
+  async recheck(name: string, reply: ReplyLookup): Promise<ClaimOutcome> {
+    const since = this.held.get(name)?.since;
+    if (since === undefined || performance.now() - since < this.ttlMs || this.off) return SEND;
+    const data = await reply.lookup();
+    if (data !== null) {
+      this.held.delete(name);
+      this.notes.lost(this.ttlMs);
+      return { kind: "found", data };
     }
+    const current = await this.store.getPlain(name);
+    if (current !== null && parseClaim(current.data)?.token === this.token) {
+      await this.write(name, current.etag); // renewed: held from now
+      return SEND;
+    }
+    this.held.delete(name);
+    this.notes.lost(this.ttlMs);
+    return this.claim(name, reply);
   }
 
-  /** A claim this machine wrote in an earlier run that was killed: its process is gone. */
-  private async deadHolder(name: string): Promise<boolean> {
-    const holder = await this.holder(name);
-    if (!holder || holder.host !== hostname() || holder.token === this.token) return false;
-    return !processAlive(holder.pid);
+  /** A conditional write of this process's claim (`etag`: replacing the claim read). */
+  private async write(name: string, etag?: string): Promise<"created" | "exists" | "throttled" | "off"> {
+    if (this.off) return "off";
+    const body: ClaimBody = {
+      writer: this.writer,
+      token: this.token,
+      host: hostname(),
+      pid: process.pid,
+      nonce: randomBytes(4).toString("hex"), // each write its own ETag, so a waiter sees a new claim
+    };
+    const { written, etag: writtenTag } = await this.store.putClaim(
+      name,
+      Buffer.from(JSON.stringify(body)),
+      etag,
+    );
+    if (written === "throttled") {
+      if (++this.throttledInARow >= THROTTLED_IN_A_ROW)
+        this.turnOff(`throttled ${THROTTLED_IN_A_ROW} claim writes in a row`);
+      return this.off ? "off" : "throttled";
+    }
+    this.throttledInARow = 0;
+    if (written === "unsupported") {
+      // No If-Match: the claim read is deleted and written anew (two machines at once may both win).
+      await this.store.removeQuietly([name]);
+      return this.write(name);
+    }
+    if (written === "created") this.hold(name, writtenTag ?? "");
+    if (written === "gone") return "exists";
+    return written === "down" ? "off" : written;
   }
 
-  /** A claim this process holds was answered: it stays in the store, and is not released at the end. */
+  /** Claim writes throttled, or replies not stored, again and again: claims would only keep requests
+   *  waiting, so none are made, and those held are released for other machines to send. */
+  private turnOff(what: string): void {
+    if (this.off) return;
+    this.off = true;
+    this.warn(
+      `remote cache ${this.store.config.url} ${what}: claiming is off for the rest of this run, and ` +
+        "requests now go unclaimed (machines building the same model at once may send a request more " +
+        "than once; split the work with --shard)",
+    );
+    void this.releaseAll();
+  }
+
+  /** A claim this process holds was answered (its reply is in the store): it stays there. */
   answered(name: string): void {
     this.held.delete(name);
+    this.unstoredInARow = 0;
   }
 
-  /** Releases every claim still held (the end of the run: what was not answered is free again). */
+  /** A claim whose reply did not reach the store: released now, so that another machine sends it. */
+  release(name: string): void {
+    // A remote switched off has warned, and released every claim as it went.
+    if (!this.store.available) return void this.held.delete(name);
+    if (++this.unstoredInARow >= UNSTORED_IN_A_ROW)
+      this.turnOff(
+        `did not take ${UNSTORED_IN_A_ROW} replies of this machine in a row (throttled or refused)`,
+      );
+    if (!this.held.delete(name)) return;
+    this.track(this.removeOwn([name]));
+  }
+
+  /** Releases every claim still held (the end of the run, or the remote switched off). */
   async releaseAll(): Promise<void> {
-    const names = [...this.held];
+    const names = [...this.held.keys()];
     this.held.clear();
-    await this.store.removeQuietly(names);
+    if (this.renewing) clearInterval(this.renewing);
+    this.renewing = null;
+    if (names.length) this.track(this.removeOwn(names));
+    while (this.releases.size) await Promise.all([...this.releases]);
+  }
+
+  private track(release: Promise<void>): void {
+    this.releases.add(release);
+    void release.finally(() => this.releases.delete(release));
+  }
+
+  /** Deletes the claims that are still this process's (one another machine took over is left to it). */
+  private async removeOwn(names: string[]): Promise<void> {
+    if (!this.store.available) return this.store.removeQuietly(names, true);
+    const own: string[] = [];
+    for (const name of names) {
+      const current = await this.store.getPlain(name);
+      if (current !== null && parseClaim(current.data)?.token === this.token) own.push(name);
+    }
+    await this.store.removeQuietly(own);
   }
 }

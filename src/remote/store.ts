@@ -117,10 +117,9 @@ const claimTtlMs = (env: Record<string, string | undefined>): number =>
   secondsFromEnv(env, "MEDBENCH_CLAIM_TTL_S", DEFAULT_CLAIM_TTL_S, 86_400);
 
 export class RemoteStore {
-  private clientP: Promise<S3Client> | null = null;
   private down: string | null = null;
   private readonly damaged = new Set<string>();
-  private readonly pending = new Set<Promise<void>>();
+  private readonly pending = new Set<Promise<boolean>>();
   private readonly queue: (() => Promise<void>)[] = [];
   private running = 0;
   /** Counters for `cache status` and the tests. */
@@ -136,8 +135,9 @@ export class RemoteStore {
     private readonly deadlineMs = DEFAULT_DEADLINE_S * 1000,
     private readonly writer = "unknown",
     claimTtl = DEFAULT_CLAIM_TTL_S * 1000,
+    inform: (message: string) => void = () => undefined,
   ) {
-    this.claims = new RequestClaims(this, writer, warn, claimTtl);
+    this.claims = new RequestClaims(this, writer, warn, inform, claimTtl);
   }
 
   /** Throttled calls and every call's latency (pace.ts). */
@@ -146,14 +146,11 @@ export class RemoteStore {
   readonly claims: RequestClaims;
 
   /** One call with its deadline: a store that accepts and never answers fails it (and switches the remote
-   *  off) instead of holding the build forever. */
+   *  off) instead of holding the build forever. A throttled call is tried again after a wait. */
   private async send<T = unknown>(command: object): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const started = performance.now();
       try {
-        const answer = await this.sendOnce<T>(command);
-        this.pace.answered(performance.now() - started);
-        return answer;
+        return await this.sendTimed<T>(command, "paced");
       } catch (e) {
         if (!isThrottled(e) || attempt >= THROTTLED_TRIES) throw e;
         this.pace.throttled++;
@@ -162,8 +159,19 @@ export class RemoteStore {
     }
   }
 
-  private async sendOnce<T>(command: object): Promise<T> {
-    const client = await this.client();
+  /** One call, timed; its deadline passed while this process was stopped (SIGSTOP, a suspended machine)
+   *  is no fault of the store: that call is made once more. `client`: "single" tries once (a claim). */
+  private async sendTimed<T>(command: object, client: "paced" | "single"): Promise<T> {
+    return resumable(this.deadlineMs, async () => {
+      const started = performance.now();
+      const answer = await this.sendOnce<T>(command, client);
+      this.pace.answered(performance.now() - started);
+      return answer;
+    });
+  }
+
+  private async sendOnce<T>(command: object, which: "paced" | "single"): Promise<T> {
+    const client = await this.client(which);
     const send = client.send.bind(client) as (
       request: object,
       options: { abortSignal: AbortSignal },
@@ -171,23 +179,32 @@ export class RemoteStore {
     return (await send(command, { abortSignal: AbortSignal.timeout(this.deadlineMs) })) as T;
   }
 
-  private client(): Promise<S3Client> {
+  private readonly clients = new Map<string, Promise<S3Client>>();
+
+  /** The SDK's client: "paced" lets the SDK try a call twice; "single" once (a claim write, which must
+   *  cost no more than sending unclaimed when the store throttles it). */
+  private client(which: "paced" | "single" = "paced"): Promise<S3Client> {
     // The SDK's notice about future Node versions is not ours to print on every command.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-    return (this.clientP ??= sdk().then(
-      ({ S3Client }) =>
-        new S3Client({
-          region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
-          ...(this.config.endpoint ? { endpoint: this.config.endpoint, forcePathStyle: true } : {}),
-          maxAttempts: 2,
-          // The SDK only logs a passed requestTimeout unless told to throw it.
-          requestHandler: {
-            connectionTimeout: Math.min(3000, this.deadlineMs),
-            requestTimeout: this.deadlineMs,
-            throwOnRequestTimeout: true,
-          },
-        }),
-    ));
+    let made = this.clients.get(which);
+    if (!made) {
+      made = sdk().then(
+        ({ S3Client }) =>
+          new S3Client({
+            region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+            ...(this.config.endpoint ? { endpoint: this.config.endpoint, forcePathStyle: true } : {}),
+            maxAttempts: which === "paced" ? 2 : 1,
+            // The SDK only logs a passed requestTimeout unless told to throw it.
+            requestHandler: {
+              connectionTimeout: Math.min(3000, this.deadlineMs),
+              requestTimeout: this.deadlineMs,
+              throwOnRequestTimeout: true,
+            },
+          }),
+      );
+      this.clients.set(which, made);
+    }
+    return made;
   }
 
   get available(): boolean {
@@ -218,26 +235,41 @@ export class RemoteStore {
     // A store that answers nothing but "slow down" for many calls in a row is as good as down.
     if (skippable && isThrottled(e) && this.pace.skip()) return;
     if (this.down !== null) return;
-    let why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    let why = isDeadline(e)
+      ? `no answer within ${this.deadlineMs / 1000} s, the deadline of one call (MEDBENCH_REMOTE_TIMEOUT_S)`
+      : e instanceof Error
+        ? `${e.name}: ${e.message}`
+        : String(e);
     for (const secret of this.secrets) if (secret.length >= 4) why = why.split(secret).join("***");
     this.down = why;
     this.warn(
       `remote cache ${this.config.url} failed (${why.slice(0, 200)}); continuing with the local cache only ` +
         "for the rest of this run (`medbench cache push` uploads what it made)",
     );
+    // The claims this process holds would keep other machines waiting for replies that cannot come now.
+    void this.claims.releaseAll();
   }
 
-  private async getRaw(key: string, onWriter?: (writer: string) => void): Promise<Buffer | null> {
+  private async getRaw(
+    key: string,
+    onWriter?: (writer: string) => void,
+    onTag?: (etag: string) => void,
+  ): Promise<Buffer | null> {
     if (this.down !== null) return null;
     this.counts.gets++;
-    try {
-      const { GetObjectCommand } = await sdk();
+    const { GetObjectCommand } = await sdk();
+    const read = async () => {
       const response = await this.send<{
         Body?: { transformToByteArray(): Promise<Uint8Array> };
         Metadata?: Record<string, string>;
+        ETag?: string;
       }>(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.name(key) }));
       onWriter?.(response.Metadata?.[WRITER] ?? "(unrecorded)");
+      onTag?.(response.ETag ?? "");
       return Buffer.from(await withDeadline(response.Body!.transformToByteArray(), this.deadlineMs));
+    };
+    try {
+      return await resumable(this.deadlineMs, read); // the body's read too may outlive a stop
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if ((e as Error).name === "NoSuchKey" || status === 404) return null;
@@ -278,20 +310,23 @@ export class RemoteStore {
     return payload;
   }
 
-  putObject(hash: string, data: () => Buffer): Promise<void> {
+  putObject(hash: string, data: () => Buffer): Promise<boolean> {
     return this.enqueue(objectName(hash), data);
   }
 
-  /** `after`: uploads that must be in place first (a manifest goes up after the outputs it names). */
-  putKeyed(key: string, payload: Buffer, after: Promise<void>[] = []): Promise<void> {
+  /** `after`: uploads that must be in place first (a manifest goes up after the outputs it names). Resolves
+   *  to whether the object is now in the store. */
+  putKeyed(key: string, payload: Buffer, after: Promise<unknown>[] = []): Promise<boolean> {
     return this.enqueue(key, () => envelope(payload), after);
   }
 
-  /** Uploads in the background, a few at once; settle() waits for them. A failure switches the remote off. */
-  private enqueue(key: string, bytes: () => Buffer, after: Promise<void>[] = []): Promise<void> {
-    if (this.down !== null) return Promise.resolve();
-    let done!: () => void;
-    const pending = new Promise<void>((resolve) => (done = resolve));
+  /** Uploads in the background, a few at once; settle() waits for them. A failure switches the remote off.
+   *  Resolves to whether the upload went through (false: skipped, failed, or the remote is off). */
+  private enqueue(key: string, bytes: () => Buffer, after: Promise<unknown>[] = []): Promise<boolean> {
+    if (this.down !== null) return Promise.resolve(false);
+    let done!: (uploaded: boolean) => void;
+    let uploaded = false;
+    const pending = new Promise<boolean>((resolve) => (done = resolve));
     this.pending.add(pending);
     const job = async () => {
       try {
@@ -313,12 +348,13 @@ export class RemoteStore {
               Metadata: { [WRITER]: this.writer },
             }),
           );
+          uploaded = true;
         }
       } catch (e) {
         this.fail(e);
       } finally {
         this.pending.delete(pending);
-        done();
+        done(uploaded);
       }
     };
     if (after.length === 0) this.queue.push(job);
@@ -372,34 +408,50 @@ export class RemoteStore {
     return out;
   }
 
-  /** Writes a small keyed object only if no object of that name exists (a conditional write,
-   *  If-None-Match: *): "created", "exists" (412, or 409 for a concurrent conditional write of the same
-   *  name), or "down" (the remote failed: it warned and is off). The body is not enveloped. */
-  async putIfAbsent(key: string, body: Buffer): Promise<"created" | "exists" | "down"> {
-    if (this.down !== null) return "down";
+  /** Writes a claim only if no object of that name exists (If-None-Match: *) or, given `etag`, only if the
+   *  object there is still the one read (If-Match): "created"; "exists" (412, or 409 for a concurrent
+   *  conditional write of the name); "gone" (If-Match on a name without an object: 404); "unsupported"
+   *  (If-Match refused as such: 400 or 501); "throttled" (503
+   *  SlowDown or 429: tried once, never waited on); "down" (the remote failed: it warned and is off). The
+   *  body is not enveloped. */
+  async putClaim(key: string, body: Buffer, etag?: string): Promise<{ written: ClaimWrite; etag?: string }> {
+    if (this.down !== null) return { written: "down" };
     try {
       const { PutObjectCommand } = await sdk();
-      const name = this.name(key);
-      await this.send(
-        new PutObjectCommand({ Bucket: this.config.bucket, Key: name, Body: body, IfNoneMatch: "*" }),
-      );
-      return "created";
+      const condition = etag === undefined ? { IfNoneMatch: "*" } : { IfMatch: etag };
+      const put = { Bucket: this.config.bucket, Key: this.name(key), Body: body, ...condition };
+      const command = new PutObjectCommand({ ...put, Metadata: { [WRITER]: this.writer } });
+      const answer = await this.sendTimed<{ ETag?: string }>(command, "single");
+      return { written: "created", etag: answer.ETag ?? "" };
     } catch (e) {
-      const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 412 || status === 409) return "exists";
-      this.fail(e);
-      return "down";
+      return { written: this.claimRefusal(e, etag !== undefined) };
     }
   }
 
-  /** A small keyed object written by putIfAbsent, unchecked (it carries no hash); null when absent or down. */
-  getPlain(key: string): Promise<Buffer | null> {
-    return this.getRaw(key);
+  /** What a failed claim write means (putClaim). */
+  private claimRefusal(e: unknown, replacing: boolean): ClaimWrite {
+    const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 412 || status === 409) return "exists";
+    if (status === 404 && replacing) return "gone";
+    if (isThrottled(e)) return "throttled";
+    // A store that does not take If-Match at all: the caller replaces the claim the older way.
+    if ((status === 400 || status === 501) && replacing) return "unsupported";
+    this.fail(e);
+    return "down";
   }
 
-  /** Deletes objects, quietly: a failure leaves them (a claim then expires on its own). */
-  async removeQuietly(keys: string[]): Promise<void> {
-    if (this.down !== null || keys.length === 0) return;
+  /** A small keyed object written by putClaim, unchecked (it carries no hash), with its ETag; null when
+   *  absent or down. */
+  async getPlain(key: string): Promise<{ data: Buffer; etag: string } | null> {
+    let etag = "";
+    const data = await this.getRaw(key, undefined, (tag) => (etag = tag));
+    return data === null ? null : { data, etag };
+  }
+
+  /** Deletes objects, quietly: a failure leaves them (a claim then expires on its own). `evenIfOff`: also
+   *  when the remote was switched off (claims released as it goes off: the store may still take them). */
+  async removeQuietly(keys: string[], evenIfOff = false): Promise<void> {
+    if ((this.down !== null && !evenIfOff) || keys.length === 0) return;
     try {
       await this.remove(keys);
     } catch {
@@ -419,6 +471,40 @@ export class RemoteStore {
   }
 }
 
+/** What a conditional write of a claim came to (RemoteStore.putClaim). */
+export type ClaimWrite = "created" | "exists" | "gone" | "throttled" | "unsupported" | "down";
+
+/** A call that passed its deadline: the SDK's abort (AbortSignal.timeout), its request timeout, or a body
+ *  read that stalled (withDeadline). */
+function isDeadline(e: unknown): boolean {
+  const name = (e as { name?: string }).name ?? "";
+  const message = (e as { message?: string }).message ?? "";
+  if (isClosedSocket(e)) return false;
+  return name === "AbortError" || name === "TimeoutError" || message.startsWith("no answer within");
+}
+
+/** A call whose deadline was seen far past its time (the process did not run meanwhile: stopped, or its
+ *  machine suspended) is made once more: the store may well have answered in time. So is one that met a
+ *  connection the store closed meanwhile (its idle keep-alive sockets), a moment later, on a new one. */
+async function resumable<T>(deadlineMs: number, call: () => Promise<T>): Promise<T> {
+  for (let again = false; ; again = true) {
+    const started = performance.now();
+    try {
+      return await call();
+    } catch (e) {
+      const late = isDeadline(e) && performance.now() - started > 1.5 * deadlineMs;
+      if (again || !(late || isClosedSocket(e))) throw e;
+      await new Promise((wake) => setTimeout(wake, 100)); // the closed sockets' events handled first
+    }
+  }
+}
+
+/** A connection the other end closed under a request (the SDK names it TimeoutError, "socket hang up"). */
+function isClosedSocket(e: unknown): boolean {
+  const { message = "", code = "" } = e as { message?: string; code?: string };
+  return /socket hang up/.test(message) || code === "ECONNRESET" || code === "EPIPE";
+}
+
 /** A body read that stalls after the headers fails at the deadline as well. */
 function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -435,6 +521,7 @@ const open = new Set<RemoteStore>();
 export function openRemote(
   env: Record<string, string | undefined>,
   warn: (message: string) => void,
+  inform?: (message: string) => void,
 ): RemoteStore | null {
   const config = remoteConfig(env);
   if (!config) return null;
@@ -442,7 +529,8 @@ export function openRemote(
     (secret): secret is string => !!secret,
   );
   const deadline = remoteDeadlineMs(env);
-  const store = new RemoteStore(config, warn, secrets, deadline, writerId(env), claimTtlMs(env));
+  const ttl = claimTtlMs(env);
+  const store = new RemoteStore(config, warn, secrets, deadline, writerId(env), ttl, inform);
   open.add(store);
   return store;
 }

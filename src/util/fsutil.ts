@@ -7,6 +7,7 @@ import {
   closeSync,
   fsyncSync,
   randomBytes,
+  readFileSync,
 } from "./builtins.js";
 import { dirname, join } from "node:path";
 
@@ -53,12 +54,27 @@ export function writeFileAtomic(
   }
 }
 
-/** Whether a process of this host still runs (a folder or lock left by a killed build is judged by it). */
-export function processAlive(pid: number): boolean {
+/** Whether a process of this host runs, is gone, or is a zombie: killed, not yet reaped by its parent,
+ *  so kill(pid, 0) still succeeds though it will never run again (Linux: state Z in /proc/<pid>/stat). */
+export function processState(pid: number): "alive" | "gone" | "zombie" {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"; // it exists, owned by someone else
+    // EPERM: it exists, owned by someone else
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return "gone";
   }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return "alive"; // no /proc (macOS), or it ended just now: kill(pid, 0) is all there is to go by
+  }
+  // "pid (comm) S …": the command may hold spaces and parentheses, so the state follows the last ")".
+  const state = stat.slice(stat.lastIndexOf(")") + 1).trim()[0];
+  return state === "Z" || state === "X" ? "zombie" : "alive";
+}
+
+/** Whether a process of this host still runs (a folder or lock left by a killed build is judged by it). */
+export function processAlive(pid: number): boolean {
+  return processState(pid) === "alive";
 }

@@ -129,7 +129,12 @@ async function buildLocked(
 /** The build's state before its first stage: the cache, the lock and what it records of these variables. */
 function startBuild(rt: Runtime, opts: BuildOptions, emit: Emit, shard: ShardPolicy): BuildRun {
   const { spec, plan } = rt;
-  const cache = openCache(opts.project.cacheDir, opts.env, (message) => emit({ type: "warning", message }));
+  const cache = openCache(
+    opts.project.cacheDir,
+    opts.env,
+    (message) => emit({ type: "warning", message }),
+    (message) => emit({ type: "info", message }),
+  );
   cache.sweepTemp();
   const lock = readLock(opts.project.lockPath);
   const specKey = projectPath(opts.project, spec.path);

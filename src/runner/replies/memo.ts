@@ -40,20 +40,26 @@ export function memoStore(cache: Cache): MemoStore {
     return log;
   };
   const remote = cache.remote;
-  const writes = new Set<Promise<void>>(); // puts to the remote not yet done
+  const writes = new Set<Promise<boolean>>(); // puts to the remote not yet done
+  /** How a claim's waiter finds the request's reply in the remote (checked against its hash). */
+  const replyLookup = (ns: string, key: string) => {
+    const name = replyName(folder(ns), key);
+    return { lookup: () => remote!.getKeyed(name), refused: () => remote!.wasRefused(name) };
+  };
+  const keep = (ns: string, key: string, data: Buffer | null): Buffer | null => {
+    if (data !== null) space(ns).put(key, data);
+    return data;
+  };
   // Read-through: a reply another machine received, checked against its hash, then kept here too. A reply
   // found nowhere is claimed first, so that machines sharing the remote send it once (remote/claims.ts).
   const remoteGet = async (ns: string, key: string): Promise<Buffer | null> => {
-    const name = replyName(folder(ns), key);
-    const lookup = () => remote!.getKeyed(name);
-    let data = await lookup();
+    const reply = replyLookup(ns, key);
+    let data = await reply.lookup();
     if (data === null) {
-      const refused = () => remote!.wasRefused(name);
-      const claimed = await remote!.claims.claim(claimName(folder(ns), key), lookup, refused);
+      const claimed = await remote!.claims.claim(claimName(folder(ns), key), reply);
       data = claimed.kind === "found" ? claimed.data : null;
     }
-    if (data !== null) space(ns).put(key, data);
-    return data;
+    return keep(ns, key, data);
   };
   return {
     get: (ns, key) => {
@@ -64,10 +70,20 @@ export function memoStore(cache: Cache): MemoStore {
     put: (ns, key, data) => {
       space(ns).put(key, data); // here first: a reply is never lost to a remote that is down
       if (!remote) return;
+      // The claim is answered once the reply is in the store; an upload that failed releases it at once,
+      // so that another machine sends the request rather than wait for a reply that will not come.
+      const claim = claimName(folder(ns), key);
       const written = remote.putKeyed(replyName(folder(ns), key), Buffer.from(data));
       writes.add(written);
       void written.finally(() => writes.delete(written));
-      remote.claims.answered(claimName(folder(ns), key));
+      void written.then((uploaded) =>
+        uploaded ? remote.claims.answered(claim) : remote.claims.release(claim),
+      );
+    },
+    recheck: async (ns, key) => {
+      if (!remote) return null;
+      const checked = await remote.claims.recheck(claimName(folder(ns), key), replyLookup(ns, key));
+      return keep(ns, key, checked.kind === "found" ? checked.data : null);
     },
     settled: async () => void (await Promise.all([...writes])),
   };

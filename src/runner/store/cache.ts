@@ -236,6 +236,7 @@ export function openCache(
   root: string,
   env: Record<string, string | undefined>,
   warn: (message: string) => void,
+  inform?: (message: string) => void,
 ): Cache {
-  return new Cache(root, openRemote(env, warn));
+  return new Cache(root, openRemote(env, warn, inform));
 }

@@ -75,7 +75,7 @@ function shareableManifest(cache: CacheStore, key: string): StageManifest | null
 export async function push(cache: CacheStore, remote: RemoteStore, local: Inventory, there: Inventory) {
   const todo = missing(local, there);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
-  const uploads = new Map<string, Promise<void>>();
+  const uploads = new Map<string, Promise<boolean>>();
   for (const hash of todo.objects)
     uploads.set(
       hash,
