@@ -48,7 +48,16 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
 export const BATCHES_PENDING_EXIT = 3;
 
 /** Bad usage of a command (an unknown flag, a missing argument): exit 2. */
-export class UsageError extends Error {}
+/** A mistake in how a command was called (exit 2). `fix`: how to call it instead, when the command knows
+ *  better than its --help (a misspelt command's nearest name). */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly fix?: string,
+  ) {
+    super(message);
+  }
+}
 
 /** A command that could not do its job for a reason outside the user's input (an unreachable remote):
  *  exit 1, the message and how to fix it; with --json, the `{"error": …}` object (code `failed`). */
@@ -149,10 +158,13 @@ function diagnosticFailure(e: unknown, red: Paint): Described | null {
 // A message may quote what the user or a bundle gave (a member's name): shown, never obeyed by a terminal.
 function usageFailure(e: unknown, command: string, red: Paint): Described | null {
   if (!(e instanceof UsageError)) return null;
-  const message = e.message.split("\n\n")[0]!;
-  const fix = `medbench ${command} --help lists its arguments and options`;
-  const text = `${red("error:")} ${visibleLines(e.message)}\n`;
-  return { code: "bad-usage", message, fix, location: null, exit: 2, text };
+  // A message may carry its fix on a line of its own ("  fix: …"): with --json, that is the `fix` field.
+  const [head, ...more] = e.message.split("\n\n");
+  const [message, written] = head!.split(/\n\s*fix: /);
+  const fix = e.fix ?? written ?? `medbench ${command} --help lists its arguments and options`;
+  const said = e.fix && !written ? [`${head}\n  fix: ${e.fix}`, ...more].join("\n\n") : e.message;
+  const text = `${red("error:")} ${visibleLines(said)}\n`;
+  return { code: "bad-usage", message: message!, fix, location: null, exit: 2, text };
 }
 
 function buildFailure(e: unknown, red: Paint): Described | null {

@@ -82,6 +82,7 @@ describe("README.md", () => {
     dirs.push(project);
     for (const d of ["specs", "examples", "scripts"])
       cpSync(join(REPO, d), join(project, d), { recursive: true });
+    cpSync(join(REPO, "medbench.lock"), join(project, "medbench.lock")); // committed, as a clone has it
     const git = (...a: string[]) =>
       execa("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...a], { cwd: project });
     await git("init", "-q");
@@ -110,6 +111,13 @@ describe("README.md", () => {
       ran++;
     }
     expect(ran).toBeGreaterThanOrEqual(20);
+    // The commands leave the clone's lock as committed: it records every build they make.
+    expect(
+      readFileSync(join(project, "medbench.lock"), "utf8") ===
+        readFileSync(join(REPO, "medbench.lock"), "utf8"),
+      "medbench.lock changed: it lacks a build the README makes, or its keys are stale; " +
+        "regenerate it with node scripts/readme-lock.mjs and commit it",
+    ).toBe(true);
   }, 0);
 
   it("runs the examples of every command's --help, in an empty folder", async () => {

@@ -69,6 +69,26 @@ describe("a route with replicas", () => {
     expect(memoServers(one).size).toBe(0); // a route without replicas records no server
   });
 
+  it("names every server of the route, keys hidden, when all of them fail", async () => {
+    const [first] = await fakes(1);
+    const p = project(first!, []);
+    p.edit("routes.yaml", (text) =>
+      text
+        .replace(/base_url: .*/, "base_url: http://127.0.0.1:9/v1?key=qk-dead-0a1b2c3d4e")
+        .replace(
+          "    concurrency",
+          "    replicas: [http://127.0.0.1:9/w?key=qk-dead-9f8e7d6c5b]\n    concurrency",
+        )
+        .replace("timeout_s: 30", "timeout_s: 30\n    max_failures_in_a_row: 2"),
+    );
+    const run = await p.buildAgainstFake();
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain(
+      "route fake (http://127.0.0.1:9/v1?key=[redacted], http://127.0.0.1:9/w?key=[redacted])",
+    );
+    expect(run.stderr).not.toContain("qk-dead");
+  });
+
   it("refuses a replica that is not an http(s) URL, naming it", async () => {
     const [first] = await fakes(1);
     const p = project(first!, []);

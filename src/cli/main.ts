@@ -46,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write((await mainHelp()) + "\n");
         return 2;
       }
-      throw new UsageError(`unknown command ${JSON.stringify(name)}\n\n${await mainHelp()}`);
+      throw new UsageError(`unknown command ${JSON.stringify(name)}\n\n${await mainHelp()}`, nearest(name));
     }
     const { command } = await load();
     if (rest.includes("--help") || rest.includes("-h")) {
@@ -61,6 +61,31 @@ export async function main(argv: string[]): Promise<number> {
     if (wantsJson(rest)) process.stdout.write(visibleJson(JSON.stringify({ error: failure.json })) + "\n");
     return failure.exit;
   }
+}
+
+/** The fix of an unknown command: the command it is closest to (a typo: at most 2 edits, and fewer than
+ *  half its letters), else where the commands are listed. */
+function nearest(name: string): string {
+  let best: { command: string; distance: number } | null = null;
+  for (const command of COMMANDS.keys()) {
+    const distance = editDistance(name, command);
+    if (!best || distance < best.distance) best = { command, distance };
+  }
+  if (best && best.distance <= 2 && best.distance * 2 < Math.max(name.length, best.command.length))
+    return `did you mean \`medbench ${best.command}\`? (\`medbench --help\` lists the commands)`;
+  return "`medbench --help` lists the commands";
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(left: string, right: string): number {
+  let row = Array.from({ length: right.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= left.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= right.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (left[i - 1] === right[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[right.length]!;
 }
 
 /** Whether `--json` is among the flags (not after `--`, where it would be an argument). */

@@ -55,6 +55,17 @@ class RosterDisplay {
     this.say(line);
   }
 
+  /** A run's error lines; the same error as an earlier run's (one bad registry fails every run) is named,
+   *  not printed again. */
+  failure(label: string, lines: string[]): void {
+    const text = lines.join("\n");
+    const first = this.failures.get(text);
+    if (first !== undefined) return this.say(`  the same error as ${first}`);
+    this.failures.set(text, label);
+    for (const line of lines) this.say(`  ${line}`);
+  }
+  private readonly failures = new Map<string, string>();
+
   progressed(): void {
     if (this.quiet) return;
     this.clearFooter();
@@ -102,7 +113,7 @@ function buildOne(args: string[], state: RunState, display: RosterDisplay, json:
       const exit = code ?? 1;
       const outcome = exit === 0 ? `done${results ? ` (${results})` : ""}` : `failed (exit ${exit})`;
       display.ended(state, `${state.job.label}: ${outcome}`);
-      for (const line of exit === 0 ? [] : said) display.say(`  ${line}`);
+      if (exit !== 0) display.failure(state.job.label, said);
       done(exit);
     });
   });
