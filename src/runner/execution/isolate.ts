@@ -72,15 +72,16 @@ function linksToCode(files: string[]): string[] {
  *  found by them), and its inputs (their cache objects folder when they are too many to list). */
 function readable(code: string[], inputs: Record<string, IsolatedInput>, taskRoots: string[]): string[] {
   const root = installRoot();
-  const files = Object.values(inputs).flatMap((input) =>
-    input.file !== undefined ? [input.file] : Object.values(input.paths),
-  );
-  const objects = files.length > MAX_LISTED_INPUTS ? [dirname(dirname(files[0]!))] : files;
+  const spec = Object.values(inputs).flatMap((input) => (input.file !== undefined ? [input.file] : []));
+  const cached = Object.values(inputs).flatMap((input) => Object.values(input.paths));
+  // A cache object's path is <cache>/objects/<2 hex>/<sha256>: too many are allowed as that folder.
+  const objects =
+    cached.length > MAX_LISTED_INPUTS ? [...new Set(cached.map((file) => dirname(dirname(file))))] : cached;
   const manifests = [root, join(root, "dist"), ...taskRoots].map((dir) => join(dir, "package.json"));
   // A package is keyed whole (code.ts: npm's record of every file, or the sha256 of each one, data files
   // too), so its whole folder is readable: a package may read its own data files.
   const packages = [...new Set(code.map((file) => packageRootOf(file) ?? file))];
-  return [...packages, ...linksToCode(code), ...manifests, ...objects];
+  return [...packages, ...linksToCode(code), ...manifests, ...spec, ...objects];
 }
 
 /** Runs the stage in its own process; its outputs, as the stage kind returned them. */
