@@ -86,7 +86,19 @@ async function sendingModules() {
   const { isFinal } = await import("../src/model/refusal.js");
   const { memoRefusal, recallRefusal } = await import("../src/model/refusal-memo.js");
   const { SentRequests } = await import("../src/model/sent-requests.js");
-  return { transport, memoReply, recall, isFinal, memoRefusal, recallRefusal, SentRequests };
+  const { pacerFor, paceNote, estimatedTokens } = await import("../src/model/pacer.js");
+  return {
+    transport,
+    memoReply,
+    recall,
+    isFinal,
+    memoRefusal,
+    recallRefusal,
+    SentRequests,
+    pacerFor,
+    paceNote,
+    estimatedTokens,
+  };
 }
 type Modules = Awaited<ReturnType<typeof sendingModules>>;
 
@@ -183,7 +195,10 @@ class RouteRun {
 
   /** Sends every request, `concurrency` at a time, until all are answered or the route's breaker trips. */
   async sendAll(): Promise<void> {
-    const { requests, breaker } = this;
+    const { requests, breaker, route } = this;
+    if (route.tokens_per_minute) this.checkTokenRate(route.tokens_per_minute);
+    const pacer = this.modules.pacerFor(route, this.ctx.options.paceDir);
+    const before = pacer.report();
     let next = 0;
     const workers = Array.from(
       { length: Math.max(1, Math.min(this.route.concurrency, requests.length)) },
@@ -193,7 +208,26 @@ class RouteRun {
     );
     await Promise.all(workers);
     this.report(true);
+    const note = this.modules.paceNote(route, before, pacer.report(), performance.now() - this.sendingFrom);
+    if (note) this.ctx.emit({ type: "info", stage: this.ctx.stage, message: note });
     if (breaker.tripped) throw this.stopped();
+  }
+
+  /** A request estimated above the route's tokens_per_minute could never go: refused before any is sent. */
+  private checkTokenRate(perMinute: number): void {
+    const owned = this.requests.filter((req) => this.owns(req));
+    const largest = owned.reduce((most, req) => {
+      const { body, payload } = this.prepare(req, req.schema ? this.formatList[0]! : "none");
+      return Math.max(most, this.modules.estimatedTokens(payload, body));
+    }, 0);
+    if (largest <= perMinute) return;
+    const name = this.route.name;
+    throw new StageError(
+      `route ${name}: tokens_per_minute is ${perMinute}, but a request is estimated at ${largest} tokens ` +
+        "(its body's bytes / 4 plus its max_tokens): it could never be sent",
+      `raise tokens_per_minute in route ${name} to the provider's limit (at least ${largest}), or lower ` +
+        "the spec's max_tokens",
+    );
   }
 
   private stopped(): StageError {
@@ -331,6 +365,7 @@ class RouteRun {
         payload,
         // Not sent again blindly: a claim past its deadline may have been answered by another machine.
         beforeRetry: async () => (await this.storedElsewhere(key)) !== null,
+        ...(this.ctx.options.paceDir ? { paceDir: this.ctx.options.paceDir } : {}),
       });
       void call.then((outcome) => this.breaker.record(outcome));
       this.inflight.set(key, call);

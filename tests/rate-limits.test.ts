@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { Project, cleanedAfterEach } from "./rig.js";
 import { REPO } from "./helpers.js";
 import { RESULTS, projectAgainstFake, resultMetrics as metrics } from "./fake-build.js";
+import { bodyWaitMs, durationMs, quotaProblem, rateAdvice, retryAfterMs } from "../src/model/rate-limit.js";
 
 const cleaned = cleanedAfterEach();
 const DIST = resolve(REPO, "dist");
@@ -63,7 +64,8 @@ describe("the server's wait", () => {
   it.each(["openai-rate-limit-requests", "openai-rate-limit-tokens", "azure-rate-limit-retry-after-ms"])(
     "%s (provider corpus) is retried and never stored",
     async (name) => {
-      const { fake, p } = await setup({ policy: "voice-command", replay: { [name]: 4 } });
+      // One body in 16 refused on its first try, whatever the rate (each 429 cuts the route's pace).
+      const { fake, p } = await setup({ policy: "voice-command", replay: { [name]: 16 } });
       const r = await p.buildAgainstFake();
       expect(r.exitCode, r.stderr).toBe(0);
       expect(fake.stats.faults[`replay-${name}`]).toBeGreaterThan(0);
@@ -151,5 +153,52 @@ describe("retry jitter", () => {
     const [a, b] = runs.map((x) => x.stdout.trim());
     expect(a).toMatch(/^[\d.]+ [\d.]+ [\d.]+$/);
     expect(a).not.toBe(b);
+  });
+});
+
+describe("a wait in a 429's body, and billing stops", () => {
+  it("reads OpenRouter's X-RateLimit-Reset under error.metadata.headers (epoch ms or s)", () => {
+    const body = (reset: number) =>
+      JSON.stringify({
+        error: {
+          code: 429,
+          message: "Rate limit exceeded",
+          metadata: { headers: { "X-RateLimit-Reset": String(reset) } },
+        },
+      });
+    expect(bodyWaitMs(body(1_000_000_002_500), 1_000_000_000_000)).toBe(2500);
+    expect(bodyWaitMs(body(1_000_000_003), 1_000_000_000_000)).toBe(3000);
+    expect(bodyWaitMs('{"error":{"message":"Rate limit exceeded"}}')).toBeNull();
+    expect(bodyWaitMs("not json")).toBeNull();
+  });
+
+  it("reads a 402 as a billing stop in the provider's words, and a 429 insufficient_quota", () => {
+    const credits = '{"error":{"code":402,"message":"Insufficient credits. Add more using https://x"}}';
+    expect(quotaProblem(402, credits)).toBe("HTTP 402: Insufficient credits. Add more using https://x");
+    expect(quotaProblem(429, '{"error":{"code":"insufficient_quota","message":"No credit"}}')).toBe(
+      "HTTP 429 insufficient_quota: No credit",
+    );
+    expect(quotaProblem(429, '{"error":{"code":"rate_limit_exceeded"}}')).toBeNull();
+  });
+});
+
+describe("the server's wait in its other shapes", () => {
+  it("reads Retry-After as an HTTP date, Groq's reset strings and OpenAI's token headers", () => {
+    const now = Date.parse("Mon, 07 Dec 2026 01:00:00 GMT");
+    expect(retryAfterMs({ "retry-after": "Mon, 07 Dec 2026 01:00:03 GMT" }, now)).toBe(3000);
+    expect(retryAfterMs({ "retry-after-ms": "250", "retry-after": "9" }, now)).toBe(250);
+    expect(durationMs("1m30.5s")).toBe(90_500);
+    expect(durationMs("2m59.56s")).toBeCloseTo(179_560, 6);
+    const tokens = rateAdvice(
+      {
+        "x-ratelimit-limit-tokens": "600000",
+        "x-ratelimit-remaining-tokens": "0",
+        "x-ratelimit-reset-tokens": "1m0s",
+      },
+      1000,
+      now,
+    );
+    expect(tokens.tokensPerMs).toBe(10); // 600,000 tokens back over a minute
+    expect(tokens.waitMs).toBe(100); // this request's 1,000 tokens back
   });
 });

@@ -1,98 +1,138 @@
 #!/usr/bin/env node
-// A first build against a rate-limited server: the fake server (scripts/fake-openai.mjs as its own process)
-// with a token bucket of RPM requests refilled at RPM a minute, answering 429 with OpenAI's rate-limit
-// headers when it is empty (scripts/fake-rate-limit.mjs), and a synthetic voice-command release of N items,
-// every body distinct (./release.mjs). Printed, from the server's own counts:
-//   answered       bodies given a reply / bodies sent (every item must be answered)
-//   allowed rate   replies / what the bucket allowed from the first request to the last reply
-//                  (RPM at once, then RPM a minute); the goal is >= 95 %
-//   wasted on 429  429s / requests received; the goal is < 10 %
+// First builds against rate limiters held out from medbench's pacer (./bucket-server.mjs, over real HTTP in
+// front of the fake server, scripts/fake-openai.mjs as its own process), one variant at a time, each on a
+// synthetic voice-command release whose bodies all differ (./release.mjs). Printed, from the servers' counts:
+//   answered       bodies given a reply / distinct bodies sent, and the build's exit (every item answered)
+//   429s           429s / requests received; the goal is < 10 %
+//   allowed rate   units answered (requests, or tokens for a token limit) / units the bucket allowed from
+//                  the first request to the last answer (its burst, then its refill); the goal is >= 90 %
+//                  (>= 80 % headerless)
 // and the same for promptfoo (0.121.20, the last for Node 20) on the same server and bodies when it is
 // installed (`npm i promptfoo@0.121.20` in an empty folder outside the repository, passed as --promptfoo).
-//   node scripts/bench/rate-limit.mjs [--items 2070] [--rpm 600] [--concurrency 16] [--promptfoo DIR]
+// The limits and item counts are chosen so that each variant takes about a minute at most (items several
+// times the burst, so that the refill, not the burst, is measured); the limit a variant names is kept.
+//   node scripts/bench/rate-limit.mjs [--variant NAME,...] [--concurrency 16] [--promptfoo DIR]
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
-import { load, server, writeFakeRoutes } from "./fake-process.mjs";
+import { load, server, fakeRouteYaml } from "./fake-process.mjs";
 import { promptfooEnv, promptfooProject } from "./promptfoo-project.mjs";
+import { bucketServer } from "./bucket-server.mjs";
 
-const target = Number(argv.items ?? 2070);
-const rpm = Number(argv.rpm ?? 600);
+// perMinute(t, answered): the limit at t ms after the first request; burst in the bucket's units.
+const VARIANTS = {
+  "short-window": { what: "600 requests/minute enforced as 10 a second", items: 460, burst: 10, rpm: 600 },
+  tokens: { what: "100,000 tokens/minute, OpenAI's token headers only", items: 460, tpm: 100_000 },
+  openai: { what: "1200 requests/minute, OpenAI-consistent headers", items: 690, burst: 100, rpm: 1200 },
+  shared: { what: "1200 requests/minute shared by two builds", items: 345, builds: 2, burst: 50, rpm: 1200 },
+  drops: { what: "600 requests/minute dropping to 120 halfway", items: 300, burst: 10, rpm: 600, dropTo: 120 },
+  headerless: { what: "60 requests/minute, a bare 429", items: 150, burst: 60, rpm: 60 },
+  "http-date": { what: "600 requests/minute, Retry-After as an HTTP date", items: 300, burst: 10, rpm: 600 },
+  groq: { what: "600 requests/minute, Groq's headers", items: 300, burst: 10, rpm: 600 },
+};
+const chosen = argv.variant ? String(argv.variant).split(",") : Object.keys(VARIANTS);
+for (const name of chosen) if (!VARIANTS[name]) throw new Error(`no variant ${name}`);
 const concurrency = Number(argv.concurrency ?? 16); // the shipped openai and openrouter routes'
 const pfDir = argv.promptfoo ?? process.env.PROMPTFOO_DIR;
 const promptfoo = pfDir && path.join(path.resolve(String(pfDir)), "node_modules/.bin/promptfoo");
+const havePromptfoo = Boolean(promptfoo && (await fs.pathExists(promptfoo)));
 const repo = path.resolve(import.meta.dirname, "../..");
 const bin = path.join(repo, "bin/medbench.js");
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-rate-limit-"));
-const { dir, items } = await syntheticProject(target, work);
-const bodiesFile = path.join(work, "bodies.jsonl");
 
-/** Runs `side` against a fresh rate-limited server (a full bucket) and returns the server's figures. */
-async function measured(side, record = null) {
-  const fake = await server(record, ["--rate-limit", String(rpm)]);
+/** The bucket of a variant: its units' limit a minute as a function of time since the first request. */
+function bucketOf(name, v, answered) {
+  const variant = name === "shared" || name === "drops" ? "openai" : name;
+  if (v.tpm) return { variant, perMinute: () => v.tpm, burst: v.tpm / 60 };
+  const half = (v.items * (v.builds ?? 1)) / 2;
+  const perMinute = v.dropTo ? () => (answered() < half ? v.rpm : v.dropTo) : () => v.rpm;
+  return { variant, perMinute, burst: v.burst };
+}
+
+/** Runs `side(url)` against a fresh limiter before a fresh fake; the servers' figures. */
+async function measured(name, v, side, record = null) {
+  const fake = await server(record);
+  let answered = 0;
+  const bucket = await bucketServer({ ...bucketOf(name, v, () => answered), upstream: fake.url });
+  const poll = setInterval(() => (answered = bucket.report().answered), 50);
   let exit = "0";
   try {
-    await side(fake.url);
+    await side(bucket.url);
   } catch (e) {
     exit = /exited (\d+)/.exec(String(e.message))?.[1] ?? "error";
   }
+  clearInterval(poll);
   const s = await fake.stats();
-  await fake.close();
-  const seconds = (s.last_answered_at - s.first_at) / 1000;
-  const allowed = rpm + (rpm / 60) * seconds;
-  const limited = s.faults["rate-limit"] ?? 0;
-  return { exit, bodies: s.bodies, replies: s.replies, requests: s.requests, limited, seconds, allowed };
+  const b = bucket.report();
+  await Promise.all([fake.close(), bucket.close()]);
+  return { exit, bodies: s.bodies, replies: s.replies, ...b };
 }
 
-const medbench = (url) =>
-  writeFakeRoutes(dir, url, concurrency).then(() =>
-    timed(
-      "node",
-      [bin, "build", "specs/voice-command.yaml", "--model", "fake/bench", "--registry", "routes.yaml"].concat(
-        ["--data-dir", "release"],
-      ),
-      dir,
-      { rss: false },
-    ),
-  );
-
-function print(name, r) {
+function print(who, r) {
   const pct = (x) => `${(100 * x).toFixed(1)} %`;
   console.log(
-    `  ${name.padEnd(10)} exit ${r.exit}; answered ${r.replies} of ${r.bodies} bodies; ` +
-      `${r.requests} requests in ${r.seconds.toFixed(1)} s; ` +
-      `allowed rate ${pct(r.replies / r.allowed)} (goal >= 95 %); ` +
-      `wasted on 429 ${pct(r.limited / r.requests)} (${r.limited}; goal < 10 %)`,
+    `  ${who.padEnd(10)} exit ${r.exit}; answered ${r.replies} of ${r.bodies} bodies; ` +
+      `${r.requests} requests in ${r.seconds.toFixed(1)} s; 429s ${pct(r.limited / r.requests)} ` +
+      `(${r.limited}); allowed rate ${pct(r.answeredUnits / r.allowedUnits)} (${r.units})`,
   );
+}
+
+/** One medbench build of the project in `dir` per model (the builds of the shared variant run at once). */
+function medbench(dir, models) {
+  return async (url) => {
+    await fs.writeFile(path.join(dir, "routes.yaml"), `routes:\n${fakeRouteYaml("fake", url, concurrency)}`);
+    const build = (model) =>
+      timed(
+        "node",
+        [bin, "build", "specs/voice-command.yaml", "--model", `fake/${model}`, "--registry", "routes.yaml"].concat(
+          ["--data-dir", "release"],
+        ),
+        dir,
+        { rss: false },
+      ).then((run) => {
+        const note = /the rate limit set the pace[^\n]*/.exec(run.stderr + run.stdout);
+        if (note) console.log(`    (${model}) ${note[0]}`);
+      });
+    await Promise.all(models.map(build));
+  };
 }
 
 console.log(
-  `rate limit ${rpm} requests/minute (a bucket of ${rpm}), ${items} items, concurrency ${concurrency}; ` +
-    `node ${process.version}, ${os.cpus().length} cores, load ${load()}`,
+  `rate limits held out from medbench's pacer, concurrency ${concurrency}; node ${process.version}, ` +
+    `${os.cpus().length} cores, load ${load()}`,
 );
-print("medbench", await measured(medbench, bodiesFile));
-
-if (promptfoo && (await fs.pathExists(promptfoo))) {
-  print("promptfoo", await measured((url) => promptfooEval(url)));
-} else {
-  console.log("  promptfoo  not installed (--promptfoo DIR: a folder with `npm i promptfoo@0.121.20`)");
+for (const name of chosen) {
+  const v = VARIANTS[name];
+  const { dir, items } = await syntheticProject(v.items, work);
+  const models = v.builds ? ["bench-a", "bench-b"] : ["bench"];
+  console.log(`${name}: ${v.what}; ${items} items${v.builds ? " in each build" : ""}`);
+  const bodiesFile = path.join(work, `${name}-bodies.jsonl`);
+  print("medbench", await measured(name, v, medbench(dir, models), bodiesFile));
+  if (havePromptfoo)
+    print("promptfoo", await measured(name, v, (url) => promptfooEval(url, bodiesFile, v.builds ?? 1)));
 }
+if (!havePromptfoo)
+  console.log("  promptfoo  not installed (--promptfoo DIR: a folder with `npm i promptfoo@0.121.20`)");
 console.log(`  load at the end ${load()}`);
 await fs.remove(work);
 
-/** promptfoo's eval of the bodies medbench sent (each once), set up as scripts/bench/promptfoo.mjs does. */
-async function promptfooEval(url) {
-  const lines = (await fs.readFile(bodiesFile, "utf8")).split("\n").filter(Boolean);
-  const pf = path.join(work, "promptfoo");
-  const config = await promptfooProject(
-    pf,
-    [...new Set(lines)].map((l) => JSON.parse(l)),
-  );
-  await config(url);
-  const args = ["eval", "-c", "promptfooconfig.yaml", "--max-concurrency", String(concurrency)];
-  const env = promptfooEnv(pf);
-  return timed(promptfoo, [...args, "--no-progress-bar", "--no-table", "--no-cache"], pf, {
-    env,
-    rss: false,
+/** promptfoo's evals (`evals` at once, the bodies split among them) of the bodies medbench sent, each once,
+ *  set up as scripts/bench/promptfoo.mjs does. */
+async function promptfooEval(url, bodiesFile, evals) {
+  const lines = [...new Set((await fs.readFile(bodiesFile, "utf8")).split("\n").filter(Boolean))];
+  const bodies = lines.map((l) => JSON.parse(l));
+  const runs = Array.from({ length: evals }, async (_, i) => {
+    const pf = path.join(work, `promptfoo-${path.basename(bodiesFile)}-${i}`);
+    const config = await promptfooProject(
+      pf,
+      bodies.filter((_b, j) => j % evals === i),
+    );
+    await config(url);
+    const args = ["eval", "-c", "promptfooconfig.yaml", "--max-concurrency", String(concurrency)];
+    return timed(promptfoo, [...args, "--no-progress-bar", "--no-table", "--no-cache"], pf, {
+      env: promptfooEnv(pf),
+      rss: false,
+    });
   });
+  await Promise.all(runs);
 }

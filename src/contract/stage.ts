@@ -59,6 +59,8 @@ export interface StageOptions {
   routes: Routes;
   /** --shard I/N: a model stage sends only this machine's share of its requests (the rest: other shards). */
   shard?: Shard;
+  /** The folder of the pace ledgers a machine's builds share per route (the cache's pace/). */
+  paceDir?: string;
   /** Memo namespace of model replies: "requests" for builds; verify --live keeps its replies apart. */
   replyNamespace?: string;
   /** --max-cost: what the build's model and judge stages may spend, shared by them (src/model/budget.ts). */

@@ -8,10 +8,11 @@
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import type { ErrorReading, Protocol } from "./protocol.js";
+import type { RateAdvice } from "./rate-limit.js";
 import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, targetOf, type HttpError, type HttpReply, type Target } from "./http.js";
 import { backoffMs } from "./rate-limit.js";
-import { estimatedTokens, pacerFor, type Pacer } from "./pacer.js";
+import { estimatedTokens, pacerFor, type Pacer, type Ticket } from "./pacer.js";
 import { Replicas } from "./replicas.js";
 
 export type CallOutcome =
@@ -35,6 +36,8 @@ export interface CallHooks {
   /** Before each try after the first: true stops the request, not sent again ("cancelled"), since its
    *  reply is to be had elsewhere (another machine took its claim over and stored it). */
   beforeRetry?: () => Promise<boolean>;
+  /** The folder of the pace ledgers this machine's builds share (src/model/pace-ledger.ts). */
+  paceDir?: string;
 }
 
 /** The protocol's path under a base URL, a query (a gateway's key: a secret) kept after the path. */
@@ -147,7 +150,8 @@ class CompletionCall {
   private timedOut = false;
   private attempt = 0; // tries sent
   private spent = 0; // tries that count against max_attempts: all but 429s
-  private limitedTries = 0;
+  private ticket: Ticket = { epoch: 0, cost: 0 }; // the pacer's for the try under way
+  private tryOpen = false; // whether the pacer has not yet heard how that try ended
   private server = 0; // the index of the server of the try under way
   private readonly failedServers = new Set<number>(); // replicas that failed this request
 
@@ -160,7 +164,7 @@ class CompletionCall {
     private readonly secrets: readonly string[],
     private readonly hooks: CallHooks,
   ) {
-    this.pacer = pacerFor(route);
+    this.pacer = pacerFor(route, hooks.paceDir);
     this.deadline = Date.now() + route.retry.max_total_s * 1000;
   }
 
@@ -175,17 +179,20 @@ class CompletionCall {
   async run(): Promise<CallOutcome> {
     while (this.spent < this.route.retry.max_attempts) {
       if (this.hooks.signal?.aborted) return this.cancelled();
-      if (!this.pacer.free) {
-        // The route is paused or paced: this request waits its turn, within its deadline.
-        const turn = await this.pacer.turn(this.tokens, this.deadline, this.hooks.signal);
-        if (turn === "aborted") return this.cancelled();
-        if (turn === "late") {
-          this.lastError ||= "rate limited: the route's pause outlasted the request's deadline";
-          break;
-        }
+      // The route may be paused or paced: this request waits its turn, within its deadline.
+      const turn = await this.pacer.turn(this.tokens, this.deadline, this.hooks.signal);
+      if (turn === "aborted") return this.cancelled();
+      if (turn === "late") {
+        this.lastError ||= "rate limited: the route's pause outlasted the request's deadline";
+        break;
       }
+      this.ticket = turn;
+      this.tryOpen = true;
       const budget = Math.min(this.route.timeout_s * 1000, this.remaining());
-      if (budget <= 0) break;
+      if (budget <= 0) {
+        this.endTry("failed");
+        break;
+      }
       this.attempt++;
       this.spent++;
       this.timedOut = false;
@@ -211,11 +218,13 @@ class CompletionCall {
     replicas?.begin(this.server);
     try {
       const res = await postJson(targets[this.server]!, this.payload, budget, this.hooks.signal);
-      if (res.status !== 429) this.pacer.settled();
-      return this.serverFailed(res.status >= 500, this.answered(res));
+      const tried = this.answered(res);
+      // A rate limit or a stopped route told the pacer already; a 5xx says nothing of the limit.
+      this.endTry(res.status >= 500 ? "failed" : "answered");
+      return this.serverFailed(res.status >= 500, tried);
     } catch (e) {
+      this.endTry("failed");
       if (this.hooks.signal?.aborted) return { outcome: this.cancelled() };
-      this.pacer.settled();
       const err = e as HttpError;
       this.timedOut = err.why === "timeout";
       this.lastError =
@@ -228,6 +237,15 @@ class CompletionCall {
     } finally {
       replicas?.end(this.server);
     }
+  }
+
+  /** Tells the pacer how the try under way ended, once: answered, without an answer, or rate limited. */
+  private endTry(how: "answered" | "failed" | RateAdvice): void {
+    if (!this.tryOpen) return;
+    this.tryOpen = false;
+    if (how === "answered") this.pacer.answered(this.ticket);
+    else if (how === "failed") this.pacer.failed(this.ticket);
+    else this.pacer.limited(this.ticket, how);
   }
 
   /** With replicas: a server that failed is set aside, and while another may be asked, the request goes to
@@ -261,7 +279,10 @@ class CompletionCall {
       return RETRY;
     }
     const read = this.protocol.error({ status: res.status, headers: res.headers, text }, this.tokens);
-    if (read.kind === "stop_route") return { outcome: this.routeStopped(res.status, text, read.why) };
+    if (read.kind === "stop_route") {
+      this.endTry("failed");
+      return { outcome: this.routeStopped(res.status, text, read.why) };
+    }
     if (read.kind === "retry") return this.transient(res, read);
     // A redirect is not followed (a POST must not quietly become a GET): the route names the server.
     const moved = res.location ? `redirected to ${res.location}; set the route's base_url to it. ` : "";
@@ -285,15 +306,18 @@ class CompletionCall {
     this.lastError = `HTTP ${res.status}`;
     const { advice } = read;
     const waitMs = advice.waitMs;
-    if (waitMs !== null && waitMs > this.remaining()) {
+    const beyond = waitMs !== null && waitMs > this.remaining();
+    // A wait past the deadline fails this request at once (the next build sends it): it says nothing of
+    // the pace the route can keep.
+    if (read.rateLimited) this.endTry(beyond ? "failed" : advice);
+    if (beyond) {
       // Waiting would pass the deadline: a failure now, which the next build sends again.
       this.lastError += ` asking to wait ${Math.round(waitMs / 1000)} s, beyond the request's deadline`;
       return { stop: true };
     }
     if (!read.rateLimited) return { waitMs, limited: false };
-    // A rate limit pauses the whole route, and spends none of this request's tries.
+    // A rate limit paces the whole route (the pacer), and spends none of this request's tries.
     this.spent--;
-    this.pacer.limited(waitMs ?? backoffMs(this.route.retry, ++this.limitedTries), advice);
     return { waitMs, limited: true };
   }
 

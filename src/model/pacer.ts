@@ -1,109 +1,168 @@
-// A route's sending pace, shared by all its requests in this process: a 429 pauses the route (not only the
-// request that got it) until the time the server allows, and its requests then go out one at a time at the
-// rate the server allows (learned from its rate-limit headers) or the route declares (requests_per_minute,
-// tokens_per_minute), never faster. Without a known rate, the first request after a pause goes alone and the
-// rest follow once it has an answer, so a route does not send its whole concurrency into a refilling limit.
+// A route's sending pace, shared by all its requests in this process (and, through a ledger file, by the
+// builds of this machine that send to it): requests wait their turn in order, each spaced from the one
+// before at the pace learned from 429s (src/model/pace.ts), never faster than the route declares
+// (requests_per_minute, tokens_per_minute), and never more in flight than the concurrency window, which
+// shrinks on 429s and grows on answers as the rate does. Before any 429 a route sends as fast as its
+// concurrency allows.
 import type { Route } from "./registry.js";
+import { answered, limited, reserve, type Declared } from "./pace.js";
+import { LedgerPace, MemoryPace, ledgerName, type PaceStore } from "./pace-ledger.js";
 
-/** A learned rate is used at this fraction, so that a client's clock and the server's never race. */
-const LEARNED_MARGIN = 0.98;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Releases kept to measure the rate the route sends at. */
+const SAMPLE = 32;
+/** The concurrency window's cut at a 429 that cut the rate. */
+const WINDOW_CUT = 0.85;
 
-export type Turn = "go" | "late" | "aborted";
+/** A request let go: the pace's epoch at that moment and its estimated tokens, given back with its end. */
+export interface Ticket {
+  epoch: number;
+  cost: number;
+}
+export type Turn = Ticket | "late" | "aborted";
 
 interface Waiter {
   cost: number;
-  deadline: number;
+  queuedAt: number;
   resolve: (turn: Turn) => void;
-  forget: () => void;
+}
+
+/** What the rate limits did to a route's requests in this process, for the terminal. */
+export interface PaceReport {
+  sent: number;
+  limited: number;
+  /** Milliseconds during which requests were waiting for their turn, and from the first send to the last. */
+  queuedMs: number;
+  spanMs: number;
+  /** The pace at the end, requests per minute (0: none learned). */
+  perMinute: number;
 }
 
 export class Pacer {
-  /** Milliseconds between requests and per estimated token (0: no limit), the declared ones a floor. */
-  private requestGapMs: number;
-  private tokenGapMs: number;
-  private pausedUntil = 0;
-  private nextAt = 0;
-  private probing = false;
-  private probeOut = false;
+  private readonly declared: Declared;
   private readonly queue: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private pumping = false;
+  private again = false;
+  private inFlight = 0;
+  private window = Infinity;
+  private readonly sends: number[] = [];
+  private readonly counts = { sent: 0, limited: 0, queuedMs: 0, queuedSince: 0, firstAt: 0, lastAt: 0 };
 
   constructor(
-    private readonly declared: { requestsPerMinute?: number; tokensPerMinute?: number } = {},
+    declared: { requestsPerMinute?: number; tokensPerMinute?: number } = {},
+    private readonly store: PaceStore = new MemoryPace(),
     private readonly now: () => number = Date.now,
   ) {
-    this.requestGapMs = declared.requestsPerMinute ? 60_000 / declared.requestsPerMinute : 0;
-    this.tokenGapMs = declared.tokensPerMinute ? 60_000 / declared.tokensPerMinute : 0;
-  }
-
-  /** Nothing to wait for: no pause, no pace, nobody queued (the common case costs no promise). */
-  get free(): boolean {
-    return (
-      !this.requestGapMs &&
-      !this.tokenGapMs &&
-      !this.probing &&
-      this.queue.length === 0 &&
-      this.now() >= this.pausedUntil
-    );
+    this.declared = {
+      requestGapMs: declared.requestsPerMinute ? 60_000 / declared.requestsPerMinute : 0,
+      tokenGapMs: declared.tokensPerMinute ? 60_000 / declared.tokensPerMinute : 0,
+    };
   }
 
   /** Waits for the route's turn to send a request of `cost` estimated tokens; "late" past `deadline`. */
   turn(cost: number, deadline: number, signal?: AbortSignal): Promise<Turn> {
     if (signal?.aborted) return Promise.resolve("aborted");
-    return new Promise((resolve) => {
-      const waiter: Waiter = { cost, deadline, resolve, forget: () => {} };
-      const leave = (turn: Turn) => {
-        const i = this.queue.indexOf(waiter);
-        if (i >= 0) this.queue.splice(i, 1);
-        waiter.forget();
-        resolve(turn);
-      };
-      const onAbort = () => leave("aborted");
-      // A deadline past a timer's range (about 24.8 days) is never met while waiting: no timer, which Node
-      // would otherwise fire at once.
-      const left = Math.max(0, deadline - this.now());
-      const late = left <= MAX_TIMER_MS ? setTimeout(() => leave("late"), left) : undefined;
-      signal?.addEventListener("abort", onAbort, { once: true });
-      waiter.forget = () => {
+    const now = this.now();
+    const state = this.store.peek(now);
+    const unpaced = state.rate === 0 && !this.declared.requestGapMs && !this.declared.tokenGapMs;
+    if (unpaced && this.queue.length === 0 && this.inFlight < this.window && now >= state.pausedUntil)
+      return Promise.resolve(this.release(state.epoch, cost, now)); // the common case: no timer, no lock
+    return new Promise((resolve) => this.enqueue(cost, deadline, resolve, signal));
+  }
+
+  private enqueue(cost: number, deadline: number, resolve: (turn: Turn) => void, signal?: AbortSignal) {
+    if (this.queue.length === 0) this.counts.queuedSince = this.now();
+    const leave = (turn: Turn) => {
+      const i = this.queue.indexOf(waiter);
+      if (i >= 0) this.queue.splice(i, 1);
+      this.noteQueue();
+      waiter.resolve(turn);
+    };
+    const onAbort = () => leave("aborted");
+    // A deadline past a timer's range (about 24.8 days) is never met while waiting: no timer, which Node
+    // would otherwise fire at once.
+    const left = Math.max(0, deadline - this.now());
+    const late = left <= MAX_TIMER_MS ? setTimeout(() => leave("late"), left) : undefined;
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const waiter: Waiter = {
+      cost,
+      queuedAt: this.now(),
+      resolve: (turn) => {
         clearTimeout(late);
         signal?.removeEventListener("abort", onAbort);
-      };
-      waiter.resolve = (turn) => {
-        waiter.forget();
         resolve(turn);
-      };
-      this.queue.push(waiter);
-      this.pump();
-    });
-  }
-
-  /**
-   * A 429: no request goes before `waitMs` from now; the rates the server gave (per millisecond) pace the
-   * route from then on, never above the declared ones. Without any rate, the next request goes alone.
-   */
-  limited(waitMs: number, rates: { requestsPerMs: number | null; tokensPerMs: number | null }): void {
-    this.pausedUntil = Math.max(this.pausedUntil, this.now() + waitMs);
-    if (rates.requestsPerMs)
-      this.requestGapMs = Math.max(this.declaredGap("requests"), 1 / (rates.requestsPerMs * LEARNED_MARGIN));
-    if (rates.tokensPerMs)
-      this.tokenGapMs = Math.max(this.declaredGap("tokens"), 1 / (rates.tokensPerMs * LEARNED_MARGIN));
-    this.probing = !this.requestGapMs && !this.tokenGapMs;
-    this.probeOut = false;
-    this.restart();
-  }
-
-  /** A try ended without a 429: a probe's answer lets the others go. */
-  settled(): void {
-    if (!this.probing) return;
-    this.probing = false;
-    this.probeOut = false;
+      },
+    };
+    this.queue.push(waiter);
     this.pump();
   }
 
-  private declaredGap(kind: "requests" | "tokens"): number {
-    const perMinute = kind === "requests" ? this.declared.requestsPerMinute : this.declared.tokensPerMinute;
-    return perMinute ? 60_000 / perMinute : 0;
+  /** A try got an answer other than a 429: the pace grows, the window too. */
+  answered(ticket: Ticket): void {
+    this.ended();
+    this.window = Math.min(this.window + 1 / this.window, 1e6);
+    const most = 2 * this.sendRate();
+    const state = this.store.peek(this.now());
+    if (state.rate > 0 || state.inARow > 0) void this.store.update((s) => answered(s, most));
+    void ticket;
+    this.pump();
+  }
+
+  /** A try ended without an answer (a connection error, a timeout): says nothing of the limit. */
+  failed(_ticket: Ticket): void {
+    this.ended();
+    this.pump();
+  }
+
+  /** A 429: the server's wait (the whole route's) and the rates its headers give, per millisecond. */
+  limited(
+    ticket: Ticket,
+    advice: { waitMs: number | null; requestsPerMs: number | null; tokensPerMs: number | null },
+  ): void {
+    const inFlight = this.inFlight;
+    this.ended();
+    this.counts.limited++;
+    const measuredRate = this.sendRate();
+    void this.store
+      .update((s) =>
+        limited(s, { ...advice, epoch: ticket.epoch, cost: ticket.cost, now: this.now(), measuredRate }),
+      )
+      .then((cut) => {
+        if (cut) this.window = Math.max(1, Math.floor(Math.min(this.window, inFlight) * WINDOW_CUT));
+        this.restart();
+      });
+  }
+
+  report(): PaceReport {
+    const { sent, limited, queuedMs, firstAt, lastAt } = this.counts;
+    const rate = this.store.peek(this.now()).rate;
+    return { sent, limited, queuedMs, spanMs: lastAt - firstAt, perMinute: rate * 60_000 };
+  }
+
+  private ended(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.counts.lastAt = this.now();
+  }
+
+  private release(epoch: number, cost: number, now: number): Ticket {
+    this.inFlight++;
+    this.counts.sent++;
+    if (this.counts.sent === 1) this.counts.firstAt = now;
+    this.sends.push(now);
+    if (this.sends.length > SAMPLE) this.sends.shift();
+    return { epoch, cost };
+  }
+
+  /** Requests per millisecond over the last releases (Infinity before two). */
+  private sendRate(): number {
+    if (this.sends.length < 2) return Infinity;
+    const span = this.sends[this.sends.length - 1]! - this.sends[0]!;
+    return (this.sends.length - 1) / Math.max(span, 1);
+  }
+
+  private noteQueue(): void {
+    if (this.queue.length === 0) this.counts.queuedMs += this.now() - this.counts.queuedSince;
   }
 
   private restart(): void {
@@ -112,43 +171,66 @@ export class Pacer {
     this.pump();
   }
 
-  /** Lets the waiters go in order, each at the first moment the pause, the pace and a probe allow. */
+  /** Lets the waiters go in order, one at a time through the store (it may be another process's too). */
   private pump(): void {
-    if (this.timer) return;
-    while (this.queue.length > 0) {
-      if (this.probing && this.probeOut) return; // settled() or limited() pumps again
-      const now = this.now();
-      const at = Math.max(this.pausedUntil, this.nextAt);
-      if (at > now) {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    if (this.timer || this.queue.length === 0 || this.inFlight >= this.window) return;
+    this.pumping = true;
+    void this.next().finally(() => {
+      this.pumping = false;
+      if (this.again) {
+        this.again = false;
+        this.pump();
+      }
+    });
+  }
+
+  private async next(): Promise<void> {
+    while (this.queue.length > 0 && this.inFlight < this.window) {
+      const cost = this.queue[0]!.cost;
+      const taken = await this.store.update((s) => {
+        const now = this.now();
+        return { wait: reserve(s, now, cost, this.declared), epoch: s.epoch, now };
+      });
+      // The head may have left meanwhile (late, aborted): the slot goes to the next in line, if any.
+      const waiter = this.queue[0];
+      if (taken.wait > 0) {
         this.timer = setTimeout(
           () => {
             this.timer = null;
             this.pump();
           },
-          Math.min(at - now, MAX_TIMER_MS),
+          Math.min(taken.wait, MAX_TIMER_MS),
         );
         return;
       }
-      const waiter = this.queue.shift()!;
-      // Spaced from the moment it goes, so that a late timer never sends two at once.
-      this.nextAt = now + Math.max(this.requestGapMs, waiter.cost * this.tokenGapMs);
-      if (this.probing) this.probeOut = true;
-      waiter.resolve("go");
+      if (!waiter) return;
+      this.queue.shift();
+      this.noteQueue();
+      waiter.resolve(this.release(taken.epoch, waiter.cost, taken.now));
     }
   }
 }
 
 const pacers = new Map<string, Pacer>();
 
-/** The route's pacer in this process (one per route name and URL, as its connection pool). */
-export function pacerFor(route: Route): Pacer {
+/** The route's pacer in this process (one per route name and URL, as its connection pool); `ledgerDir`:
+ *  the folder of the ledgers shared with the machine's other builds (none: this process's alone). */
+export function pacerFor(route: Route, ledgerDir?: string): Pacer {
   const id = `${route.name}\n${route.base_url}`;
   let pacer = pacers.get(id);
   if (!pacer) {
-    pacer = new Pacer({
-      requestsPerMinute: route.requests_per_minute ?? undefined,
-      tokensPerMinute: route.tokens_per_minute ?? undefined,
-    });
+    const store = ledgerDir ? new LedgerPace(ledgerDir, ledgerName(route.name, route.base_url)) : undefined;
+    pacer = new Pacer(
+      {
+        requestsPerMinute: route.requests_per_minute ?? undefined,
+        tokensPerMinute: route.tokens_per_minute ?? undefined,
+      },
+      store,
+    );
     pacers.set(id, pacer);
   }
   return pacer;
@@ -162,4 +244,21 @@ export function estimatedTokens(payload: Buffer, body: unknown): number {
   const fields = (body ?? {}) as { max_tokens?: unknown; max_completion_tokens?: unknown };
   const most = [fields.max_completion_tokens, fields.max_tokens].find((x) => typeof x === "number");
   return Math.ceil(payload.length / 4) + ((most as number | undefined) ?? 0);
+}
+
+/** What the terminal says of a stage's pace, from the pacer's reports before and after it sent (null when
+ *  the pace did not hold its requests back for at least half of the `ms` it spent sending): the rate the
+ *  route kept, in requests a minute, and the 429s it met. */
+export function paceNote(route: Route, before: PaceReport, after: PaceReport, ms: number): string | null {
+  const sent = after.sent - before.sent;
+  const refused = after.limited - before.limited;
+  const queued = after.queuedMs - before.queuedMs;
+  if (sent === 0 || queued < ms / 2) return null;
+  const kept = Math.round(((sent - refused) * 60_000) / ms);
+  const share = `${refused} of ${sent} requests (${((100 * refused) / sent).toFixed(1)} %) were 429s`;
+  const waited = Math.round((100 * queued) / ms);
+  return (
+    `route ${route.name}: the rate limit set the pace (requests waited their turn ${waited} % of the time); ` +
+    `it settled at ${kept} answered requests/minute; ${share}`
+  );
 }

@@ -107,19 +107,60 @@ export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): nu
   return Number.isFinite(at) ? Math.max(0, at - now) : null;
 }
 /**
- * OpenAI's 429 for an account without credit (error code or type insufficient_quota): waiting does not
- * help, so it stops the route. Its message, or null for any other reply.
+ * A billing stop, which no wait cures: OpenAI's 429 insufficient_quota (error code or type), or a 402
+ * Payment Required (OpenRouter: "Your account or API key has insufficient credits",
+ * https://openrouter.ai/docs/errors). What the provider says (status, code, message), or null for any
+ * other reply.
  */
 export function quotaProblem(status: number, text: string): string | null {
+  const error = errorObject(text);
+  if (status === 402) {
+    const message = typeof error?.message === "string" ? error.message : text.slice(0, 300);
+    return `HTTP 402: ${message || "payment required"}`;
+  }
   if (status !== 429 || !text.includes("insufficient_quota")) return null;
+  if (error?.code !== "insufficient_quota" && error?.type !== "insufficient_quota") return null;
+  return `HTTP 429 insufficient_quota: ${typeof error.message === "string" ? error.message : ""}`.trim();
+}
+
+type ErrorObject = { code?: unknown; type?: unknown; message?: unknown; metadata?: unknown };
+
+/** The `error` object of an error body, or null when the body has none. */
+function errorObject(text: string): ErrorObject | null {
   try {
-    const error = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown; message?: unknown } })
-      .error;
-    if (error?.code !== "insufficient_quota" && error?.type !== "insufficient_quota") return null;
-    return typeof error.message === "string" ? error.message : "insufficient_quota";
+    const error = (JSON.parse(text) as { error?: unknown }).error;
+    return error !== null && typeof error === "object" ? (error as ErrorObject) : null;
   } catch {
     return null;
   }
+}
+
+/** A wait a 429's body gives, in milliseconds from `now`, where a provider puts it there rather than in a
+ *  header; each reader is one provider's shape (null: not its shape). */
+type BodyWait = (error: ErrorObject, now: number) => number | null;
+
+/** OpenRouter's: the upstream limiter's headers copied into error.metadata.headers, X-RateLimit-Reset in
+ *  epoch milliseconds (https://openrouter.ai/docs/api-reference/limits). */
+const openRouterReset: BodyWait = (error, now) => {
+  const headers = (error.metadata as { headers?: Record<string, unknown> } | undefined)?.headers;
+  const reset = Number(headers?.["X-RateLimit-Reset"] ?? headers?.["x-ratelimit-reset"] ?? NaN);
+  if (!Number.isFinite(reset) || reset <= 0) return null;
+  const at = reset < 1e11 ? reset * 1000 : reset; // epoch seconds, from a gateway that writes those
+  return Math.max(0, at - now);
+};
+
+/** The readers tried in turn; a protocol with its own shape (Gemini's RetryInfo.retryDelay) adds one. */
+export const BODY_WAITS: BodyWait[] = [openRouterReset];
+
+/** The wait a 429's body gives, or null. */
+export function bodyWaitMs(text: string, now = Date.now()): number | null {
+  const error = errorObject(text);
+  if (!error) return null;
+  for (const read of BODY_WAITS) {
+    const wait = read(error, now);
+    if (wait !== null) return wait;
+  }
+  return null;
 }
 
 /**

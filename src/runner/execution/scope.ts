@@ -1,6 +1,6 @@
 // What the stages of one build (or one status) share, and the context a stage is keyed and run in.
 import { existsSync, readFileSync } from "../../util/builtins.js";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Cache } from "../store/cache.js";
 import { stageCode } from "../keys/stage-code.js";
 import type { UserTask } from "../code/user-task.js";
@@ -235,6 +235,7 @@ function stageOptions(decl: StageDecl, scope: BuildScope): StageOptions {
     refresh: refreshed(decl, opts),
     env: opts.env,
     routes: commandRoutes(opts.registryFiles),
+    paceDir: join(opts.project.cacheDir, "pace"),
     ...(opts.shard ? { shard: opts.shard } : {}),
     ...(opts.budget ? { budget: opts.budget } : {}),
     ...(opts.batch ? { batch: opts.batch } : {}),
