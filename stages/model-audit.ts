@@ -69,6 +69,11 @@ function refusalCounts(replies: ReplyRecord[]): RefusedCounts | null {
   return n ? { n, by_kind: byKind } : null;
 }
 
+/** Whether the server refused every request for a parameter: no item has a verdict, so the run is not
+ *  complete, whatever the refusals' being final says of each item. */
+export const allRefusedForParameter = (refused: RefusedCounts | null, n: number): boolean =>
+  n > 0 && refused?.by_kind.unsupported_parameter === n;
+
 /** How many requests the server refused for good, why, and the first one's message (already redacted). */
 export function warnRefused(
   ctx: StageContext,
@@ -86,6 +91,12 @@ export function warnRefused(
       "final, no verdict for those items, not sent again (--refresh model sends every request again); " +
       `the first: HTTP ${first.status}: ${first.message.slice(0, 300)}`,
   });
+  if (allRefusedForParameter(refused, replies.length))
+    ctx.incomplete?.(
+      `the server refused every request (${replies.length}) for a parameter: no item has a verdict; ` +
+        "change or remove that field (in the spec's request or the route's request fields, or a per-model " +
+        "rule), then build with --refresh model",
+    );
 }
 
 /** Failed requests: the first error in the provider's words (redacted by the client), not only a count. */

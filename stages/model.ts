@@ -40,6 +40,7 @@ import {
   warnFailed,
   warnLowerFormats,
   warnRefused,
+  allRefusedForParameter,
   type ReplyTally,
 } from "./model-audit.js";
 import type { ParamDecls } from "../src/contract/declarations.js";
@@ -316,7 +317,8 @@ function auditOf(
       : {}),
     // Any failed request leaves the run incomplete: it is sent again by the next build
     // (docs/model-requests.md).
-    incomplete: apiErrors + otherShards > 0,
+    // So does a run whose every request was refused for a parameter (no item has a verdict).
+    incomplete: apiErrors + otherShards > 0 || allRefusedForParameter(refused, replies.length),
   };
 }
 

@@ -1,7 +1,7 @@
 // Refusals read as each provider words them (src/model/refusal.ts): every refusal of the reply corpus
 // (scripts/provider-replies) is classified as its entry's `expect` says.
 import { describe, expect, it } from "vitest";
-import { classifyRefusal } from "../src/model/refusal.js";
+import { classifyRefusal, isFinal } from "../src/model/refusal.js";
 // @ts-expect-error: a plain ES module of the scripts, without types
 import { loadProviderReplies, replayed } from "../scripts/provider-replies/index.mjs";
 
@@ -15,6 +15,7 @@ const KINDS: Record<string, string[]> = {
   "refused-format": ["format"],
   "refused-item": ["context_length", "unsupported_parameter", "request"],
   "refused-route": ["route"],
+  "refused-filtered": ["filtered"],
 };
 const refusals = Object.keys(corpus).filter((name) => corpus[name]!.expect in KINDS);
 
@@ -43,5 +44,16 @@ describe("a refusal's kind", () => {
       message: "invalid JSON",
     });
     expect(classifyRefusal(422, "not json at all").message).toBe("not json at all");
+  });
+
+  it("reads a context length in llama.cpp's type and TGI's words, and Azure's prompt filter", () => {
+    const text = (name: string) => JSON.stringify(corpus[name]!.body);
+    expect(classifyRefusal(400, text("llamacpp-context-size")).kind).toBe("context_length");
+    expect(classifyRefusal(422, text("tgi-context-length")).kind).toBe("context_length");
+    const filtered = classifyRefusal(400, text("azure-prompt-filter"));
+    expect(filtered.kind).toBe("filtered");
+    expect(isFinal(filtered)).toBe(true);
+    expect(filtered.message).toMatch(/^The response was filtered due to the prompt/);
+    expect(classifyRefusal(402, text("openrouter-insufficient-credits")).kind).toBe("route");
   });
 });

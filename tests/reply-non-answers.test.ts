@@ -10,6 +10,7 @@ import {
   resultMetrics as metrics,
   resultRecords,
 } from "./fake-build.js";
+import { auditReplies } from "../src/model/reply-audit.js";
 
 const cleaned = cleanedAfterEach();
 const setup = (server: Record<string, unknown>) => projectAgainstFake(cleaned, server);
@@ -84,5 +85,16 @@ describe("replies that are no text answer", () => {
     const valid = new Set(items.filter((x) => x.verdicts.valid).map((x) => x.id));
     for (const x of withParts) expect(valid.has(x.id)).toBe(true);
     expect(metrics(p).metrics.thinking_audit.replies_with_reasoning_field).toBe(withParts.length);
+  });
+});
+
+describe("a reply with no text and nothing that says why", () => {
+  it("is counted and said (content null, no refusal, filter or tool call), not scored invalid unsaid", () => {
+    const reply = { error: null, finish_reason: "stop", text: "" };
+    const audit = auditReplies([reply, { ...reply, text: "yes" }], "fake/m", "m");
+    expect(audit.counts.empty).toBe(1);
+    expect(audit.warnings.join("\n")).toMatch(/1 with no text \(content null or empty\) and no refusal/);
+    const filtered = { error: "refused", finish_reason: null, request_refused: { kind: "filtered" } };
+    expect(auditReplies([filtered], "fake/m", "m").counts.content_filtered).toBe(1);
   });
 });

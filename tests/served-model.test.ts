@@ -19,6 +19,8 @@ describe("which served names are the model asked for", () => {
     ["openai/gpt-4o", "gpt-4o-2024-08-06", true],
     ["openai/gpt-4o", "openai/gpt-4o", true],
     ["Qwen/Qwen3-8B", "qwen/qwen3-8b", true],
+    ["qwen3-8b", "Qwen/qwen3-8b", true],
+    ["qwen3-8b", "Qwen/qwen3-32b", false],
     ["gpt-4o", "gpt-4o-mini", false],
     ["gpt-4o", "gpt-4o-mini-2024-07-18", false],
     ["openai/gpt-4o", "anthropic/gpt-4o", false],

@@ -4,7 +4,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const EXPECTS = ["answer", "retry", "refused-format", "refused-item", "refused-route"];
+const EXPECTS = ["answer", "retry", "refused-format", "refused-item", "refused-filtered", "refused-route"];
 
 /** Every entry of the corpus by name, each checked for the fields README.md lists. */
 export function loadProviderReplies() {
@@ -43,6 +43,7 @@ export function replayed(entry, request, content) {
   const fill = (value) => {
     if (value === "{{model}}") return request.model;
     if (value === "{{content}}") return content;
+    if (value === "{{reset_ms}}") return String(Date.now() + 1000); // a reset 1 s ahead, in epoch ms
     if (typeof value === "string") return value.split("{{model}}").join(String(request.model));
     if (Array.isArray(value)) return value.map(fill);
     if (value && typeof value === "object")

@@ -7,7 +7,7 @@ import { deepMerge, serialisedRequest, sortedSchema, type Fields } from "./body-
 import type { Route } from "./registry.js";
 import { readReply, successBody } from "./reply.js";
 import { classifyRefusal } from "./refusal.js";
-import { isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
+import { bodyWaitMs, isTransient, quotaProblem, rateAdvice } from "./rate-limit.js";
 import type { Tokens } from "./price.js";
 import {
   FIXED_FIELD_FIX,
@@ -145,8 +145,9 @@ export function openaiTokens(usage: Json | undefined): Tokens | null {
 }
 
 /**
- * What an error reply means: OpenAI's 429 insufficient_quota stops the route (waiting will not help);
- * 408, 409, 429 and 5xx are tried again, a 429 pausing the route for the wait the headers give
+ * What an error reply means: a billing stop (OpenAI's 429 insufficient_quota, a 402 such as OpenRouter's
+ * "Insufficient credits") stops the route (waiting will not help); 408, 409, 429 and 5xx are tried again,
+ * a 429 pacing the route after the wait its headers, or its body (OpenRouter's), give
  * (src/model/rate-limit.ts); anything else is a refusal, read by classifyRefusal.
  */
 export function readError({ status, headers, text }: ErrorReply, tokens: number): ErrorReading {
@@ -155,13 +156,14 @@ export function readError({ status, headers, text }: ErrorReply, tokens: number)
     return {
       kind: "stop_route",
       why:
-        "the provider says the account is out of quota " +
-        `(HTTP 429 insufficient_quota: ${quota}): ` +
+        `the provider says the account is out of quota (${quota}): ` +
         "a billing problem, not a rate limit, so waiting will not help; add credit or raise the " +
         "account's spending limit, or use another key",
     };
   if (!isTransient(status)) return { kind: "refused" };
-  return { kind: "retry", rateLimited: status === 429, advice: rateAdvice(headers, tokens) };
+  const advice = rateAdvice(headers, tokens);
+  if (status === 429) advice.waitMs ??= bodyWaitMs(text);
+  return { kind: "retry", rateLimited: status === 429, advice };
 }
 
 export const openai: Protocol = {

@@ -7,6 +7,9 @@ import type { Json } from "../util/json.js";
 /** The fields of a reply record the audit reads (src/contract/records.ts: ReplyRecord). */
 export interface AuditedReply {
   error: string | null;
+  text?: string;
+  /** A refusal of the request for good (src/model/refusal.ts); a prompt filter's counts as filtered. */
+  request_refused?: { kind: string };
   finish_reason: string | null;
   refusal?: string;
   tool_calls?: number;
@@ -20,18 +23,26 @@ export interface NonAnswers {
   content_filtered: number;
   /** Replies that called a tool instead of answering. */
   tool_calls: number;
+  /** Replies with no text (content null or empty) and none of the above: said, as they score invalid. */
+  empty?: number;
 }
 
 /** The answered replies that hold no text answer, by kind (a reply is counted under one kind at most). */
 function nonAnswers(replies: readonly AuditedReply[]): NonAnswers {
   const out: NonAnswers = { refusals: 0, content_filtered: 0, tool_calls: 0 };
+  let empty = 0;
   for (const reply of replies) {
-    if (reply.error !== null) continue;
+    if (reply.error !== null) {
+      // A prompt the provider's filter refused (Azure's 400 content_filter): filtered, as an output filter.
+      if (reply.request_refused?.kind === "filtered") out.content_filtered++;
+      continue;
+    }
     if (reply.refusal !== undefined) out.refusals++;
     else if (reply.finish_reason === "content_filter") out.content_filtered++;
     else if ((reply.tool_calls ?? 0) > 0 || reply.finish_reason === "tool_calls") out.tool_calls++;
+    else if (reply.text === "") empty++;
   }
-  return out;
+  return empty ? { ...out, empty } : out;
 }
 
 /** The terminal's line on them, or null when every answered reply is a text answer. */
@@ -40,6 +51,9 @@ function nonAnswerWarning(model: string, counts: NonAnswers, of: number): string
     counts.refusals ? `${counts.refusals} refused by the model` : "",
     counts.content_filtered ? `${counts.content_filtered} withheld by the provider's content filter` : "",
     counts.tool_calls ? `${counts.tool_calls} tool calls instead of an answer` : "",
+    counts.empty
+      ? `${counts.empty} with no text (content null or empty) and no refusal, filter or tool call`
+      : "",
   ].filter((x) => x);
   if (parts.length === 0) return null;
   return (
