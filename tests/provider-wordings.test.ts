@@ -37,7 +37,10 @@ describe("a refusal for good, in the provider's words", () => {
     const r = await p.buildAgainstFake();
     expect(r.exitCode, r.stderr).toBe(0);
     const refused = resultRecords<Reply>(p, "replies.jsonl").filter((x) => x.request_refused);
-    expect(refused.length).toBe(fake.stats.faults[`replay-${name}`]);
+    // Each refused body once (identical bodies of two subsets share one request).
+    const served = fake.stats.faults[`replay-${name}`]!;
+    expect(served).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThanOrEqual(served);
     for (const x of refused) expect(x.request_refused!.kind).toBe(kind);
     const m = metrics(p).metrics;
     expect(m.api_errors).toBe(0);
