@@ -22,10 +22,21 @@ import { bucketServer } from "./bucket-server.mjs";
 // perMinute(t, answered): the limit at t ms after the first request; burst in the bucket's units.
 const VARIANTS = {
   "short-window": { what: "600 requests/minute enforced as 10 a second", items: 460, burst: 10, rpm: 600 },
-  tokens: { what: "100,000 tokens/minute, OpenAI's token headers only", items: 460, tpm: 100_000 },
+  tokens: {
+    what: "600,000 tokens/minute (a bucket of 20,000), OpenAI's token headers only",
+    items: 460,
+    tpm: 600_000,
+    burst: 20_000,
+  },
   openai: { what: "1200 requests/minute, OpenAI-consistent headers", items: 690, burst: 100, rpm: 1200 },
   shared: { what: "1200 requests/minute shared by two builds", items: 345, builds: 2, burst: 50, rpm: 1200 },
-  drops: { what: "600 requests/minute dropping to 120 halfway", items: 300, burst: 10, rpm: 600, dropTo: 120 },
+  drops: {
+    what: "600 requests/minute dropping to 120 halfway",
+    items: 300,
+    burst: 10,
+    rpm: 600,
+    dropTo: 120,
+  },
   headerless: { what: "60 requests/minute, a bare 429", items: 150, burst: 60, rpm: 60 },
   "http-date": { what: "600 requests/minute, Retry-After as an HTTP date", items: 300, burst: 10, rpm: 600 },
   groq: { what: "600 requests/minute, Groq's headers", items: 300, burst: 10, rpm: 600 },
@@ -43,7 +54,7 @@ const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-rate-limit-
 /** The bucket of a variant: its units' limit a minute as a function of time since the first request. */
 function bucketOf(name, v, answered) {
   const variant = name === "shared" || name === "drops" ? "openai" : name;
-  if (v.tpm) return { variant, perMinute: () => v.tpm, burst: v.tpm / 60 };
+  if (v.tpm) return { variant, perMinute: () => v.tpm, burst: v.burst };
   const half = (v.items * (v.builds ?? 1)) / 2;
   const perMinute = v.dropTo ? () => (answered() < half ? v.rpm : v.dropTo) : () => v.rpm;
   return { variant, perMinute, burst: v.burst };
@@ -84,9 +95,15 @@ function medbench(dir, models) {
     const build = (model) =>
       timed(
         "node",
-        [bin, "build", "specs/voice-command.yaml", "--model", `fake/${model}`, "--registry", "routes.yaml"].concat(
-          ["--data-dir", "release"],
-        ),
+        [
+          bin,
+          "build",
+          "specs/voice-command.yaml",
+          "--model",
+          `fake/${model}`,
+          "--registry",
+          "routes.yaml",
+        ].concat(["--data-dir", "release"]),
         dir,
         { rss: false },
       ).then((run) => {

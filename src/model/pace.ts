@@ -6,13 +6,15 @@
 
 /** The cut at a 429 (the rate kept); with no answer since the last cut, DEEP_CUT to the power of the cuts
  *  in a row (the rate was far above the limit: found in a few 429s rather than many). */
-const CUT = 0.85;
+const CUT = 0.8;
 const DEEP_CUT = 0.5;
-/** Increases per answer, as a fraction of the rate set at the last cut: quick back to just below the rate
- *  that met the 429, slow beyond it (where the limit was). */
-const QUICK = 1 / 25;
+/** Increases per answer, as a fraction of the rate that met the last 429: quick back to just below it,
+ *  slow beyond (where the limit was). */
+const QUICK = 1 / 50;
 const SLOW = 1 / 1000;
-const NEAR = 0.95;
+const NEAR = 0.92;
+/** After this many answers with no 429, the rate that met the last one is probed past by this factor. */
+const PROBE = 1.1;
 /** A header-derived rate met by a 429 within this many answers is not trusted again (cut instead). */
 const TRUST_ANSWERS = 50;
 /** A header-derived rate is used at this fraction, so that a client's clock and the server's never race. */
@@ -25,8 +27,6 @@ export interface PaceState {
   rate: number;
   /** The rate that met the last 429: increases are quick below it, slow beyond. */
   lastMax: number;
-  /** The increase per answer, fixed at each cut. */
-  step: number;
   /** The earliest moment the next request may go, and the end of a pause the server asked for. */
   nextAt: number;
   pausedUntil: number;
@@ -42,7 +42,6 @@ export interface PaceState {
 export const freshPace = (): PaceState => ({
   rate: 0,
   lastMax: 0,
-  step: 0,
   nextAt: 0,
   pausedUntil: 0,
   epoch: 0,
@@ -77,7 +76,10 @@ export function answered(state: PaceState, most: number): void {
   state.inARow = 0;
   state.answers++;
   if (state.rate <= 0) return;
-  const step = state.rate < state.lastMax * NEAR ? state.step * (QUICK / SLOW) : state.step;
+  // A limit not met for a while may have risen (or a header's rate was below it): probed further.
+  if (state.answers % TRUST_ANSWERS === 0)
+    state.lastMax = Math.max(state.lastMax, (state.rate / NEAR) * PROBE);
+  const step = state.lastMax * (state.rate < state.lastMax * NEAR ? QUICK : SLOW);
   state.rate = Math.min(state.rate + step, Math.max(most, state.rate));
 }
 
@@ -107,7 +109,6 @@ export function limited(state: PaceState, refusal: Refusal): boolean {
   state.hinted = trusted && hint < base;
   state.lastMax = state.hinted ? rate : base;
   state.rate = rate;
-  state.step = rate * SLOW;
   state.answers = 0;
   state.inARow++;
   state.epoch++;

@@ -104,7 +104,7 @@ export class Pacer {
     this.window = Math.min(this.window + 1 / this.window, 1e6);
     const most = 2 * this.sendRate();
     const state = this.store.peek(this.now());
-    if (state.rate > 0 || state.inARow > 0) void this.store.update((s) => answered(s, most));
+    if (state.rate > 0 || state.inARow > 0) void this.store.update((state) => answered(state, most));
     void ticket;
     this.pump();
   }
@@ -125,8 +125,8 @@ export class Pacer {
     this.counts.limited++;
     const measuredRate = this.sendRate();
     void this.store
-      .update((s) =>
-        limited(s, { ...advice, epoch: ticket.epoch, cost: ticket.cost, now: this.now(), measuredRate }),
+      .update((state) =>
+        limited(state, { ...advice, epoch: ticket.epoch, cost: ticket.cost, now: this.now(), measuredRate }),
       )
       .then((cut) => {
         if (cut) this.window = Math.max(1, Math.floor(Math.min(this.window, inFlight) * WINDOW_CUT));
@@ -191,9 +191,9 @@ export class Pacer {
   private async next(): Promise<void> {
     while (this.queue.length > 0 && this.inFlight < this.window) {
       const cost = this.queue[0]!.cost;
-      const taken = await this.store.update((s) => {
+      const taken = await this.store.update((state) => {
         const now = this.now();
-        return { wait: reserve(s, now, cost, this.declared), epoch: s.epoch, now };
+        return { wait: reserve(state, now, cost, this.declared), epoch: state.epoch, now };
       });
       // The head may have left meanwhile (late, aborted): the slot goes to the next in line, if any.
       const waiter = this.queue[0];
