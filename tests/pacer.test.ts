@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pacer, type Ticket } from "../src/model/pacer.js";
 import { LedgerPace } from "../src/model/pace-ledger.js";
+import { freshPace, reserve } from "../src/model/pace.js";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 0 });
@@ -197,6 +198,21 @@ describe("the pace against a limiter that says nothing but 429", () => {
     const r = await run({ perMinute: (t) => (t < 60_000 ? 600 : 120), burst: 10, items: 900 });
     expect(r.wasted).toBeLessThan(0.1);
     expect(r.share).toBeGreaterThan(0.85);
+  });
+});
+
+describe("a turn's slot", () => {
+  it("is kept when taken late (a late timer does not slow the route), not after an idle moment", () => {
+    const state = freshPace();
+    state.rate = 0.01; // 10 a second
+    const declared = { requestGapMs: 0, tokenGapMs: 0 };
+    expect(reserve(state, 0, 1, declared)).toBe(0);
+    expect(state.nextAt).toBe(100);
+    expect(reserve(state, 130, 1, declared)).toBe(0); // its timer fired 30 ms late
+    expect(state.nextAt).toBe(200);
+    expect(reserve(state, 195, 1, declared)).toBe(5);
+    expect(reserve(state, 1000, 1, declared)).toBe(0); // after an idle moment: a whole spacing
+    expect(state.nextAt).toBe(1100);
   });
 });
 

@@ -67,7 +67,11 @@ export function spacingMs(state: PaceState, cost: number, declared: Declared): n
 export function reserve(state: PaceState, now: number, cost: number, declared: Declared): number {
   const at = Math.max(state.nextAt, state.pausedUntil);
   if (at > now) return at - now;
-  state.nextAt = now + spacingMs(state, cost, declared);
+  const spacing = spacingMs(state, cost, declared);
+  // A turn taken late by less than a spacing (a timer fires late on a busy machine) keeps its slot, so that
+  // lateness does not slow the route, yet the next is never closer than half a spacing; after an idle
+  // moment the next is a whole spacing away.
+  state.nextAt = now - at < spacing ? Math.max(at + spacing, now + spacing / 2) : now + spacing;
   return 0;
 }
 
