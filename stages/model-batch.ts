@@ -62,8 +62,10 @@ export async function runBatches(
   // Requests no recorded batch holds (none were made, or a build was killed between two batches).
   const held = new Set(record.batches.flatMap((batch) => batch.keys));
   const missing = pending.filter((x) => !held.has(x.key));
-  if (missing.length) await submitAll(ctx, client, setKey, missing, record);
-  const states = await poll(ctx, client, record, ctx.options.batch?.wait === true);
+  const states = await providerSaid(route, async () => {
+    if (missing.length) await submitAll(ctx, client, setKey, missing, record);
+    return poll(ctx, client, record, ctx.options.batch?.wait === true);
+  });
   const unanswered = new Map<string, string>();
   if (states.some((state) => !state.done)) {
     for (const batch of record.batches)
@@ -71,7 +73,9 @@ export async function runBatches(
     return { unanswered, submitted: { requests: pending.length, batches: record.batches.length } };
   }
   for (const [i, batch] of record.batches.entries())
-    await collect(ctx, { client, protocol }, { batch, state: states[i]! }, { secrets, unanswered, spend });
+    await providerSaid(route, () =>
+      collect(ctx, { client, protocol }, { batch, state: states[i]! }, { secrets, unanswered, spend }),
+    );
   // Collected: the record lets them go, so a build that still lacks their failed requests submits them anew.
   ctx.memo.put(NAMESPACE, setKey, JSON.stringify({ ...record, batches: [] }));
   return { unanswered, submitted: null };
@@ -197,4 +201,18 @@ export function splitBatches<T extends { line: Buffer }>(
   }
   if (current.length) out.push(current);
   return out;
+}
+
+/** A batch API's refusal or an unreachable server, as the stage's error (redacted by BatchHttp). */
+async function providerSaid<T>(route: Route, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof StageError) throw e;
+    throw new StageError(
+      `route ${route.name} (${route.base_url}): its batch API failed: ${(e as Error).message}`,
+      "check the route's key and base_url, then build again: the batches made so far are recorded and " +
+        "collected, the rest submitted",
+    );
+  }
 }

@@ -4,7 +4,7 @@
 // that fails, expires, is cancelled or answers some lines with errors leaves the rest to the next build.
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
-import { Project, cleanedAfterEach } from "./rig.js";
+import { Project, cleanedAfterEach, expectCleanFailure } from "./rig.js";
 import { fakeRoute, startFake } from "./fake.js";
 import { cleanUp, remoteEnv, startS3 } from "./remote-rig.js";
 // @ts-expect-error: a plain ESM script
@@ -152,5 +152,18 @@ describe("the fake batch API's other lifecycles", () => {
     } finally {
       await batches.close();
     }
+  });
+});
+
+describe("a batch API that cannot be reached", () => {
+  it("fails the stage with the route named and no stack trace", async () => {
+    const gone: Batches = await startFakeBatches();
+    await gone.close();
+    const p = project(gone.url);
+    const r = await p.buildAgainstFake(["--batch"]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("route fake");
+    expect(r.stderr).toContain("its batch API failed");
+    expectCleanFailure(r.stderr);
   });
 });
