@@ -21,6 +21,10 @@ const PROTOCOLS: Record<string, Registered> = {
     module: "dist/src/model/gemini.js",
     load: async () => (await import("./gemini.js")).gemini,
   },
+  anthropic: {
+    module: "dist/src/model/anthropic.js",
+    load: async () => (await import("./anthropic.js")).anthropic,
+  },
 };
 
 export const PROTOCOL_NAMES: readonly string[] = Object.keys(PROTOCOLS);
