@@ -93,9 +93,13 @@ function limitOf(headers: IncomingHttpHeaders, kind: string, now: number): Limit
   return { limit: number("limit"), remaining: number("remaining"), resetMs: Math.max(0, reset - now) };
 }
 
+// Anthropic's limits are per minute: a reset further ahead is a clock apart from ours, not a rate to pace at.
+const LONGEST_RESET_MS = 120_000;
+
 /** What a limit gives back per millisecond: the part used comes back by its reset. */
 function refillPerMs(limit: Limit): number | null {
-  if (limit.limit === null || limit.remaining === null || limit.resetMs <= 0) return null;
+  if (limit.limit === null || limit.remaining === null) return null;
+  if (limit.resetMs <= 0 || limit.resetMs > LONGEST_RESET_MS) return null;
   const used = limit.limit - limit.remaining;
   return used > 0 ? used / limit.resetMs : null;
 }
