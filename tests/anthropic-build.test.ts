@@ -147,6 +147,9 @@ describe("the three tasks over Anthropic's Messages API", () => {
         expect(anthropic.metrics.thinking_audit.replies_with_reasoning_field).toBe(0);
       }
       expect(Object.keys(anthropic.metrics).length).toBeGreaterThan(3);
+      // metrics.request says what each item's own fields held (its system prompt too), never their text.
+      expect(anthropic.metrics.request.messages).toMatch(/^per item: \d+ messages \(user\)$/);
+      expect(anthropic.metrics.request.system).toBe("per item");
       const sent = anthropicFakes[i]!.stats.received;
       expect(sent.length).toBeGreaterThan(0);
       expect(sent.every((request) => request.apiKey === KEY)).toBe(true);

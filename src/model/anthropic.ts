@@ -243,4 +243,6 @@ export const anthropic: Protocol = {
   tokens: anthropicTokens,
   error: anthropicError,
   refusal: anthropicRefusal,
+  // The system prompt is an item's text too (a task may vary it per item): never recorded in metrics.request.
+  itemFields: ["messages", "system"],
 };
