@@ -1,7 +1,8 @@
 // Every command of README.md's "Commands" section, run as written (`npx medbench` is the repo's bin, run by
 // node) in that order, in a project holding what a fresh clone holds (specs/, examples/, scripts/, one git
 // commit), each with the exit code the README gives it; the server commands against the fake
-// OpenAI-compatible server started as the README says. Then the examples of every command's --help, in an
+// OpenAI-compatible server started as the README says; they leave the committed medbench.lock as it was
+// (scripts/readme-lock.mjs regenerates it so). Then the examples of every command's --help, in an
 // empty folder. Slow (it builds every task): no time limit a slow machine could reach.
 import { afterAll, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
