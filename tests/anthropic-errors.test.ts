@@ -130,3 +130,29 @@ describe("Anthropic's replies and errors, each as its entry says", () => {
     expect(audit.thinking_off).toBe(false);
   });
 });
+
+describe("the shipped anthropic route", () => {
+  it("sends to ANTHROPIC_BASE_URL with the key of ANTHROPIC_API_KEY, as Anthropic's SDKs read them", async () => {
+    const fake: AnthropicFake = await startAnthropicFake({ apiKey: KEY });
+    servers.push(fake as never);
+    const p = new Project();
+    projects.push(p);
+    const args = [
+      "build",
+      "specs/voice-command.yaml",
+      "--model",
+      "anthropic/claude-sonnet-4-5",
+      "--limit",
+      "2",
+    ];
+    const r = await p.run([...args, "--json"], { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: fake.url });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(fake.stats.requests).toBeGreaterThan(0);
+    expect(fake.stats.received.every((request) => request.url === "/v1/messages")).toBe(true);
+    expect(fake.stats.received.every((request) => request.apiKey === KEY)).toBe(true);
+    const got = p.read(
+      "results/kor-surgical-robot-voice-command/anthropic_claude-sonnet-4-5.partial/replies.jsonl",
+    );
+    expect(got).not.toContain(KEY);
+  });
+});
