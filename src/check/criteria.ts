@@ -244,35 +244,25 @@ function failureRates(
   ctx: CriterionContext,
 ): CriterionResult {
   const runs = criterion.runs === "all" ? ctx.all : criterion.runs.map(ctx.run);
-  const missing = unusable(criterion, runs);
-  if (missing) return missing;
-  const rows = runs.map((run) => {
-    const metrics = run.metrics!.metrics ?? {};
-    let parse: number | null = null;
-    if (criterion.parseFailures) {
-      // The share over every reply the named metrics cover (each metric weighted by its n).
-      let failed = 0,
-        n = 0;
-      for (const name of criterion.parseFailures.metrics) {
-        const e = metrics[name] as { value?: number | null; n?: number } | undefined;
-        if (e && typeof e.value === "number" && typeof e.n === "number") {
-          failed += e.value * e.n;
-          n += e.n;
-        }
-      }
-      parse = n ? failed / n : null;
-    }
-    const holds = !criterion.parseFailures || (parse !== null && parse < criterion.parseFailures.below);
-    return { r: run, parse, holds };
-  });
+  // The runs that can be read are judged even while others are missing: one already failing fails the
+  // criterion (the page's verdict), whatever the missing ones would show.
+  const rows = runs
+    .filter((run) => run.status === "ok")
+    .map((run) => {
+      const parse = parseShare(criterion, run);
+      const holds = !criterion.parseFailures || (parse !== null && parse < criterion.parseFailures.below);
+      return { r: run, parse, holds };
+    });
   const bad = rows.filter((x) => !x.holds);
+  const missing = unusable(criterion, runs);
+  if (missing && !bad.length) return missing;
   const summary = bad.length
     ? bad
         .map(
           (x) =>
             `${x.r.role} parse failures ${pct(x.parse)} (not below ${pct(criterion.parseFailures!.below)})`,
         )
-        .join("; ")
+        .join("; ") + (missing ? `; ${missing.summary}` : "")
     : `every run's parse failures below ${pct(criterion.parseFailures?.below ?? null)}, API errors below ` +
       `${pct(criterion.apiErrors?.incompleteAt ?? null)} ` +
       `(highest ${pct(Math.max(0, ...rows.map((x) => x.parse ?? 0)))} ` +
@@ -286,7 +276,24 @@ function failureRates(
         { model: x.r.model, parse_failures: x.parse, api_errors: x.r.apiErrorRate, holds: x.holds },
       ]),
     ),
+    ...(missing ? { unusable: missing.numbers.unusable! } : {}),
   });
+}
+
+/** A run's parse failures: the share over every reply the named metrics cover (each weighted by its n). */
+function parseShare(criterion: Extract<Criterion, { kind: "failure_rates" }>, run: RosterRun): number | null {
+  if (!criterion.parseFailures) return null;
+  const metrics = run.metrics!.metrics ?? {};
+  let failed = 0,
+    n = 0;
+  for (const name of criterion.parseFailures.metrics) {
+    const entry = metrics[name] as { value?: number | null; n?: number } | undefined;
+    if (entry && typeof entry.value === "number" && typeof entry.n === "number") {
+      failed += entry.value * entry.n;
+      n += entry.n;
+    }
+  }
+  return n ? failed / n : null;
 }
 
 function audit(criterion: Extract<Criterion, { kind: "audit" }>, ctx: CriterionContext): CriterionResult {

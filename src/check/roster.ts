@@ -38,16 +38,18 @@ export interface RosterOptions {
   registries?: string[];
 }
 
-/** The build to suggest for a roster model: as is for a built-in baseline (`medbench/…`) or a route medbench
- *  ships; with the registries given (`registries`) when they hold its route; else with a registry that
- *  must add it (a route no registry has would only fail). */
+/** The build to suggest for a roster model: as is for a built-in baseline (`medbench/…`); with the
+ *  registries given when they hold its route (they may override a shipped route: a build without them would
+ *  go to the shipped route's server); as is for a route medbench ships; else with a registry that must add it
+ *  (a route no registry has would only fail). */
 function suggestBuild(specPath: string, model: string, shipped: Routes, withGiven: Routes): string {
   const registries = withGiven.given;
   const route = model.split("/")[0]!;
   const cmd = `medbench build ${specPath} --model ${model}`;
-  if (route === "medbench" || shipped.has(route)) return cmd;
+  if (route === "medbench") return cmd;
   const given = registries.map((registry) => ` --registry ${registry}`).join("");
   if (registries.length && withGiven.has(route)) return cmd + given;
+  if (shipped.has(route)) return cmd;
   const file = registries[0] ?? "routes.yaml";
   return (
     `${cmd}${given || ` --registry ${file}`}, after adding a route \`${route}\` to ${file} ` +

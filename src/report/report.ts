@@ -69,8 +69,17 @@ export interface ReportTask {
 
 /** A route of the registries the report prices runs with. */
 type RouteOf = (name: string) => Route | undefined;
+/** The route registries the user builds with: their routes (prices) and their files (named in hints). */
+export interface ReportRoutes {
+  route: RouteOf;
+  registries: string[];
+}
 
-export async function collectRuns(specs: string[], root: string, route: RouteOf): Promise<ReportTask[]> {
+export async function collectRuns(
+  specs: string[],
+  root: string,
+  routes: ReportRoutes,
+): Promise<ReportTask[]> {
   const files = specs.length ? specs : projectSpecs(root);
   if (!files.length)
     throw new UsageError("no spec to report on: name spec files, or run in a project with specs/");
@@ -81,7 +90,7 @@ export async function collectRuns(specs: string[], root: string, route: RouteOf)
     const doc = parseSourceDoc(readFileSync(path), spec).value as { slug?: string };
     if (!doc?.slug) continue;
     const rt = await loadRuntime(path, {});
-    tasks.push(await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root, route));
+    tasks.push(await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root, routes));
   }
   return tasks;
 }
@@ -91,7 +100,7 @@ async function taskOf(
   headline: string | null,
   name: string,
   root: string,
-  route: RouteOf,
+  routes: ReportRoutes,
 ): Promise<ReportTask> {
   // A metrics.json that is not JSON stops the report, naming it; one that is no run's result is listed.
   // Two specs of one slug (a built-in and the project's copy of it) each list the runs they built.
@@ -107,7 +116,7 @@ async function taskOf(
       partial: Boolean(run.metrics!.partial),
       metrics: run.metrics as Record<string, unknown>,
       notices: runNotices(run.metrics!),
-      cost: costWords(runCost(run.metrics as Record<string, Json>, route)),
+      cost: costWords(runCost(run.metrics as Record<string, Json>, routes.route)),
     }));
   const decl = declaredCheck(spec);
   const primary = decl?.metric ?? (runs[0]?.metrics.primary as string | undefined) ?? null;
@@ -127,7 +136,7 @@ async function taskOf(
     primary,
     runs,
     leaderboard,
-    check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline) : null,
+    check: decl ? await runCheck({ ...spec, path: name }, decl, root, headline, routes.registries) : null,
     ...setAside(found),
   };
 }
@@ -203,14 +212,14 @@ export async function writeReport({
   specs,
   output: out,
   root,
-  route,
+  routes,
 }: {
   specs: string[];
   output: string;
   root: string;
-  route: RouteOf;
+  routes: ReportRoutes;
 }): Promise<{ file: string; runs: number; tasks: number; broken: string[]; modified: string[] }> {
-  const tasks = await collectRuns(specs, root, route);
+  const tasks = await collectRuns(specs, root, routes);
   const file = resolve(root, out);
   writeFileAtomic(file, renderPage(tasks), dirname(file));
   return {

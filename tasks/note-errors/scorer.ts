@@ -128,10 +128,13 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
   const replied = count((item) => item.verdicts.reason !== "api_error");
   return {
     // Shown by build, check and report: how much of the run rests on our reading where the page is silent.
-    notices: [
-      `${ours} of ${replied} replies were read by a parser rule of medbench's own choice, where the task ` +
-        "document is silent (per class: tables.counts.parser_classes; docs/protocols/note-errors.md)",
-    ],
+    // None when no reply was (a built-in baseline's replies are all in the strict format): nothing to say.
+    notices: ours
+      ? [
+          `${ours} of ${replied} replies were read by a parser rule of medbench's own choice, where the task ` +
+            "document is silent (per class: tables.counts.parser_classes; docs/protocols/note-errors.md)",
+        ]
+      : [],
     pairs: rows.length,
     notes: items.length,
     synthetic: items.some((item) => item.meta.synthetic),

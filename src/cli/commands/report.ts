@@ -34,9 +34,10 @@ async function run(argv: string[]): Promise<number> {
     ? positionals.map((arg) => specOrBuiltIn(arg, "report", root))
     : specsToReport(root);
   const { commandRoutes } = await import("../../model/routes.js");
-  const routes = commandRoutes((values.registry as string[] | undefined) ?? []);
-  const route = (name: string) => routes.get(name);
-  const out = await writeReport({ specs, output: values.output, root, route });
+  const registries = (values.registry as string[] | undefined) ?? [];
+  const known = commandRoutes(registries);
+  const routes = { route: (name: string) => known.get(name), registries };
+  const out = await writeReport({ specs, output: values.output, root, routes });
   if (values.json)
     process.stdout.write(
       JSON.stringify({
