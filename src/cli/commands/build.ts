@@ -310,7 +310,6 @@ async function buildRoster(
   return Math.max(verdict, failed ? 1 : 0);
 }
 
-/** The metrics table's rows, the primary metric first. */
 /** The run's tokens and their cost at the registry's prices (docs/records.md, "Tokens and cost"). */
 async function sayCost(
   metricsFile: string,
@@ -333,6 +332,7 @@ async function sayCost(
   emit({ type: "info", message: `${counted}cost ${costWords(cost)} at the registry's prices${spent}` });
 }
 
+/** The metrics table's rows, the primary metric first. */
 function summaryOf(metricsFile: string): SummaryRow[] {
   consult(metricsFile);
   if (!existsSync(metricsFile)) return [];
