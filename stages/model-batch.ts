@@ -1,5 +1,6 @@
 // build --batch: a model stage's requests without a reply sent as provider batches (the route's protocol's
-// batch API, src/model/batch-api.ts: OpenAI's Batch API, Anthropic's Message Batches) instead of one by one. The batches made for a set of requests are recorded in
+// batch API, src/model/batch-api.ts: OpenAI's Batch API, Anthropic's Message Batches) instead of one by
+// one. The batches made for a set of requests are recorded in
 // the reply memo (namespace `batches`, under the set's key; the shared remote holds it too), so a later build
 // on any machine collects them instead of submitting again. Each reply is stored exactly as an online reply
 // is (same memo entry, same key): the results are those of an online build with the same replies.

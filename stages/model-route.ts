@@ -1,7 +1,8 @@
 // A model stage's requests sent through one route: each item's body in the best response format the server
 // takes, its reply from the memo when an earlier build stored one, else sent once (identical bodies share
 // a call) and stored the moment it arrives (crash-safe). The wire is the route's protocol's
-// (src/model/protocol.ts), loaded by the caller; the transport (src/model/client.ts) is loaded only when something is sent.
+// (src/model/protocol.ts), loaded by the caller; the transport (src/model/client.ts) is loaded only when
+// something is sent.
 import type { StageContext } from "../src/contract/stage.js";
 import { StageError } from "../src/errors.js";
 import type { Json } from "../src/util/json.js";

@@ -102,7 +102,8 @@ export function reasoningProblem(
   if (lowest)
     return (
       `it ran at its model's lowest reasoning effort instead of thinking off (metrics.json deviations: ` +
-      `thinking sent ${JSON.stringify(lowest.sent)}, rule ${lowest.rule}), and the roster needs it off: ${fix}`
+      `thinking sent ${JSON.stringify(lowest.sent)}, rule ${lowest.rule}), ` +
+      `and the roster needs it off: ${fix}`
     );
   if (asked) return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
   if (!audit) return `it records no thinking audit (metrics.thinking_audit): ${fix}`;

@@ -51,7 +51,8 @@ export interface MemoStore {
 }
 
 export interface StageOptions {
-  projectRoot: string; // what the spec's file paths are relative to (runner/execution/project.ts specFilesRoot)
+  /** What the spec's file paths are relative to (runner/execution/project.ts specFilesRoot). */
+  projectRoot: string;
   dataDir?: string;
   trustChanged: boolean;
   refresh: boolean; // this stage was named by --refresh

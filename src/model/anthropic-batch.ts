@@ -1,9 +1,9 @@
-// Anthropic's Message Batches (docs.anthropic.com/en/api/creating-message-batches, retrieving-message-batches,
-// retrieving-message-batch-results, canceling-message-batches): POST /v1/messages/batches with
-// {requests: [{custom_id, params}]} (params: a Messages API body), GET /v1/messages/batches/{id}
-// (processing_status in_progress, canceling or ended; results_url once ended), the results as JSONL from
-// results_url, each {custom_id, result: {type: succeeded (message) | errored (error) | canceled | expired}},
-// and POST /v1/messages/batches/{id}/cancel.
+// Anthropic's Message Batches (docs.anthropic.com/en/api/creating-message-batches,
+// retrieving-message-batches, retrieving-message-batch-results, canceling-message-batches): POST
+// /v1/messages/batches with {requests: [{custom_id, params}]} (params: a Messages API body), GET
+// /v1/messages/batches/{id} (processing_status in_progress, canceling or ended; results_url once ended),
+// the results as JSONL from results_url, each {custom_id, result: {type: succeeded (message) | errored
+// (error) | canceled | expired}}, and POST /v1/messages/batches/{id}/cancel.
 import type { Json } from "../util/json.js";
 import { jsonLines, type BatchApi, type BatchHttp, type BatchLine, type BatchState } from "./batch-api.js";
 

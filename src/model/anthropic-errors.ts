@@ -1,8 +1,9 @@
-// What an error reply of Anthropic's Messages API means, as Anthropic words it. Shape:
-// {"type": "error", "error": {"type", "message", "details"?}, "request_id"} (docs.anthropic.com/en/api/errors,
-// now platform.claude.com/docs/en/api/errors). 408, 409, 429 and 5xx are tried again as the SDK does
+// What an error reply of Anthropic's Messages API means, as Anthropic words it. Shape: {"type": "error",
+// "error": {"type", "message", "details"?}, "request_id"} (docs.anthropic.com/en/api/errors, now
+// platform.claude.com/docs/en/api/errors). 408, 409, 429 and 5xx are tried again as the SDK does
 // (anthropic-sdk-typescript at bfa9197, src/client.ts shouldRetry), 529 overloaded_error among them; a 429
-// waits for retry-after, else the anthropic-ratelimit-* reset of the limit it hit (docs/en/api/rate-limits).
+// waits for retry-after, else the anthropic-ratelimit-* reset of the limit it hit
+// (docs/en/api/rate-limits).
 // A spend limit or an empty balance stops the route at once, in the provider's words (waiting does not help);
 // "prompt is too long" is the item's final context-length refusal.
 import type { IncomingHttpHeaders } from "node:http";
@@ -58,7 +59,8 @@ export function spendLimit(status: number, error: AnthropicError): string | null
   return (
     `the provider says the account cannot be used now (HTTP ${status} ` +
     `${error.code ?? error.type ?? "error"}: ${error.message}): a spend limit or billing problem, not a ` +
-    "rate limit, so waiting will not help; raise or remove the limit (or add credit) in the Claude Console, " +
+    "rate limit, so waiting will not help; raise or remove the limit (or add credit) " +
+    "in the Claude Console, " +
     "or use another key"
   );
 }
@@ -78,7 +80,8 @@ interface Limit {
   resetMs: number;
 }
 
-/** anthropic-ratelimit-<kind>-{limit,remaining,reset}: reset is an RFC 3339 time (docs/en/api/rate-limits). */
+/** anthropic-ratelimit-<kind>-{limit,remaining,reset}: reset is an RFC 3339 time
+ *  (docs/en/api/rate-limits). */
 function limitOf(headers: IncomingHttpHeaders, kind: string, now: number): Limit | null {
   const value = (name: string) => {
     const got = headers[`anthropic-ratelimit-${kind}-${name}`];

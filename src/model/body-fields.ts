@@ -1,6 +1,6 @@
 // What every protocol's body is made with: a route's fields laid over a body, a task's schema sorted and
-// frozen once, and a body's bytes and request key. The key is sha256 of sortedJson({ base_url, body, model }),
-// so a changed body is a new request, whatever the protocol.
+// frozen once, and a body's bytes and request key. The key is sha256 of
+// sortedJson({ base_url, body, model }), so a changed body is a new request, whatever the protocol.
 import type { Json } from "../util/json.js";
 import { sortKeys, sortedJson } from "../util/json.js";
 import { bodyJson, fixedPart } from "./body-json.js";

@@ -206,9 +206,9 @@ export function classifyGeminiRefusal(status: number, body: string): Refusal {
 
 /**
  * Gemini's usageMetadata in medbench's token shape (src/model/price.ts): promptTokenCount holds the cached
- * content's tokens (cachedContentTokenCount) and any tool results' (toolUsePromptTokenCount); the output is the
- * candidates' tokens plus the thoughts' (thoughtsTokenCount), which Gemini bills as output and does not count
- * in candidatesTokenCount (https://ai.google.dev/api/generate-content#UsageMetadata).
+ * content's tokens (cachedContentTokenCount) and any tool results' (toolUsePromptTokenCount); the output is
+ * the candidates' tokens plus the thoughts' (thoughtsTokenCount), which Gemini bills as output and does
+ * not count in candidatesTokenCount (https://ai.google.dev/api/generate-content#UsageMetadata).
  */
 export function geminiTokens(usage: Json | undefined): Tokens | null {
   if (!isObj(usage)) return null;

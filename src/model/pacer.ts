@@ -258,7 +258,8 @@ export function paceNote(route: Route, before: PaceReport, after: PaceReport, ms
   const share = `${refused} of ${sent} requests (${((100 * refused) / sent).toFixed(1)} %) were 429s`;
   const waited = Math.round((100 * queued) / ms);
   return (
-    `route ${route.name}: the rate limit set the pace (requests waited their turn ${waited} % of the time); ` +
+    `route ${route.name}: the rate limit set the pace ` +
+    `(requests waited their turn ${waited} % of the time); ` +
     `it settled at ${kept} answered requests/minute; ${share}`
   );
 }

@@ -67,9 +67,10 @@ export function tokensOf(value: Json | undefined): Tokens | null {
 }
 
 /** A run's cost at today's prices of the registry: its model's tokens (metrics.json `metrics.tokens`) and
- *  each judge's (`metrics.judges.<model>.tokens`), each at its route's price. `usd` is null when the run has no token
- *  totals (a built-in model, or a result from before them); `unpriced` names the models the registry has no
- *  price for (left out of `usd`). Online prices: results do not say which replies came from a batch. */
+ *  each judge's (`metrics.judges.<model>.tokens`), each at its route's price. `usd` is null when the run
+ *  has no token totals (a built-in model, or a result from before them); `unpriced` names the models the
+ *  registry has no price for (left out of `usd`). Online prices: results do not say which replies came
+ *  from a batch. */
 export interface RunCost {
   usd: number | null;
   tokens: Tokens | null;

@@ -67,7 +67,8 @@ const CONTEXT_WORDS = [
   /context_length_exceeded/i,
   /context length/i,
   /context window/i,
-  // llama.cpp's server: type exceed_context_size_error, "request (N tokens) exceeds the available context size"
+  // llama.cpp's server: type exceed_context_size_error,
+  // "request (N tokens) exceeds the available context size"
   // (ggml-org/llama.cpp tools/server/server-common.cpp@aa6192d38defc9a5d9fb2987413f71b18f214270,
   // format_error_response)
   /exceed_context_size_error/i,

@@ -24,7 +24,8 @@ export interface Route {
   base_url: string;
   /** The URL as written, when its query carries values: for the HTTP client alone, never written. */
   base_url_with_secrets?: string;
-  /** More servers of the same model (src/model/replicas.ts), shown as base_url is; keys name base_url alone. */
+  /** More servers of the same model (src/model/replicas.ts), shown as base_url is; keys name base_url
+   *  alone. */
   replicas?: string[];
   replicas_with_secrets?: string[];
   api_key_env?: string | null;
@@ -127,8 +128,9 @@ export function loadRoutes(extraFiles: string[]): Map<string, Route> {
       ];
       if (bad.length) throw new DiagnosticError(bad);
     });
+    // The schema requires base_url.
     for (const [name, route] of Object.entries(value.routes ?? {}))
-      if (route?.base_url) routes.set(name, routeOf(name, { ...route, base_url: route.base_url })); // required
+      if (route?.base_url) routes.set(name, routeOf(name, { ...route, base_url: route.base_url }));
   }
   return routes;
 }
@@ -186,7 +188,8 @@ function envBaseUrl(route: string, variable: string | null | undefined): string 
   throw new DiagnosticError([
     {
       file: `$${variable}`,
-      message: `route ${route} takes its base URL from $${variable}, which ${problem} (its value is not shown)`,
+      message:
+        `route ${route} takes its base URL from $${variable}, which ${problem} ` + "(its value is not shown)",
       fix:
         `set ${variable} to the server's address, e.g. https://api.example.com/v1, with any credential in ` +
         `the route's key variable or a header, or unset it to use the route's base_url`,
@@ -207,7 +210,8 @@ function refuseUserinfo(src: SourceDoc, route: string, written: WrittenUrl): voi
   const diagnostic = diagnosticAt(
     src,
     pointer,
-    `route ${route}: ${field.replace("/", " ")} ${hide(url)} carries a user name or password, which medbench would ` +
+    `route ${route}: ${field.replace("/", " ")} ${hide(url)} carries a user name or password, ` +
+      "which medbench would " +
       "keep in stage records, bundles and messages",
     "remove it from the URL and give the credential as a key from the environment (api_key_env: NAME) " +
       "or a header (headers: { Authorization: ... }); both are redacted everywhere",

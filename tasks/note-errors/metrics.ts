@@ -206,7 +206,8 @@ export function bcrImputedCode(rows: PairRow[], draws = 100, seed = 42): number 
   return total / draws;
 }
 
-/** Share of one side's notes with a verdict that were called Yes (error notes: sensitivity; twins: 1 − spec). */
+/** Share of one side's notes with a verdict that were called Yes (error notes: sensitivity;
+ *  twins: 1 − spec). */
 export function sideFlagRate(rows: PairRow[], side: "e" | "c"): number | null {
   const judged = rows.filter((row) => row[side].verdict !== null);
   return ratio(judged.filter((row) => row[side].verdict === "Yes").length, judged.length);

@@ -108,7 +108,9 @@ export const PARSER_CLASSES: ParserClass[] = [
     example: { text: FOUR("Error: (Yes)") },
     reading: "Yes",
     source: "ours",
-    why: 'a value in one pair of brackets, parentheses or quotes ([Yes], (Yes), "Yes") is read as the bare word',
+    why:
+      'a value in one pair of brackets, parentheses or quotes ([Yes], (Yes), "Yes") ' +
+      "is read as the bare word",
   },
   {
     id: "other_case_or_words",

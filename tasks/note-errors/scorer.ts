@@ -131,7 +131,8 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
     // None when no reply was (a built-in baseline's replies are all in the strict format): nothing to say.
     notices: ours
       ? [
-          `${ours} of ${replied} replies were read by a parser rule of medbench's own choice, where the task ` +
+          `${ours} of ${replied} replies were read by a parser rule of medbench's own choice, ` +
+            "where the task " +
             "document is silent (per class: tables.counts.parser_classes; docs/protocols/note-errors.md)",
         ]
       : [],

@@ -81,7 +81,8 @@ export function tolerantVerdict(answer: string): Verdict | null {
   return match[1]!.toLowerCase() === "yes" ? "Yes" : "No";
 }
 
-/** A probe's score: a line `Score: <number>` (models are not asked for one; a baseline that scores writes it). */
+/** A probe's score: a line `Score: <number>` (models are not asked for one; a baseline that scores
+ *  writes it). */
 export function probeScore(answer: string): number | null {
   const match = /^Score:[ \t]*(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)[ \t]*$/im.exec(answer);
   return match ? Number(match[1]) : null;

@@ -77,7 +77,8 @@ function estimateLine(estimate: SendEstimate): string {
       : estimate.output_tokens === null
         ? "cost unbounded"
         : "no price in the registry";
-  return `${estimate.requests} requests, about ${estimate.input_tokens} input tokens (bytes / 4), ${output}; ${cost}`;
+  const input = `about ${estimate.input_tokens} input tokens (bytes / 4)`;
+  return `${estimate.requests} requests, ${input}, ${output}; ${cost}`;
 }
 
 /** Every stage keyed (read only: status writes nothing, and sends nothing; a route it cannot find is keyed

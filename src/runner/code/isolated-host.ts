@@ -1,7 +1,7 @@
-// The process an isolated stage runs in (src/runner/code/isolation.ts starts it): it receives the stage's job,
-// closes what isolation closes (./sandbox.ts), loads the stage kind and only the task modules its key holds,
-// runs the stage and sends back its outputs. Its environment holds the task's declared variables alone, and
-// Node's permission model lets it read only the files of its key and its inputs.
+// The process an isolated stage runs in (src/runner/code/isolation.ts starts it): it receives the stage's
+// job, closes what isolation closes (./sandbox.ts), loads the stage kind and only the task modules its key
+// holds, runs the stage and sends back its outputs. Its environment holds the task's declared variables
+// alone, and Node's permission model lets it read only the files of its key and its inputs.
 // First: it makes fsync a no-op before medbench's fs wrappers load (./sandbox.ts).
 import { Closed, lockDown, refusedReads } from "./sandbox.js";
 import { createHash, readFileSync } from "../../util/builtins.js";

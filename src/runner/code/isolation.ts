@@ -39,7 +39,8 @@ function refusedRead(stage: string, reads: string[]): StageError {
     `stage ${stage}'s code read ${paths.join(", ")}, which its key does not hold: a stage runs isolated ` +
       'and reads only its code and its inputs (docs/records.md, "Task code runs isolated")',
     "declare what it reads: a data file as a stage input of the spec (`{ file: … }`, keyed by its " +
-      'content), a table as a module of the task folder imported by name (`import { TABLE } from "./x.js"`, ' +
+      "content), a table as a module of the task folder imported by name " +
+      '(`import { TABLE } from "./x.js"`, ' +
       'or a JSON file: `import table from "./x.json"`); a package that reads its own files with fs cannot ' +
       "run in a stage: use one that imports them, or copy what it needs into the task folder",
   );

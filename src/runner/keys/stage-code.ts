@@ -52,7 +52,8 @@ export const partsCalled = (kind: StageKind, params: Json, task: TaskOfStage): T
 export const runsIsolated = (kind: StageKind, params: Json, task: TaskOfStage): boolean =>
   partsCalled(kind, params, task).length > 0 && !kind.sendsRequests?.(params);
 
-/** The compiled modules a stage of `kind` starts from (its kind's, and the isolated host's when it has one). */
+/** The compiled modules a stage of `kind` starts from (its kind's, and the isolated host's when it has
+ *  one). */
 function kindEntries(kind: StageKind, params: Json, task: TaskOfStage): string[] {
   const own = `dist/stages/${kind.kind}.js`;
   return runsIsolated(kind, params, task) ? [own, HOST_MODULE] : [own];
