@@ -9,9 +9,17 @@
 // (id, type message_batch, processing_status, request_counts, ended_at, results_url, …). The key must come in
 // x-api-key with an anthropic-version header, as the API requires.
 import { createServer } from "node:http";
+import { createHash } from "node:crypto";
+import { POLICIES } from "./fake-openai.mjs";
+import { asChat, reply } from "./fake-anthropic.mjs";
 
-/** The message a request is answered with: its text is the policy's (from a test) or a fixed one. */
+const sha = (s) => createHash("sha256").update(s).digest("hex");
+
+/** The message a request is answered with: with `policy`, the one scripts/fake-anthropic.mjs answers the same
+ *  body with online (so a batch build's results can be compared with an online build's); else a fixed one. */
 function message(params, i, opts) {
+  if (opts.policy)
+    return reply(params, POLICIES[opts.policy](asChat(params), opts), sha(JSON.stringify(params)), opts);
   const text = opts.text ? opts.text(params) : `reply ${i}`;
   return {
     id: `msg_${String(i).padStart(6, "0")}`,

@@ -106,7 +106,7 @@ function refusal(body) {
 /** The request as the chat messages it stands for, so that the OpenAI fake's policies answer it: each
  *  message's fields in the order an OpenAI body arrives in (medbench sends sorted keys), as the policies hash
  *  them. */
-function asChat(body) {
+export function asChat(body) {
   const text = (content) =>
     typeof content === "string" ? content : (content ?? []).map((block) => block.text ?? "").join("");
   const schema = body.tool_choice?.type === "tool" || body.output_config?.format;
@@ -133,7 +133,7 @@ function answerBlock(body, content, key) {
 }
 
 /** A Message with the policy's text (shape: the SDK's Message, Usage, ThinkingBlock types). */
-function reply(body, out, key, opts) {
+export function reply(body, out, key, opts) {
   const content = typeof out === "object" ? out.content : out;
   const thinks = body.thinking?.type === "enabled" || opts.thinking;
   const thought = (typeof out === "object" && out.reasoning_content) || "I read the request and work it out.";

@@ -31,6 +31,7 @@ export async function pendingRequests(
   const { recallRefusal } = await import("../src/model/refusal-memo.js");
   const namespace = ctx.options.replyNamespace ?? "requests";
   const { shard, refresh } = ctx.options;
+  const answers = (body: Json) => "body" in protocol.success(JSON.stringify(body), "application/json");
   const seen = new Set<string>();
   const out: Pending[] = [];
   for (let index = 0; index < requests.length; index++) {
@@ -41,7 +42,7 @@ export async function pendingRequests(
     if (seen.has(key) || (shard && !ownsKey(shard, key))) continue;
     seen.add(key);
     const entry = refresh ? null : await ctx.memo.get(namespace, key);
-    if (recall(entry) || recallRefusal(entry)) continue;
+    if (recall(entry, answers) || recallRefusal(entry)) continue;
     out.push({ index, body, payload, key, format });
   }
   return out;

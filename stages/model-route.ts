@@ -299,6 +299,10 @@ class RouteRun {
     this.report();
   }
 
+  /** Whether a stored body is an answer, as the route's protocol reads a 2xx. */
+  private readonly answers = (body: Json): boolean =>
+    "body" in this.protocol.success(JSON.stringify(body), "application/json");
+
   /** The item's reply for this body: the memo's, or the server's; "lower" when the server refused the
    *  format itself and a lower one is left. */
   private async answer(
@@ -310,12 +314,13 @@ class RouteRun {
     const { recall, recallRefusal } = this.modules;
     const { key, format } = prepared;
     const entry = this.ctx.options.refresh ? null : await this.ctx.memo.get(this.namespace, key);
-    let memo: MemoReply | null = recall(entry);
+    let memo: MemoReply | null = recall(entry, this.answers);
     // A refusal of this very request that an earlier build received is final: taken, not sent again.
     const kept = memo ? null : recallRefusal(entry);
     // An identical body's reply may have been stored while this one's memo was read (a remote read takes
     // long): take it from the memo, which has it here now, rather than send the body a second time.
-    if (!memo && !kept && this.answered.has(key)) memo = recall(await this.ctx.memo.get(this.namespace, key));
+    if (!memo && !kept && this.answered.has(key))
+      memo = recall(await this.ctx.memo.get(this.namespace, key), this.answers);
     const batched = memo || kept ? undefined : this.notSent?.get(key);
     if (batched !== undefined) {
       this.replies[i] = errorReply(req.id, key, format, batched);
@@ -352,7 +357,7 @@ class RouteRun {
     const { memo } = this.ctx;
     if (!this.elsewhere.has(key) && (await memo.recheck?.(this.namespace, key)) == null) return null;
     this.elsewhere.add(key);
-    return this.modules.recall(await memo.get(this.namespace, key));
+    return this.modules.recall(await memo.get(this.namespace, key), this.answers);
   }
 
   /** Identical bodies in one run (the same utterance in two subsets) share one call. */

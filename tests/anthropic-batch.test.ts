@@ -1,12 +1,16 @@
 // Anthropic's Message Batches through medbench's client (src/model/anthropic-batch.ts) against the fake
 // (scripts/fake-anthropic-batch.mjs) over real HTTP: the lifecycle in_progress -> ended with each documented
 // result type read as an answer or as why there is none, a cancel (canceling -> ended, the cancelled
-// requests' results), a refused key never echoed, and the split at the provider's limits.
+// requests' results), a refused key never echoed, the split at the provider's limits; and a build --batch of
+// an Anthropic route whose results are an online build's byte for byte.
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchHttp } from "../src/model/batch-api.js";
 import { AnthropicBatches, ANTHROPIC_BATCH_LIMITS } from "../src/model/anthropic-batch.js";
 import { splitBatches } from "../stages/model-batch.js";
 import type { Route } from "../src/model/registry.js";
+import { readdirSync } from "node:fs";
+import { Project, cleanedAfterEach } from "./rig.js";
+import { anthropicRoute, startAnthropicFake } from "./fake-anthropic.js";
 // @ts-expect-error: a plain ESM script
 import { startFakeAnthropicBatches } from "../scripts/fake-anthropic-batch.mjs";
 
@@ -15,6 +19,7 @@ interface Fake {
   stats: { submitted: number; requests: number; cancels: number };
   close(): Promise<void>;
 }
+const { projects } = cleanedAfterEach();
 const fakes: Fake[] = [];
 afterEach(async () => {
   while (fakes.length) await fakes.pop()!.close();
@@ -87,5 +92,36 @@ describe("Anthropic's Message Batches", () => {
     const twoFit = lines[0]!.line.length * 2 + 1;
     expect(splitBatches(lines, { requests: 100, bytes: twoFit }).map((x) => x.length)).toEqual([2, 2, 1]);
     expect(ANTHROPIC_BATCH_LIMITS).toEqual({ requests: 100_000, bytes: 256_000_000 });
+  });
+});
+
+describe("build --batch on an Anthropic route", () => {
+  it("gives the results of an online build of the same answers, byte for byte", async () => {
+    const key = "sk-ant-test-0123456789";
+    const online = await startAnthropicFake({ policy: "voice-command", apiKey: key });
+    const build = async (url: string, extra: string[]) => {
+      const p = new Project();
+      projects.push(p);
+      p.write("routes.yaml", `routes:\n${anthropicRoute("an", url)}`);
+      const args = [
+        "build",
+        "specs/voice-command.yaml",
+        "--model",
+        "an/claude-test",
+        "--registry",
+        "routes.yaml",
+      ];
+      const run = await p.run([...args, ...extra], { ANTHROPIC_API_KEY: key });
+      expect(run.exitCode, run.stderr).toBe(0);
+      return p;
+    };
+    const a = await build(online.url, []);
+    await online.close();
+    const batches = await start({ port: online.port, policy: "voice-command", apiKey: key });
+    const b = await build(batches.url, ["--batch", "--wait"]);
+    expect(batches.stats.submitted).toBe(1);
+    const dir = "results/kor-surgical-robot-voice-command/an_claude-test";
+    const files = (p: Project) => new Map(readdirSync(p.path(dir)).map((f) => [f, p.read(`${dir}/${f}`)]));
+    expect(files(b)).toEqual(files(a));
   });
 });

@@ -19,12 +19,17 @@ export function memoReply(outcome: Extract<CallOutcome, { kind: "reply" }>): Mem
   return { kind: "reply", status: outcome.status, body: outcome.body, ...server };
 }
 
-/** A stored entry, when it is an answer (a usable completion). */
-export function recall(entry: Buffer | null): MemoReply | null {
+/** A stored entry, when it is an answer (a usable completion). `answers`: whether a body is one, as the
+ *  route's protocol reads a 2xx (an Anthropic message or a Gemini response is no chat completion); by
+ *  default, a chat completion's reading. */
+export function recall(
+  entry: Buffer | null,
+  answers: (body: Json) => boolean = (body) => notAReply(body) === null,
+): MemoReply | null {
   if (!entry) return null;
   try {
     const memo = JSON.parse(entry.toString("utf8")) as Partial<MemoReply>;
-    if (memo.kind !== "reply" || notAReply(memo.body) !== null) return null;
+    if (memo.kind !== "reply" || !answers(memo.body as Json)) return null;
     return memo as MemoReply;
   } catch {
     return null;
