@@ -16,3 +16,9 @@ export const pageStyle = (): string => inlineSafe(pageFile("page.css"), "style")
 
 /** The page's script (src/report/page.client.js), ready for its `<script>` element. */
 export const pageScript = (): string => inlineSafe(pageFile("page.client.js"), "script");
+
+/** The item view's script (src/report/items.client.js), run after the page's. */
+export const itemsScript = (): string => inlineSafe(pageFile("items.client.js"), "script");
+
+/** The item view's CSS (src/report/items.css). */
+export const itemsStyle = (): string => inlineSafe(pageFile("items.css"), "style");

@@ -14,7 +14,8 @@ import { UsageError } from "../errors.js";
 import { writeFileAtomic } from "../util/fsutil.js";
 import { runDeviations, runNotices, type Deviation } from "../util/metrics.js";
 import { openProject, projectPath } from "../runner/execution/project.js";
-import { inlineSafe, pageScript, pageStyle } from "./page.js";
+import { inlineSafe, itemsScript, itemsStyle, pageScript, pageStyle } from "./page.js";
+import { writeItems, type RunItems } from "./items.js";
 import { costWords, runCost } from "../model/price.js";
 import type { Route } from "../model/registry.js";
 import type { Json } from "../util/json.js";
@@ -28,6 +29,8 @@ export interface ReportRun {
   notices: string[];
   /** Its tokens' cost at the registry's prices, in words (src/model/price.ts). */
   cost: string;
+  /** Where the item view finds its items (set as the report writes them). */
+  items?: RunItems;
 }
 /** One full run on a task's leaderboard: its primary metric with the interval, and its tags. */
 export interface LeaderboardRow {
@@ -65,6 +68,10 @@ export interface ReportTask {
   broken: BrokenRun[];
   /** Results folders whose files are not what their build wrote: listed apart, never ranked. */
   modified: BrokenRun[];
+  /** What the task's private release keeps out of anything published (the item view obeys it). */
+  privateRelease: { why: string; withhold: string[] } | null;
+  /** The verdicts the task compares runs on (its `compare`): what the item view's flips default to. */
+  compared: string[];
 }
 
 /** A route of the registries the report prices runs with. */
@@ -90,7 +97,9 @@ export async function collectRuns(
     const doc = parseSourceDoc(readFileSync(path), spec).value as { slug?: string };
     if (!doc?.slug) continue;
     const rt = await loadRuntime(path, {});
-    tasks.push(await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root, routes));
+    const task = await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root, routes);
+    const { privateRelease = null, compare } = rt.task.module;
+    tasks.push({ ...task, privateRelease, compared: compare?.verdicts.map((verdict) => verdict.name) ?? [] });
   }
   return tasks;
 }
@@ -101,7 +110,7 @@ async function taskOf(
   name: string,
   root: string,
   routes: ReportRoutes,
-): Promise<ReportTask> {
+): Promise<Omit<ReportTask, "privateRelease" | "compared">> {
   // A metrics.json that is not JSON stops the report, naming it; one that is no run's result is listed.
   // Two specs of one slug (a built-in and the project's copy of it) each list the runs they built.
   const own = projectPath(openProject(root), resolve(root, name));
@@ -196,7 +205,8 @@ export function renderPage(tasks: ReportTask[]): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>medbench report</title><style>${pageStyle()}</style></head>
+<title>medbench report</title><style>${pageStyle()}</style>
+<style>${itemsStyle()}</style></head>
 <body><header><h1>medbench report</h1>
 <p>Every run found under <code>results/</code>; intervals are 95 %, with the method each metric records.</p>
 </header>
@@ -204,6 +214,7 @@ export function renderPage(tasks: ReportTask[]): string {
 <script id="data" type="application/json">${scriptSafe(JSON.stringify(tasks))}</script>
 <script>${inlineSafe(chartJs, "script")}</script>
 <script>${pageScript()}</script>
+<script>${itemsScript()}</script>
 </body></html>
 `;
 }
@@ -221,6 +232,7 @@ export async function writeReport({
 }): Promise<{ file: string; runs: number; tasks: number; broken: string[]; modified: string[] }> {
   const tasks = await collectRuns(specs, root, routes);
   const file = resolve(root, out);
+  writeItems(tasks, file, root);
   writeFileAtomic(file, renderPage(tasks), dirname(file));
   return {
     file: out,
