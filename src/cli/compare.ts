@@ -9,6 +9,7 @@ import type { CompareDecl } from "../contract/task.js";
 import { pairVerdicts, type ComparedItem } from "../contract/compare.js";
 import type { UnitRecord } from "../contract/records.js";
 import { UsageError } from "../errors.js";
+import type { Json } from "../util/json.js";
 import { modifiedMessage, modifiedSinceBuild } from "../runner/results/results-check.js";
 
 interface RunMetrics {
@@ -120,6 +121,29 @@ function row(
   };
 }
 
+/** The items (or units) whose value differs between the runs on one verdict, and how many went each way
+ *  (`"true → false"`: true in A, false in B). */
+export interface Flips {
+  verdict: string;
+  directions: Record<string, number>;
+  items: { id: string; a: Json | undefined; b: Json | undefined }[];
+}
+
+const said = (value: Json | undefined) => (value === undefined ? "absent" : JSON.stringify(value));
+
+export function flipsOf(
+  verdict: string,
+  pairs: { id: string; a: Json | undefined; b: Json | undefined }[],
+): Flips {
+  const items = pairs.filter((pair) => said(pair.a) !== said(pair.b));
+  const directions: Record<string, number> = {};
+  for (const pair of items) {
+    const direction = `${said(pair.a)} → ${said(pair.b)}`;
+    directions[direction] = (directions[direction] ?? 0) + 1;
+  }
+  return { verdict, directions, items: items.map(({ id, a, b }) => ({ id, a, b })) };
+}
+
 /** The two runs' metrics, once checked comparable (comparable()). */
 type Runs = ReturnType<typeof comparable>;
 
@@ -156,7 +180,19 @@ export function compareItems(
     rng: options.rng,
     left_out_api_errors: left.size,
     rows,
+    flips: decl.verdicts.map((verdict) =>
+      flipsOf(
+        verdict.name,
+        pairs.filter((row) => row.verdict === verdict.name).flatMap((row) => row.pairs),
+      ),
+    ),
   };
+}
+
+/** Units of A with their value in B (by id). */
+function unitPairs(unitsA: UnitRecord[], unitsB: UnitRecord[]) {
+  const inB = new Map(unitsB.map((unit) => [unit.id, unit.value]));
+  return unitsA.map((unit) => ({ id: unit.id, a: unit.value, b: inB.get(unit.id) }));
 }
 
 /** Unit by unit on the primary metric (units.jsonl): for a task that declares no item comparison. */
@@ -177,6 +213,7 @@ export function compareUnits(dirA: string, dirB: string, options: PairedOptions,
     rng: options.rng,
     left_out_api_errors: 0,
     rows: [{ group: "all", ...row(ua, ub, options) }],
+    flips: [flipsOf(runA.primary ?? "primary", unitPairs(ua, ub))],
   };
 }
 

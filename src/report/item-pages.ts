@@ -49,8 +49,11 @@ function flagsOf(records: RunRecords, id: string): number {
   return flags;
 }
 
-const searchText = (item: ItemRecord) =>
-  [item.id, ...Object.values(item.meta).map((x) => (typeof x === "string" ? x : JSON.stringify(x)))]
+/** What search covers beyond the id and the filter columns: other meta values and the parsed answer. */
+const searchText = (item: ItemRecord, facets: ReadonlySet<string>) =>
+  Object.entries(item.meta)
+    .filter(([name]) => !facets.has(name))
+    .map(([, x]) => (typeof x === "string" ? x : JSON.stringify(x)))
     .concat(JSON.stringify(item.parsed ?? null).slice(0, SEARCH_PARSED))
     .join(" ")
     .toLowerCase();
@@ -71,17 +74,17 @@ export function indexOf(records: RunRecords) {
     units.add(item.unit ?? item.id);
   }
   const plain = (column: Coded) => ({ values: column.values, codes: column.codes });
+  const facets = [...meta].filter(([, column]) => column.values.length <= FACET_MAX);
+  const facetNames = new Set(facets.map(([name]) => name));
   return {
     count: records.items.length,
     pageSize: PAGE_SIZE,
     ids: records.items.map((item) => item.id),
     units: units.codes,
     flags: records.items.map((item) => flagsOf(records, item.id)),
-    text: records.items.map(searchText),
+    text: records.items.map((item) => searchText(item, facetNames)),
     verdicts: Object.fromEntries([...verdicts].map(([name, column]) => [name, plain(column)])),
-    meta: Object.fromEntries(
-      [...meta].filter(([, column]) => column.values.length <= FACET_MAX).map(([k, c]) => [k, plain(c)]),
-    ),
+    meta: Object.fromEntries(facets.map(([name, column]) => [name, plain(column)])),
   };
 }
 

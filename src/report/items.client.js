@@ -192,6 +192,15 @@
     const meta = metaName ? index.meta[metaName] : null;
     const metaCode = meta ? coded(meta, metaValue) : -1;
     const flagOf = { parse: FLAG.parseFailure, refusal: FLAG.refusal, api: FLAG.apiError };
+    // Search: the id, the filter columns' values (by code), the rest of the metadata and the parsed answer.
+    const hits = Object.values(index.meta).map((column) => [
+      column.codes,
+      new Set(column.values.flatMap((x, code) => (x.toLowerCase().includes(text) ? [code] : []))),
+    ]);
+    const found = (i) =>
+      index.text[i].includes(text) ||
+      index.ids[i].toLowerCase().includes(text) ||
+      hits.some(([codes, codesFound]) => codesFound.has(codes[i]));
     const rows = [];
     for (let i = 0; i < index.count; i++) {
       if (subset >= 0 && index.meta.subset.codes[i] !== subset) continue;
@@ -201,7 +210,7 @@
         chosen.state === "clean" ? index.flags[i] : chosen.state && !(index.flags[i] & flagOf[chosen.state])
       )
         continue;
-      if (text && !index.text[i].includes(text)) continue;
+      if (text && !found(i)) continue;
       rows.push(i);
     }
     return rows;

@@ -5,18 +5,20 @@ import { parse } from "../args.js";
 import { UsageError } from "../../errors.js";
 import { usageError, type Command } from "../command.js";
 import type { CompareDecl } from "../../contract/task.js";
-import type { Comparison } from "../compare.js";
+import type { Comparison, Flips } from "../compare.js";
 import { projectDir } from "../options.js";
 import type { Json } from "../../util/json.js";
 
 export const command: Command = {
-  help: `usage: medbench compare RUN_A RUN_B [--project DIR] [--registry FILE] [--json]
+  help: `usage: medbench compare RUN_A RUN_B [--flips] [--project DIR] [--registry FILE] [--json]
 
   RUN_A and RUN_B are results folders of full runs of one spec (same spec_hash). The task's \`compare\`
   says what is paired (item verdicts, rows by a field, clusters, the bootstrap's generator); a task that
   declares none is compared on its primary metric unit by unit (units.jsonl; 2,000 resamples, numpy
   default_rng(0)). Prints A - B in percentage points with its interval and the exact McNemar p, and each
-  run's cost: its token totals at the prices of the registry (and --registry FILE routes).`,
+  run's cost: its token totals at the prices of the registry (and --registry FILE routes). Then the flips:
+  how many items (units, for a comparison by units) changed value on each compared verdict, per direction
+  ("true → false": true in A, false in B); --flips lists each of them by id (with --json: \`flips[].items\`).`,
   run: (argv) => runCompare(argv, command, "compare"),
 };
 
@@ -44,7 +46,12 @@ async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
 export async function runCompare(argv: string[], cmd: Command, name: string, slug?: string): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { json: { type: "boolean" }, project: { type: "string" }, registry: { type: "string", multiple: true } },
+    {
+      json: { type: "boolean" },
+      flips: { type: "boolean" },
+      project: { type: "string" },
+      registry: { type: "string", multiple: true },
+    },
     name,
   );
   if (positionals.length !== 2) throw usageError(cmd, `${name} takes two result directories`);
@@ -57,13 +64,15 @@ export async function runCompare(argv: string[], cmd: Command, name: string, slu
     ? compareItems(dirA, dirB, decl, { ...UNITS_PAIRED, ...decl.paired }, runs)
     : compareUnits(dirA, dirB, UNITS_PAIRED, runs);
   const { costs, words } = await runCosts(runs, (values.registry as string[] | undefined) ?? []);
+  const listed = Boolean(values.flips);
   const result = {
     ...compared,
+    flips: compared.flips.map((flips) => (listed ? flips : { ...flips, items: undefined })),
     a: { ...compared.a, cost_usd: costs[0] },
     b: { ...compared.b, cost_usd: costs[1] },
   };
   if (values.json) process.stdout.write(JSON.stringify(result) + "\n");
-  else process.stdout.write(render(result, decl?.by ?? "group", words));
+  else process.stdout.write(render(result, decl?.by ?? "group", words) + flipLines(compared.flips, listed));
   return 0;
 }
 
@@ -81,7 +90,7 @@ async function runCosts(
   return { costs: both.map((cost) => cost.usd), words: both.map(costWords) };
 }
 
-function render(result: Comparison, by: string, costs: string[]): string {
+function render(result: Omit<Comparison, "flips">, by: string, costs: string[]): string {
   const lines = [
     `A ${result.a.dir}  (${result.a.model})  cost ${costs[0]}`,
     `B ${result.b.dir}  (${result.b.model})  cost ${costs[1]}`,
@@ -113,5 +122,23 @@ function render(result: Comparison, by: string, costs: string[]): string {
       ].join("  "),
     );
   }
+  return lines.join("\n") + "\n";
+}
+
+/** Each verdict's flips per direction, and with `listed` every flipped item by id. */
+function flipLines(all: Flips[], listed: boolean): string {
+  const lines = [""];
+  for (const flips of all) {
+    const counts = Object.entries(flips.directions).map(([direction, n]) => `${n} ${direction}`);
+    lines.push(
+      `flips on ${flips.verdict}: ${flips.items.length}` + (counts.length ? ` (${counts.join(", ")})` : ""),
+    );
+    if (listed)
+      for (const item of flips.items)
+        lines.push(
+          `  ${item.id}  ${JSON.stringify(item.a) ?? "absent"} → ${JSON.stringify(item.b) ?? "absent"}`,
+        );
+  }
+  if (!listed && all.some((flips) => flips.items.length)) lines.push("(--flips lists them by id)");
   return lines.join("\n") + "\n";
 }
