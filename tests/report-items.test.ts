@@ -66,7 +66,7 @@ describe("the report's item view", () => {
     const { page, errors } = await open(browser, p.path("report.html"));
     const section = page.locator('section[data-slug="kor-surgical-robot-voice-command"]');
     const first = section.locator('table[data-table="leaderboard"] tbody tr').first();
-    const model = (await first.innerText()).split("\t")[1]!.replace(/\s*items$/, "");
+    const model = (await first.innerText()).split("\t")[1]!;
     await first.locator("a.items-link").click();
     await ready(page);
     const dir = `${VOICE}/${model.replace("/", "_")}`;

@@ -141,7 +141,7 @@ export function flipsOf(
     const direction = `${said(pair.a)} → ${said(pair.b)}`;
     directions[direction] = (directions[direction] ?? 0) + 1;
   }
-  return { verdict, directions, items: items.map(({ id, a, b }) => ({ id, a, b })) };
+  return { verdict, directions, items: items.map((pair) => ({ id: pair.id, a: pair.a, b: pair.b })) };
 }
 
 /** The two runs' metrics, once checked comparable (comparable()). */

@@ -63,7 +63,7 @@
   function expand(page, item) {
     const part = (x) => (x && typeof x === "object" && "$shared" in x ? page.shared[x.$shared] : x);
     if (!item.request) return item;
-    const messages = item.request.messages.map((m) => ({ role: m.role, content: part(m.content) }));
+    const messages = item.request.messages.map((message) => ({ ...message, content: part(message.content) }));
     return { ...item, request: { ...item.request, messages, schema: part(item.request.schema) } };
   }
 
@@ -368,9 +368,9 @@
     for (let i = 0; i < index.count; i++) {
       const j = otherAt.get(index.ids[i]);
       if (j === undefined) continue;
-      const [a, b] = [mine.values[mine.codes[i]], theirs.values[theirs.codes[j]]];
-      if (a === b) continue;
-      const direction = a + " → " + b;
+      const [before, after] = [mine.values[mine.codes[i]], theirs.values[theirs.codes[j]]];
+      if (before === after) continue;
+      const direction = before + " → " + after;
       directions.set(direction, (directions.get(direction) || 0) + 1);
       flips.push([i, direction]);
     }
@@ -440,18 +440,22 @@
         const run = task.runs.find((x) => x.dir === dir);
         return run && run.items ? run.items.folder.split("/")[1] : null;
       };
-      const link = (row, column, dir) => {
+      // A last column, so that the tables' other columns stay where they are.
+      const link = (row, dir) => {
         const name = nameOf(dir);
-        if (row && name)
-          row.children[column].append(
-            " ",
-            el("a", { href: hashOf({ run: name }), class: "items-link" }, "items"),
-          );
+        const target = name ? el("a", { href: hashOf({ run: name }), class: "items-link" }, "items") : "";
+        if (row) row.append(el("td", {}, target));
       };
-      const board = section.querySelectorAll('table[data-table="leaderboard"] tbody tr');
-      task.leaderboard.forEach((row, i) => link(board[i], 1, row.dir));
-      const table = section.querySelectorAll('table[data-table="runs"] tbody tr');
-      task.runs.forEach((run, i) => link(table[i], 0, run.dir));
+      for (const [name, rows] of [
+        ["leaderboard", task.leaderboard],
+        ["runs", task.runs],
+      ]) {
+        const table = section.querySelector('table[data-table="' + name + '"]');
+        if (!table) continue;
+        table.querySelector("thead tr").append(el("th", {}, "items"));
+        const trs = table.querySelectorAll("tbody tr");
+        rows.forEach((row, i) => link(trs[i], row.dir));
+      }
       compareForm(section, task);
     }
   }
