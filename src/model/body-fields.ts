@@ -53,10 +53,15 @@ export function serialisedRequest(route: Route, body: Json): { payload: Buffer; 
   const model = (body as { model?: unknown }).model;
   if (typeof model !== "string" || typeof route.base_url !== "string")
     return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
-  const key = createHash("sha256")
-    .update(`{"base_url":${JSON.stringify(route.base_url)},"body":`)
+  return { payload, key: payloadKey(route.base_url, model, payload) };
+}
+
+/** sha256 of sortedJson({ base_url, body, model }), hashed from the body's own sorted-key bytes (every
+ *  protocol's key, so that they cannot drift apart). */
+export function payloadKey(baseUrl: string, model: string, payload: Buffer): string {
+  return createHash("sha256")
+    .update(`{"base_url":${JSON.stringify(baseUrl)},"body":`)
     .update(payload)
     .update(`,"model":${JSON.stringify(model)}}`)
     .digest("hex");
-  return { payload, key };
 }

@@ -7,8 +7,7 @@
 import type { Json } from "../util/json.js";
 import { sortKeys } from "../util/json.js";
 import { bodyJson, fixedPart } from "./body-json.js";
-import { deepMerge, type Fields } from "./body-fields.js";
-import { createHash } from "../util/builtins.js";
+import { deepMerge, payloadKey, type Fields } from "./body-fields.js";
 import type { Route } from "./registry.js";
 import {
   FIXED_FIELD_FIX,
@@ -161,12 +160,7 @@ export function geminiSerialised(route: Route, body: Json): { payload: Buffer; k
   const model = isObj(body) ? modelOfBody.get(body) : undefined;
   if (model === undefined) throw new Error("a Gemini body is keyed only as geminiBody made it");
   const payload = Buffer.from(bodyJson(body)!, "utf8");
-  const key = createHash("sha256")
-    .update(`{"base_url":${JSON.stringify(route.base_url)},"body":`)
-    .update(payload)
-    .update(`,"model":${JSON.stringify(model)}}`)
-    .digest("hex");
-  return { payload, key };
+  return { payload, key: payloadKey(route.base_url, model, payload) };
 }
 
 /** The path under the base URL: the model as a resource name (models/NAME, unless it names one itself). */
