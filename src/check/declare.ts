@@ -68,6 +68,8 @@ export interface CheckDecl {
   metric: string;
   /** The results file holding the metric's value per unit (what a paired comparison reads). */
   units: string;
+  /** Metrics the leaderboard shows beside the check's metric, with their intervals. */
+  beside: string[];
   roster: RosterEntry[];
   tags: TagRule[];
   criteria: Criterion[];
@@ -105,6 +107,7 @@ export function declaredCheck(spec: SpecFile): CheckDecl | null {
   return {
     metric: metric as string,
     units: typeof raw.units === "string" ? raw.units : "units.jsonl",
+    beside: (raw.beside as string[] | undefined) ?? [],
     roster,
     tags,
     criteria,

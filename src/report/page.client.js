@@ -83,8 +83,20 @@
   /** Full runs by the primary metric, with their tags. */
   function leaderboard(sec, task) {
     sec.append(el("h3", {}, "Leaderboard (" + (task.primary || "primary metric") + ")"));
+    // The check's metrics shown beside the headline (e.g. the strict parser's BCR), each with its interval.
+    const beside = (task.leaderboard[0] && task.leaderboard[0].beside) || [];
     const board = table(
-      ["#", "model", task.primary || "primary", "95% CI", "n", "configuration", "tags", "spec"],
+      [
+        "#",
+        "model",
+        task.primary || "primary",
+        "95% CI",
+        ...beside.map((metric) => metric.metric + " (95% CI)"),
+        "n",
+        "configuration",
+        "tags",
+        "spec",
+      ],
       task.leaderboard.map((row, i) => [
         // A model fine-tuned on the task's data is listed, unranked, below the headline.
         row.headline
@@ -93,6 +105,9 @@
         withDeviations(row.model, row.deviations),
         fmt(row, row.value),
         fmt(row, row.lo) + " – " + fmt(row, row.hi),
+        ...(row.beside || []).map(
+          (metric) => fmt(row, metric.value) + " (" + fmt(row, metric.lo) + " – " + fmt(row, metric.hi) + ")",
+        ),
         row.n ?? "",
         row.configuration || "–",
         el(
@@ -186,15 +201,26 @@
     sec.lastChild.setAttribute("data-table", "runs");
   }
 
-  /** Every metric of every run, point and interval, on its own unit. */
+  /** Every metric of every run, point and interval: proportions on a % axis, scores (MCC, ratios) on their
+   *  own scale. */
   function forestPlot(sec, task) {
+    forestOf(sec, task, false);
+    forestOf(sec, task, true);
+  }
+
+  function forestOf(sec, task, scores) {
     const rows = [];
     for (const run of task.runs)
       for (const [name, metric] of Object.entries(run.metrics.metrics))
-        if (isMetric(metric) && metric.value !== null && metric.unit !== "score")
+        if (isMetric(metric) && metric.value !== null && (metric.unit === "score") === scores)
           rows.push({ label: run.model + (run.partial ? " (partial)" : "") + " · " + name, metric });
     if (!rows.length) return;
-    sec.append(el("h3", {}, "Intervals (forest plot)"));
+    const scale = scores ? 1 : 100;
+    const ends = rows.flatMap((x) => [x.metric.lo, x.metric.hi, x.metric.value]).filter(Number.isFinite);
+    const axis = scores
+      ? { min: Math.min(0, ...ends), max: Math.max(1, ...ends), title: { display: true, text: "score" } }
+      : { min: 0, max: 100, title: { display: true, text: "%" } };
+    sec.append(el("h3", {}, scores ? "Scores (forest plot)" : "Intervals (forest plot)"));
     chart(sec, {
       type: "bar",
       data: {
@@ -203,14 +229,14 @@
           {
             type: "bar",
             label: "95% interval",
-            data: rows.map((x) => [100 * x.metric.lo, 100 * x.metric.hi]),
+            data: rows.map((x) => [scale * x.metric.lo, scale * x.metric.hi]),
             backgroundColor: "rgba(9,105,218,0.35)",
             barPercentage: 0.5,
           },
           {
             type: "line",
             label: "point",
-            data: rows.map((x) => 100 * x.metric.value),
+            data: rows.map((x) => scale * x.metric.value),
             showLine: false,
             pointRadius: 4,
             backgroundColor: "#1d232a",
@@ -223,9 +249,11 @@
         responsive: true,
         maintainAspectRatio: false,
         animation: false,
-        scales: { x: { min: 0, max: 100, title: { display: true, text: "%" } } },
+        scales: { x: axis },
       },
     });
+    sec.lastChild.setAttribute("data-chart", scores ? "forest-scores" : "forest");
+    sec.lastChild.setAttribute("data-labels", JSON.stringify(rows.map((x) => x.label)));
     sec.lastChild.style.height = Math.max(200, 22 * rows.length + 60) + "px";
   }
 
@@ -250,11 +278,17 @@
     const groupsOf = (run) => ((run.metrics.tables || {}).breakdowns || {})[kind] || {};
     const labels = [...new Set(task.runs.flatMap((run) => Object.keys(groupsOf(run))))];
     const primaryOf = (group) => (group && task.primary in group ? group[task.primary] : null);
+    // Each cell's count (its `n`): on the axis when every run has the same, in the tooltip always.
+    const countOf = (run, label) => (groupsOf(run)[label] || {}).n;
+    const axisLabels = labels.map((label) => {
+      const counts = new Set(task.runs.map((run) => countOf(run, label)).filter((n) => n !== undefined));
+      return counts.size === 1 ? label + " (n=" + [...counts][0] + ")" : label;
+    });
     sec.append(el("h3", {}, task.primary.replace("_", " ") + " by " + kind.replace("_", " ")));
     chart(sec, {
       type: "bar",
       data: {
-        labels,
+        labels: axisLabels,
         datasets: task.runs.map((run, i) => ({
           label: run.model + (run.partial ? " (partial)" : ""),
           data: labels.map((label) => {
@@ -269,8 +303,20 @@
         maintainAspectRatio: false,
         animation: false,
         scales: { y: { min: 0, max: 100, title: { display: true, text: "%" } } },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              footer: (items) =>
+                items.map(
+                  (item) => "n = " + (countOf(task.runs[item.datasetIndex], labels[item.dataIndex]) ?? "–"),
+                ),
+            },
+          },
+        },
       },
     });
+    sec.lastChild.setAttribute("data-chart", "breakdown-" + kind);
+    sec.lastChild.setAttribute("data-labels", JSON.stringify(axisLabels));
   }
 
   function pairedTable(sec, task) {
@@ -287,6 +333,37 @@
     if (!paired.length) return;
     sec.append(el("h3", {}, "Paired comparisons (A − B, percentage points)"));
     sec.append(table(["run", "comparison", "difference", "95% CI", "McNemar p", "b / c"], paired));
+  }
+
+  /** The run's parse failures: the count its task's tables record, and per side where the task splits them. */
+  function parseFailures(metrics) {
+    const tables = metrics.tables || {};
+    const counts = tables.counts || {};
+    const sides = Object.keys(counts).filter((name) => name.startsWith("parse_failures_"));
+    const total = tables.parse_failures ?? (sides.length ? sides.reduce((n, k) => n + counts[k], 0) : null);
+    if (total === null || total === undefined) return "–";
+    const split = sides.map((k) => k.slice("parse_failures_".length) + " " + counts[k]).join(", ");
+    return String(total) + (split ? " (" + split + ")" : "");
+  }
+
+  /** The mean ± SD of each metric over the request configurations of a run built with several. */
+  function overConfigurations(sec, task) {
+    const runs = task.runs.filter((run) => run.metrics.over_configurations);
+    for (const run of runs) {
+      const over = run.metrics.over_configurations;
+      const names = Object.keys(over).filter((name) => over[name].n);
+      const configurations = Object.keys(over[names[0]] ? over[names[0]].values : {});
+      const unit = (name) => (run.metrics.configurations || {})[configurations[0]]?.metrics?.[name] || {};
+      sec.append(el("h3", {}, "Over configurations: " + run.model + " (mean ± SD, n − 1)"));
+      const rows = names.map((name) => [
+        name,
+        fmt(unit(name), over[name].mean) + " ± " + fmt(unit(name), over[name].sd),
+        over[name].n,
+        ...configurations.map((conf) => fmt(unit(name), over[name].values[conf])),
+      ]);
+      sec.append(table(["metric", "mean ± SD", "n", ...configurations], rows));
+      sec.lastChild.setAttribute("data-table", "over-configurations");
+    }
   }
 
   function auditFacts(run) {
@@ -308,7 +385,7 @@
               : "none",
           ],
           ["API errors / truncated", (metrics.api_errors ?? 0) + " / " + (metrics.truncated ?? 0)],
-          ["parse failures", String((run.metrics.tables || {}).parse_failures ?? "–")],
+          ["parse failures", parseFailures(run.metrics)],
           ["notices", run.notices.length ? el("pre", {}, run.notices.join("\n")) : "none"],
           ["medbench, hash recipe", run.metrics.medbench_version + ", " + run.metrics.hash_recipe],
         ],
@@ -333,6 +410,7 @@
     runsTable(sec, task);
     forestPlot(sec, task);
     breakdowns(sec, task);
+    overConfigurations(sec, task);
     pairedTable(sec, task);
     sec.append(el("h3", {}, "Audit"));
     for (const run of task.runs) sec.append(auditFacts(run));

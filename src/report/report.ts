@@ -32,6 +32,9 @@ export interface ReportRun {
   /** Where the item view finds its items (set as the report writes them). */
   items?: RunItems;
 }
+/** A metric shown beside the primary: its point and interval. */
+type IntervalOf = { metric: string; value: number | null; lo: number | null; hi: number | null };
+
 /** One full run on a task's leaderboard: its primary metric with the interval, and its tags. */
 export interface LeaderboardRow {
   model: string;
@@ -48,7 +51,9 @@ export interface LeaderboardRow {
   /** Ranked on the headline: false for a model fine-tuned on the task's data (listed below, unranked). */
   headline: boolean;
   /** Metrics a tag rule asks to show too (e.g. BCR without the pairs a reviewer saw). */
-  also: { metric: string; value: number | null; lo: number | null; hi: number | null }[];
+  also: IntervalOf[];
+  /** The check's metrics shown beside the headline (e.g. the strict parser's BCR), with intervals. */
+  beside: IntervalOf[];
   /** How the run's requests differed from the spec (metrics.json deviations): marked on its row. */
   deviations: Deviation[];
 }
@@ -171,13 +176,18 @@ function leaderboardRow(
   const i = intervalOf(metrics, metric);
   const model = String(metrics.model ?? basename(dir));
   const tags = tagsOf(decl, metrics);
+  const shown = (name: string): IntervalOf => {
+    const interval = intervalOf(metrics, name);
+    return {
+      metric: name,
+      value: interval?.value ?? null,
+      lo: interval?.lo ?? null,
+      hi: interval?.hi ?? null,
+    };
+  };
   const also = (decl?.tags ?? [])
     .filter((rule) => rule.alsoReport && rule.models.test(model))
-    .map((rule) => ({
-      metric: rule.alsoReport!,
-      ...(intervalOf(metrics, rule.alsoReport!) ?? { value: null, lo: null, hi: null }),
-    }))
-    .map(({ metric, value, lo, hi }) => ({ metric, value, lo, hi }));
+    .map((rule) => shown(rule.alsoReport!));
   return {
     model,
     dir,
@@ -191,6 +201,7 @@ function leaderboardRow(
     current: metrics.spec_hash === spec.specHash,
     headline: !tags.includes(FINE_TUNED),
     also,
+    beside: (decl?.beside ?? []).map(shown),
     deviations: runDeviations(metrics),
   };
 }
