@@ -4,14 +4,14 @@
 // reference (tests/data/gemini-request/); and a model that cannot switch thinking off runs on the shipped
 // route at its lowest budget, the deviation on record, its thought parts and tokens in the thinking audit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
 import { fakeRoute, startFake, type Fake } from "./fake.js";
+import { notesServer, TASKS, type Task } from "./three-tasks.js";
 import { geminiRoute, startGeminiFake, type GeminiFake } from "./fake-gemini.js";
 
 const Ajv = createRequire(import.meta.url)("ajv") as typeof import("ajv").default;
@@ -23,58 +23,6 @@ const MODEL = "gemini-2.5-flash";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- metrics.json, read field by field
 type Metrics = any;
-
-interface Task {
-  spec: string;
-  slug: string;
-  policy: string;
-  args: string[];
-  /** The results folder's part after ROUTE_MODEL (note-errors: its configuration). */
-  folder: string;
-  /** The fake's policy fails some requests for good (note-errors): the build exits 1, incomplete. */
-  incomplete: boolean;
-}
-const TASKS: Task[] = [
-  {
-    spec: "specs/voice-command.yaml",
-    slug: "kor-surgical-robot-voice-command",
-    policy: "voice-command",
-    args: [],
-    folder: "",
-    incomplete: false,
-  },
-  {
-    spec: "specs/note-errors.yaml",
-    slug: "syn-snuh-note-errors",
-    policy: "note-errors",
-    args: [],
-    folder: "/neutral-greedy",
-    incomplete: true,
-  },
-  {
-    spec: "specs/mtsamples.yaml",
-    slug: "mtsamples-replicate",
-    policy: "mtsamples",
-    args: ["--limit", "40"],
-    folder: ".partial",
-    incomplete: false,
-  },
-];
-
-/** The pinned MTSamples notes served over HTTP on 127.0.0.1, as the pinned upstream would. */
-async function notesServer(): Promise<Server> {
-  const notes = testData("mtsamples_processed");
-  const server = createServer((req, res) => {
-    const name = decodeURIComponent(new URL(req.url!, "http://x").pathname.split("/").pop()!);
-    try {
-      res.writeHead(200).end(readFileSync(resolve(notes, name)));
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return server;
-}
 
 /**
  * A run's numbers, without the record of what was sent (`request`: each protocol's own fields) and of the
