@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "../util/builtins.js";
 import { join } from "node:path";
 import { STAGE_KINDS } from "../../stages/index.js";
-import { Cache } from "../runner/store/cache.js";
+import { Cache, CorruptObjectError } from "../runner/store/cache.js";
 import {
   readStoredRequests,
   streamRecords,
@@ -38,6 +38,17 @@ function builtOf(dir: string): Built {
   }
 }
 
+/** The object's bytes, checked against its hash; null when absent or damaged (then the results file). */
+function cachedObject(cache: Cache, hash: string): Buffer | null {
+  if (!existsSync(cache.objectPath(hash))) return null;
+  try {
+    return cache.read(hash);
+  } catch (e) {
+    if (e instanceof CorruptObjectError) return null;
+    throw e;
+  }
+}
+
 /** The bytes of the first stage output of this record type: the cache's object, else its results file. */
 function outputBytes(dir: string, built: Built, type: RecordType, cache: Cache | null): Buffer | null {
   for (const [name, stage] of Object.entries(built.stages ?? {})) {
@@ -46,7 +57,8 @@ function outputBytes(dir: string, built: Built, type: RecordType, cache: Cache |
     for (const [output, outputType] of Object.entries(types as Record<string, string>)) {
       const hash = stage.outputs?.[output];
       if (outputType !== type || typeof hash !== "string") continue;
-      if (cache && existsSync(cache.objectPath(hash))) return cache.read(hash);
+      const cached = cache ? cachedObject(cache, hash) : null;
+      if (cached) return cached;
       const file = Object.entries(built.results ?? {}).find(([, from]) => from === `${name}/${output}`);
       if (file && existsSync(join(dir, file[0]))) return readFileSync(join(dir, file[0]));
       return null;
