@@ -28,6 +28,18 @@ describe("a newcomer's mistakes", () => {
     expect(far.stderr).not.toContain("medbench frob --help");
   });
 
+  it("--wait without --batch: refused unless a route sends batches by default", async () => {
+    const p = project();
+    const alone = await p.run(["build", "voice-command", "--wait", "--limit", "2"]);
+    expect(alone.exitCode).toBe(2);
+    expect(alone.stderr).toMatch(/--wait polls the provider batches .*\n {2}fix: add --batch/);
+    expect(alone.stderr).not.toMatch(/\n\s+at /);
+    p.write("routes.yaml", "routes:\n  batched:\n    base_url: http://127.0.0.1:9/v1\n    batch: true\n");
+    const args = ["build", "voice-command", "--wait", "--limit", "2", "--registry", "routes.yaml"];
+    const batched = await p.run(args);
+    expect(batched.exitCode, batched.stderr).toBe(0);
+  });
+
   it("init --json: the fix in its own field, the message without it", async () => {
     const p = project();
     mkdirSync(p.path(".gitignore")); // not a plain file: init refuses to write over it

@@ -37,7 +37,8 @@ export const command: Command = {
   --batch               send the model and judge stages' requests without a reply as provider batches
                         (OpenAI's Batch API; a route's \`batch: true\` is the same), at its batch price;
                         without --wait it submits them and exits 3: rerun to collect
-  --wait                with --batch, poll until the batches are done, then finish the build
+  --wait                with --batch, poll until the batches are done, then finish the build (refused
+                        without --batch unless a route has \`batch: true\`)
   --roster              build every run the spec's \`check:\` roster names (each its model; runs on
                         different routes at once), then print the check (exit 0 when it holds, 1 otherwise)
   --project DIR         the project root (default: the current directory)
@@ -83,6 +84,7 @@ async function run(argv: string[]): Promise<number> {
   const recordKey = noop?.recordKey(argv) ?? "";
   if (noop && !values.rekey && replayNoop(noop, opts.project.cacheDir, recordKey, logger)) return 0;
   if (values.shard !== undefined) opts.shard = await shardOption(values.shard as string);
+  if (values.wait && !values.batch) await waitNeedsBatches(opts);
   if (values.batch || values.wait) opts.batch = { on: Boolean(values.batch), wait: Boolean(values.wait) };
   if (values["max-cost"] !== undefined) opts.budget = await budgetOption(values["max-cost"] as string);
   const rt = await loadBuildRuntime(specPath, vars, opts, logger);
@@ -127,6 +129,21 @@ async function budgetOption(text: string): Promise<BuildOptions["budget"]> {
     throw new UsageError(`--max-cost takes US dollars (a number, 0 or more), not ${JSON.stringify(text)}`);
   const { Budget } = await import("../../model/budget.js");
   return new Budget(usd);
+}
+
+/** --wait polls provider batches: without --batch only a route that sends batches by default makes any. */
+async function waitNeedsBatches(opts: BuildOptions): Promise<void> {
+  const { commandRoutes } = await import("../../model/routes.js");
+  if (
+    commandRoutes(opts.registryFiles)
+      .list()
+      .some((route) => route.batch)
+  )
+    return;
+  throw new UsageError(
+    "--wait polls the provider batches of a --batch build, and this build sends none",
+    "add --batch (or set batch: true on the route in its registry file), or leave --wait out",
+  );
 }
 
 async function shardOption(text: string): Promise<BuildOptions["shard"]> {
