@@ -117,6 +117,13 @@ describe("the report's item view", () => {
       JSON.parse(cli.stdout) as { flips: { directions: Record<string, number>; items: unknown[] }[] }
     ).flips[0]!;
     expect(flips.items.length).toBeGreaterThan(0);
+    // The text lists each flipped item by id with its two values; without --flips, only the counts.
+    const listed = await p.run(["compare", "--flips", runA, runB]);
+    for (const item of flips.items as { id: string; a: unknown; b: unknown }[])
+      expect(listed.stdout).toContain(`  ${item.id}  ${JSON.stringify(item.a)} → ${JSON.stringify(item.b)}`);
+    const counted = await p.run(["compare", runA, runB]);
+    expect(counted.stdout).toContain(`flips on exact: ${flips.items.length} (`);
+    expect(counted.stdout).not.toContain((flips.items[0] as { id: string }).id + "  ");
     const shown = await page.locator('#items-view table[data-table="flips"] tbody tr').allInnerTexts();
     expect(Object.fromEntries(shown.map((row) => row.split("\t")).map(([k, n]) => [k, Number(n)]))).toEqual(
       flips.directions,
@@ -138,8 +145,10 @@ describe("the report's item view", () => {
     const stored = p.read(`cache/objects/${hash.slice(0, 2)}/${hash}`);
     const note = lines<{ id?: string; messages?: { content: unknown }[] }>(stored).find((x) => x.id)!;
     const text = String(note.messages!.at(-1)!.content);
-    const snippet = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 40);
-    expect(snippet.length).toBe(40);
+    // 40 characters of its longest line, as they read in a JSON string (the report's files are JSON).
+    const line = text.split("\n").sort((left, right) => right.length - left.length)[0]!;
+    const snippet = JSON.stringify(line.slice(0, 40)).slice(1, -1);
+    expect(line.length).toBeGreaterThanOrEqual(40);
     const published = [p.read("report.html")];
     for (const run of readdirSync(p.path("report.items")).filter((x) => !x.startsWith(".")))
       for (const file of readdirSync(p.path("report.items", run)))
