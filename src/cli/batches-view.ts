@@ -33,11 +33,21 @@ function recordedBatches(project: Project): { record: Recorded; batch: Recorded[
   const log = replyLog(new Cache(project.cacheDir), "batches", false);
   const seen = new Map<string, { record: Recorded; batch: Recorded["batches"][number] }>();
   for (const key of log.sizes().keys()) {
-    const entry = log.get(key);
-    const record = entry ? (JSON.parse(entry.toString("utf8")) as Recorded) : null;
+    const record = readRecord(log.get(key));
     for (const batch of record?.batches ?? []) seen.set(batch.id, { record: record!, batch });
   }
   return [...seen.values()];
+}
+
+/** A batch set's record, or null when the entry is damaged (it is listed as nothing, never a crash). */
+function readRecord(entry: Buffer | undefined | null): Recorded | null {
+  if (!entry) return null;
+  try {
+    const record = JSON.parse(entry.toString("utf8")) as Recorded;
+    return Array.isArray(record?.batches) ? record : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A client for the route a batch's build used, with its key from the environment. */
@@ -60,10 +70,14 @@ async function clientOf(record: Recorded, registry: string[]): Promise<BatchApi>
 export async function listBatches(project: Project, registry: string[], json: boolean): Promise<number> {
   const listed: Listed[] = [];
   for (const { record, batch } of recordedBatches(project)) {
-    const state: BatchState | null = await (await clientOf(record, registry))
-      .state(batch.id)
-      .catch(() => null);
-    const status = state?.status ?? "unknown (the provider did not answer)";
+    // A batch whose route is gone from the registry is listed as such; the others are still asked.
+    const client = await clientOf(record, registry).catch((e: Error) => e);
+    const state: BatchState | null =
+      client instanceof Error ? null : await client.state(batch.id).catch(() => null);
+    const status =
+      client instanceof Error
+        ? `unknown: ${client.message}`
+        : (state?.status ?? "unknown (the provider did not answer)");
     const item = { id: batch.id, route: record.route, model: record.model, requests: batch.keys.length };
     listed.push({ ...item, status, open: state ? !state.done : true });
   }
