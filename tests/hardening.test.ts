@@ -165,7 +165,10 @@ describe("hardening: clear refusals", () => {
     expect(err).toMatch(/reg\.yaml:4:5: routes\.x\.concurency: unknown key `concurency`/);
     expect(err).toMatch(/reg\.yaml:5:5: routes\.x\.reqest: unknown key `reqest`/);
     expect(err).toMatch(
-      /known keys here: base_url, api_key_env, headers, concurrency, timeout_s, retry, request,\s*max_failures_in_a_row/,
+      new RegExp(
+        "known keys here: protocol, base_url, api_key_env, base_url_env, headers, concurrency, " +
+          "timeout_s, retry,\\s*request, max_failures_in_a_row",
+      ),
     );
     expect(err).toMatch(/reg\.yaml:3:15: routes\.x\.base_url: must be string, not a number/);
   });
