@@ -24,6 +24,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { POLICIES } from "./fake-openai.mjs";
 import { loadReplies, replayed } from "./provider-replies/index.mjs";
+import { listening, runFromCommandLine } from "./fake-server-cli.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), "provider-replies", "anthropic");
@@ -254,42 +255,17 @@ export function startFakeAnthropic(options = {}) {
     send(res, 200, reply(body, out, bodyKey, opts));
   }
 
-  return new Promise((resolve) => {
-    server.listen(opts.port, "127.0.0.1", () => {
-      const { port } = server.address();
-      resolve({
-        port,
-        url: `http://127.0.0.1:${port}`,
-        stats,
-        set: (changes) => Object.assign(opts, changes),
-        close: () =>
-          new Promise((done) => {
-            server.closeAllConnections?.();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  return listening(server, opts, stats);
 }
 
 const USAGE = `usage: node scripts/fake-anthropic.mjs [--port 8002] [--policy voice-command] [--api-key KEY]
     [--thinking] [--replay NAME=PERIOD ...] [--fault-attempts 1]
   policies: ${Object.keys(POLICIES).join(", ")}; replies: scripts/provider-replies/anthropic/`;
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const argv = process.argv.slice(2);
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  let opts;
-  try {
-    opts = parseArgs(argv);
-  } catch (e) {
-    console.error(`error: ${e.message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  const server = await startFakeAnthropic(opts);
-  console.log(`fake Anthropic Messages API on ${server.url} (ANTHROPIC_BASE_URL=${server.url})`);
-  process.once("SIGTERM", () => server.close().then(() => process.exit(0)));
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
+  await runFromCommandLine({
+    usage: USAGE,
+    parseArgs,
+    start: startFakeAnthropic,
+    said: (server) => `fake Anthropic Messages API on ${server.url} (ANTHROPIC_BASE_URL=${server.url})`,
+  });

@@ -29,6 +29,7 @@ import { pathToFileURL } from "node:url";
 import { NOTE_ERRORS_POLICIES } from "./fake-policies/note-errors.mjs";
 import { loadProviderReplies, replayed } from "./provider-replies/index.mjs";
 import { parseRateLimit, rateLimiter } from "./fake-rate-limit.mjs";
+import { runFromCommandLine } from "./fake-server-cli.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
@@ -507,21 +508,10 @@ const USAGE = `usage: node scripts/fake-openai.mjs [--port 8000] [--policy voice
     [--rate-limit RPM[:BURST]] [--usage fixed|counted]
   KIND: ${FAULT_ORDER.join(", ")}; policies: ${Object.keys(POLICIES).join(", ")}`;
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const argv = process.argv.slice(2);
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  let opts;
-  try {
-    opts = parseArgs(argv);
-  } catch (e) {
-    console.error(`error: ${e.message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  const s = await startFakeOpenAI(opts);
-  console.log(`fake OpenAI-compatible server on ${s.url}`);
-  // Stopped by a benchmark: the recorded bodies are flushed first.
-  process.once("SIGTERM", () => s.close().then(() => process.exit(0)));
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
+  await runFromCommandLine({
+    usage: USAGE,
+    parseArgs,
+    start: startFakeOpenAI,
+    said: (server) => `fake OpenAI-compatible server on ${server.url}`,
+  });
