@@ -4,14 +4,12 @@
 // from Anthropic's reference (tests/data/anthropic-messages/); the reply schema goes as a forced tool call;
 // a thinking model's thinking blocks and tokens are in the thinking audit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Server } from "node:http";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
-import { fakeRoute, startFake, type Fake } from "./fake.js";
-import { notesServer, TASKS, type Task } from "./three-tasks.js";
+import type { Fake } from "./fake.js";
+import { protocolRig, TASKS, type ProtocolRig, type Task } from "./three-tasks.js";
 import { anthropicRoute, startAnthropicFake, type AnthropicFake } from "./fake-anthropic.js";
 
 const Ajv = createRequire(import.meta.url)("ajv") as typeof import("ajv").default;
@@ -41,31 +39,16 @@ function scored(metrics: Metrics, route: string, unasked = false): unknown {
 describe("the three tasks over Anthropic's Messages API", () => {
   const openaiFakes: Fake[] = [];
   const anthropicFakes: AnthropicFake[] = [];
-  let files: Server;
+  let rig: ProtocolRig<AnthropicFake>;
   let p: Project;
   beforeAll(async () => {
-    files = await notesServer();
-    p = new Project();
-    p.edit("specs/mtsamples.yaml", (text) =>
-      text.replace(
-        /base_url: https:\/\/raw\.githubusercontent\.com\S+/,
-        `base_url: http://127.0.0.1:${(files.address() as AddressInfo).port}/raw/mtsamples_processed/`,
-      ),
-    );
-    const routes: string[] = [];
-    for (const task of TASKS) {
-      const oa = await startFake({ policy: task.policy });
-      const an = await startAnthropicFake({ policy: task.policy, apiKey: KEY });
-      openaiFakes.push(oa);
-      anthropicFakes.push(an);
-      routes.push(fakeRoute(`oa-${task.policy}`, oa.url), anthropicRoute(`an-${task.policy}`, an.url));
-    }
-    p.write("routes.yaml", `routes:\n${routes.join("")}`);
+    rig = await protocolRig((policy) => startAnthropicFake({ policy, apiKey: KEY }), anthropicRoute, "an");
+    p = rig.p;
+    openaiFakes.push(...rig.openai);
+    anthropicFakes.push(...rig.other);
   });
   afterAll(async () => {
-    for (const server of [...openaiFakes, ...anthropicFakes]) await server.close();
-    await new Promise<void>((done) => files.close(() => done()));
-    p.remove();
+    await rig.close();
   });
 
   const build = async (task: Task, route: string, model = MODEL, extra: string[] = []) => {

@@ -4,14 +4,12 @@
 // reference (tests/data/gemini-request/); and a model that cannot switch thinking off runs on the shipped
 // route at its lowest budget, the deviation on record, its thought parts and tokens in the thinking audit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Server } from "node:http";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { Project } from "./rig.js";
 import { testData } from "./helpers.js";
-import { fakeRoute, startFake, type Fake } from "./fake.js";
-import { notesServer, TASKS, type Task } from "./three-tasks.js";
+import type { Fake } from "./fake.js";
+import { protocolRig, TASKS, type ProtocolRig, type Task } from "./three-tasks.js";
 import { geminiRoute, startGeminiFake, type GeminiFake } from "./fake-gemini.js";
 
 const Ajv = createRequire(import.meta.url)("ajv") as typeof import("ajv").default;
@@ -43,31 +41,16 @@ function scored(metrics: Metrics, route: string, thinking: boolean): unknown {
 describe("the three tasks over the Gemini API", () => {
   const openaiFakes: Fake[] = [];
   const geminiFakes: GeminiFake[] = [];
-  let files: Server;
+  let rig: ProtocolRig<GeminiFake>;
   let p: Project;
   beforeAll(async () => {
-    files = await notesServer();
-    p = new Project();
-    p.edit("specs/mtsamples.yaml", (text) =>
-      text.replace(
-        /base_url: https:\/\/raw\.githubusercontent\.com\S+/,
-        `base_url: http://127.0.0.1:${(files.address() as AddressInfo).port}/raw/mtsamples_processed/`,
-      ),
-    );
-    const routes: string[] = [];
-    for (const task of TASKS) {
-      const oa = await startFake({ policy: task.policy });
-      const gm = await startGeminiFake({ policy: task.policy, apiKey: KEY });
-      openaiFakes.push(oa);
-      geminiFakes.push(gm);
-      routes.push(fakeRoute(`oa-${task.policy}`, oa.url), geminiRoute(`gm-${task.policy}`, gm.url));
-    }
-    p.write("routes.yaml", `routes:\n${routes.join("")}`);
+    rig = await protocolRig((policy) => startGeminiFake({ policy, apiKey: KEY }), geminiRoute, "gm");
+    p = rig.p;
+    openaiFakes.push(...rig.openai);
+    geminiFakes.push(...rig.other);
   });
   afterAll(async () => {
-    for (const server of [...openaiFakes, ...geminiFakes]) await server.close();
-    await new Promise<void>((done) => files.close(() => done()));
-    p.remove();
+    await rig.close();
   });
 
   const build = async (task: Task, route: string, model = MODEL) => {
