@@ -41,6 +41,20 @@ function usages(p: Project): Usage[] {
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/** `status` of the test model over the test routes, and the model stage's estimate in its JSON. */
+const STATUS = [
+  "status",
+  "specs/voice-command.yaml",
+  "--model",
+  "fake/test-model",
+  "--registry",
+  "routes.yaml",
+];
+const modelEstimate = (stdout: string) =>
+  JSON.parse(stdout).stages.find((stage: { kind: string }) => stage.kind === "model").estimate[
+    "fake/test-model"
+  ];
+
 describe("tokens and cost", () => {
   it("totals the replies' usage and prices it as a hand computation does", async () => {
     const { p } = await project();
@@ -91,24 +105,10 @@ describe("tokens and cost", () => {
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toMatch(/--max-cost: refused to send \d+ requests, .* to fake\/test-model/);
     expect(fake.stats.requests).toBe(0);
-    const status = await p.run([
-      "status",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-      "--json",
-    ]);
+    const status = await p.run([...STATUS, "--json"]);
     expect(status.exitCode, status.stderr).toBe(0);
-    const model = JSON.parse(status.stdout).stages.find((s: { kind: string }) => s.kind === "model");
-    const estimate = model.estimate["fake/test-model"];
-    const human = await p.run(
-      ["status", "specs/voice-command.yaml", "--model", "fake/test-model"].concat([
-        "--registry",
-        "routes.yaml",
-      ]),
-    );
+    const estimate = modelEstimate(status.stdout);
+    const human = await p.run(STATUS);
     expect(human.stdout).toContain(`would send fake/test-model: ${estimate.requests} requests`);
     const built = await p.buildAgainstFake();
     expect(built.exitCode, built.stderr).toBe(0);
@@ -127,17 +127,8 @@ describe("tokens and cost", () => {
     const warm = await p.buildAgainstFake(["--max-cost", "0"]); // builds the prompts, sends nothing
     expect(warm.exitCode).toBe(1);
     expect(fake.stats.requests).toBe(0);
-    const json = await p.run([
-      "status",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-      "--json",
-    ]);
-    const model = JSON.parse(json.stdout).stages.find((s: { kind: string }) => s.kind === "model");
-    const { cost_usd: estimated, requests: total } = model.estimate["fake/test-model"];
+    const json = await p.run([...STATUS, "--json"]);
+    const { cost_usd: estimated, requests: total } = modelEstimate(json.stdout);
     const stopped = await p.buildAgainstFake(["--max-cost", String(estimated * 1.01)]);
     expect(stopped.exitCode).toBe(1);
     expect(stopped.stderr).toContain("the build's spending reached --max-cost");
