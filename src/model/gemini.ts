@@ -9,13 +9,7 @@ import { sortKeys } from "../util/json.js";
 import { bodyJson, fixedPart } from "./body-json.js";
 import { deepMerge, payloadKey, type Fields } from "./body-fields.js";
 import type { Route } from "./registry.js";
-import {
-  FIXED_FIELD_FIX,
-  fixedFieldMessage,
-  fixedFieldProblems,
-  thinkingOff,
-  thinkingOffRefusal,
-} from "./model-rules.js";
+import { FIXED_FIELD_FIX, fixedFieldMessage, fixedFieldProblems, thinkingOffFields } from "./model-rules.js";
 import { geminiSchema } from "./gemini-schema.js";
 import {
   classifyGeminiRefusal,
@@ -109,20 +103,15 @@ function formatFields(req: ChatRequest, format: WireFormat): Fields {
 }
 
 /** The fields a thinking-off request sends to this model (the route's rules), or why it cannot send one. */
-function thinkingOffFields(route: Route, model: string): Fields {
-  const off = thinkingOff(route, model);
-  if (off.kind === "fields" || off.kind === "lowest") return off.fields;
-  if (off.kind === "refused") {
-    const { message, fix } = thinkingOffRefusal(route.name, model, off);
-    throw new UnsendableRequest(message, fix);
-  }
-  throw new UnsendableRequest(
-    `route ${route.name} does not declare how to switch thinking off for ${model}, ` +
+const thinkingOffFieldsOf = (route: Route, model: string): Fields =>
+  thinkingOffFields(route, model, () => ({
+    message:
+      `route ${route.name} does not declare how to switch thinking off for ${model}, ` +
       "and this task runs with thinking off",
-    `add request.models "${model}": { thinking_off: { generationConfig: { thinkingConfig: ` +
+    fix:
+      `add request.models "${model}": { thinking_off: { generationConfig: { thinkingConfig: ` +
       `{ thinkingBudget: 0 } } } } (or reasoning_low with the lowest budget) to route ${route.name}`,
-  );
-}
+  }));
 
 // The model of each body, for its key: a Gemini body does not name its model (the path does).
 const modelOfBody = new WeakMap<object, string>();
@@ -148,7 +137,8 @@ export function geminiBody(
   }
   let body: Fields = { ...turns(messages), generationConfig: generationConfig(generation) };
   body = deepMerge(body, route.request.extra ?? {});
-  if (params.thinking === "off" && !override?.fields) body = deepMerge(body, thinkingOffFields(route, model));
+  if (params.thinking === "off" && !override?.fields)
+    body = deepMerge(body, thinkingOffFieldsOf(route, model));
   body = deepMerge(body, { generationConfig: formatFields(req, format) });
   if (override?.fields) body = deepMerge(body, override.fields);
   modelOfBody.set(body, model);

@@ -4,6 +4,7 @@
 // model takes or refuses the stage before anything is sent.
 import type { Json } from "../util/json.js";
 import type { DeviateMode, ModelRule, Route } from "./registry.js";
+import { UnsendableRequest } from "./protocol.js";
 
 type Matched = { pattern: string; rule: ModelRule } | null;
 
@@ -104,6 +105,23 @@ export function fixedFieldMessage(route: Route, model: string, x: FixedFieldProb
     `(the route's request.models "${x.pattern}".fixed), and this stage would send ` +
     `${x.field} ${JSON.stringify(x.sent)}`
   );
+}
+
+/**
+ * The fields a thinking-off request sends to this model, by the route's rules. A model that cannot switch
+ * thinking off, and a route that declares nothing, throw UnsendableRequest; `undeclared` says the latter in
+ * the protocol's own terms (`lowest`: it was the lowest effort that was missing).
+ */
+export function thinkingOffFields(
+  route: Route,
+  model: string,
+  undeclared: (lowest: boolean) => { message: string; fix: string },
+): Record<string, Json> {
+  const off = thinkingOff(route, model);
+  if (off.kind === "fields" || off.kind === "lowest") return off.fields;
+  const { message, fix } =
+    off.kind === "refused" ? thinkingOffRefusal(route.name, model, off) : undeclared(off.lowest);
+  throw new UnsendableRequest(message, fix);
 }
 
 /** Why a model that cannot switch thinking off refuses a thinking-off task, and the fix (check and run). */

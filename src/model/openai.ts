@@ -13,8 +13,7 @@ import {
   FIXED_FIELD_FIX,
   fixedFieldMessage,
   fixedFieldProblems,
-  thinkingOff,
-  thinkingOffRefusal,
+  thinkingOffFields,
   tokenField,
 } from "./model-rules.js";
 import {
@@ -71,7 +70,8 @@ export function requestBody(
   // A per-model override's fields replace the route's thinking-off fields
   // (they were validated for that model).
   const override = params.overrides?.[`${route.name}/${model}`] ?? params.overrides?.[model];
-  if (params.thinking === "off" && !override?.fields) body = deepMerge(body, thinkingOffFields(route, model));
+  if (params.thinking === "off" && !override?.fields)
+    body = deepMerge(body, thinkingOffFieldsOf(route, model));
   body = withFormat(body, req, route, format);
   if (override?.fields) body = deepMerge(body, override.fields);
   if (override?.assistant_prefill !== undefined) {
@@ -87,21 +87,15 @@ export function requestBody(
 }
 
 /** The fields a thinking-off request sends to this model, or why the route cannot send one. */
-function thinkingOffFields(route: Route, model: string): Fields {
-  const off = thinkingOff(route, model);
-  if (off.kind === "fields" || off.kind === "lowest") return off.fields;
-  if (off.kind === "refused") {
-    const { message, fix } = thinkingOffRefusal(route.name, model, off);
-    throw new UnsendableRequest(message, fix);
-  }
-  const lowest = off.lowest ? ` (or the lowest reasoning effort for ${model})` : "";
-  throw new UnsendableRequest(
-    `route ${route.name} does not declare how to switch thinking off${lowest}, ` +
-      "and this task runs with thinking off",
-    `add request.${off.lowest ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
+const thinkingOffFieldsOf = (route: Route, model: string): Fields =>
+  thinkingOffFields(route, model, (lowest) => ({
+    message:
+      `route ${route.name} does not declare how to switch thinking off` +
+      `${lowest ? ` (or the lowest reasoning effort for ${model})` : ""}, and this task runs with thinking off`,
+    fix:
+      `add request.${lowest ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
       "(e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file",
-  );
-}
+  }));
 
 export { requestKey, serialisedRequest } from "./body-fields.js";
 
