@@ -41,7 +41,13 @@ function runnerRelease(files: Record<string, string>): ReleaseFiles {
   for (const [path, text] of Object.entries(files)) hashes[path] = cache.put(text);
   const scope = {
     rt: { spec: { path: "specs/x.yaml" }, build: {}, task: { name: "x", module: {} } },
-    opts: { project: { root: work }, refresh: [], env: {}, registryFiles: [], trustChanged: false },
+    opts: {
+      project: { root: work, cacheDir: join(work, "cache") },
+      refresh: [],
+      env: {},
+      registryFiles: [],
+      trustChanged: false,
+    },
     cache,
     upstream: new Map([["download", hashes]]),
     sources: new Map(),
