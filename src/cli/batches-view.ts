@@ -2,7 +2,7 @@
 // `batches` namespace, stages/model-batch.ts), each with its state as the provider says it now; and the
 // cancelling of one. The route of a batch is the registry's route of the name its build recorded.
 import { Cache } from "../runner/store/cache.js";
-import type { Project } from "../runner/execution/project.js";
+import type { Project } from "../runner/project/project.js";
 import { replyLog } from "../runner/replies/memo.js";
 import { CommandFailure, UsageError } from "../errors.js";
 import { commandRoutes } from "../model/routes.js";

@@ -1,7 +1,7 @@
-// What `medbench cache` runs and prints; the work is in src/runner/store/sync.ts and src/runner/store/gc.ts.
+// What `medbench cache` runs and prints; the work is in src/runner/upkeep/ (sync.ts, gc.ts).
 import { Cache } from "../runner/store/cache.js";
-import { cacheStore, localInventory, sum, type Inventory } from "../runner/store/inventory.js";
-import type { Project } from "../runner/execution/project.js";
+import { cacheStore, localInventory, sum, type Inventory } from "../runner/upkeep/inventory.js";
+import type { Project } from "../runner/project/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
 import { CommandFailure, UsageError } from "../errors.js";
 
@@ -37,7 +37,7 @@ export async function status(project: Project, json: boolean): Promise<number> {
   const remote = openRemote(process.env, (message) => warnings.push(message));
   const cache = new Cache(project.cacheDir);
   const local = localInventory(cache, false); // a status writes nothing
-  const { remoteInventory, missing } = await import("../runner/store/sync.js");
+  const { remoteInventory, missing } = await import("../runner/upkeep/sync.js");
   const there = remote ? await remoteInventory(remote) : null;
   const up = there ? missing(local, there) : null;
   const down = there ? missing(there, local) : null;
@@ -105,7 +105,7 @@ function needRemote(action: string): RemoteStore {
 export async function transfer(project: Project, action: "push" | "pull", json: boolean): Promise<number> {
   const remote = needRemote(action);
   const cache = new Cache(project.cacheDir, remote);
-  const sync = await import("../runner/store/sync.js");
+  const sync = await import("../runner/upkeep/sync.js");
   const there = await sync.remoteInventory(remote);
   if (!there)
     throw new CommandFailure(
@@ -140,7 +140,7 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
 }
 
 export async function gc(project: Project, keepRecentMs: number, dryRun: boolean, json: boolean) {
-  const { references, collect } = await import("../runner/store/gc.js");
+  const { references, collect } = await import("../runner/upkeep/gc.js");
   const cache = new Cache(project.cacheDir);
   const refs = references(project, cache);
   const collected = collect(cache, refs, keepRecentMs, dryRun);

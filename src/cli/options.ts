@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync } from "../util/builtins.js";
 import { dirname, join, relative } from "node:path";
 import type { BuildOptions } from "../runner/execution/executor.js";
-import { openProject, type Project } from "../runner/execution/project.js";
+import { openProject, type Project } from "../runner/project/project.js";
 import { readdirSync } from "../util/builtins.js";
 import { installRoot } from "../util/paths.js";
 import { resolve } from "node:path";

@@ -4,7 +4,7 @@ import { readFileSync, realpathSync } from "../util/builtins.js";
 import { relative, resolve } from "node:path";
 import { projectSpecs } from "../specfile/project-specs.js";
 import { installRoot } from "../util/paths.js";
-import { openProject, specFileOf } from "../runner/execution/project.js";
+import { openProject, specFileOf } from "../runner/project/project.js";
 
 /** The project's specs/*.yaml, then each spec of the install that medbench.lock records (as paths the
  *  report reads: project-relative when the install is inside the project, else absolute). */

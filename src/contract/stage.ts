@@ -51,7 +51,7 @@ export interface MemoStore {
 }
 
 export interface StageOptions {
-  /** What the spec's file paths are relative to (runner/execution/project.ts specFilesRoot). */
+  /** What the spec's file paths are relative to (runner/project/project.ts specFilesRoot). */
   projectRoot: string;
   dataDir?: string;
   trustChanged: boolean;

@@ -13,7 +13,7 @@ import { FINE_TUNED, findRuns, intervalOf, setAside, tagsOf, type MetricsJson } 
 import { UsageError } from "../errors.js";
 import { writeFileAtomic } from "../util/fsutil.js";
 import { runDeviations, runNotices, type Deviation } from "../util/metrics.js";
-import { openProject, projectPath } from "../runner/execution/project.js";
+import { openProject, projectPath } from "../runner/project/project.js";
 import { inlineSafe, itemsScript, itemsStyle, pageScript, pageStyle } from "./page.js";
 import { writeItems, type RunItems } from "./items.js";
 import { costWords, runCost } from "../model/price.js";

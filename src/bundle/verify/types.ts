@@ -1,6 +1,6 @@
 // The shapes verify's checks share: a check's line in the report, the report itself, the options it runs
 // with, and what a replay runs from.
-import type { Project } from "../../runner/execution/project.js";
+import type { Project } from "../../runner/project/project.js";
 import type { Emit } from "../../contract/events.js";
 import type { SpecFile } from "../../specfile/load.js";
 import type { TaskModule } from "../../../tasks/task.js";

@@ -3,7 +3,7 @@
 // one build carries (BuildRun).
 import { rmSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import { acquireFileLock } from "./filelock.js";
+import { acquireFileLock } from "../../util/filelock.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "../store/cache.js";
 import { runsIsolated, stageCode } from "../keys/stage-code.js";
@@ -16,14 +16,14 @@ import {
   type LockSpec,
   type LockFile,
 } from "../results/lock.js";
-import { projectPath, type Project } from "./project.js";
+import { projectPath, type Project } from "../project/project.js";
 import type { StageOutput } from "../../contract/stage.js";
 import { checkResultsOwner, resultContents, writeFailure, writeResults } from "../results/results.js";
 import type { Emit, StageStatus } from "../../contract/events.js";
 import { StageError, DiagnosticError, BuildFailure } from "../../errors.js";
 import { installRoot } from "../../util/paths.js";
 import type { Json } from "../../util/json.js";
-import { stageManifest, type StageManifest } from "../results/outcome.js";
+import { stageManifest, type StageManifest } from "../store/outcome.js";
 import {
   newScope,
   privatePartial,

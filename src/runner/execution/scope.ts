@@ -6,7 +6,7 @@ import { stageCode } from "../keys/stage-code.js";
 import type { UserTask } from "../code/user-task.js";
 import { keyRecord, type KeyRecord } from "../keys/keys.js";
 import type { LockSpec } from "../results/lock.js";
-import { insideDir, specFilesRoot, type Project } from "./project.js";
+import { insideDir, specFilesRoot, type Project } from "../project/project.js";
 import type {
   BuildInfo,
   DataSource,
@@ -17,7 +17,7 @@ import type {
   StageOptions,
 } from "../../contract/stage.js";
 import { tempName } from "../../util/fsutil.js";
-import type { StageManifest } from "../results/outcome.js";
+import type { StageManifest } from "../store/outcome.js";
 import type { Emit } from "../../contract/events.js";
 import type { SpecFile, StageDecl } from "../../specfile/load.js";
 import type { Plan } from "../../graph/plan.js";

@@ -2,7 +2,7 @@
 import { Cache } from "../store/cache.js";
 import { buildId, readLock } from "../results/lock.js";
 import { resultsDifferences } from "../results/results.js";
-import { projectPath } from "./project.js";
+import { projectPath } from "../project/project.js";
 import {
   newScope,
   privatePartial,

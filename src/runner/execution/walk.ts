@@ -3,7 +3,7 @@
 // what is not fresh and settles its outputs; `status` settles nothing, so what reads a stale stage waits.
 import { stageKey, type KeyRecord, type StageKey } from "../keys/keys.js";
 import type { LockBuild } from "../results/lock.js";
-import type { StageManifest, StageOutcome } from "../results/outcome.js";
+import type { StageManifest, StageOutcome } from "../store/outcome.js";
 import { freshManifest, stageContext, stageRecord, type BuildScope } from "./scope.js";
 import { ownChanges, runReasons, staleReasons, type Stale } from "./reasons.js";
 import type { StageContext } from "../../contract/stage.js";

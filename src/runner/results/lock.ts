@@ -3,13 +3,13 @@
 // Deterministic: sorted keys, stable layout, rewritten only when its content changed.
 import { readFileSync, existsSync } from "../../util/builtins.js";
 import { writeFileAtomic } from "../../util/fsutil.js";
-import { acquireFileLock } from "../execution/filelock.js";
+import { acquireFileLock } from "../../util/filelock.js";
 import { stableJson } from "../../util/json.js";
 import { HASH_RECIPE } from "../../specfile/hash.js";
 import { DiagnosticError } from "../../errors.js";
 import { escapePointer, type Json } from "../../util/json.js";
 import { consult } from "../../util/consulted.js";
-import type { StageOutcome } from "./outcome.js";
+import type { StageOutcome } from "../store/outcome.js";
 
 export const LOCK_SCHEMA = 2;
 

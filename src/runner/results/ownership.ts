@@ -10,7 +10,7 @@ import { stableJson } from "../../util/json.js";
 import { consult } from "../../util/consulted.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { sealed, unseal } from "../../hash/sealed.js";
-import type { Project } from "../execution/project.js";
+import type { Project } from "../project/project.js";
 
 /** The marker a build writes into each results folder it makes (beside build.json). */
 export const MARKER = ".medbench-results.json";

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { Cache } from "../store/cache.js";
-import type { StageOutcome } from "./outcome.js";
+import type { StageOutcome } from "../store/outcome.js";
 
 /** One Cache per folder for a process (report and check read many results folders of one cache). */
 const caches = new Map<string, Cache>();

@@ -16,8 +16,8 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import type { Cache } from "../store/cache.js";
 import type { LockBuild } from "./lock.js";
-import type { StageOutcome } from "./outcome.js";
-import { projectPath, type Project } from "../execution/project.js";
+import type { StageOutcome } from "../store/outcome.js";
+import { projectPath, type Project } from "../project/project.js";
 import { BuildFailure, DiagnosticError } from "../../errors.js";
 import { processAlive } from "../../util/fsutil.js";
 import { resultSource, type SpecFile } from "../../specfile/load.js";

@@ -27,8 +27,8 @@ export { CorruptObjectError };
 
 const COPY_CHUNK = 1 << 20;
 
-export type { StageManifest } from "../results/outcome.js";
-import type { StageManifest } from "../results/outcome.js";
+export type { StageManifest } from "./outcome.js";
+import type { StageManifest } from "./outcome.js";
 
 /** One namespace folder of model replies as copying between caches sees it: a reply (whole and checked, or
  *  null), and keeping one. */
@@ -39,7 +39,7 @@ export interface ReplyFolder {
 
 /**
  * The local cache as copying to and from the shared remote takes it: content objects by hash, stage
- * manifests by key, reply folders by name (src/runner/store/sync.ts). Cache holds the objects and manifests;
+ * manifests by key, reply folders by name (src/runner/upkeep/sync.ts). Cache holds the objects and manifests;
  * the reply logs beside them come with inventory.ts's cacheStore().
  */
 export interface CacheStore {

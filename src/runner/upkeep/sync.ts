@@ -3,7 +3,7 @@
 // (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
 // at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
 import { readFileSync } from "../../util/builtins.js";
-import type { CacheStore, ReplyFolder, StageManifest } from "./cache.js";
+import type { CacheStore, ReplyFolder, StageManifest } from "../store/cache.js";
 import type { Inventory } from "./inventory.js";
 import { SHA256_RE } from "../../hash/sha256.js";
 import { objectName, replyName, stageName, type RemoteStore } from "../../remote/store.js";

@@ -12,10 +12,10 @@ import {
   utimesSync,
   writeSync,
   mkdirSync,
-} from "../../util/builtins.js";
+} from "./builtins.js";
 import { dirname } from "node:path";
 import { hostname } from "node:os";
-import { processAlive } from "../../util/fsutil.js";
+import { processAlive } from "./fsutil.js";
 
 export interface FileLockOptions {
   /** A lock of unknown owner is taken after this long without change. */

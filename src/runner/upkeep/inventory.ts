@@ -2,7 +2,7 @@
 // key) and model replies (by namespace folder and request key). For `medbench cache` status, push and gc.
 import { existsSync, readdirSync, statSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import type { Cache, CacheStore } from "./cache.js";
+import type { Cache, CacheStore } from "../store/cache.js";
 import { replyFolders, replyLog } from "../replies/memo.js";
 import { SHA256_RE } from "../../hash/sha256.js";
 

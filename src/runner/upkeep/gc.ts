@@ -7,9 +7,9 @@
 // reply log whose writer still runs.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "../../util/builtins.js";
 import { join, relative } from "node:path";
-import type { Cache } from "./cache.js";
+import type { Cache } from "../store/cache.js";
 import { readLock, type LockBuild } from "../results/lock.js";
-import type { Project } from "../execution/project.js";
+import type { Project } from "../project/project.js";
 import { localObjects, localStages } from "./inventory.js";
 import { replyFolders, replyLog } from "../replies/memo.js";
 
