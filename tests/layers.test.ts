@@ -1,17 +1,21 @@
-// The product code's folders stand on floors (scripts/structure/floors.json): an import, of a value or of a
-// type, runs down a floor or stays on its own, never up; so the folders form no cycle either.
+// The product code's folders stand on floors, and the runner's folder is in rooms, each in an order from
+// the bottom up (scripts/structure/floors.json): an import, of a value or of a type, runs down a floor (or a
+// room) or stays on its own, never up; so the folders, and the rooms, form no cycle either.
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { folderCycles, folderOf, measure, type ImportEdge } from "../scripts/structure/measure.mjs";
+import {
+  folderCycles,
+  folderOf,
+  measure,
+  readStructure,
+  roomCycles,
+  roomOf,
+  unplaced,
+  upward,
+  type ImportEdge,
+} from "../scripts/structure/measure.mjs";
 import { REPO } from "./helpers.js";
 
-interface Floors {
-  floors: { folders: string[]; why: string }[];
-}
-
-const floors: Floors = JSON.parse(readFileSync(join(REPO, "scripts/structure/floors.json"), "utf8"));
-const floorOf = new Map(floors.floors.flatMap((floor, level) => floor.folders.map((f) => [f, level])));
+const structure = readStructure(REPO);
 const edges: ImportEdge[] = measure(REPO).edges;
 
 /** Every product file reachable from `start` by its imports (values and types). */
@@ -31,15 +35,11 @@ function reachable(start: string[]): Set<string> {
 
 describe("floors", () => {
   it("every folder of the product code stands on a floor", () => {
-    const folders = new Set(edges.flatMap((edge) => [folderOf(edge.from), folderOf(edge.to)]));
-    expect([...folders].filter((folder) => !floorOf.has(folder)).sort()).toEqual([]);
+    expect(unplaced(edges, folderOf, structure.floors)).toEqual([]);
   });
 
   it("no import, of a value or a type, runs up a floor", () => {
-    const upward = edges
-      .filter((edge) => (floorOf.get(folderOf(edge.to)) ?? 0) > (floorOf.get(folderOf(edge.from)) ?? 0))
-      .map((edge) => `${edge.from} -> ${edge.to}${edge.typeOnly ? " (type)" : ""}`);
-    expect(upward).toEqual([]);
+    expect(upward(edges, folderOf, structure.floors)).toEqual([]);
   });
 
   it("the folders form no import cycle", () => {
@@ -47,15 +47,39 @@ describe("floors", () => {
   });
 
   it("sees an import that runs up a floor", () => {
-    const level = (path: string) => floorOf.get(folderOf(path));
-    expect(level("src/cli/main.ts")).toBeGreaterThan(level("src/runner/execution/executor.ts")!);
-    expect(
-      folderCycles([...edges, { from: "src/util/json.ts", to: "src/cli/main.ts", typeOnly: true }]),
-    ).not.toEqual([]);
+    const up = { from: "src/util/json.ts", to: "src/cli/main.ts", typeOnly: true };
+    expect(upward([...edges, up], folderOf, structure.floors)).toEqual([
+      "src/util/json.ts -> src/cli/main.ts (type)",
+    ]);
+    expect(folderCycles([...edges, up])).not.toEqual([]);
   });
 });
 
 describe("the runner's rooms", () => {
+  it("every folder of src/runner is a room of floors.json, and no file lies outside a room", () => {
+    expect(unplaced(edges, roomOf, structure.rooms)).toEqual([]);
+  });
+
+  it("no import, of a value or a type, runs up a room", () => {
+    expect(upward(edges, roomOf, structure.rooms)).toEqual([]);
+  });
+
+  it("the rooms form no import cycle", () => {
+    expect(roomCycles(edges)).toEqual([]);
+  });
+
+  it("sees a room cycle, an import up a room and a file in no room", () => {
+    const back = { from: "src/runner/store/cache.ts", to: "src/runner/execution/walk.ts", typeOnly: true };
+    const cycles = roomCycles([...edges, back]);
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]).toEqual(expect.arrayContaining(["src/runner/execution", "src/runner/store"]));
+    expect(upward([...edges, back], roomOf, structure.rooms)).toEqual([
+      "src/runner/store/cache.ts -> src/runner/execution/walk.ts (type)",
+    ]);
+    const loose = { from: "src/runner/loose.ts", to: "src/runner/keys/keys.ts", typeOnly: false };
+    expect(unplaced([...edges, loose], roomOf, structure.rooms)).toEqual(["src/runner"]);
+  });
+
   it("nothing in runner/store or runner/replies enters a key: runner/keys reaches none of it", () => {
     const keys = edges.map((edge) => edge.from).filter((file) => file.startsWith("src/runner/keys/"));
     expect(keys.length).toBeGreaterThan(0);

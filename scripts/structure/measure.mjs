@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// Measures the product code's shape: long functions, single-letter names and folder-level import cycles.
-// The counters behind the structural goals in docs/architecture.md; `--json` prints them as data.
-// Product code is src/, stages/, tasks/ and bin/ (tests and scripts are not counted).
-import { readdirSync, readFileSync, statSync } from "node:fs";
+// Measures the product code's shape: the import graph against the floors and the runner's rooms
+// (scripts/structure/floors.json), long functions, long parameter lists, single-letter names, how many
+// functions have a single caller, and the build command's length. The counters behind the structural goals
+// in docs/architecture.md; tests/shape.test.ts and tests/layers.test.ts assert on them through this module.
+// `--json` prints them as data. Product code is src/, stages/, tasks/ and bin/ (tests and scripts are not
+// counted).
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
@@ -10,6 +13,9 @@ import ts from "typescript";
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const ROOTS = ["src", "stages", "tasks", "bin"];
 const KEPT_LETTERS = new Set(["i", "j", "k", "e", "x", "y", "n", "_"]);
+/** More parameters than this want a context object (the house rules). */
+export const MAX_PARAMETERS = 5;
+const BUILD_COMMAND = "src/cli/commands/build.ts";
 
 function sourceFiles(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -19,11 +25,30 @@ function sourceFiles(dir) {
   });
 }
 
+export const productFiles = (repo = REPO) =>
+  ROOTS.filter((root) => existsSync(join(repo, root))).flatMap((root) => sourceFiles(join(repo, root)));
+
 /** The folder a repository-relative path counts in: src/<room>, or the top folder (stages, tasks, bin). */
 export function folderOf(path) {
   const parts = path.split("/");
   if (parts[0] !== "src") return parts[0];
   return parts.length > 2 ? `src/${parts[1]}` : "src";
+}
+
+/** The runner room of a repository-relative path: src/runner/<room>, src/runner for a file at the runner's
+ *  top (in no room), or null outside the runner. */
+export function roomOf(path) {
+  const parts = path.split("/");
+  if (parts[0] !== "src" || parts[1] !== "runner") return null;
+  return parts.length > 3 ? `src/runner/${parts[2]}` : "src/runner";
+}
+
+/** floors.json as two maps, folder -> floor and room -> level, each counted from the bottom. */
+export function readStructure(repo = REPO) {
+  const config = JSON.parse(readFileSync(join(repo, "scripts/structure/floors.json"), "utf8"));
+  const levels = (list) =>
+    new Map(list.flatMap((level, index) => level.folders.map((folder) => [folder, index])));
+  return { floors: levels(config.floors), rooms: levels(config.rooms) };
 }
 
 function functionName(node) {
@@ -35,15 +60,15 @@ function functionName(node) {
   return "(anonymous)";
 }
 
-const FUNCTION_KINDS = new Set([
-  ts.SyntaxKind.FunctionDeclaration,
-  ts.SyntaxKind.FunctionExpression,
-  ts.SyntaxKind.ArrowFunction,
-  ts.SyntaxKind.MethodDeclaration,
-  ts.SyntaxKind.Constructor,
-  ts.SyntaxKind.GetAccessor,
-  ts.SyntaxKind.SetAccessor,
-]);
+/** A function with a body: a declaration, expression, arrow, method, constructor or accessor (not a
+ *  signature or an overload). */
+const isFunction = (node) =>
+  ts.isFunctionLike(node) && !ts.isFunctionTypeNode(node) && "body" in node && Boolean(node.body);
+
+/** Parameters a caller passes: `this` (a type annotation only) is not one. */
+const parameterCount = (node) =>
+  node.parameters.filter((parameter) => !(ts.isIdentifier(parameter.name) && parameter.name.text === "this"))
+    .length;
 
 function bindingNames(name) {
   if (ts.isIdentifier(name)) return [name.text];
@@ -89,47 +114,48 @@ function resolveImport(fromFile, specifier) {
   return target.replace(/\.js$/, ".ts");
 }
 
-export function measure(repo = REPO) {
-  const files = ROOTS.flatMap((root) => sourceFiles(join(repo, root)));
-  const functions = [];
-  const names = [];
-  const edges = [];
-  let lines = 0;
-  for (const file of files) {
-    const text = readFileSync(file, "utf8");
-    lines += text.split("\n").length;
-    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-    const lineOf = (pos) => source.getLineAndCharacterOfPosition(pos).line;
-    const visit = (node) => {
-      if (FUNCTION_KINDS.has(node.kind)) {
-        const length = lineOf(node.getEnd()) - lineOf(node.getStart(source)) + 1;
-        functions.push({ file: relative(repo, file), name: functionName(node), lines: length });
-      }
-      if (ts.isVariableDeclaration(node) || ts.isParameter(node)) {
-        for (const name of bindingNames(node.name)) names.push({ file: relative(repo, file), name });
-      }
-      ts.forEachChild(node, visit);
-    };
-    visit(source);
-    for (const { specifier, typeOnly } of importSpecifiers(source)) {
-      const target = resolveImport(file, specifier);
-      if (target) edges.push({ from: relative(repo, file), to: relative(repo, target), typeOnly });
+/** One file's functions (with their length and parameter count), names and import edges. */
+function measureFile(repo, file, into) {
+  const text = readFileSync(file, "utf8");
+  const path = relative(repo, file);
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const lineOf = (position) => source.getLineAndCharacterOfPosition(position).line + 1;
+  const visit = (node) => {
+    if (isFunction(node)) {
+      const line = lineOf(node.getStart(source));
+      const lines = lineOf(node.getEnd()) - line + 1;
+      into.functions.push({
+        file: path,
+        line,
+        name: functionName(node),
+        lines,
+        params: parameterCount(node),
+      });
     }
+    if (ts.isVariableDeclaration(node) || ts.isParameter(node)) {
+      const line = lineOf(node.getStart(source));
+      for (const name of bindingNames(node.name)) into.names.push({ file: path, line, name });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  for (const { specifier, typeOnly } of importSpecifiers(source)) {
+    const target = resolveImport(file, specifier);
+    if (target) into.edges.push({ from: path, to: relative(repo, target), typeOnly });
   }
-  return { files: files.length, lines, functions, names, edges };
+  return text.split("\n").length;
 }
 
-/** Strongly connected groups of folders (Tarjan), each of more than one folder. */
-export function folderCycles(edges) {
-  const graph = new Map();
-  for (const edge of edges) {
-    const from = folderOf(edge.from);
-    const to = folderOf(edge.to);
-    if (from === to) continue;
-    if (!graph.has(from)) graph.set(from, new Set());
-    if (!graph.has(to)) graph.set(to, new Set());
-    graph.get(from).add(to);
-  }
+export function measure(repo = REPO) {
+  const files = productFiles(repo);
+  const into = { functions: [], names: [], edges: [] };
+  let lines = 0;
+  for (const file of files) lines += measureFile(repo, file, into);
+  return { files: files.length, lines, ...into };
+}
+
+/** Strongly connected groups (Tarjan) of more than one member, in a graph given as node -> next nodes. */
+function stronglyConnected(graph) {
   let index = 0;
   const order = new Map();
   const low = new Map();
@@ -162,43 +188,125 @@ export function folderCycles(edges) {
   return groups;
 }
 
-function summary(result) {
-  const long = (limit) => result.functions.filter((fn) => fn.lines > limit);
-  const single = result.names.filter((entry) => entry.name.length === 1);
+/** Import cycles between the groups `groupOf` puts files in (null: a file of no group, left out). */
+function groupCycles(edges, groupOf) {
+  const graph = new Map();
+  for (const edge of edges) {
+    const from = groupOf(edge.from);
+    const to = groupOf(edge.to);
+    if (from === null || to === null || from === to) continue;
+    if (!graph.has(from)) graph.set(from, new Set());
+    if (!graph.has(to)) graph.set(to, new Set());
+    graph.get(from).add(to);
+  }
+  return stronglyConnected(graph);
+}
+
+/** Strongly connected groups of folders, each of more than one folder. */
+export const folderCycles = (edges) => groupCycles(edges, folderOf);
+
+/** Strongly connected groups of the runner's rooms, each of more than one room. */
+export const roomCycles = (edges) => groupCycles(edges, roomOf);
+
+/** Edges that run up: from a group on a lower level to one on a higher level (a group with no level counts
+ *  as the bottom one; the layers test names such groups apart). */
+export function upward(edges, groupOf, levels) {
+  const level = (path) => levels.get(groupOf(path)) ?? 0;
+  return edges
+    .filter((edge) => groupOf(edge.from) !== null && groupOf(edge.to) !== null)
+    .filter((edge) => level(edge.to) > level(edge.from))
+    .map((edge) => `${edge.from} -> ${edge.to}${edge.typeOnly ? " (type)" : ""}`);
+}
+
+/** Groups that files of the edges stand in but the levels do not list. */
+export function unplaced(edges, groupOf, levels) {
+  const groups = new Set(edges.flatMap((edge) => [groupOf(edge.from), groupOf(edge.to)]));
+  return [...groups].filter((group) => group !== null && !levels.has(group)).sort();
+}
+
+/** Functions over `limit` lines, longest first, as `file:line name (length)`. */
+const longFunctions = (functions, limit) =>
+  functions
+    .filter((fn) => fn.lines > limit)
+    .sort((a, b) => b.lines - a.lines)
+    .map((fn) => `${fn.file}:${fn.line} ${fn.name} (${fn.lines} lines)`);
+
+function lettersSummary(names) {
+  const single = names.filter((entry) => entry.name.length === 1);
   const unkept = single.filter((entry) => !KEPT_LETTERS.has(entry.name));
-  const share = (part) => Math.round((1000 * part.length) / result.names.length) / 10;
+  const share = (part) => Math.round((1000 * part.length) / names.length) / 10;
   return {
-    files: result.files,
-    lines: result.lines,
-    functionsOver100: long(100).sort((a, b) => b.lines - a.lines),
-    functionsOver60: long(60).length,
-    names: result.names.length,
+    names: names.length,
     singleLetter: single.length,
     singleLetterPercent: share(single),
-    singleLetterOutsideKept: unkept.length,
+    singleLetterOutsideKept: unkept.map((entry) => `${entry.file}:${entry.line} ${entry.name}`),
     singleLetterOutsideKeptPercent: share(unkept),
-    folderCycles: folderCycles(result.edges),
-    valueFolderCycles: folderCycles(result.edges.filter((edge) => !edge.typeOnly)),
   };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const facts = summary(measure());
-  if (process.argv.includes("--json")) {
-    console.log(JSON.stringify(facts, null, 2));
-  } else {
-    console.log(`product code: ${facts.files} files, ${facts.lines} lines`);
-    console.log(`functions over 100 lines: ${facts.functionsOver100.length}`);
-    for (const fn of facts.functionsOver100) console.log(`  ${fn.lines} ${fn.name} (${fn.file})`);
-    console.log(`functions over 60 lines: ${facts.functionsOver60}`);
-    const outside = `${facts.singleLetterOutsideKept} (${facts.singleLetterOutsideKeptPercent} %)`;
-    console.log(
-      `single-letter names: ${facts.singleLetter} of ${facts.names} (${facts.singleLetterPercent} %); ` +
-        `outside i j k e x y n _: ${outside}`,
+function buildCommandLines(repo) {
+  const path = join(repo, BUILD_COMMAND);
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").length - 1 : null;
+}
+
+/** The counters, from `measure`'s result (and `callers`' when given). */
+export function summary(result, structure = readStructure(), callerShare = null, repo = REPO) {
+  return {
+    files: result.files,
+    lines: result.lines,
+    functions: result.functions.length,
+    importsUpFloor: upward(result.edges, folderOf, structure.floors),
+    folderCycles: folderCycles(result.edges),
+    valueFolderCycles: folderCycles(result.edges.filter((edge) => !edge.typeOnly)),
+    roomCycles: roomCycles(result.edges),
+    importsUpRoom: upward(result.edges, roomOf, structure.rooms),
+    functionsOverFiveParameters: result.functions
+      .filter((fn) => fn.params > MAX_PARAMETERS)
+      .sort((a, b) => b.params - a.params)
+      .map((fn) => `${fn.file}:${fn.line} ${fn.name} (${fn.params} parameters)`),
+    functionsOver100: longFunctions(result.functions, 100),
+    functionsOver60: longFunctions(result.functions, 60),
+    ...lettersSummary(result.names),
+    singleCaller: callerShare,
+    buildCommandLines: buildCommandLines(repo),
+  };
+}
+
+/** The counters as lines of text, each list under its count. */
+export function report(facts) {
+  const out = [`product code: ${facts.files} files, ${facts.lines} lines, ${facts.functions} functions`];
+  const list = (title, items) => {
+    out.push(`${title}: ${items.length}`);
+    for (const item of items) out.push(`  ${Array.isArray(item) ? item.join(" ") : item}`);
+  };
+  list("imports up a floor", facts.importsUpFloor);
+  list("folder-level import cycles (all imports)", facts.folderCycles);
+  list("folder-level import cycles (value imports)", facts.valueFolderCycles);
+  list("runner room cycles (all imports)", facts.roomCycles);
+  list("imports up a runner room", facts.importsUpRoom);
+  list(`functions over ${MAX_PARAMETERS} parameters`, facts.functionsOverFiveParameters);
+  list("functions over 100 lines", facts.functionsOver100);
+  out.push(`functions over 60 lines: ${facts.functionsOver60.length}`);
+  const outside = `${facts.singleLetterOutsideKept.length} (${facts.singleLetterOutsideKeptPercent} %)`;
+  out.push(
+    `single-letter names: ${facts.singleLetter} of ${facts.names} (${facts.singleLetterPercent} %); ` +
+      `outside i j k e x y n _: ${outside}`,
+  );
+  for (const name of facts.singleLetterOutsideKept) out.push(`  ${name}`);
+  if (facts.singleCaller) {
+    const { single, called, uncalled, percent } = facts.singleCaller;
+    out.push(
+      `functions with a single caller: ${single} of ${called} called in product code (${percent} %); ` +
+        `${uncalled} named functions called from no product code`,
     );
-    console.log(`folder-level import cycles (all imports): ${facts.folderCycles.length}`);
-    for (const group of facts.folderCycles) console.log(`  ${group.join(" ")}`);
-    console.log(`folder-level import cycles (value imports): ${facts.valueFolderCycles.length}`);
-    for (const group of facts.valueFolderCycles) console.log(`  ${group.join(" ")}`);
   }
+  out.push(`build command (${BUILD_COMMAND}): ${facts.buildCommandLines ?? "absent"} lines`);
+  return out;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { callers } = await import("./callers.mjs");
+  const fast = process.argv.includes("--fast");
+  const facts = summary(measure(), readStructure(), fast ? null : callers(REPO, productFiles(REPO)));
+  console.log(process.argv.includes("--json") ? JSON.stringify(facts, null, 2) : report(facts).join("\n"));
 }
