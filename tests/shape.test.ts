@@ -1,58 +1,46 @@
 // The product code (src/, stages/, tasks/, bin/) keeps the project's shape rules: every variable and
 // parameter has a name that says what it holds (the conventional i, j, k, e, x, y, n and _ aside), and no
-// function runs over 60 lines. Counted as scripts/structure/measure.mjs counts them.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
-import ts from "typescript";
+// function runs over 60 lines. Counted by scripts/structure/measure.mjs, the script that prints the figures.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_PARAMETERS, measure, readStructure, summary } from "../scripts/structure/measure.mjs";
 import { REPO } from "./helpers.js";
 
-const KEPT_LETTERS = new Set(["i", "j", "k", "e", "x", "y", "n", "_"]);
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|js|mjs)$/.test(name) && !name.endsWith(".d.ts") ? [path] : [];
-  });
-}
-
-const bindingNames = (name: ts.BindingName): string[] =>
-  ts.isIdentifier(name)
-    ? [name.text]
-    : name.elements.flatMap((element) => (ts.isOmittedExpression(element) ? [] : bindingNames(element.name)));
-
-/** Single-letter names as `file:line name`, and functions over 60 lines as `file:line length`. */
-function shapeProblems(): { letters: string[]; long: string[] } {
-  const letters: string[] = [];
-  const long: string[] = [];
-  const files = ["src", "stages", "tasks", "bin"].flatMap((root) => sourceFiles(join(REPO, root)));
-  for (const file of files) {
-    const path = relative(REPO, file);
-    const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
-    const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line + 1;
-    const visit = (node: ts.Node) => {
-      if (ts.isFunctionLike(node) && !ts.isFunctionTypeNode(node) && "body" in node && node.body) {
-        const length = lineOf(node.getEnd()) - lineOf(node.getStart(source)) + 1;
-        if (length > 60) long.push(`${path}:${lineOf(node.getStart(source))} ${length}`);
-      }
-      if (ts.isVariableDeclaration(node) || ts.isParameter(node))
-        for (const name of bindingNames(node.name))
-          if (name.length === 1 && !KEPT_LETTERS.has(name))
-            letters.push(`${path}:${lineOf(node.getStart(source))} ${name}`);
-      ts.forEachChild(node, visit);
-    };
-    visit(source);
-  }
-  return { letters, long };
-}
-
 describe("the product code keeps the shape rules", () => {
-  const problems = shapeProblems();
+  const facts = summary(measure(REPO), readStructure(REPO), null, REPO);
   it("name every variable and parameter (no single letters but i j k e x y n _)", () => {
-    expect(problems.letters).toEqual([]);
+    expect(facts.singleLetterOutsideKept).toEqual([]);
   });
   it("have no function over 60 lines", () => {
-    expect(problems.long).toEqual([]);
+    expect(facts.functionsOver60).toEqual([]);
+  });
+});
+
+describe("the measuring script", () => {
+  it("counts a long function, a single-letter name and a long parameter list where they are", () => {
+    const repo = mkdtempSync(join(tmpdir(), "medbench-shape-"));
+    mkdirSync(join(repo, "src"));
+    const body = Array.from({ length: 61 }, (_, index) => `  const line${index} = ${index};`);
+    const parameters = Array.from({ length: MAX_PARAMETERS + 1 }, (_, index) => `p${index}: number`);
+    writeFileSync(
+      join(repo, "src/long.ts"),
+      [
+        "export function long(): void {",
+        ...body,
+        "}",
+        "export const short = (q: number) => q;",
+        `export function many(${parameters.join(", ")}): void {}`,
+        "",
+      ].join("\n"),
+    );
+    const facts = summary(measure(repo), { floors: new Map(), rooms: new Map() }, null, repo);
+    expect(facts.functionsOver60).toEqual(["src/long.ts:1 long (63 lines)"]);
+    expect(facts.singleLetterOutsideKept).toEqual(["src/long.ts:64 q"]);
+    expect(facts.functionsOverFiveParameters).toEqual([
+      `src/long.ts:65 many (${MAX_PARAMETERS + 1} parameters)`,
+    ]);
+    expect(facts.buildCommandLines).toBeNull();
   });
 });
