@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_PARAMETERS, measure, readStructure, summary } from "../scripts/structure/measure.mjs";
+import { callers } from "../scripts/structure/callers.mjs";
 import { REPO } from "./helpers.js";
 
 describe("the product code keeps the shape rules", () => {
@@ -42,5 +43,36 @@ describe("the measuring script", () => {
       `src/long.ts:65 many (${MAX_PARAMETERS + 1} parameters)`,
     ]);
     expect(facts.buildCommandLines).toBeNull();
+  });
+
+  it("counts a function's callers: named functions, a callback as its function, recursion left out", () => {
+    const repo = mkdtempSync(join(tmpdir(), "medbench-callers-"));
+    mkdirSync(join(repo, "src"));
+    writeFileSync(join(repo, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true } }));
+    const files = { helper: join(repo, "src/helper.ts"), user: join(repo, "src/user.ts") };
+    writeFileSync(
+      files.helper,
+      [
+        "export function once(count: number): number {",
+        "  return count > 0 ? once(count - 1) : 0;",
+        "}",
+        "export const twice = (count: number) => count * 2;",
+        "export const never = () => 0;",
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      files.user,
+      [
+        'import { once, twice } from "./helper.js";',
+        "export function first(values: number[]): number[] {",
+        "  return values.map((value) => once(value) + twice(value)).concat(once(1));",
+        "}",
+        "export const second = (value: number) => twice(value);",
+        "",
+      ].join("\n"),
+    );
+    // once: first (twice, once in a callback); twice: first and second; never, first, second: no caller.
+    expect(callers(repo, Object.values(files))).toEqual({ single: 1, called: 2, uncalled: 3, percent: 50 });
   });
 });

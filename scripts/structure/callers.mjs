@@ -1,8 +1,9 @@
 // Who uses each named function of the product code (a function declaration, a method, or a variable
 // holding an arrow or function expression): the TypeScript checker resolves every use of a name, a call or
-// the function passed as a value, through imports to its declaration. A caller is the function the use
-// sits in (or a module's top level); a function's own recursive calls are not counted. Uses from tests and
-// scripts are not counted, and neither are calls through an interface (they resolve to the interface).
+// the function passed as a value, through imports to its declaration. A caller is the named function the
+// use sits in (a callback inside it included), or a module's top level; recursive calls are not counted.
+// Uses from tests and scripts are not counted, and neither are calls through an interface (they resolve to
+// the interface's method).
 import { join } from "node:path";
 import ts from "typescript";
 
@@ -27,8 +28,16 @@ const isNaming = (id) =>
   ts.isImportClause(id.parent) ||
   ts.isNamespaceImport(id.parent);
 
+/** A function with a name of its own: declared, a method, or held by a variable or a property. */
+const hasName = (node) =>
+  !(ts.isArrowFunction(node) || ts.isFunctionExpression(node)) ||
+  ts.isVariableDeclaration(node.parent) ||
+  ts.isPropertyAssignment(node.parent) ||
+  ts.isPropertyDeclaration(node.parent);
+
+/** The named function a use sits in (a callback inside it counts as that function), or null at the top. */
 function enclosingFunction(node) {
-  for (let at = node.parent; at; at = at.parent) if (isFunctionNode(at)) return at;
+  for (let at = node.parent; at; at = at.parent) if (isFunctionNode(at) && hasName(at)) return at;
   return null;
 }
 
