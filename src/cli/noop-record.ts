@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync } from "../util/builtins.js";
 import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import type { BuildEvent } from "../contract/events.js";
+import type { Logger } from "../log/loggers.js";
 import { consultedEnv, consultedPaths } from "../util/consulted.js";
 import { sha256Hex } from "../hash/sha256.js";
 import { writeFileAtomic } from "../util/fsutil.js";
@@ -61,6 +62,36 @@ export function replayable(cacheDir: string, key: string): Replay | null {
   for (const [name, hash] of Object.entries(record.env))
     if (valueHash(process.env[name]) !== hash) return null;
   return { events: record.events, stdout: record.stdout, files: paths.length };
+}
+
+/** Replays the last build when it was a no-op and nothing it consulted changed since: its events to the
+ *  logger, then the stdout to print; null when it cannot. */
+export function replayNoop(cacheDir: string, key: string, logger: Logger): string | null {
+  const replay = replayable(cacheDir, key);
+  if (!replay) return null;
+  const done = replay.events.length - 1; // the last event is build-done
+  for (const e of replay.events.slice(0, done)) logger.log(e);
+  logger.log({
+    type: "info",
+    message:
+      `nothing changed since the last build (${replay.files} files, by stat): ` +
+      "its stages were not keyed again (--rekey to key them)",
+  });
+  logger.log(replay.events[done]!);
+  return replay.stdout;
+}
+
+/** The events to record of a build that was a no-op (every stage fresh, medbench.lock unchanged, no
+ *  warning), from its build-start on: what came before (waiting for another build of this spec) is the
+ *  run's, not the build's. Null for any other build. */
+export function noopEvents(
+  events: BuildEvent[],
+  report: { stages: { status: string }[]; lockChanged: boolean },
+): BuildEvent[] | null {
+  if (events.some((e) => e.type === "warning") || report.lockChanged) return null;
+  if (!report.stages.every((stage) => stage.status === "fresh")) return null;
+  const start = events.findIndex((e) => e.type === "build-start");
+  return events.slice(Math.max(0, start));
 }
 
 /** What `status` says of every stage when a no-op build of the same arguments (--json or --quiet added

@@ -1,12 +1,14 @@
-// `build SPEC --roster`, its runs: each run is a `medbench build --model M --json` process of its own; runs
-// on different routes proceed at the same time and runs on one route one after another, so that no route
-// ever has more requests in flight (or per minute) than its own limits. One display for the whole roster:
-// a line as each run starts and ends, and on a terminal one line of progress over the runs under way.
+// `build SPEC --roster`: one build per run of the spec's check roster, then the check. Each run is a
+// `medbench build --model M --json` process of its own; runs on different routes proceed at the same time
+// and runs on one route one after another, so that no route ever has more requests in flight (or per
+// minute) than its own limits. One display for the whole roster: a line as each run starts and ends, and on
+// a terminal one line of progress over the runs under way.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { installRoot } from "../util/paths.js";
 import { splitModel } from "../model/registry.js";
+import { UsageError } from "../errors.js";
 
 export interface RosterJob {
   label: string; // "roster 3/8: weak_reference openai/gpt-oss-20b"
@@ -156,4 +158,46 @@ export async function buildRosterRuns(
     }),
   );
   return jobs.map((job) => codes.get(job)!);
+}
+
+/**
+ * `build SPEC --roster`: one build per run of the spec's check roster, each with its model and the other
+ * options given (`argv`, `values`: the command's), then the check. A run that fails or is incomplete does not
+ * stop the others (the check names it; exit 1); a usage or spec mistake is exit 2.
+ */
+export async function buildRoster(
+  specPath: string,
+  argv: string[],
+  values: Record<string, unknown>,
+): Promise<number> {
+  if (values.model !== undefined || values.shard !== undefined)
+    throw new UsageError("--roster builds each model of the roster: drop --model and --shard");
+  const { loadRuntime } = await import("../load/runtime.js");
+  const { declaredCheck } = await import("../check/declare.js");
+  const spec = (await loadRuntime(specPath, {})).spec;
+  const decl = declaredCheck(spec);
+  if (!decl)
+    throw new UsageError(
+      `${specPath} declares no check, so no roster: add a \`check:\` block (docs/check.md)`,
+    );
+  const rest = argv.filter((arg) => arg !== "--roster");
+  const jobs = decl.roster.map((entry, i) => ({
+    label: `roster ${i + 1}/${decl.roster.length}: ${entry.role} ${entry.model}`,
+    name: `${entry.role} ${entry.model}`,
+    model: entry.model,
+  }));
+  const codes = await buildRosterRuns(jobs, rest, {
+    quiet: Boolean(values.quiet),
+    json: Boolean(values.json),
+  });
+  if (codes.includes(2)) return 2; // a usage or spec mistake: every run meets it
+  const failed = codes.some((code) => code !== 0); // an incomplete run is still checked (the check names it)
+  const check = (await import("./commands/check.js")).command;
+  const project = values.project === undefined ? [] : ["--project", values.project as string];
+  const registries = ((values.registry as string[] | undefined) ?? []).flatMap((file) => [
+    "--registry",
+    file,
+  ]);
+  const verdict = await check.run([specPath, ...project, ...registries, ...(values.json ? ["--json"] : [])]);
+  return Math.max(verdict, failed ? 1 : 0);
 }

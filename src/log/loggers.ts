@@ -142,3 +142,9 @@ export function summaryTable(rows: SummaryRow[]): string {
     )
     .join("\n");
 }
+
+/** The logger a command's --json and --quiet choose. */
+export function loggerFor(flags: { json?: unknown; quiet?: unknown }): Logger {
+  if (flags.json) return new JsonLogger();
+  return flags.quiet ? new QuietLogger() : new ConsoleLogger();
+}

@@ -110,3 +110,16 @@ export function costWords(cost: RunCost): string {
   const left = cost.unpriced.length ? ` (${cost.unpriced.join(", ")} unpriced)` : "";
   return `${dollars(cost.usd)}${left}`;
 }
+
+/** A build's line on its run's tokens and their cost at the registry's prices, with what this build spent
+ *  when it had a --max-cost budget; null for a run with neither tokens nor cost. */
+export function costLine(cost: RunCost, spentUsd: number | null): string | null {
+  if (cost.tokens === null && cost.usd === null) return null;
+  const tokens = cost.tokens;
+  const counted = tokens
+    ? `tokens: prompt ${tokens.prompt} (cached ${tokens.cached}), completion ${tokens.completion} ` +
+      `(reasoning ${tokens.reasoning}); `
+    : "";
+  const spent = spentUsd === null ? "" : `; spent by this build ${dollars(spentUsd)}`;
+  return `${counted}cost ${costWords(cost)} at the registry's prices${spent}`;
+}
