@@ -203,7 +203,9 @@ function installFilesUnder(dir: string): string[] {
  * the remote store, the HTTP client and the reply memo it fills, the loggers). A stage's key does not follow
  * into them (docs/tasks.md, "What a stage's key holds"); only the model and judge stages load any. The table
  * of protocols is not followed either: a route's own protocol is keyed with the route (stages/model.ts
- * routeIdentity), so that adding a protocol re-keys no stage.
+ * routeIdentity), so that adding a protocol re-keys no stage. Nor are the batch APIs: a reply is stored the same
+ * whichever way it came (stages/model-batch.ts stores a batch's answers as the HTTP client stores online ones),
+ * so how a build sends (build --batch) is no part of what a stage computes.
  */
 export const INFRASTRUCTURE: readonly string[] = [
   "dist/src/runner/store/cache.js",
@@ -212,6 +214,11 @@ export const INFRASTRUCTURE: readonly string[] = [
   "dist/src/model/http.js",
   "dist/src/model/reply-memo.js",
   "dist/src/model/protocols.js",
+  "dist/src/model/batch-api.js",
+  "dist/src/model/openai-batch.js",
+  "dist/src/model/anthropic-batch.js",
+  "dist/src/model/gemini-batch.js",
+  "dist/stages/model-batch.js",
   "dist/src/log/",
 ];
 
