@@ -7,7 +7,10 @@
 // errored (an error object, e.g. invalid_request_error), canceled (the batch was cancelled first) or expired
 // (the batch's 24 hours ran out first). A batch object's shape: "Message Batch" in the same reference
 // (id, type message_batch, processing_status, request_counts, ended_at, results_url, …). The key must come in
-// x-api-key with an anthropic-version header, as the API requires.
+// x-api-key with an anthropic-version header, as the API requires. GET /v1/messages/batches?limit&after_id
+// lists them newest first (docs.anthropic.com/en/api/listing-message-batches: {data, has_more, first_id,
+// last_id}). `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller
+// dies while the provider answers; `whenSubmitted()` resolves at the next create taken.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { POLICIES } from "./fake-openai.mjs";
@@ -44,6 +47,7 @@ export function startFakeAnthropicBatches(options = {}) {
   const stats = { submitted: 0, requests: 0, polls: 0, cancels: 0, unauthorised: 0 };
   let n = 0;
   let base = "";
+  const waiting = [];
   const json = (res, status, value) =>
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
 
@@ -53,8 +57,8 @@ export function startFakeAnthropicBatches(options = {}) {
     processing_status: batch.status,
     request_counts: batch.counts,
     ended_at: batch.status === "ended" ? "2026-12-07T00:00:00Z" : null,
-    created_at: "2026-12-07T00:00:00Z",
-    expires_at: "2026-12-08T00:00:00Z",
+    created_at: batch.created_at,
+    expires_at: new Date(Date.parse(batch.created_at) + 86_400_000).toISOString(),
     cancel_initiated_at: batch.cancelled ? "2026-12-07T00:00:00Z" : null,
     results_url: batch.status === "ended" ? `${base}/v1/messages/batches/${batch.id}/results` : null,
   });
@@ -95,9 +99,21 @@ export function startFakeAnthropicBatches(options = {}) {
         const id = `msgbatch_${String(++n).padStart(4, "0")}`;
         const processing = requests.length;
         const counts = { processing, succeeded: 0, errored: 0, canceled: 0, expired: 0 };
-        const batch = { id, requests, status: "in_progress", counts, cancelled: false };
+        const created_at = new Date().toISOString();
+        const batch = { id, requests, status: "in_progress", counts, cancelled: false, created_at };
         batches.set(id, batch);
+        for (const resolve of waiting.splice(0)) resolve();
+        if (opts.holdCreate) return; // never answered: the caller is killed meanwhile
         return json(res, 200, view(batch));
+      }
+      if (req.method === "GET" && url.pathname === "/v1/messages/batches") {
+        const all = [...batches.values()].reverse();
+        const after = url.searchParams.get("after_id");
+        const from = after ? all.findIndex((batch) => batch.id === after) + 1 : 0;
+        const data = all.slice(from, from + Number(url.searchParams.get("limit") ?? 20)).map(view);
+        const has_more = from + data.length < all.length;
+        const ids = { first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+        return json(res, 200, { data, has_more, ...ids });
       }
       if ((m = /^\/v1\/messages\/batches\/([^/]+)$/.exec(url.pathname)) && req.method === "GET") {
         const batch = batches.get(m[1]);
@@ -139,6 +155,7 @@ export function startFakeAnthropicBatches(options = {}) {
         stats,
         batches,
         set: (changes) => Object.assign(opts, changes),
+        whenSubmitted: () => new Promise((resolve) => waiting.push(resolve)),
         close: () => new Promise((r) => (server.closeAllConnections?.(), server.close(() => r()))),
       });
     }),

@@ -12,7 +12,8 @@
 // thinks reports thoughtsTokenCount, and sends its thought summary as a part marked `thought` when
 // includeThoughts is asked. --replay NAME=PERIOD serves scripts/provider-replies/gemini/NAME.json (a real
 // reply or error shape, each with its source) to the requests whose contents hash falls in that period, on
-// their first --fault-attempts attempts. GET /stats gives the request counts.
+// their first --fault-attempts attempts. GET /stats gives the request counts. Its Batch API (batchGenerateContent
+// and the batches' operations) is scripts/fake-gemini-batch.mjs's, answering each request as this does.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
@@ -20,6 +21,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { POLICIES } from "./fake-openai.mjs";
 import { loadReplies, replayed } from "./provider-replies/index.mjs";
 import { listening, runFromCommandLine } from "./fake-server-cli.mjs";
+import { geminiBatches } from "./fake-gemini-batch.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), "provider-replies", "gemini");
@@ -190,7 +192,15 @@ function reply(model, body, out, key) {
 }
 
 export function parseArgs(argv) {
-  const opts = { port: 8001, policy: "voice-command", apiKey: null, replay: {}, faultAttempts: 1 };
+  const opts = {
+    port: 8001,
+    policy: "voice-command",
+    apiKey: null,
+    replay: {},
+    faultAttempts: 1,
+    batchLifecycle: "succeeded",
+    batchErrorPeriod: 5,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i],
       value = () => argv[++i];
@@ -242,10 +252,33 @@ export function startFakeGemini(options = {}) {
       .writeHead(status, { "content-type": "application/json; charset=UTF-8" })
       .end(typeof body === "string" ? body : JSON.stringify(body));
 
+  /** A request's answer on the plain path (no replayed fault), as a batch gives it. */
+  const answer = (model, body) => {
+    const refused = refusal(model, body);
+    if (refused) return refused;
+    const out = POLICIES[opts.policy](asChat(model, body), opts);
+    if (typeof out === "object" && out.http_error)
+      return { status: out.http_error, body: statusError(out.http_error, "INTERNAL", "An internal error.") };
+    return { status: 200, body: reply(model, body, out, sha(JSON.stringify(body))) };
+  };
+  const batch = geminiBatches({
+    opts,
+    stats,
+    answer,
+    keyProblem: (req, model) => keyProblem(opts, req, corpusEntry, model),
+    send,
+  });
+
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
     if (req.method === "GET" && url.pathname === "/stats")
       return send(res, 200, { ...stats, received: undefined });
+    if (/^\/v1beta\/(batches|models\/[^/:]+:batchGenerateContent)/.test(url.pathname)) {
+      const chunks = [];
+      req.on("data", (chunk) => chunks.push(chunk));
+      req.on("end", () => batch.handle(req, res, url, Buffer.concat(chunks).toString("utf8")));
+      return;
+    }
     const match = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(url.pathname);
     if (req.method !== "POST" || !match) return send(res, 404, statusError(404, "NOT_FOUND", "Not Found"));
     const model = decodeURIComponent(match[1]);
@@ -299,7 +332,7 @@ export function startFakeGemini(options = {}) {
       send(res, 200, reply(model, body, out, bodyKey));
     });
   });
-  return listening(server, opts, stats);
+  return listening(server, opts, stats).then((handle) => ({ ...handle, whenSubmitted: batch.whenSubmitted }));
 }
 
 const USAGE = `usage: node scripts/fake-gemini.mjs [--port 8001] [--policy voice-command] [--api-key KEY]

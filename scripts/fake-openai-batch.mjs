@@ -12,6 +12,10 @@
 //   line-errors: completed, every `errorPeriod`th request in the error file with its response's status_code
 //     400 and an error body (platform.openai.com/docs/api-reference/batch/request-output: `response` with
 //     `status_code` and `body`, or `error` with `code` and `message`).
+// GET /v1/batches?limit&after lists the batches newest first, each with the `metadata` it was made with
+// (platform.openai.com/docs/api-reference/batch/list: {object: list, data, first_id, last_id, has_more}).
+// `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller dies while
+// the provider answers; `whenSubmitted()` resolves at the next create taken.
 // Replies are the chat completions scripts/fake-openai.mjs answers online (its policies and usage), so a
 // batch build's results can be compared with an online build's.
 import { createServer } from "node:http";
@@ -67,6 +71,7 @@ export function startFakeBatches(options = {}) {
   const batches = new Map();
   const stats = { submitted: 0, lines: 0, polls: 0, cancels: 0, uploads: 0 };
   let n = 0;
+  const waiting = [];
   const json = (res, status, value) =>
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
 
@@ -126,7 +131,25 @@ export function startFakeBatches(options = {}) {
     output_file_id: batch.output_file_id ?? null,
     error_file_id: batch.error_file_id ?? null,
     request_counts: { total: batch.lines.length, completed: 0, failed: 0 },
+    metadata: batch.metadata ?? null,
+    created_at: batch.created_at,
   });
+
+  /** The batches newest first, `limit` of them after the one named `after`. */
+  function list(url) {
+    const all = [...batches.values()].reverse();
+    const after = url.searchParams.get("after");
+    const from = after ? all.findIndex((batch) => batch.id === after) + 1 : 0;
+    const data = all.slice(from, from + Number(url.searchParams.get("limit") ?? 20)).map(view);
+    const last = data.at(-1)?.id ?? null;
+    return {
+      object: "list",
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: last,
+      has_more: from + data.length < all.length,
+    };
+  }
 
   const server = createServer((req, res) => {
     const chunks = [];
@@ -161,9 +184,17 @@ export function startFakeBatches(options = {}) {
           status,
           endpoint: made.endpoint,
           input_file_id: made.input_file_id,
+          metadata: made.metadata,
+          created_at: Math.floor(Date.now() / 1000),
         };
         batches.set(id, batch);
+        for (const resolve of waiting.splice(0)) resolve();
+        if (opts.holdCreate) return; // never answered: the caller is killed meanwhile
         return json(res, 200, view(batch));
+      }
+      if (req.method === "GET" && url.pathname === "/v1/batches") {
+        stats.lists = (stats.lists ?? 0) + 1;
+        return json(res, 200, list(url));
       }
       if ((m = /^\/v1\/batches\/([^/]+)$/.exec(url.pathname)) && req.method === "GET") {
         const batch = batches.get(m[1]);
@@ -195,6 +226,7 @@ export function startFakeBatches(options = {}) {
         stats,
         batches,
         set: (changes) => Object.assign(opts, changes),
+        whenSubmitted: () => new Promise((resolve) => waiting.push(resolve)),
         close: () => new Promise((r) => (server.closeAllConnections?.(), server.close(() => r()))),
       });
     }),

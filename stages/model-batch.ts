@@ -1,6 +1,6 @@
 // build --batch: a model stage's requests without a reply sent as provider batches (the route's protocol's
-// batch API, src/model/batch-api.ts: OpenAI's Batch API, Anthropic's Message Batches) instead of one by
-// one. The batches made for a set of requests are recorded in
+// batch API, src/model/batch-api.ts: OpenAI's Batch API, Anthropic's Message Batches, Gemini's Batch API)
+// instead of one by one. The batches made for a set of requests are recorded in
 // the reply memo (namespace `batches`, under the set's key; the shared remote holds it too), so a later build
 // on any machine collects them instead of submitting again. Each reply is stored exactly as an online reply
 // is (same memo entry, same key): the results are those of an online build with the same replies.
@@ -10,7 +10,8 @@ import type { BodyParams } from "../src/model/protocol.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { secretValues, redactJson } from "../src/model/redact.js";
 import { routeQueryValues } from "../src/model/url-secrets.js";
-import { batchApiOf, type BatchApi, type BatchState } from "../src/model/batch-api.js";
+import { randomUUID } from "node:crypto";
+import { batchApiOf, type BatchApi, type BatchState, type PendingBatch } from "../src/model/batch-api.js";
 import type { Protocol } from "../src/model/protocol.js";
 import type { TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
@@ -26,6 +27,8 @@ export interface BatchRecord {
   base_url: string;
   model: string;
   batches: { id: string; keys: string[] }[];
+  /** A batch being made: recorded before the create call, cleared once its id is (recover()). */
+  pending?: PendingBatch | null;
 }
 
 /** What the batches left: requests without a reply and why (not sent online by this build), and, while
@@ -51,7 +54,7 @@ export async function runBatches(
   if (pending.length === 0) return { unanswered: new Map(), submitted: null };
   const routes = ctx.options.routes.list();
   const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
-  const client = await batchApiOf(protocol, route, apiKey, secrets);
+  const client = await batchApiOf(protocol, { route, model }, apiKey, secrets);
   if (!client) throw noBatchApi(route);
   const setKey = sha256Hex(JSON.stringify([route.base_url, model, pending.map((x) => x.key).sort()]));
   const record = (await recorded(ctx, setKey)) ?? {
@@ -60,10 +63,11 @@ export async function runBatches(
     model,
     batches: [],
   };
-  // Requests no recorded batch holds (none were made, or a build was killed between two batches).
-  const held = new Set(record.batches.flatMap((batch) => batch.keys));
-  const missing = pending.filter((x) => !held.has(x.key));
   const states = await providerSaid(route, async () => {
+    if (record.pending) await recover(ctx, client, setKey, record);
+    // Requests no recorded batch holds (none were made, or a build was killed between two batches).
+    const held = new Set(record.batches.flatMap((batch) => batch.keys));
+    const missing = pending.filter((x) => !held.has(x.key));
     if (missing.length) await submitAll(ctx, client, setKey, missing, record);
     return poll(ctx, client, record, ctx.options.batch?.wait === true);
   });
@@ -80,6 +84,26 @@ export async function runBatches(
   // Collected: the record lets them go, so a build that still lacks their failed requests submits them anew.
   ctx.memo.put(NAMESPACE, setKey, JSON.stringify({ ...record, batches: [] }));
   return { unanswered, submitted: null };
+}
+
+/** The record written here and in the shared remote before the build goes on. */
+async function save(ctx: StageContext, setKey: string, record: BatchRecord): Promise<void> {
+  ctx.memo.put(NAMESPACE, setKey, JSON.stringify(record));
+  await ctx.memo.settled?.();
+}
+
+/** A batch asked for by a build stopped before it recorded the batch's id: found among the provider's
+ *  batches and recorded, or (none found) let go of, its requests then submitted again. */
+async function recover(ctx: StageContext, client: BatchApi, setKey: string, record: BatchRecord) {
+  const asked = record.pending!;
+  const id = await client.find(asked, new Set(record.batches.map((batch) => batch.id)));
+  if (id) record.batches.push({ id, keys: asked.keys });
+  record.pending = null;
+  await save(ctx, setKey, record);
+  const message = id
+    ? `batch ${id} found at the provider: a build stopped before it recorded it`
+    : `no batch found for ${asked.keys.length} requests a stopped build was submitting: submitted again`;
+  ctx.emit({ type: "info", stage: ctx.stage, message });
 }
 
 async function recorded(ctx: StageContext, setKey: string): Promise<BatchRecord | null> {
@@ -102,12 +126,20 @@ async function submitAll(
 ): Promise<void> {
   const lines = pending.map((x) => ({ key: x.key, line: client.entry(x.key, x.payload) }));
   for (const chunk of splitBatches(lines, client.limits)) {
-    const id = await client.submit(chunk.map((x) => x.line));
-    record.batches.push({ id, keys: chunk.map((x) => x.key) });
-    // Recorded as each batch is made, and in the shared remote before anything else: a build killed now
-    // leaves batches a later build (here or elsewhere) collects rather than submits again.
-    ctx.memo.put(NAMESPACE, setKey, JSON.stringify(record));
-    await ctx.memo.settled?.();
+    const keys = chunk.map((x) => x.key);
+    // Recorded before the create call, here and in the shared remote: a build killed while the provider
+    // answers leaves what a later build finds the batch by (recover), rather than submit it twice.
+    record.pending = { tag: `medbench-${randomUUID()}`, at: new Date().toISOString(), keys };
+    await save(ctx, setKey, record);
+    const id = await client.submit(
+      chunk.map((x) => x.line),
+      record.pending.tag,
+    );
+    // Recorded as each batch is made: a build killed now leaves batches a later build (here or
+    // elsewhere) collects rather than submits again.
+    record.batches.push({ id, keys });
+    record.pending = null;
+    await save(ctx, setKey, record);
   }
   const ids = record.batches.map((batch) => batch.id).join(", ");
   ctx.emit({

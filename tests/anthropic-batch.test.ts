@@ -48,7 +48,10 @@ describe("Anthropic's Message Batches", () => {
     const types = ["succeeded", "errored", "expired", "succeeded"];
     const fake = await start({ outcome: (i: number) => types[i] });
     const api = client(fake.url);
-    const id = await api.submit(keys.map((key, i) => api.entry(key, params(i))));
+    const id = await api.submit(
+      keys.map((key, i) => api.entry(key, params(i))),
+      "medbench-t",
+    );
     expect(fake.stats.requests).toBe(4);
     const first = await api.state(id);
     expect(first).toMatchObject({ status: "in_progress", done: false, results: [] });
@@ -65,7 +68,10 @@ describe("Anthropic's Message Batches", () => {
   it("cancels: canceling, then ended with the cancelled requests' results", async () => {
     const fake = await start();
     const api = client(fake.url);
-    const id = await api.submit(keys.map((key, i) => api.entry(key, params(i))));
+    const id = await api.submit(
+      keys.map((key, i) => api.entry(key, params(i))),
+      "medbench-t",
+    );
     await api.cancel(id);
     expect(fake.stats.cancels).toBe(1);
     expect((await api.state(id)).status).toBe("canceling");
@@ -78,7 +84,9 @@ describe("Anthropic's Message Batches", () => {
   it("a refused key is an error that does not echo it", async () => {
     const fake = await start({ apiKey: "sk-ant-other" });
     const api = client(fake.url);
-    const failed = await api.submit([api.entry(keys[0]!, params(0))]).catch((e: Error) => e.message);
+    const failed = await api
+      .submit([api.entry(keys[0]!, params(0))], "medbench-t")
+      .catch((e: Error) => e.message);
     expect(failed).toMatch(/HTTP 401/);
     expect(failed).not.toContain(KEY);
   });

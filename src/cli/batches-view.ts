@@ -62,7 +62,7 @@ async function clientOf(record: Recorded, registry: string[]): Promise<BatchApi>
   const apiKey = route.api_key_env ? process.env[route.api_key_env] : undefined;
   const list = routes.list();
   const secrets = secretValues(list, process.env, routeQueryValues(list));
-  const api = await batchApiOf(await protocolOf(route), route, apiKey, secrets);
+  const api = await batchApiOf(await protocolOf(route), { route, model: record.model }, apiKey, secrets);
   if (!api) throw new UsageError(`route ${record.route}: medbench has no batch API for its protocol`);
   return api;
 }

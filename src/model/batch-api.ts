@@ -24,12 +24,28 @@ export interface BatchLine {
   error: string | null;
 }
 
+/** A batch about to be made, recorded before the create call (stages/model-batch.ts): the name the provider
+ *  keeps it by (`tag`), when, and how many requests, so that a build killed before it recorded the batch's id
+ *  finds the batch rather than submit its requests twice. */
+export interface PendingBatch {
+  tag: string;
+  at: string;
+  keys: string[];
+}
+
+/** How far a provider's clock may be behind this machine's when it stamps a batch made (find()). */
+export const CLOCK_SKEW_S = 600;
+
 export interface BatchApi {
   /** The most requests and bytes (of `entry`s) one batch takes. */
   readonly limits: { requests: number; bytes: number };
   /** One request as the batch's input holds it (its `custom_id` the request key). */
   entry(key: string, payload: Buffer): Buffer;
-  submit(entries: Buffer[]): Promise<string>;
+  /** Makes a batch of the entries, labelled `tag` where the provider keeps a label; its id. */
+  submit(entries: Buffer[], tag: string): Promise<string>;
+  /** The id of the batch a build made for `pending`, as the provider lists its batches (none of `known`, the
+   *  batches already recorded), or null. */
+  find(pending: PendingBatch, known: ReadonlySet<string>): Promise<string | null>;
   state(id: string): Promise<BatchState>;
   results(state: BatchState): Promise<BatchLine[]>;
   cancel(id: string): Promise<void>;
@@ -67,18 +83,19 @@ export class BatchHttp {
 }
 
 /** The protocols medbench has a batch API for. */
-export const BATCH_PROTOCOLS: readonly string[] = ["openai", "anthropic"];
+export const BATCH_PROTOCOLS: readonly string[] = ["openai", "anthropic", "gemini"];
 
-/** The batch API of a route's protocol, or null when medbench has none for it. */
+/** The batch API of a route's protocol for `model`, or null when medbench has none for it. */
 export async function batchApiOf(
   protocol: Protocol,
-  route: Route,
+  { route, model }: { route: Route; model: string },
   apiKey: string | undefined,
   secrets: readonly string[],
 ): Promise<BatchApi | null> {
   const http = new BatchHttp(route, protocol.headers(apiKey), secrets);
   if (protocol.name === "openai") return new (await import("./openai-batch.js")).OpenAIBatches(http);
   if (protocol.name === "anthropic") return new (await import("./anthropic-batch.js")).AnthropicBatches(http);
+  if (protocol.name === "gemini") return new (await import("./gemini-batch.js")).GeminiBatches(http, model);
   return null;
 }
 

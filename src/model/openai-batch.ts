@@ -1,14 +1,28 @@
 // OpenAI's Batch API (platform.openai.com/docs/guides/batch, /docs/api-reference/batch): a JSONL input file
 // uploaded with POST /v1/files (purpose=batch), a batch made of it with POST /v1/batches (endpoint
 // /v1/chat/completions, completion_window 24h), its state read with GET /v1/batches/{id}, its output and
-// error files with GET /v1/files/{id}/content, and POST /v1/batches/{id}/cancel.
+// error files with GET /v1/files/{id}/content, and POST /v1/batches/{id}/cancel. Each batch carries
+// metadata {medbench_batch: TAG} ("Set of 16 key-value pairs that can be attached to an object", API
+// reference, "Create batch", metadata), found again in GET /v1/batches?limit&after (a list, newest first:
+// {data, has_more, last_id}; API reference, "List batch").
 import type { Json } from "../util/json.js";
-import { jsonLines, type BatchApi, type BatchHttp, type BatchLine, type BatchState } from "./batch-api.js";
+import {
+  jsonLines,
+  type BatchApi,
+  type BatchHttp,
+  type BatchLine,
+  type BatchState,
+  type PendingBatch,
+  CLOCK_SKEW_S,
+} from "./batch-api.js";
 
 /** OpenAI's limits per batch: an input file of at most 50,000 requests and 200 MB (API reference, "Create
  *  batch", input_file_id: platform.openai.com/docs/api-reference/batch/create; quoted by docs.rs
  *  async-openai 0.42.0 src/types/batches/batch.rs). */
 export const OPENAI_BATCH_LIMITS = { requests: 50_000, bytes: 200 * 1_000_000 };
+
+/** The metadata field that names a batch for medbench. */
+const TAG_FIELD = "medbench_batch";
 
 // The statuses after which a batch does not change (guide, "4. Check the status of a batch").
 const TERMINAL = new Set(["completed", "failed", "expired", "cancelled"]);
@@ -33,14 +47,40 @@ export class OpenAIBatches implements BatchApi {
   }
 
   /** Uploads the input file and makes a batch of it; the batch's id. */
-  async submit(entries: Buffer[]): Promise<string> {
+  async submit(entries: Buffer[], tag: string): Promise<string> {
     const form = new FormData();
     form.append("purpose", "batch");
     const file = new Blob([new Uint8Array(Buffer.concat(entries))], { type: "application/jsonl" });
     form.append("file", file, "medbench-batch.jsonl");
     const uploaded = JSON.parse(await this.http.call("POST", "/files", form, false)) as { id: string };
-    const made = { input_file_id: uploaded.id, endpoint: "/v1/chat/completions", completion_window: "24h" };
+    const made = {
+      input_file_id: uploaded.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+      metadata: { [TAG_FIELD]: tag },
+    };
     return (JSON.parse(await this.http.call("POST", "/batches", JSON.stringify(made))) as { id: string }).id;
+  }
+
+  /** The batch labelled `pending.tag`, among those made since shortly before it was recorded. */
+  async find(pending: PendingBatch, known: ReadonlySet<string>): Promise<string | null> {
+    const since = Date.parse(pending.at) / 1000 - CLOCK_SKEW_S;
+    let after = "";
+    for (;;) {
+      const query = `?limit=100${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+      const page = JSON.parse(await this.http.call("GET", `/batches${query}`)) as {
+        data: { id: string; created_at?: number; metadata?: Record<string, string> | null }[];
+        has_more?: boolean;
+        last_id?: string;
+      };
+      const found = page.data.find(
+        (batch) => batch.metadata?.[TAG_FIELD] === pending.tag && !known.has(batch.id),
+      );
+      if (found) return found.id;
+      const older = page.data.some((batch) => (batch.created_at ?? Infinity) < since);
+      if (older || !page.has_more || !page.last_id) return null;
+      after = page.last_id;
+    }
   }
 
   async state(id: string): Promise<BatchState> {
