@@ -6,13 +6,15 @@ import { RouteRegistry } from "../src/model/routes.js";
 import { routeIdentity } from "../stages/model.js";
 import { compiled } from "./stage-code.js";
 import { REPO } from "./helpers.js";
+import type { Json } from "../src/util/json.js";
 
 const isBatchModule = (file: string) => /batch/.test(file);
 
 describe("the batch modules", () => {
   it.each(["model", "judge"])("are in no %s stage's key, nor in its route's identity", (kind) => {
     const { stageCode, kinds, task } = compiled("voice-command");
-    const params = kind === "judge" ? { model: "openai/gpt-4o", judges: {} } : { model: "openai/gpt-4o" };
+    const params: Json =
+      kind === "judge" ? { model: "openai/gpt-4o", judges: {} } : { model: "openai/gpt-4o" };
     const own = stageCode(REPO, kinds.get(kind)!, params, { name: "", module: task });
     expect(Object.keys(own.code).length).toBeGreaterThan(0);
     expect(Object.keys(own.code).filter(isBatchModule)).toEqual([]);
