@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent reading, in Python, of HELM's instance processing as docs/protocols/mtsamples.md describes it
 (not HELM's code): prints the instance count and the reference sources for a folder of notes.
-tests/mtsamples.test.ts asserts the TypeScript port gives the same figures.
+tests/tasks/mtsamples.test.ts asserts the TypeScript port gives the same figures.
   python3 scripts/check-mtsamples-counts.py tests/data/mtsamples_processed
 """
 import os

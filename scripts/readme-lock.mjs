@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Regenerates medbench.lock so that README.md's commands leave it as committed in a fresh clone: every build
 // line of the README's "Commands" section (all but the two that need what a clone lacks) is run in order, as
-// tests/readme-commands.test.ts runs them, in a copy of the clone (specs/, examples/, scripts/ and the
+// tests/cli/readme-commands.test.ts runs them, in a copy of the clone (specs/, examples/, scripts/ and the
 // committed medbench.lock), with the fake server on port 8000 as the README starts it; the copy's lock then
 // replaces the repo's. Entries of builds the README does not make (mtsamples with --data-dir) are kept as
 // they were. Usage, from the top of the repo after `npm run build`, port 8000 free:

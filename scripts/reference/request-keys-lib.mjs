@@ -1,5 +1,6 @@
 // requestKeysOf(text): the keys of a requests file's records, as the compiled code computes them (see
-// request-keys.mjs). Shared with tests/request-keys.test.ts, so the figures compared are computed the same way.
+// request-keys.mjs). Shared with tests/model/request-keys.test.ts, so the figures compared are computed
+// the same way.
 import { readRecords } from "../../dist/src/contract/records.js";
 import { requestBody } from "../../dist/stages/model.js";
 import { openai, requestKey } from "../../dist/src/model/openai.js";

@@ -1,4 +1,5 @@
-// Types of measure.mjs's exports, for the tests that use them (tests/layers.test.ts, tests/shape.test.ts).
+// Types of measure.mjs's exports, for the tests that use them (tests/structure/layers.test.ts,
+// tests/structure/shape.test.ts).
 export interface ImportEdge {
   from: string;
   to: string;

@@ -2,7 +2,8 @@
 // Measures the product code's shape: the import graph against the floors and the runner's rooms
 // (scripts/structure/floors.json), long functions, long parameter lists, single-letter names, how many
 // functions have a single caller, and the build command's length. The counters behind the structural goals
-// in docs/architecture.md; tests/shape.test.ts and tests/layers.test.ts assert on them through this module.
+// in docs/architecture.md; tests/structure/shape.test.ts and tests/structure/layers.test.ts assert on them
+// through this module.
 // `--json` prints them as data. Product code is src/, stages/, tasks/ and bin/ (tests and scripts are not
 // counted).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";

@@ -33,10 +33,10 @@ const SPECIFIER = new RegExp(
     String.raw`\bvi\.(?:mock|doMock|unmock|importActual)\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2`,
   "g",
 );
-// A repository path written as text: src/…, optionally under dist/, not part of a longer path.
-const REPO_PATH = /(?<![\w.\/@-])((?:dist\/)?)(src\/[\w.\/-]*[\w\/])/g;
+// A repository path written as text: src/… or tests/…, optionally under dist/, not part of a longer path.
+const REPO_PATH = /(?<![\w.\/@-])((?:dist\/)?)((?:src|tests)\/[\w.\/-]*[\w\/])/g;
 // The same in quoted pieces, as path.join takes them.
-const PIECES = /(?:"dist",\s*)?"src"(?:,\s*"[\w.-]+")+/g;
+const PIECES = /(?:"dist",\s*)?"(?:src|tests)"(?:,\s*"[\w.-]+")+/g;
 
 /** Repository-relative paths (posix) of the files under `roots` that `accept` keeps. */
 function filesUnder(roots, accept) {

@@ -1,0 +1,252 @@
+// The route's pacer (src/model/pacer.ts, src/model/pace.ts) on vitest's fake clock: when each waiting
+// request is let go, how a 429 cuts the pace and answers raise it, and the pace against simulated limiters
+// (a token bucket answering after a fixed latency), all with no wall-clock time involved.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Pacer, type Ticket } from "../../src/model/pacer.js";
+import { LedgerPace } from "../../src/model/pace-ledger.js";
+import { freshPace, reserve } from "../../src/model/pace.js";
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const NO_HINT = { waitMs: null, requestsPerMs: null, tokensPerMs: null };
+
+/** Queues `n` requests of `cost` tokens and returns the times (ms) at which each was let go; `answer`: each
+ *  answered as soon as it goes. */
+function released(pacer: Pacer, n: number, cost = 1, tickets: Ticket[] = [], answer = false): number[] {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++)
+    void pacer.turn(cost, 1e9).then((turn) => {
+      if (typeof turn === "object") {
+        times.push(Date.now());
+        tickets.push(turn);
+        if (answer) pacer.answered(turn);
+      }
+    });
+  return times;
+}
+
+describe("the pacer", () => {
+  it("spaces requests at a declared requests_per_minute: never two within 60/N s", async () => {
+    const pacer = new Pacer({ requestsPerMinute: 60 });
+    const times = released(pacer, 5);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(times).toEqual([0, 1000, 2000, 3000, 4000]);
+  });
+
+  it("spaces requests by their estimated tokens at a declared tokens_per_minute", async () => {
+    const pacer = new Pacer({ tokensPerMinute: 600 }); // 10 tokens a second
+    const times = released(pacer, 3, 50);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(times).toEqual([0, 5000, 10_000]);
+  });
+
+  it("before any 429 lets every request go at once", async () => {
+    const times = released(new Pacer(), 4);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(times).toEqual([0, 0, 0, 0]);
+  });
+
+  it("after a 429 waits the server's time, then spreads the queue at the rate its headers give", async () => {
+    const pacer = new Pacer();
+    const tickets: Ticket[] = [];
+    released(pacer, 1, 1, tickets);
+    await vi.advanceTimersByTimeAsync(0);
+    pacer.limited(tickets[0]!, { waitMs: 500, requestsPerMs: 0.01, tokensPerMs: null }); // 10 a second
+    const times = released(pacer, 3, 1, [], true);
+    await vi.advanceTimersByTimeAsync(5000);
+    const gap = 1 / (0.01 * 0.98);
+    // Each spaced from the one before, never released together when the pause ends.
+    expect(times[0]).toBe(500);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(gap - 1);
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(gap - 1);
+  });
+
+  it("a 429 without headers cuts the rate it was sending at, and pauses the route by no backoff", async () => {
+    const pacer = new Pacer();
+    const tickets: Ticket[] = [];
+    // 33 requests spread over 320 ms: the route was sending 100 a second.
+    for (let i = 0; i < 33; i++) {
+      released(pacer, 1, 1, tickets);
+      await vi.advanceTimersByTimeAsync(i < 32 ? 10 : 0);
+    }
+    for (const ticket of tickets.slice(0, 32)) pacer.answered(ticket);
+    pacer.limited(tickets[32]!, NO_HINT);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pacer.report().perMinute).toBeCloseTo(80 * 60, -1);
+    const times = released(pacer, 3, 1, [], true);
+    await vi.advanceTimersByTimeAsync(1000);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // 100 a second cut to 80: 12.5 ms apart, the first one spacing after the 429.
+    expect(times[0]! - 320).toBeLessThanOrEqual(13);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(12);
+  });
+
+  it("cuts once per epoch: 429s of requests sent before the cut do not cut again", async () => {
+    const pacer = new Pacer();
+    const tickets: Ticket[] = [];
+    released(pacer, 8, 1, tickets);
+    await vi.advanceTimersByTimeAsync(0);
+    pacer.limited(tickets[0]!, { waitMs: null, requestsPerMs: 0.1, tokensPerMs: null });
+    await vi.advanceTimersByTimeAsync(0);
+    const once = pacer.report().perMinute;
+    for (const ticket of tickets.slice(1)) pacer.limited(ticket, NO_HINT);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(once).toBeCloseTo(0.1 * 0.98 * 60_000, 3);
+    expect(pacer.report().perMinute).toBe(once);
+  });
+
+  it("a header's rate that keeps meeting 429s is cut below it; answers raise the rate again", async () => {
+    const pacer = new Pacer();
+    const hint = { waitMs: null, requestsPerMs: 0.1, tokensPerMs: null };
+    const tickets: Ticket[] = [];
+    released(pacer, 1, 1, tickets);
+    await vi.advanceTimersByTimeAsync(0);
+    pacer.limited(tickets[0]!, hint);
+    released(pacer, 1, 1, tickets);
+    await vi.advanceTimersByTimeAsync(100);
+    pacer.limited(tickets[1]!, hint); // at once: the header's rate is not the server's
+    await vi.advanceTimersByTimeAsync(0);
+    const cut = pacer.report().perMinute;
+    expect(cut).toBeLessThan(0.1 * 0.98 * 60_000 * 0.9);
+    released(pacer, 40, 1, tickets, true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(pacer.report().perMinute).toBeGreaterThan(cut);
+  });
+
+  it("gives up on a request whose deadline passes while the route is paused", async () => {
+    const pacer = new Pacer();
+    const tickets: Ticket[] = [];
+    released(pacer, 1, 1, tickets);
+    await vi.advanceTimersByTimeAsync(0);
+    pacer.limited(tickets[0]!, { ...NO_HINT, waitMs: 10_000 });
+    const turn = pacer.turn(1, 3000);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(await turn).toBe("late");
+  });
+});
+
+/** A token bucket of `burst` refilled at `perMinute()` answering `latencyMs` after a request is sent. */
+function simulate(options: { perMinute: (t: number) => number; burst: number; items: number }) {
+  const { burst, items } = options;
+  let tokens = burst;
+  let at = 0;
+  const take = (now: number) => {
+    tokens = Math.min(burst, tokens + ((now - at) * options.perMinute(now)) / 60_000);
+    at = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+  return { take, items };
+}
+
+/** Sends `items` requests, 16 at a time, through a pacer against the simulated bucket; the 429s' share and
+ *  the share of the bucket's allowance used from the first request to the last answer. */
+async function run(options: { perMinute: (t: number) => number; burst: number; items: number }) {
+  const server = simulate(options);
+  const pacer = new Pacer();
+  let next = 0;
+  let refused = 0;
+  let answered = 0;
+  const worker = async () => {
+    while (next < server.items) {
+      next++;
+      for (;;) {
+        const turn = await pacer.turn(1, 1e12);
+        if (typeof turn !== "object") throw new Error(turn);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (server.take(Date.now())) {
+          pacer.answered(turn);
+          answered++;
+          break;
+        }
+        refused++;
+        pacer.limited(turn, NO_HINT);
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: 16 }, worker));
+  while (answered < server.items) await vi.advanceTimersByTimeAsync(100);
+  await done;
+  let allowed = options.burst;
+  for (let t = 0; t < Date.now(); t += 100) allowed += (options.perMinute(t) * 100) / 60_000;
+  return { answered, wasted: refused / (refused + answered), share: answered / allowed };
+}
+
+describe("the pace against a limiter that says nothing but 429", () => {
+  it("600 a minute in a bucket of 10: few 429s, most of the allowed rate", async () => {
+    const r = await run({ perMinute: () => 600, burst: 10, items: 1500 });
+    expect(r.wasted).toBeLessThan(0.1);
+    expect(r.share).toBeGreaterThan(0.85);
+  });
+
+  it("60 a minute in a bucket of 60: the route is never starved", async () => {
+    const r = await run({ perMinute: () => 60, burst: 60, items: 400 });
+    expect(r.wasted).toBeLessThan(0.1);
+    expect(r.share).toBeGreaterThan(0.8);
+  });
+
+  it("a limit that drops from 600 to 120 a minute halfway", async () => {
+    const r = await run({ perMinute: (t) => (t < 60_000 ? 600 : 120), burst: 10, items: 900 });
+    expect(r.wasted).toBeLessThan(0.1);
+    expect(r.share).toBeGreaterThan(0.85);
+  });
+});
+
+describe("a turn's slot", () => {
+  it("is kept when taken late (a late timer does not slow the route), not after an idle moment", () => {
+    const state = freshPace();
+    state.rate = 0.01; // 10 a second
+    const declared = { requestGapMs: 0, tokenGapMs: 0 };
+    expect(reserve(state, 0, 1, declared)).toBe(0);
+    expect(state.nextAt).toBe(100);
+    expect(reserve(state, 130, 1, declared)).toBe(0); // its timer fired 30 ms late
+    expect(state.nextAt).toBe(200);
+    expect(reserve(state, 195, 1, declared)).toBe(5);
+    expect(reserve(state, 1000, 1, declared)).toBe(0); // after an idle moment: a whole spacing
+    expect(state.nextAt).toBe(1100);
+  });
+});
+
+describe("the pace ledger", () => {
+  it("is shared by two pacers of one route: one's cut paces the other, slots spaced across both", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-pace-"));
+    try {
+      const [a, b] = [0, 1].map(() => new Pacer({}, new LedgerPace(dir, "route.json")));
+      const tickets: Ticket[] = [];
+      released(a!, 1, 1, tickets);
+      await vi.advanceTimersByTimeAsync(0);
+      a!.limited(tickets[0]!, { waitMs: null, requestsPerMs: 0.01, tokensPerMs: null }); // 10 a second
+      await vi.advanceTimersByTimeAsync(300); // b reads the ledger again
+      const times = [released(a!, 2, 1, [], true), released(b!, 2, 1, [], true)];
+      await vi.advanceTimersByTimeAsync(2000);
+      const sorted = times.flat().sort((x, y) => x - y);
+      expect(sorted.length).toBe(4);
+      for (let i = 1; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThanOrEqual(100);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the pacer's timers", () => {
+  it("does not give up at once on a deadline beyond a timer's range", async () => {
+    vi.useRealTimers(); // Node's own timers: a delay past 2^31 - 1 ms fires at once there
+    const pacer = new Pacer();
+    const first = await pacer.turn(1, Date.now() + 1000);
+    if (typeof first !== "object") throw new Error(first);
+    pacer.limited(first, { ...NO_HINT, waitMs: 20 });
+    const controller = new AbortController();
+    const turn = pacer.turn(1, Date.now() + 2 ** 32, controller.signal);
+    // Waits for the pause (20 ms), not for a clock: the turn settles either way, "go" or a wrong "late".
+    expect(typeof (await turn)).toBe("object");
+  });
+});

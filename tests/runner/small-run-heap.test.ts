@@ -1,0 +1,185 @@
+// Once a command runs a stage, until a stage reports 10,000 items of work (src/load/small-run-heap.ts), V8's
+// young generation is held at 4 MB per semi-space, and the heap is collected after each stage that ran.
+// The young generation's cases are real Node processes that keep ~30 MB of small objects, made over many
+// event-loop turns (as a build makes them), and report their new space's size from inside
+// (v8.getHeapSpaceStatistics: both semi-spaces). Unheld, V8 grows it to 32 MB; held, it stays at 8.
+import { execa } from "execa";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO } from "../support/helpers.js";
+import { cleanedAfterEach, Project } from "../support/rig.js";
+
+const MODULE = join(REPO, "dist/src/load/small-run-heap.js");
+const PROGRAM = `
+const v8 = require("node:v8");
+const newSpaceMB = () =>
+  v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20;
+const kept = [];
+// A timer turn, not setImmediate: however fast the machine, the hold's 2 ms watch gets to look.
+const turn = () => new Promise((r) => setTimeout(r, 1));
+async function keep(turns) {
+  for (let t = 0; t < turns; t++) {
+    for (let i = 0; i < 1000; i++) kept.push({ t, i, s: "x" + i });
+    await turn();
+  }
+}
+(async () => {
+  const { sizeHeap } = require(process.env.MODULE);
+  const hold = () => sizeHeap({ type: "stage-start", stage: "s", kind: "k", key: "" });
+  const progress = (total) =>
+    sizeHeap({ type: "progress", stage: "s", done: 0, total, retries: 0, errors: 0 });
+  const when = process.env.HOLD;
+  let atHold;
+  if (when === "first") hold();
+  if (when === "small run") (hold(), progress(9999));
+  if (when === "large run") (hold(), progress(10000));
+  if (when === "grown") {
+    while (newSpaceMB() < 8) await keep(1);
+    atHold = newSpaceMB();
+    hold();
+  }
+  await keep(400);
+  console.log(JSON.stringify({ atHold, mb: newSpaceMB() }));
+})();`;
+
+async function newSpace(hold: string, nodeArgs: string[] = [], nodeOptions = "") {
+  const r = await execa("node", [...nodeArgs, "-e", PROGRAM], {
+    env: { MODULE, HOLD: hold, NODE_OPTIONS: nodeOptions },
+  });
+  return JSON.parse(r.stdout) as { atHold?: number; mb: number };
+}
+
+describe("the young generation held", () => {
+  it("grows to 32 MB unheld: the program below would show a hold that does nothing", async () => {
+    expect((await newSpace("")).mb).toBeGreaterThan(8);
+  });
+
+  it("stays at 8 MB (two semi-spaces of 4) once held", async () => {
+    expect((await newSpace("first")).mb).toBeLessThanOrEqual(8);
+  });
+
+  it("stays held through a stage of fewer than 10,000 items, and is released by one of 10,000", async () => {
+    expect((await newSpace("small run")).mb).toBeLessThanOrEqual(8);
+    expect((await newSpace("large run")).mb).toBeGreaterThan(8);
+  });
+
+  it("grows no further when held after it has grown to 8 MB or past", async () => {
+    const { atHold, mb } = await newSpace("grown");
+    expect(atHold).toBeGreaterThanOrEqual(8);
+    expect(mb).toBe(atHold);
+  });
+
+  it("is left to the user's own flag, on the command line or in NODE_OPTIONS", async () => {
+    expect((await newSpace("first", ["--max-semi-space-size=16"])).mb).toBeGreaterThan(8);
+    expect((await newSpace("first", [], "--max-semi-space-size=16")).mb).toBeGreaterThan(8);
+  });
+
+  const { projects } = cleanedAfterEach();
+  /** The new space's size as `medbench build` of the bundled voice-command sample ends, in MB. */
+  async function afterBuild(nodeOptions: string): Promise<number> {
+    const p = new Project();
+    projects.push(p);
+    p.write("new-space.cjs", REPORT_AT_EXIT);
+    const r = await p.run(["build", "specs/voice-command.yaml", "--quiet"], {
+      NODE_OPTIONS: `${nodeOptions} --require ${p.path("new-space.cjs")}`,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    return Number(/new space (\d+)/.exec(r.stderr)?.[1]);
+  }
+
+  it("is held by a build that runs stages (16 MB for the same build under the user's flag)", async () => {
+    expect(await afterBuild("")).toBeLessThanOrEqual(8);
+    expect(await afterBuild("--max-semi-space-size=16")).toBeGreaterThan(8);
+  });
+});
+
+const REPORT_AT_EXIT = `process.on("exit", () => process.stderr.write("new space " +
+  require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20 + "\\n"));
+`;
+
+// After each stage that ran, in a small run, a full collection: the stage's promoted rows are garbage by then.
+// The program keeps ~30 MB of small objects over many turns (promoted to the old generation), lets them go,
+// and reports the heap's used size just before and just after the stage-done event: nothing allocates in
+// between, so only a collection the event makes can lower it.
+const GARBAGE = `
+const v8 = require("node:v8");
+const usedMB = () => v8.getHeapStatistics().used_heap_size / 2 ** 20;
+(async () => {
+  const { sizeHeap } = require(process.env.MODULE);
+  const { HOLD, STATUS } = process.env;
+  if (HOLD !== "never") sizeHeap({ type: "stage-start", stage: "s", kind: "k", key: "" });
+  if (HOLD === "large run")
+    sizeHeap({ type: "progress", stage: "s", done: 0, total: 10000, retries: 0, errors: 0 });
+  let rows = [];
+  for (let t = 0; t < 50; t++) {
+    for (let i = 0; i < 10000; i++) rows.push({ t, i, s: "x" + i });
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  rows = null;
+  const before = usedMB();
+  sizeHeap({ type: "stage-done", stage: "s", kind: "k", key: "", status: STATUS, ms: 0 });
+  console.log(JSON.stringify({ before, after: usedMB() }));
+})();`;
+
+async function aroundStageDone(hold: string, status: string, nodeOptions = "", nodeArgs: string[] = []) {
+  const r = await execa("node", [...nodeArgs, "-e", GARBAGE], {
+    env: { MODULE, HOLD: hold, STATUS: status, NODE_OPTIONS: nodeOptions },
+  });
+  return JSON.parse(r.stdout) as { before: number; after: number };
+}
+
+describe("a small run's garbage collected after each stage", () => {
+  it("is collected when a stage that ran is done, under the user's semi-space flag too", async () => {
+    for (const nodeOptions of ["", "--max-semi-space-size=16"]) {
+      const { before, after } = await aroundStageDone("first", "ran", nodeOptions);
+      expect(before, nodeOptions).toBeGreaterThan(25);
+      expect(after, nodeOptions).toBeLessThan(before - 20);
+    }
+  });
+
+  it("is left to V8 after a fresh stage, in a large run, and before any stage", async () => {
+    for (const [hold, status] of [
+      ["first", "fresh"],
+      ["large run", "ran"],
+      ["never", "ran"],
+    ]) {
+      const { before, after } = await aroundStageDone(hold!, status!);
+      expect(before, `${hold} ${status}`).toBeGreaterThan(25);
+      expect(after, `${hold} ${status}`).toBeGreaterThan(before - 5);
+    }
+  });
+
+  it("is left to V8, and the build goes on, when Node names gc otherwise (--expose-gc-as)", async () => {
+    const { before, after } = await aroundStageDone("first", "ran", "", ["--expose-gc-as=collect"]);
+    expect(after).toBeGreaterThan(before - 5);
+  });
+
+  const { projects } = cleanedAfterEach();
+  // A user's own gc (node --expose-gc) is the one medbench calls: here a counter, so that the test sees
+  // every collection a real build asks for.
+  const COUNT_COLLECTIONS = `let n = 0;
+globalThis.gc = () => n++;
+process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
+`;
+  it("a build collects once after each stage that ran, and not at all when every stage is fresh", async () => {
+    const p = new Project();
+    projects.push(p);
+    p.write("count.cjs", COUNT_COLLECTIONS);
+    const build = async (...extra: string[]) => {
+      const r = await p.run(["build", "specs/voice-command.yaml", "--json", ...extra], {
+        NODE_OPTIONS: `--require ${p.path("count.cjs")}`,
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const ran = r.stderr
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { type: string; status?: string })
+        .filter((e) => e.type === "stage-done" && e.status === "ran").length;
+      return { ran, collections: Number(/collections (\d+)/.exec(r.stderr)?.[1]) };
+    };
+    const first = await build();
+    expect(first.ran).toBeGreaterThanOrEqual(5);
+    expect(first.collections).toBe(first.ran);
+    expect(await build("--rekey")).toEqual({ ran: 0, collections: 0 });
+  });
+});

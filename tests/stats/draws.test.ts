@@ -1,0 +1,62 @@
+// drawResamples keeps the draws of earlier calls (src/stats/intervals.ts): a call served from them must see
+// exactly the indices a fresh generator draws, for both generators, before and after others were kept.
+import { describe, expect, it } from "vitest";
+import { drawResamples, forgetDraws } from "../../src/stats/intervals.js";
+import { NumpyGenerator } from "../../src/stats/pcg64.js";
+import { PyRandom } from "../../src/stats/mt19937.js";
+
+const collect = (rng: "numpy" | "python", seed: number, resamples: number, g: number) => {
+  const out: number[][] = [];
+  drawResamples(rng, seed, resamples, g, (idx) => out.push(Array.from(idx)));
+  return out;
+};
+const fresh = (rng: "numpy" | "python", seed: number, resamples: number, g: number) => {
+  const out: number[][] = [];
+  const idx = new Int32Array(g);
+  const np = new NumpyGenerator(seed);
+  const py = new PyRandom(seed);
+  for (let b = 0; b < resamples; b++) {
+    if (rng === "numpy") np.integers(0, g, g, idx);
+    else py.choicesIndex(g, g, idx);
+    out.push(Array.from(idx));
+  }
+  return out;
+};
+
+describe("kept draws are the generator's draws", () => {
+  it.each<["numpy" | "python", number, number, number]>([
+    ["numpy", 0, 50, 7],
+    ["python", 0, 50, 7],
+    ["numpy", 3, 20, 1],
+    ["python", 1, 10, 300],
+  ])("%s seed %i, %i resamples of %i", (rng, seed, resamples, g) => {
+    const want = fresh(rng, seed, resamples, g);
+    expect(collect(rng, seed, resamples, g)).toEqual(want); // drawn, then kept
+    collect(rng, seed + 1, resamples, g); // another kept between
+    expect(collect(rng, seed, resamples, g)).toEqual(want); // from the kept draws
+  });
+  it("draws too large to keep are drawn again, the same", () => {
+    const want = fresh("numpy", 0, 3, 3_000_000).map((d) => d.slice(0, 50));
+    const head = () => collect("numpy", 0, 3, 3_000_000).map((d) => d.slice(0, 50));
+    expect(head()).toEqual(want);
+    collect("numpy", 1, 3, 7); // another kept between
+    expect(head()).toEqual(want); // not kept: drawn again, the same
+  });
+
+  it("are let go by forgetDraws (a bootstrap stage's end), and drawn again the same", () => {
+    // Kept draws are views of one buffer: the same buffer again means they were kept.
+    const buffers = () => {
+      const out = new Set<ArrayBufferLike>();
+      drawResamples("python", 5, 4, 9, (idx) => out.add(idx.buffer));
+      return [...out];
+    };
+    const want = fresh("python", 5, 4, 9);
+    const first = buffers();
+    expect(buffers()[0]).toBe(first[0]);
+    forgetDraws();
+    const again = buffers();
+    expect(again).toHaveLength(1);
+    expect(again[0]).not.toBe(first[0]);
+    expect(collect("python", 5, 4, 9)).toEqual(want);
+  });
+});
