@@ -1,9 +1,11 @@
 // medbench cache batches [cancel ID]: the provider batches this cache's builds made (the reply memo's
-// `batches` namespace, stages/model-batch.ts), each with its state as the provider says it now; and the
-// cancelling of one. The route of a batch is the registry's route of the name its build recorded.
+// `batches` namespace, stages/model-batch.ts) and, with a shared remote configured, those any machine's
+// builds recorded there, each with its state as the provider says it now; and the cancelling of one. The
+// route of a batch is the registry's route of the name its build recorded.
 import { Cache } from "../runner/store/cache.js";
 import type { Project } from "../runner/project/project.js";
-import { replyLog } from "../runner/replies/memo.js";
+import { replyFolder, replyLog } from "../runner/replies/memo.js";
+import { openRemote, replyName } from "../remote/store.js";
 import { CommandFailure, UsageError } from "../errors.js";
 import { commandRoutes } from "../model/routes.js";
 import { batchApiOf, type BatchApi, type BatchState } from "../model/batch-api.js";
@@ -19,8 +21,13 @@ interface Recorded {
   batches: { id: string; keys: string[] }[];
 }
 
+const NAMESPACE = "batches";
+const warnToStderr = (message: string) => process.stderr.write(`warning: ${message}\n`);
+
 interface Listed {
   id: string;
+  /** Where it is recorded: "cache", "remote". */
+  recorded: string[];
   route: string;
   model: string;
   requests: number;
@@ -28,15 +35,34 @@ interface Listed {
   open: boolean;
 }
 
-/** Every batch the cache records, once (a set's record grows as its batches are made). */
-function recordedBatches(project: Project): { record: Recorded; batch: Recorded["batches"][number] }[] {
-  const log = replyLog(new Cache(project.cacheDir), "batches", false);
-  const seen = new Map<string, { record: Recorded; batch: Recorded["batches"][number] }>();
-  for (const key of log.sizes().keys()) {
-    const record = readRecord(log.get(key));
-    for (const batch of record?.batches ?? []) seen.set(batch.id, { record: record!, batch });
-  }
+type Found = { record: Recorded; batch: Recorded["batches"][number]; where: string[] };
+
+/** Every batch the cache and the shared remote record, once (a set's record grows as its batches are made),
+ *  with where it is recorded. */
+async function recordedBatches(project: Project): Promise<Found[]> {
+  const log = replyLog(new Cache(project.cacheDir), NAMESPACE, false);
+  const seen = new Map<string, Found>();
+  const add = (record: Recorded | null, where: string) => {
+    for (const batch of record?.batches ?? []) {
+      const found = seen.get(batch.id);
+      if (found) found.where.push(where);
+      else seen.set(batch.id, { record: record!, batch, where: [where] });
+    }
+  };
+  for (const key of log.sizes().keys()) add(readRecord(log.get(key)), "cache");
+  for (const record of await remoteRecords()) add(record, "remote");
   return [...seen.values()];
+}
+
+/** The batch records in the shared remote (MEDBENCH_REMOTE), none without one; a remote that cannot be
+ *  listed is said on stderr, and the cache's records are listed still. */
+async function remoteRecords(): Promise<(Recorded | null)[]> {
+  const remote = openRemote(process.env, warnToStderr);
+  if (!remote) return [];
+  const names = await remote.list(replyName(replyFolder(NAMESPACE), ""));
+  const records: (Recorded | null)[] = [];
+  for (const name of names?.keys() ?? []) records.push(readRecord(await remote.getKeyed(name)));
+  return records;
 }
 
 /** A batch set's record, or null when the entry is damaged (it is listed as nothing, never a crash). */
@@ -69,7 +95,8 @@ async function clientOf(record: Recorded, registry: string[]): Promise<BatchApi>
 
 export async function listBatches(project: Project, registry: string[], json: boolean): Promise<number> {
   const listed: Listed[] = [];
-  for (const { record, batch } of recordedBatches(project)) {
+  const found = await recordedBatches(project);
+  for (const { record, batch, where } of found) {
     // A batch whose route is gone from the registry is listed as such; the others are still asked.
     const client = await clientOf(record, registry).catch((e: Error) => e);
     const state: BatchState | null =
@@ -78,24 +105,34 @@ export async function listBatches(project: Project, registry: string[], json: bo
       client instanceof Error
         ? `unknown: ${client.message}`
         : (state?.status ?? "unknown (the provider did not answer)");
-    const item = { id: batch.id, route: record.route, model: record.model, requests: batch.keys.length };
+    const item = {
+      id: batch.id,
+      route: record.route,
+      model: record.model,
+      requests: batch.keys.length,
+      recorded: where,
+    };
     listed.push({ ...item, status, open: state ? !state.done : true });
   }
   const open = listed.filter((x) => x.open);
   if (json) process.stdout.write(JSON.stringify({ batches: listed }) + "\n");
   else {
-    process.stdout.write(`${open.length} open of ${listed.length} batches this cache records\n`);
-    for (const x of listed)
-      process.stdout.write(`  ${x.id}  ${x.route}/${x.model}  ${x.requests} requests  ${x.status}\n`);
+    process.stdout.write(
+      `${open.length} open of ${listed.length} batches this cache or the remote records\n`,
+    );
+    for (const x of listed) {
+      const line = `${x.id}  ${x.route}/${x.model}  ${x.requests} requests  ${x.status}`;
+      process.stdout.write(`  ${line}  (${x.recorded.join(", ")})\n`);
+    }
   }
   return 0;
 }
 
 export async function cancelBatch(project: Project, id: string, registry: string[], json: boolean) {
-  const found = recordedBatches(project).find((x) => x.batch.id === id);
+  const found = (await recordedBatches(project)).find((x) => x.batch.id === id);
   if (!found)
     throw new UsageError(
-      `no batch ${id} in this cache: \`medbench cache batches\` lists the batches it records`,
+      `no batch ${id} in this cache or the shared remote: \`medbench cache batches\` lists those recorded`,
     );
   try {
     await (await clientOf(found.record, registry)).cancel(id);

@@ -15,7 +15,7 @@ const DIR = "results/kor-surgical-robot-voice-command/fake_test-model";
 
 interface Batches {
   url: string;
-  stats: { submitted: number; lines: number; polls: number };
+  stats: { submitted: number; lines: number; polls: number; cancels: number };
   set(options: Record<string, unknown>): void;
   close(): Promise<void>;
 }
@@ -115,6 +115,34 @@ describe("build --batch through the shared remote", () => {
       expect(collected.exitCode, collected.stderr).toBe(0);
       expect(batches.stats.submitted).toBe(1);
       expect(resultFiles(second)).toEqual(resultFiles(a));
+    } finally {
+      await batches.close();
+    }
+  });
+});
+
+describe("cache batches and the shared remote", () => {
+  afterEach(cleanUp);
+
+  it("lists another machine's open batches from the remote, and cancels one", async () => {
+    const s3 = await startS3();
+    const batches: Batches = await startFakeBatches({ lifecycle: "cancelled" });
+    try {
+      const env = remoteEnv(s3);
+      const first = project(batches.url);
+      expect((await first.buildAgainstFake(["--batch"], env)).exitCode).toBe(3);
+      const list = (p: Project) => p.run(["cache", "batches", "--registry", "routes.yaml", "--json"], env);
+      const own = JSON.parse((await list(first)).stdout).batches;
+      expect(own).toMatchObject([{ open: true, recorded: ["cache", "remote"] }]);
+      const other = project(batches.url);
+      const listed = await list(other);
+      expect(listed.exitCode, listed.stderr).toBe(0);
+      const open = JSON.parse(listed.stdout).batches;
+      expect(open).toMatchObject([{ id: own[0].id, open: true, recorded: ["remote"] }]);
+      const args = ["cache", "batches", "cancel", open[0].id, "--registry", "routes.yaml"];
+      const cancel = await other.run(args, env);
+      expect(cancel.exitCode, cancel.stderr).toBe(0);
+      expect(batches.stats.cancels).toBe(1);
     } finally {
       await batches.close();
     }

@@ -12,8 +12,9 @@ export const command: Command = {
                       (MEDBENCH_REMOTE): configured, reachable, and what each side lacks
   push                upload what the remote lacks (checked against its hash, each object whole)
   pull                download what the local cache lacks (a damaged remote object is refused)
-  batches             the provider batches this cache's builds made (build --batch), each with its state
-                      now (--registry FILE: the routes their builds used)
+  batches             the provider batches this cache's builds made (build --batch), and those any machine
+                      recorded in the remote (MEDBENCH_REMOTE), each with its state now (--registry FILE:
+                      the routes their builds used)
   batches cancel ID   cancel one; the next build collects what it answered and sends the rest
   gc                  remove local objects, manifests and replies that no build in medbench.lock and no
                       results folder's build.json refers to (the lock and results are never touched)
