@@ -229,7 +229,7 @@ export function unplaced(edges, groupOf, levels) {
 const longFunctions = (functions, limit) =>
   functions
     .filter((fn) => fn.lines > limit)
-    .sort((a, b) => b.lines - a.lines)
+    .sort((left, right) => right.lines - left.lines)
     .map((fn) => `${fn.file}:${fn.line} ${fn.name} (${fn.lines} lines)`);
 
 function lettersSummary(names) {
@@ -263,7 +263,7 @@ export function summary(result, structure = readStructure(), callerShare = null,
     importsUpRoom: upward(result.edges, roomOf, structure.rooms),
     functionsOverFiveParameters: result.functions
       .filter((fn) => fn.params > MAX_PARAMETERS)
-      .sort((a, b) => b.params - a.params)
+      .sort((left, right) => right.params - left.params)
       .map((fn) => `${fn.file}:${fn.line} ${fn.name} (${fn.params} parameters)`),
     functionsOver100: longFunctions(result.functions, 100),
     functionsOver60: longFunctions(result.functions, 60),
@@ -286,8 +286,8 @@ export function report(facts) {
   list("runner room cycles (all imports)", facts.roomCycles);
   list("imports up a runner room", facts.importsUpRoom);
   list(`functions over ${MAX_PARAMETERS} parameters`, facts.functionsOverFiveParameters);
-  list("functions over 100 lines", facts.functionsOver100);
-  out.push(`functions over 60 lines: ${facts.functionsOver60.length}`);
+  out.push(`functions over 100 lines: ${facts.functionsOver100.length}`);
+  list("functions over 60 lines", facts.functionsOver60);
   const outside = `${facts.singleLetterOutsideKept.length} (${facts.singleLetterOutsideKeptPercent} %)`;
   out.push(
     `single-letter names: ${facts.singleLetter} of ${facts.names} (${facts.singleLetterPercent} %); ` +
