@@ -10,7 +10,7 @@ import type { BodyParams } from "../src/model/protocol.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { secretValues, redactJson } from "../src/model/redact.js";
 import { routeQueryValues } from "../src/model/url-secrets.js";
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "../src/util/builtins.js";
 import { batchApiOf, type BatchApi, type BatchState, type PendingBatch } from "../src/model/batch-api.js";
 import type { Protocol } from "../src/model/protocol.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -129,7 +129,11 @@ async function submitAll(
     const keys = chunk.map((x) => x.key);
     // Recorded before the create call, here and in the shared remote: a build killed while the provider
     // answers leaves what a later build finds the batch by (recover), rather than submit it twice.
-    record.pending = { tag: `medbench-${randomUUID()}`, at: new Date().toISOString(), keys };
+    record.pending = {
+      tag: `medbench-${randomBytes(16).toString("hex")}`,
+      at: new Date().toISOString(),
+      keys,
+    };
     await save(ctx, setKey, record);
     const id = await client.submit(
       chunk.map((x) => x.line),
