@@ -2,14 +2,14 @@
 // run's items from the leaderboard, filtered, one opened whole; two runs against each other; a private
 // release's items without their text; a large run opened on its index and one page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { Project } from "../support/rig.js";
 import { REPO } from "../support/helpers.js";
 import { syntheticProject } from "../../scripts/bench/release.mjs";
+import { launchChromium } from "../support/browser.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const VOICE = "results/kor-surgical-robot-voice-command";
 const NOTES = "results/syn-snuh-note-errors/medbench_prior/neutral-greedy";
 
@@ -45,7 +45,6 @@ describe("the report's item view", () => {
   let p: Project;
   let browser: Browser;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: apt-get install chromium`);
     p = new Project();
     for (const args of [[], ["--model", "medbench/keyword-stop"]]) {
       const b = await p.run(["build", "specs/voice-command.yaml", ...args]);
@@ -55,7 +54,7 @@ describe("the report's item view", () => {
     expect(b.exitCode, b.stderr).toBe(0);
     const r = await p.run(["report", "-o", "report.html"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox"] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -3,11 +3,10 @@
 // configurations, parse failures in the audit, counts on the breakdown charts and the strict parser's BCR
 // beside the headline. Each expected value is read from the runs' metrics.json.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { Project } from "../support/rig.js";
+import { launchChromium } from "../support/browser.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SPEC = "specs/note-errors.yaml";
 const RESULTS = "results/syn-snuh-note-errors";
 const pct = (x: number) => (100 * x).toFixed(1) + "%";
@@ -19,7 +18,6 @@ describe("the note-errors page's tables in the report", () => {
   const errors: string[] = [];
   const metricsOf = (dir: string) => JSON.parse(p.read(`${RESULTS}/${dir}/metrics.json`));
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium`);
     p = new Project();
     for (const args of [[], ["--model", "medbench/note-errors-conjunction-lr"]]) {
       const r = await p.run(["build", SPEC, "--quiet", ...args]);
@@ -37,16 +35,7 @@ describe("the note-errors page's tables in the report", () => {
     expect(all.exitCode, all.stderr).toBe(0);
     const r = await p.run(["report", SPEC, "-o", "report.html"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
     page.on("pageerror", (e) => errors.push(String(e)));

@@ -1,39 +1,22 @@
 // The HTML report in a real browser: Debian's chromium driven by playwright-core, offline, no console errors.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { Project } from "../support/rig.js";
 import { REPO } from "../support/helpers.js";
 import { startFake } from "../support/fake.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+import { launchChromium } from "../support/browser.js";
 
 describe("medbench report", () => {
   let p: Project;
   let browser: Browser;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does`,
-      );
     p = new Project();
     await p.build();
     await p.build(["--model", "medbench/keyword-stop"]);
     await p.build(["--subset", "clean", "--limit", "5"]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

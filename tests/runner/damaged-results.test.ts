@@ -3,12 +3,11 @@
 // the report as a broken run and the rest is rendered (in a real browser); a cache object damaged with its
 // mtime put back is seen (its ctime moved) and recomputed (a runner matter: on the fixture task).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
-import { chromium } from "playwright-core";
 import { Project, SUMS_SPECS, expectCleanFailure } from "../support/rig.js";
+import { launchChromium } from "../support/browser.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TASK = "results/kor-surgical-robot-voice-command";
 const PRIOR = `${TASK}/medbench_prior`;
 const STOP = `${TASK}/medbench_keyword-stop`;
@@ -74,16 +73,12 @@ describe("damaged results (14.12)", () => {
   });
 
   it("report lists a run whose metrics.json is {} as broken and renders the rest", async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium`);
     await withFile(`${STOP}/metrics.json`, "{}\n", async () => {
       const r = await p.run(["report", "specs/voice-command.yaml", "-o", "r.html"]);
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/1 runs of 1 tasks/);
       expect(r.stderr).toContain(`warning: broken run, listed as such: ${STOP}: metrics.json has no slug`);
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage();
         const errors: string[] = [];

@@ -2,11 +2,10 @@
 // build and in the report; a build of the real release (--data-dir) writes to a folder of its own, so neither
 // result overwrites the other.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cpSync, existsSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { cpSync } from "node:fs";
 import { Project } from "../support/rig.js";
+import { launchChromium } from "../support/browser.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SAMPLE = "results/kor-surgical-robot-voice-command/medbench_prior";
 const RELEASE = `${SAMPLE}.release`;
 const LABEL = "sample/voice-command-synthetic-v1"; // the spec's label of its bundled sample
@@ -56,13 +55,9 @@ describe("the bundled synthetic sample's results (14.15)", () => {
   });
 
   it("the report shows which run is the synthetic sample's", async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium`);
     const r = await p.run(["report", "specs/voice-command.yaml", "-o", "r.html"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(`file://${p.path("r.html")}`);
