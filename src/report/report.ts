@@ -9,6 +9,7 @@ import type { SpecFile } from "../specfile/load.js";
 import { loadRuntime } from "../load/runtime.js";
 import { runCheck, type CheckReport } from "../check/check.js";
 import { declaredCheck, type CheckDecl } from "../check/declare.js";
+import { checkBeside } from "../check/beside.js";
 import { FINE_TUNED, findRuns, intervalOf, setAside, tagsOf, type MetricsJson } from "../check/runs.js";
 import { UsageError } from "../errors.js";
 import { writeFileAtomic } from "../util/fsutil.js";
@@ -133,9 +134,15 @@ async function taskOf(
       cost: costWords(runCost(run.metrics as Record<string, Json>, routes.route)),
     }));
   const decl = declaredCheck(spec);
+  const full = found.filter((run) => run.metrics && !run.metrics.partial);
+  if (decl)
+    checkBeside(
+      spec,
+      decl,
+      full.map((run) => run.metrics!),
+    );
   const primary = decl?.metric ?? (runs[0]?.metrics.primary as string | undefined) ?? null;
-  const leaderboard = found
-    .filter((run) => run.metrics && !run.metrics.partial)
+  const leaderboard = full
     .map((run) => leaderboardRow(spec, decl, run.dir, run.metrics!, primary))
     .sort(
       (left, right) =>
