@@ -110,15 +110,14 @@ describe("the keyed walk", () => {
 });
 
 describe("the --frozen policy", () => {
-  const cache = { readManifest: () => null } as unknown as Cache;
   const locked = { variables: {}, stages: { score: { kind: "score", key: "k1", outputs: {} } } };
-  const facts = { specPath: "specs/a.yaml", variableSet: "model=m", locked, unrecorded: null, cache };
+  const facts = { specPath: "specs/a.yaml", variableSet: "model=m", locked, unrecorded: null };
   const lock = { schema: 2, hash_recipe: 2, specs: {} };
 
   it("changes nothing without --frozen", () => {
     const policy = frozenPolicy(false, { ...facts, locked: undefined, unrecorded: "private" });
     expect(() => policy.start()).not.toThrow();
-    expect(() => policy.stage("score", "k2", true)).not.toThrow();
+    expect(() => policy.stage("score", "k2", true, null)).not.toThrow();
     expect(() => policy.lock({ ...lock, specs: { a: {} as never } }, lock)).not.toThrow();
     expect(policy.writesLock).toBe(true);
   });
@@ -130,19 +129,21 @@ describe("the --frozen policy", () => {
     );
     const policy = frozenPolicy(true, facts);
     expect(() => policy.start()).not.toThrow();
-    expect(() => policy.stage("score", "k1", false)).not.toThrow();
-    expect(() => policy.stage("score", "k2", false)).toThrow(StageError);
-    expect(() => policy.stage("score", "k2", false)).toThrow(/stage score: its key differs/);
+    expect(() => policy.stage("score", "k1", false, null)).not.toThrow();
+    expect(() => policy.stage("score", "k2", false, null)).toThrow(StageError);
+    expect(() => policy.stage("score", "k2", false, null)).toThrow(/stage score: its key differs/);
     expect(() => policy.lock(lock, lock)).not.toThrow();
     expect(() => policy.lock({ ...lock, specs: { a: {} as never } }, lock)).toThrow(/would change/);
     expect(policy.writesLock).toBe(false);
   });
 
   it("sends no request for a stage whose last run was incomplete", () => {
-    const incomplete = { key: "k1", kind: "score", outputs: {}, incomplete: "2 requests failed" };
-    const policy = frozenPolicy(true, { ...facts, cache: { readManifest: () => incomplete } as never });
-    expect(() => policy.stage("score", "k1", true)).toThrow(/incomplete \(2 requests failed\), and --frozen/);
-    expect(() => policy.stage("score", "k1", false)).not.toThrow();
+    const incomplete = { key: "k1", kind: "score", outputs: {}, incomplete: "2 requests failed" } as never;
+    const policy = frozenPolicy(true, facts);
+    expect(() => policy.stage("score", "k1", true, incomplete)).toThrow(
+      /incomplete \(2 requests failed\), and --frozen/,
+    );
+    expect(() => policy.stage("score", "k1", false, incomplete)).not.toThrow();
   });
 });
 

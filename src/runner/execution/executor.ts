@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { acquireFileLock } from "../../util/filelock.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "../store/cache.js";
-import { runsIsolated, stageCode } from "../keys/stage-code.js";
+import { runsIsolated } from "../keys/stage-code.js";
 import type { StageKey } from "../keys/keys.js";
 import {
   buildId,
@@ -21,10 +21,10 @@ import type { StageOutput } from "../../contract/stage.js";
 import { checkResultsOwner, resultContents, writeFailure, writeResults } from "../results/results.js";
 import type { Emit, StageStatus } from "../../contract/events.js";
 import { StageError, DiagnosticError, BuildFailure } from "../../errors.js";
-import { installRoot } from "../../util/paths.js";
 import type { Json } from "../../util/json.js";
 import { stageManifest, type StageManifest } from "../store/outcome.js";
 import {
+  codeOf,
   newScope,
   privatePartial,
   refreshed,
@@ -112,8 +112,7 @@ async function buildLocked(
   run.frozen.start();
   // What refuses to be keyed (an installed package that is not the one the lock pins) refuses the build
   // before any stage runs, not halfway.
-  for (const decl of rt.plan.order)
-    stageCode(installRoot(), rt.kinds.get(decl.kind)!, decl.params as Json, rt.task);
+  for (const decl of rt.plan.order) codeOf(run.scope, decl);
   for await (const walked of run.walk.stages()) {
     if (walked.waitingOn.length) continue; // it reads a stage another share completes: a later build runs it
     await stageLife(run, walked);
@@ -146,7 +145,7 @@ function startBuild(rt: Runtime, opts: BuildOptions, emit: Emit, shard: ShardPol
 
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
   const unrecorded = unrecordedRun(rt, opts);
-  const frozen = frozenPolicy(opts.frozen, { specPath: spec.path, variableSet, locked, unrecorded, cache });
+  const frozen = frozenPolicy(opts.frozen, { specPath: spec.path, variableSet, locked, unrecorded });
   const walk = new KeyedWalk(scope, last, "build");
   return { scope, lock, specKey, variableSet, unrecorded, frozen, shard, walk, reports: [] };
 }
@@ -161,7 +160,7 @@ async function stageLife(run: BuildRun, walked: WalkedStage): Promise<void> {
     const keyed = walked.keyed!;
     const forced = refreshed(decl, opts);
     const reused = forced ? null : keyed.fresh;
-    run.frozen.stage(decl.name, keyed.key, reused === null);
+    run.frozen.stage(decl.name, keyed.key, reused === null, keyed.last);
     if (reused) {
       emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key: keyed.key, status: "fresh", ms: 0 });
       recordStage(run, walked, reused.outputs, "fresh");
@@ -199,7 +198,7 @@ async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): 
   const ctx = { ...walked.ctx!, memo, incomplete: (why: string) => void (incomplete = why) };
   // Task code runs in a process of its own (loaded only here: a no-op build runs no stage).
   const produced = runsIsolated(kind, decl.params as Json, scope.rt.task)
-    ? await (await import("./isolate.js")).runStageIsolated(scope.rt, kind, ctx, keyed.key, ctx.incomplete)
+    ? await (await import("./isolate.js")).runStageIsolated(scope.rt, kind, ctx, keyed, ctx.incomplete)
     : await kind.run(ctx);
   const outputs = await storeOutputs(cache, produced);
   // A stage whose outputs a bundle carries (data fetched, model replies) may differ on a rerun by nature;

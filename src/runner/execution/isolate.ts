@@ -12,6 +12,7 @@ import type { StageContext, StageKind, StageOutput } from "../../contract/stage.
 import type { TaskModule } from "../../contract/task.js";
 import type { Json } from "../../util/json.js";
 import type { Runtime } from "./scope.js";
+import type { KeyedStage } from "./walk.js";
 
 /** Above this many input files, the process may read the cache's whole objects folder (Node takes each
  *  allowed path as a flag, and the command line has a limit): docs/records.md says so. */
@@ -84,16 +85,17 @@ function readable(code: string[], inputs: Record<string, IsolatedInput>, taskRoo
   return [...packages, ...linksToCode(code), ...manifests, ...spec, ...objects];
 }
 
-/** Runs the stage in its own process; its outputs, as the stage kind returned them. */
+/** Runs the stage in its own process (keyed as `keyed`); its outputs, as the stage kind returned them. */
 export async function runStageIsolated(
   rt: Runtime,
   kind: StageKind,
   ctx: StageContext,
-  key: string,
+  keyed: Pick<KeyedStage, "key" | "record">,
   incomplete: (reason: string) => void,
 ): Promise<Record<string, StageOutput>> {
   const task = rt.task;
-  const code = isolatedCode(installRoot(), kind, ctx.params, task);
+  const { key } = keyed;
+  const code = isolatedCode(installRoot(), kind, ctx.params, task, keyed.record.task);
   const tmp = ctx.tempPath();
   mkdirSync(tmp, { recursive: true });
   const module = unguarded(task.module) as TaskModule;

@@ -1,5 +1,5 @@
 // What `--frozen` and `--shard` change in a build, each decided in one place.
-import type { Cache } from "../store/cache.js";
+import type { Cache, StageManifest } from "../store/cache.js";
 import { lockText, type LockBuild, type LockFile } from "../results/lock.js";
 import { BuildFailure, StageError } from "../../errors.js";
 import type { Shard } from "../../remote/shard.js";
@@ -10,8 +10,9 @@ const UNFREEZE = "run `medbench build` without --frozen and commit medbench.lock
 export interface FrozenPolicy {
   /** Before any stage is keyed. */
   start(): void;
-  /** Before a stage is taken as fresh or runs (before any model request). */
-  stage(name: string, key: string, runs: boolean): void;
+  /** Before a stage is taken as fresh or runs (before any model request); `last`: the cache's manifest of
+   *  its key, whole or not (KeyedStage.last). */
+  stage(name: string, key: string, runs: boolean, last: StageManifest | null): void;
   /** Before results are written, given the lock as this build would leave it. */
   lock(next: LockFile, before: LockFile): void;
   /** Whether the build may write medbench.lock. */
@@ -25,7 +26,6 @@ export interface FrozenFacts {
   locked: LockBuild | undefined;
   /** Why this build is not recorded in medbench.lock, or null. */
   unrecorded: string | null;
-  cache: Cache;
 }
 
 /** `--frozen`: fail instead of changing medbench.lock (for CI), and send no request. */
@@ -51,9 +51,9 @@ export function frozenPolicy(frozen: boolean, facts: FrozenFacts): FrozenPolicy 
           UNFREEZE,
         );
     },
-    stage: (name, key, runs) => {
+    stage: (name, key, runs, last) => {
       // No request is sent: a stage whose last run left requests unanswered would send them.
-      const unfinished = runs ? facts.cache.readManifest(key) : null;
+      const unfinished = runs ? last : null;
       if (unfinished?.key === key && unfinished.incomplete)
         throw new StageError(
           `its last run was incomplete (${unfinished.incomplete}), and --frozen sends no request`,

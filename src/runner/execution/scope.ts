@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join, resolve } from "node:path";
 import type { Cache } from "../store/cache.js";
-import { stageCode } from "../keys/stage-code.js";
+import { stageCode, type StageCode } from "../keys/stage-code.js";
 import type { UserTask } from "../code/user-task.js";
 import { keyRecord, type KeyRecord } from "../keys/keys.js";
 import type { LockSpec } from "../results/lock.js";
@@ -72,6 +72,8 @@ export interface BuildScope {
   emit: Emit;
   /** The reply store, loaded when a stage first runs: keying a stage never reads replies. */
   memo: MemoStore | null;
+  /** Stage name -> its code identity, worked out once per build (codeOf). */
+  codes: Map<string, StageCode>;
 }
 
 /** A scope before any stage is keyed; the reply store loads when a stage first runs (a no-op needs none). */
@@ -92,7 +94,20 @@ export function newScope(
     newPins: {},
     emit,
     memo: null,
+    codes: new Map(),
   };
+}
+
+/** The stage's code identity (src/runner/keys/stage-code.ts), worked out once per build: the build's check
+ *  before any stage runs, its key, its stage line and its isolated run all take this one. */
+export function codeOf(scope: BuildScope, decl: StageDecl): StageCode {
+  let code = scope.codes.get(decl.name);
+  if (!code) {
+    const kind = scope.rt.kinds.get(decl.kind)!;
+    code = stageCode(installRoot(), kind, decl.params as Json, scope.rt.task);
+    scope.codes.set(decl.name, code);
+  }
+  return code;
 }
 
 /** Whether `--refresh` names this stage (by its name or its kind). */
@@ -107,7 +122,7 @@ export async function stageRecord(
 ): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
   const { rt, upstream } = scope;
   const kind = rt.kinds.get(decl.kind)!;
-  const { code, packages, task: taskCode } = stageCode(installRoot(), kind, decl.params as Json, rt.task);
+  const { code, packages, task: taskCode } = codeOf(scope, decl);
   const inputs: Record<string, Record<string, string>> = {};
   const paths: Record<string, string> = {};
   for (const [name, ref] of Object.entries(decl.inputs)) {
@@ -163,10 +178,13 @@ export function privatePartial(rt: Runtime, opts: BuildOptions): boolean {
   return Boolean(opts.resultsSuffix && rt.task.module.privateRelease);
 }
 
-/** The stage's manifest when it ran whole and every output it names is in the cache and intact (else it
- *  must run). */
-export async function freshManifest(cache: Cache, key: string): Promise<StageManifest | null> {
-  const manifest = await cache.fetchManifest(key);
+/** The stage's manifest (`manifest`, as the cache gave it for `key`) when it ran whole and every output it
+ *  names is in the cache and intact (else it must run). */
+export async function freshManifest(
+  cache: Cache,
+  key: string,
+  manifest: StageManifest | null,
+): Promise<StageManifest | null> {
   if (!manifest || manifest.key !== key || manifest.incomplete) return null;
   for (const hash of Object.values(manifest.outputs)) if (!(await cache.verify(hash))) return null;
   return manifest;

@@ -4,8 +4,8 @@
 import { stageKey, type KeyRecord, type StageKey } from "../keys/keys.js";
 import type { LockBuild } from "../results/lock.js";
 import type { StageManifest, StageOutcome } from "../store/outcome.js";
-import { freshManifest, stageContext, stageRecord, type BuildScope } from "./scope.js";
-import { ownChanges, runReasons, staleReasons, type Stale } from "./reasons.js";
+import { codeOf, freshManifest, stageContext, stageRecord, type BuildScope } from "./scope.js";
+import { ownChanges, staleReasons, type Stale, type Wording } from "./reasons.js";
 import type { StageContext } from "../../contract/stage.js";
 import type { StageDecl } from "../../specfile/load.js";
 
@@ -18,6 +18,8 @@ export interface KeyedStage {
   paths: Record<string, string>;
   /** The cache's manifest of this key when it ran whole and its outputs are intact, else null. */
   fresh: StageManifest | null;
+  /** The cache's manifest of this key, whole or not (an incomplete run's), or null: read once per build. */
+  last: StageManifest | null;
 }
 
 export interface WalkedStage {
@@ -37,8 +39,7 @@ export interface WalkedStage {
   temps: string[];
 }
 
-/** Whose words the reasons are in: `status`'s, or a build's (why a stage runs). */
-export type Wording = "status" | "build";
+export type { Wording } from "./reasons.js";
 
 export class KeyedWalk {
   /** Stage name -> its outcome, for the stages settled so far: the lock's and build.json's record. */
@@ -87,9 +88,9 @@ export class KeyedWalk {
       this.settle(decl, keyed.key, keyed.fresh.outputs);
       return { ...base, freshness: "fresh", reasons: [], keyed };
     }
-    const stale: Stale = { key: keyed.key, record: keyed.record, paths: keyed.paths, lockedKey };
-    const cache = this.scope.cache;
-    const reasons = this.wording === "status" ? staleReasons(cache, stale) : runReasons(cache, stale);
+    const { key, record, paths, last } = keyed;
+    const stale: Stale = { key, record, paths, lockedKey, last };
+    const reasons = staleReasons(this.scope.cache, stale, this.wording);
     return { ...base, freshness: lockedKey ? "stale" : "missing", reasons, keyed };
   }
 
@@ -97,16 +98,18 @@ export class KeyedWalk {
   private async key(decl: StageDecl, ctx: StageContext): Promise<KeyedStage> {
     const { record, paths } = await stageRecord(decl, this.scope, ctx);
     const key = stageKey(record);
-    return { key, record, paths, fresh: await freshManifest(this.scope.cache, key) };
+    const { cache } = this.scope;
+    const last = await cache.fetchManifest(key);
+    return { key, record, paths, fresh: await freshManifest(cache, key, last), last };
   }
 
   /** A stage that reads one not settled: what changed in its own code and parameters is all that is known. */
   private waiting(decl: StageDecl, lockedKey: string | undefined, waitingOn: string[]): WalkedStage {
-    const { rt, cache } = this.scope;
+    const { cache } = this.scope;
     const reasons =
       this.wording === "status"
         ? [
-            ...ownChanges(rt, cache, decl, lockedKey),
+            ...ownChanges(cache, decl, codeOf(this.scope, decl), lockedKey),
             ...waitingOn.map((name) => `its input from stage ${name} may change (that stage runs first)`),
           ]
         : [];

@@ -180,7 +180,14 @@ export interface IsolatedCode {
   env: string[];
 }
 
-export function isolatedCode(root: string, kind: StageKind, params: Json, task: TaskOfStage): IsolatedCode {
+/** `keyed`: the task record of the stage's key (StageCode.task), whose variables the process is given. */
+export function isolatedCode(
+  root: string,
+  kind: StageKind,
+  params: Json,
+  task: TaskOfStage,
+  keyed: Json,
+): IsolatedCode {
   const calls = partsCalled(kind, params, task);
   const user = task.user;
   const base = user ? user.compiledRoot : root;
@@ -200,7 +207,7 @@ export function isolatedCode(root: string, kind: StageKind, params: Json, task: 
     ...modules.map((binding) => binding.module),
     ...(whole ? filesUnder(folder).filter((file) => file.endsWith(".js")) : []),
   ];
-  const record = stageCode(root, kind, params, task).task as { environment?: Record<string, unknown> } | null;
+  const record = keyed as { environment?: Record<string, unknown> } | null;
   return {
     files: reachedFiles(entries),
     modules,
