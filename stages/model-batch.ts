@@ -6,19 +6,18 @@
 // is (same memo entry, same key): the results are those of an online build with the same replies.
 import type { StageContext } from "../src/contract/stage.js";
 import type { Route } from "../src/model/registry.js";
-import type { BodyParams } from "../src/model/protocol.js";
 import { sha256Hex } from "../src/hash/sha256.js";
 import { secretValues, redactJson } from "../src/model/redact.js";
 import { routeQueryValues } from "../src/model/url-secrets.js";
 import { randomBytes } from "../src/util/builtins.js";
 import { batchApiOf, type BatchApi, type BatchState, type PendingBatch } from "../src/model/batch-api.js";
 import type { Protocol } from "../src/model/protocol.js";
-import type { TaskRequest } from "../tasks/task.js";
 import type { Json } from "../src/util/json.js";
 import { costOf } from "../src/model/price.js";
 import { StageError } from "../src/errors.js";
 import type { Spend } from "./model-route.js";
 import { pendingRequests, type Pending } from "./model-pending.js";
+import type { FirstBodies } from "./model-bodies.js";
 
 /** The batches made for one set of requests: the route and model, each batch's id and its requests' keys
  *  (`cache batches` lists them: src/cli/batches-view.ts). */
@@ -42,15 +41,12 @@ export const NAMESPACE = "batches";
 
 export async function runBatches(
   ctx: StageContext,
-  params: BodyParams,
-  route: Route,
-  protocol: Protocol,
-  model: string,
-  requests: readonly TaskRequest[],
+  bodies: FirstBodies,
   apiKey: string | undefined,
   spend?: Spend,
 ): Promise<BatchOutcome> {
-  const pending = await pendingRequests(ctx, params, route, model, requests);
+  const { route, protocol, model } = bodies.maker;
+  const pending = await pendingRequests(ctx, bodies);
   if (pending.length === 0) return { unanswered: new Map(), submitted: null };
   const routes = ctx.options.routes.list();
   const secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));

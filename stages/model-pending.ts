@@ -3,12 +3,9 @@
 // them, `--max-cost` weighs them before a stage sends, and a batch build submits them.
 import type { StageContext } from "../src/contract/stage.js";
 import type { Json } from "../src/util/json.js";
-import type { Route } from "../src/model/registry.js";
-import type { BodyParams, WireFormat } from "../src/model/protocol.js";
-import { protocolOf } from "../src/model/protocols.js";
+import type { WireFormat } from "../src/model/protocol.js";
 import { ownsKey } from "../src/remote/shard.js";
-import type { TaskRequest } from "../tasks/task.js";
-import { requestBody } from "./model-route.js";
+import type { FirstBodies } from "./model-bodies.js";
 
 /** One body a build would send: the first item that asks it, its bytes, its key and its format. */
 export interface Pending {
@@ -19,14 +16,9 @@ export interface Pending {
   format: WireFormat;
 }
 
-export async function pendingRequests(
-  ctx: StageContext,
-  params: BodyParams,
-  route: Route,
-  model: string,
-  requests: readonly TaskRequest[],
-): Promise<Pending[]> {
-  const protocol = await protocolOf(route);
+/** The requests of `bodies` without a reply, each body as made there (once for the whole stage). */
+export async function pendingRequests(ctx: StageContext, bodies: FirstBodies): Promise<Pending[]> {
+  const { protocol } = bodies.maker;
   const { recall } = await import("../src/model/reply-memo.js");
   const { recallRefusal } = await import("../src/model/refusal-memo.js");
   const namespace = ctx.options.replyNamespace ?? "requests";
@@ -34,11 +26,8 @@ export async function pendingRequests(
   const answers = (body: Json) => "body" in protocol.success(JSON.stringify(body), "application/json");
   const seen = new Set<string>();
   const out: Pending[] = [];
-  for (let index = 0; index < requests.length; index++) {
-    const req = requests[index]!;
-    const format: WireFormat = req.schema ? protocol.formats[0]! : "none";
-    const body = requestBody(protocol, req, params, route, model, format);
-    const { payload, key } = protocol.serialise(route, body);
+  for (let index = 0; index < bodies.requests.length; index++) {
+    const { body, payload, key, format } = bodies.prepared(index);
     if (seen.has(key) || (shard && !ownsKey(shard, key))) continue;
     seen.add(key);
     const entry = refresh ? null : await ctx.memo.get(namespace, key);

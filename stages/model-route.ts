@@ -14,15 +14,15 @@ import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { SentRequests } from "../src/model/sent-requests.js";
-import { ruledRequest, type RuledParams } from "../src/model/deviations.js";
+import type { RuledParams } from "../src/model/deviations.js";
 import {
-  UnsendableRequest,
   itemFieldsOf,
   type BodyParams,
   type Protocol,
   type Transport,
   type WireFormat,
 } from "../src/model/protocol.js";
+import { firstFormat, madeBody, type FirstBodies, type Prepared } from "./model-bodies.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { Budget } from "../src/model/budget.js";
 import { costOf, type Price } from "../src/model/price.js";
@@ -46,13 +46,7 @@ export function requestBody(
   model: string,
   format: WireFormat,
 ): Record<string, Json> {
-  try {
-    const ruled = ruledRequest(req, params, route, model);
-    return protocol.body(ruled.req, ruled.params, route, model, format);
-  } catch (e) {
-    if (e instanceof UnsendableRequest) throw new StageError(e.message, e.fix);
-    throw e;
-  }
+  return madeBody({ protocol, params, route, model }, req, format).body;
 }
 
 /** The record of a request without a reply: no text, and an error that says why. */
@@ -103,14 +97,6 @@ async function sendingModules() {
 }
 type Modules = Awaited<ReturnType<typeof sendingModules>>;
 
-/** One body ready to send: its bytes and its key. */
-interface Prepared {
-  body: Record<string, Json>;
-  payload: Buffer;
-  key: string;
-  format: WireFormat;
-}
-
 /** The route's API key from the environment, or the stage's refusal when it is not set. */
 export function apiKeyOf(ctx: StageContext, route: Route): string | undefined {
   const apiKey = route.api_key_env ? ctx.options.env[route.api_key_env] : undefined;
@@ -128,19 +114,16 @@ export interface Spend {
   price: Price;
 }
 
+/** Sends the requests of `bodies` (each first body as made there) through their route. */
 export async function runRoute(
   ctx: StageContext,
-  params: BodyParams,
-  route: Route,
-  protocol: Protocol,
-  model: string,
-  requests: TaskRequest[],
+  bodies: FirstBodies,
   spend?: Spend,
   notSent?: ReadonlyMap<string, string>,
 ): Promise<RouteOutcome> {
   const modules = await sendingModules();
-  const key = apiKeyOf(ctx, route);
-  const run = new RouteRun(ctx, params, route, protocol, model, requests, modules, key, spend, notSent);
+  const key = apiKeyOf(ctx, bodies.maker.route);
+  const run = new RouteRun(ctx, bodies, modules, key, spend, notSent);
   await run.sendAll();
   return run.outcome();
 }
@@ -164,24 +147,28 @@ class RouteRun {
   private retries = 0;
   private lastReport = 0;
   private readonly sendingFrom: number;
+  private readonly params: BodyParams;
+  private readonly route: Route;
+  private readonly protocol: Protocol;
+  private readonly model: string;
+  private readonly requests: readonly TaskRequest[];
 
   constructor(
     private readonly ctx: StageContext,
-    private readonly params: BodyParams,
-    private readonly route: Route,
-    private readonly protocol: Protocol,
-    private readonly model: string,
-    private readonly requests: TaskRequest[],
+    private readonly bodies: FirstBodies,
     private readonly modules: Modules,
     private readonly apiKey: string | undefined,
     private readonly spend?: Spend,
     /** Requests this build does not send online (a batch has them, or failed them), and why. */
     private readonly notSent?: ReadonlyMap<string, string>,
   ) {
+    const { params, route, protocol, model } = bodies.maker;
+    [this.params, this.route, this.protocol, this.model] = [params, route, protocol, model];
+    this.requests = bodies.requests;
     const routes = ctx.options.routes.list();
     this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
     this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency, protocol.refusal);
-    this.replies = new Array(requests.length);
+    this.replies = new Array(bodies.requests.length);
     this.sent = new modules.SentRequests(itemFieldsOf(protocol));
     this.formatList = protocol.formats;
     this.transport = modules.transport;
@@ -216,11 +203,12 @@ class RouteRun {
 
   /** A request estimated above the route's tokens_per_minute could never go: refused before any is sent. */
   private checkTokenRate(perMinute: number): void {
-    const owned = this.requests.filter((req) => this.owns(req));
-    const largest = owned.reduce((most, req) => {
-      const { body, payload } = this.prepare(req, req.schema ? this.formatList[0]! : "none");
-      return Math.max(most, this.modules.estimatedTokens(payload, body));
-    }, 0);
+    let largest = 0;
+    for (let i = 0; i < this.requests.length; i++) {
+      if (!this.owns(i)) continue;
+      const { body, payload } = this.bodies.prepared(i);
+      largest = Math.max(largest, this.modules.estimatedTokens(payload, body));
+    }
     if (largest <= perMinute) return;
     const name = this.route.name;
     throw new StageError(
@@ -266,21 +254,24 @@ class RouteRun {
   }
 
   /** A request's shard follows its first format's key, which no earlier reply of this run can change. */
-  private owns(req: TaskRequest): boolean {
+  private owns(i: number): boolean {
     const shard = this.ctx.options.shard;
-    return !shard || ownsKey(shard, this.prepare(req, req.schema ? this.formatList[0]! : "none").key);
+    return !shard || ownsKey(shard, this.bodies.prepared(i).key);
   }
 
   /** One item: its reply in the first format the server takes (from the memo, or sent). */
   private async sendItem(i: number): Promise<void> {
     const req = this.requests[i]!;
-    const owned = this.owns(req);
+    const owned = this.owns(i);
     const formats = this.formatList;
     const first = req.schema ? this.formats.start : formats.indexOf("none");
+    // Its first format's body was made before anything was sent (FirstBodies): sent as made then.
+    const made = formats.indexOf(firstFormat(this.protocol, req));
+    if (first > made) this.bodies.forget(i); // earlier items needed a lower format: it starts there
     let level = first;
     let prepared: Prepared;
     for (;;) {
-      prepared = this.prepare(req, formats[level]!);
+      prepared = level === made ? this.bodies.take(i) : this.prepare(req, formats[level]!);
       this.sample ??= prepared.body;
       if (!owned) {
         // Another shard's: not looked up either, since a shard's output is never the result (a plain build

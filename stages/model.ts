@@ -15,13 +15,7 @@ import { protocolModule, protocolName, protocolOf } from "../src/model/protocols
 import { codeIdentity, isInfrastructure } from "../src/runner/code/code.js";
 import { installRoot } from "../src/util/paths.js";
 import { itemFieldsOf, itemSummary, withoutItemFields, type Protocol } from "../src/model/protocol.js";
-import {
-  DEVIABLE_FIELDS,
-  DeviationLog,
-  ruledRequest,
-  type Deviation,
-  type RuledParams,
-} from "../src/model/deviations.js";
+import { DEVIABLE_FIELDS, DeviationLog, type Deviation, type RuledParams } from "../src/model/deviations.js";
 import { auditReplies } from "../src/model/reply-audit.js";
 import { thinkingAudit } from "../src/model/thinking-audit.js";
 import type { TaskRequest } from "../tasks/task.js";
@@ -30,7 +24,8 @@ import { inputRecords } from "./records-io.js";
 import { modelRuleProblems } from "./model-rules-check.js";
 import { releaseFiles } from "./release.js";
 import { builtinBaseline, builtinParts } from "./baseline.js";
-import { apiKeyOf, requestBody, runRoute } from "./model-route.js";
+import { apiKeyOf, runRoute } from "./model-route.js";
+import { FirstBodies } from "./model-bodies.js";
 import { noBatchApi, runBatches } from "./model-batch.js";
 import { BATCH_PROTOCOLS } from "../src/model/batch-api.js";
 import {
@@ -87,20 +82,12 @@ function tokenTotals(protocol: Protocol, replies: ReplyRecord[]): { totals: Toke
   return { totals, without };
 }
 
-/** Each request's body made once before anything is sent (a field the model cannot take refuses the
- *  stage), and how the route's rules make the requests differ from the spec (src/model/deviations.ts). */
-function deviationsOf(
-  protocol: Protocol,
-  requests: TaskRequest[],
-  params: Params,
-  route: Route,
-  model: string,
-): Deviation[] {
+/** Each request's body made before anything is sent (a field the model cannot take refuses the stage; the
+ *  send takes the body made here), and how the route's rules make the requests differ from the spec
+ *  (src/model/deviations.ts). */
+function deviationsOf(bodies: FirstBodies): Deviation[] {
   const log = new DeviationLog();
-  for (const req of requests) {
-    requestBody(protocol, req, params, route, model, req.schema ? protocol.formats[0]! : "none");
-    log.add(ruledRequest(req, params, route, model).deviations, req.configuration);
-  }
+  bodies.requests.forEach((req, i) => log.add(bodies.body(i).deviations, req.configuration));
   return log.list();
 }
 
@@ -149,18 +136,17 @@ async function routeCall(
       "add it to a --registry file (see registry/providers.yaml), or use a built-in medbench/ model",
     );
   const protocol = await protocolOf(route);
+  const bodies = new FirstBodies({ protocol, params, route, model }, requests);
   // A field the model cannot take refuses the stage before anything is sent; one its rules send otherwise
   // is a deviation of the run, recorded.
-  const deviations = deviationsOf(protocol, requests, params, route, model);
+  const deviations = deviationsOf(bodies);
   const budget = ctx.options.budget;
   const price = priceOf(route, model);
   const batching = batchMode(ctx, route, protocol);
-  if (budget) await refuseOverBudget(ctx, { params, route, model, requests, batching }, budget, price);
+  if (budget) await refuseOverBudget(ctx, { bodies, batching }, budget, price);
   const spend = budget ? { budget, price: price! } : undefined;
-  const batched = batching
-    ? await runBatches(ctx, params, route, protocol, model, requests, apiKeyOf(ctx, route), spend)
-    : null;
-  const out = await runRoute(ctx, params, route, protocol, model, requests, spend, batched?.unanswered);
+  const batched = batching ? await runBatches(ctx, bodies, apiKeyOf(ctx, route), spend) : null;
+  const out = await runRoute(ctx, bodies, spend, batched?.unanswered);
   const sample = out.sample ?? {};
   const itemFields = itemFieldsOf(protocol);
   const request = {
@@ -187,10 +173,7 @@ function batchMode(ctx: StageContext, route: Route, protocol: Protocol): boolean
 
 /** What a stage sends to one route's model. */
 interface StageRequests {
-  params: Params;
-  route: Route;
-  model: string;
-  requests: TaskRequest[];
+  bodies: FirstBodies;
   /** Sent as provider batches (their discount applies). */
   batching: boolean;
 }
@@ -199,10 +182,11 @@ interface StageRequests {
  *  before it sends anything (and one whose cost cannot be bounded: no price, no max tokens). */
 async function refuseOverBudget(
   ctx: StageContext,
-  { params, route, model, requests, batching }: StageRequests,
+  { bodies, batching }: StageRequests,
   budget: Budget,
   price: Price | null,
 ): Promise<void> {
+  const { route, model } = bodies.maker;
   const name = `${route.name}/${model}`;
   if (!price)
     throw new StageError(
@@ -210,7 +194,7 @@ async function refuseOverBudget(
       `add price: { "${model}": { input: USD, output: USD } } (per million tokens) to route ${route.name} ` +
         "in a --registry file, or build without --max-cost",
     );
-  const pending = await pendingRequests(ctx, params, route, model, requests);
+  const pending = await pendingRequests(ctx, bodies);
   if (pending.length === 0) return;
   const estimate = estimateOf(pending, price, batching);
   const said = estimateWords(estimate);
@@ -242,7 +226,8 @@ export async function estimateModel(
   const { route: routeName, model } = splitModel(params.model);
   const route = ctx.options.routes.get(routeName);
   if (routeName === "medbench" || !route) return null;
-  const pending = await pendingRequests(ctx, params, route, model, requests);
+  const protocol = await protocolOf(route);
+  const pending = await pendingRequests(ctx, new FirstBodies({ protocol, params, route, model }, requests));
   // A route that sends as batches by default is estimated at its batch price.
   return estimateOf(pending, priceOf(route, model), route.batch === true);
 }
