@@ -1,7 +1,7 @@
 // What a build works out once (issue 53, "each per-build repeat done once"), counted from outside the
-// process, through the real CLI: each stage's code identity (stageCode, and codeIdentity under it) once per
-// stage, each stage manifest read at most once (tests/support/fs-trace.mjs), and each model request's first body
-// built once and serialised and hashed once, with the token-rate check and --max-cost both looking at it.
+// process, through the real CLI: each stage's code identity (stageCode, and codeIdentity under it) once
+// per stage, each stage manifest read at most once (tests/support/fs-trace.mjs), and each model request's
+// first body built once and serialised and hashed once, the token-rate check and --max-cost looking at it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";

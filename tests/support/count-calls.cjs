@@ -1,9 +1,10 @@
-// A preload (`node --require tests/support/count-calls.cjs`) that counts the calls of named exports of medbench's
-// compiled modules (CommonJS: a module calls another's export through its exports object, so the count sees
-// every call from outside the module), written to $COUNT_CALLS_OUT at exit as JSON { "file:export": calls }.
-// $COUNT_CALLS names them: { "<file name>": ["<export>", …] } (a file of dist/, by its name alone). An
-// export that is never loaded is absent from the output, so a renamed one fails the test that counts it.
-// The repeats test uses it to count what a build works out once per stage or once per request.
+// A preload (`node --require tests/support/count-calls.cjs`) that counts the calls of named exports of
+// medbench's compiled modules (CommonJS: a module calls another's export through its exports object, so
+// the count sees every call from outside the module), written to $COUNT_CALLS_OUT at exit as JSON
+// { "file:export": calls }. $COUNT_CALLS names them: { "<file name>": ["<export>", …] } (a file of dist/,
+// by its name alone). An export that is never loaded is absent from the output, so a renamed one fails
+// the test that counts it. The repeats test uses it to count what a build works out once per stage or
+// once per request.
 const Module = require("node:module");
 const fs = require("node:fs");
 const { basename, sep } = require("node:path");
