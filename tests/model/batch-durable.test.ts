@@ -1,9 +1,10 @@
-// A build killed while the provider answers its "create batch" (the batch made and paid for, its id never
-// received) loses nothing: the batch was recorded as being made before the call, under a label the provider
-// keeps where it keeps one (OpenAI's metadata, Gemini's display name; Anthropic's by when and how many), so a
-// second clone sharing the remote finds it among the provider's batches and collects it: no request is
-// submitted twice, and the results are an online build's byte for byte. For each protocol, against its fake
-// batch API over real HTTP, the fake holding the create's answer until the test has killed the build.
+// A build --batch killed loses nothing, for each protocol against its fake batch API over real HTTP: a second
+// clone sharing the remote collects its batch, no request is submitted twice, and the results are an online
+// build's byte for byte. Killed after submitting (the batch's id recorded), or while the provider answers its
+// "create batch" (the batch made and paid for, its id never received; the fake holds the create's answer
+// until the test has killed the build): the batch was recorded as being made before the call, under a label
+// the provider keeps where it keeps one (OpenAI's metadata, Gemini's display name; Anthropic's by when and
+// how many), so the second clone finds it among the provider's batches.
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { Project, cleanedAfterEach } from "../support/rig.js";
@@ -82,7 +83,20 @@ const PROTOCOLS: Record<string, Protocol> = {
   },
 };
 
-describe.each(Object.keys(PROTOCOLS))("%s: a build killed while the provider creates its batch", (name) => {
+const KILLS = ["after submitting", "while the provider makes its batch"] as const;
+
+/** Resolves once the running CLI has written `text` to its stderr. */
+function said(run: ReturnType<Project["start"]>, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = "";
+    run.stderr!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) resolve();
+    });
+  });
+}
+
+describe.each(Object.keys(PROTOCOLS))("%s: a build --batch killed", (name) => {
   const protocol = PROTOCOLS[name]!;
   const project = (url: string) => {
     const p = new Project();
@@ -102,7 +116,7 @@ describe.each(Object.keys(PROTOCOLS))("%s: a build killed while the provider cre
   const dir = `results/kor-surgical-robot-voice-command/${protocol.model.replace("/", "_")}`;
   const files = (p: Project) => new Map(readdirSync(p.path(dir)).map((f) => [f, p.read(`${dir}/${f}`)]));
 
-  it("is collected by a second clone through the shared remote, nothing submitted twice", async () => {
+  it.each(KILLS)("killed %s, is collected by a second clone through the remote", async (when) => {
     const online = await protocol.online();
     const reference = project(online.url);
     const built = await reference.run(args([]), protocol.env);
@@ -111,10 +125,11 @@ describe.each(Object.keys(PROTOCOLS))("%s: a build killed while the provider cre
     const s3 = await startS3();
     try {
       const env = { ...protocol.env, ...remoteEnv(s3) };
-      batches.set({ holdCreate: true });
+      const creating = when === KILLS[1];
+      batches.set({ holdCreate: creating });
       const taken = batches.whenSubmitted();
       const killed = project(batches.url).start(args(["--batch", "--wait"]), env);
-      await Promise.race([taken, killed]);
+      await Promise.race([creating ? taken : said(killed, "submitted in batches"), killed]);
       killed.kill("SIGKILL");
       await killed;
       expect(batches.submitted()).toBe(1);
@@ -123,7 +138,7 @@ describe.each(Object.keys(PROTOCOLS))("%s: a build killed while the provider cre
       const second = project(batches.url);
       const collected = await second.run(args(["--batch", "--wait"]), env);
       expect(collected.exitCode, collected.stderr).toBe(0);
-      expect(collected.stderr).toMatch(/batch \S+ found at the provider/);
+      if (creating) expect(collected.stderr).toMatch(/batch \S+ found at the provider/);
       expect(batches.submitted()).toBe(1);
       expect(files(second)).toEqual(files(reference));
     } finally {

@@ -1,7 +1,7 @@
 // build --batch against the fake Batch API (scripts/fake-openai-batch.mjs) over real HTTP: its results equal
 // an online build's byte for byte; without --wait it submits and exits 3, and a rerun collects without
-// submitting again, also on another clone through the shared remote after the first was killed; a batch
-// that fails, expires, is cancelled or answers some lines with errors leaves the rest to the next build.
+// submitting again (after a kill too, on another clone through the shared remote: batch-durable.test.ts); a
+// batch that fails, expires, is cancelled or answers some lines with errors leaves the rest to the next build.
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { Project, cleanedAfterEach, expectCleanFailure } from "../support/rig.js";
@@ -78,43 +78,6 @@ describe("build --batch", () => {
       expect(next.exitCode, next.stderr).toBe(0);
       // Only the requests the expired batch did not answer were submitted again.
       expect(batches.stats.lines - sent).toBe(sent - Math.floor(sent / 2));
-    } finally {
-      await batches.close();
-    }
-  });
-});
-
-describe("build --batch through the shared remote", () => {
-  afterEach(cleanUp);
-
-  it("a build killed after submitting is collected by a second clone, nothing submitted twice", async () => {
-    const online = await startFake({ usage: "counted" });
-    const port = online.port;
-    const a = project(online.url);
-    expect((await a.buildAgainstFake()).exitCode).toBe(0);
-    await online.close();
-    const s3 = await startS3();
-    const batches: Batches = await startFakeBatches({ port, usage: "counted" });
-    try {
-      const env = remoteEnv(s3);
-      const first = project(batches.url);
-      const killed = first.start(Project.fakeBuildArgs(["--batch", "--wait"]), env);
-      await new Promise<void>((resolve) => {
-        let seen = "";
-        killed.stderr!.on("data", (chunk: Buffer) => {
-          seen += chunk.toString();
-          if (seen.includes("submitted in batches")) resolve();
-        });
-        void killed.then(() => resolve());
-      });
-      killed.kill("SIGKILL");
-      await killed;
-      expect(batches.stats.submitted).toBe(1);
-      const second = project(batches.url);
-      const collected = await second.buildAgainstFake(["--batch", "--wait"], env);
-      expect(collected.exitCode, collected.stderr).toBe(0);
-      expect(batches.stats.submitted).toBe(1);
-      expect(resultFiles(second)).toEqual(resultFiles(a));
     } finally {
       await batches.close();
     }
