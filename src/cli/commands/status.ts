@@ -41,6 +41,7 @@ async function run(argv: string[]): Promise<number> {
   );
   const { opts, vars } = buildOptions(values);
   const specPath = oneSpec(positionals, command, "status", opts.project.root);
+  await checkRegistries(opts.registryFiles);
   const { spec, specHash, states } =
     (await fromNoopRecord(argv, opts)) ?? (await keyed(specPath, vars, opts));
   if (values.json) {
@@ -63,6 +64,14 @@ async function run(argv: string[]): Promise<number> {
       process.stdout.write(`      would send ${model}: ${estimateLine(estimate)}\n`);
   }
   return 0;
+}
+
+/** Each --registry file given is read and checked, whether a stage needs routes or not, as build does:
+ *  a missing or broken file named on the command line is an error, not a status. */
+async function checkRegistries(files: string[]): Promise<void> {
+  if (files.length === 0) return;
+  const { commandRoutes } = await import("../../model/routes.js");
+  commandRoutes(files).check();
 }
 
 /** A stage's estimate as status shows it: an estimate, and says so. */
