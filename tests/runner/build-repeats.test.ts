@@ -1,7 +1,8 @@
 // What a build works out once (issue 53, "each per-build repeat done once"), counted from outside the
 // process, through the real CLI: each stage's code identity (stageCode, and codeIdentity under it) once
-// per stage, each stage manifest read at most once (tests/support/fs-trace.mjs), and each model request's
-// first body built once and serialised and hashed once, the token-rate check and --max-cost looking at it.
+// per stage, each stage manifest read at most once and medbench.lock twice (tests/support/fs-trace.mjs),
+// and each model request's first body built once and serialised and hashed once, the token-rate check
+// and --max-cost looking at it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
@@ -26,6 +27,8 @@ interface Counted {
   calls: Record<string, number>;
   /** Each stage manifest of the project's cache the command read -> how many times. */
   manifests: Map<string, number>;
+  /** How many times it read medbench.lock. */
+  lockReads: number;
   /** The stages the command keyed (a build's summary, or status's list). */
   stages: number;
 }
@@ -49,7 +52,8 @@ async function counted(p: Project, args: string[]): Promise<Counted> {
   );
   const stages = (JSON.parse(run.stdout.trim().split("\n").pop()!) as { stages: unknown[] }).stages.length;
   const calls = JSON.parse(readFileSync(`${out}.calls.json`, "utf8")) as Record<string, number>;
-  return { calls, manifests, stages };
+  const lockReads = traced[p.path("medbench.lock")]?.readFileSync ?? 0;
+  return { calls, manifests, lockReads, stages };
 }
 
 /** Each stage's code worked out once, and no manifest read twice. */
@@ -78,10 +82,15 @@ describe("what a build works out once", () => {
 
   it("a first build, a full no-op and a status without the no-op record", async () => {
     once(await counted(p, ["build", SPEC]));
-    once(await counted(p, ["build", SPEC, "--rekey"]));
+    const rekeyed = await counted(p, ["build", SPEC, "--rekey"]);
+    once(rekeyed);
+    // medbench.lock: read before the stages, and again under its own lock when the build records itself.
+    expect(rekeyed.lockReads).toBe(2);
     // Without a no-op record (one is written once what a build read has settled), status keys every stage.
     rmSync(p.path("cache/noop"), { recursive: true, force: true });
-    once(await counted(p, ["status", SPEC]));
+    const status = await counted(p, ["status", SPEC]);
+    once(status);
+    expect(status.lockReads).toBe(1);
   });
 
   it("a build whose stages are stale against the lock reads each manifest once, old and new", async () => {

@@ -54,11 +54,21 @@ export interface LockFile {
 }
 
 export function readLock(path: string): LockFile {
+  return parsedLock(path, lockFileText(path));
+}
+
+/** medbench.lock's text, or null when there is none. */
+function lockFileText(path: string): string | null {
   consult(path);
-  if (!existsSync(path)) return { schema: LOCK_SCHEMA, hash_recipe: HASH_RECIPE, specs: {} };
+  return existsSync(path) ? readFileSync(path, "utf8") : null;
+}
+
+/** The lock `text` (null: none yet) read from `path`, checked. */
+function parsedLock(path: string, text: string | null): LockFile {
+  if (text === null) return { schema: LOCK_SCHEMA, hash_recipe: HASH_RECIPE, specs: {} };
   let parsed: LockFile;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8")) as LockFile;
+    parsed = JSON.parse(text) as LockFile;
   } catch (e) {
     throw new DiagnosticError([
       {
@@ -164,11 +174,11 @@ export async function writeLock(
   update: (lock: LockFile) => void,
 ): Promise<boolean> {
   return withFileLock(guard, () => {
-    const before = existsSync(path) ? readFileSync(path, "utf8") : "";
-    const lock = readLock(path);
+    const before = lockFileText(path); // read once: its text tells whether the update changed it
+    const lock = parsedLock(path, before);
     update(lock);
     const text = lockText(lock);
-    if (text === before) return false;
+    if (text === (before ?? "")) return false;
     writeFileAtomic(path, text);
     return true;
   });
