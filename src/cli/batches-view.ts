@@ -8,7 +8,7 @@ import { replyFolder, replyLog } from "../runner/replies/memo.js";
 import { openRemote, replyName } from "../remote/store.js";
 import { CommandFailure, UsageError } from "../errors.js";
 import { commandRoutes } from "../model/routes.js";
-import { batchApiOf, type BatchApi, type BatchState } from "../model/batch-api.js";
+import { batchApiOf, type BatchApi, type BatchState, type PendingBatch } from "../model/batch-api.js";
 import { protocolOf } from "../model/protocols.js";
 import { secretValues } from "../model/redact.js";
 import { routeQueryValues } from "../model/url-secrets.js";
@@ -19,6 +19,8 @@ interface Recorded {
   base_url: string;
   model: string;
   batches: { id: string; keys: string[] }[];
+  /** A batch a build was making when it stopped (stages/model-batch.ts), its id not recorded. */
+  pending?: PendingBatch | null;
 }
 
 const NAMESPACE = "batches";
@@ -26,7 +28,7 @@ const warnToStderr = (message: string) => process.stderr.write(`warning: ${messa
 
 interface Listed {
   id: string;
-  /** Where it is recorded: "cache", "remote". */
+  /** Where it is recorded: "cache", "remote" ("…: being made": found at the provider by its label). */
   recorded: string[];
   route: string;
   model: string;
@@ -38,11 +40,13 @@ interface Listed {
 type Found = { record: Recorded; batch: Recorded["batches"][number]; where: string[] };
 
 /** Every batch the cache and the shared remote record, once (a set's record grows as its batches are made),
- *  with where it is recorded. */
-async function recordedBatches(project: Project): Promise<Found[]> {
+ *  with where it is recorded; and those builds were making when they stopped, found at the provider. */
+async function recordedBatches(project: Project, registry: string[]): Promise<Found[]> {
   const log = replyLog(new Cache(project.cacheDir), NAMESPACE, false);
   const seen = new Map<string, Found>();
+  const making = new Map<string, { record: Recorded; where: string }>();
   const add = (record: Recorded | null, where: string) => {
+    if (record?.pending) making.set(record.pending.tag, { record, where });
     for (const batch of record?.batches ?? []) {
       const found = seen.get(batch.id);
       if (found) found.where.push(where);
@@ -51,7 +55,19 @@ async function recordedBatches(project: Project): Promise<Found[]> {
   };
   for (const key of log.sizes().keys()) add(readRecord(log.get(key)), "cache");
   for (const record of await remoteRecords()) add(record, "remote");
+  for (const { record, where } of making.values()) {
+    const id = await madeWhenStopped(record, registry);
+    const batch = { id: id ?? "", keys: record.pending!.keys };
+    if (id && !seen.has(id)) seen.set(id, { record, batch, where: [`${where}: being made`] });
+  }
   return [...seen.values()];
+}
+
+/** The id of the batch a build was making when it stopped, as its provider lists it (null: not found). */
+async function madeWhenStopped(record: Recorded, registry: string[]): Promise<string | null> {
+  const client = await clientOf(record, registry).catch(() => null);
+  const known = new Set(record.batches.map((batch) => batch.id));
+  return client ? client.find(record.pending!, known).catch(() => null) : null;
 }
 
 /** The batch records in the shared remote (MEDBENCH_REMOTE), none without one; a remote that cannot be
@@ -95,7 +111,7 @@ async function clientOf(record: Recorded, registry: string[]): Promise<BatchApi>
 
 export async function listBatches(project: Project, registry: string[], json: boolean): Promise<number> {
   const listed: Listed[] = [];
-  const found = await recordedBatches(project);
+  const found = await recordedBatches(project, registry);
   for (const { record, batch, where } of found) {
     // A batch whose route is gone from the registry is listed as such; the others are still asked.
     const client = await clientOf(record, registry).catch((e: Error) => e);
@@ -129,7 +145,7 @@ export async function listBatches(project: Project, registry: string[], json: bo
 }
 
 export async function cancelBatch(project: Project, id: string, registry: string[], json: boolean) {
-  const found = (await recordedBatches(project)).find((x) => x.batch.id === id);
+  const found = (await recordedBatches(project, registry)).find((x) => x.batch.id === id);
   if (!found)
     throw new UsageError(
       `no batch ${id} in this cache or the shared remote: \`medbench cache batches\` lists those recorded`,

@@ -4,7 +4,7 @@
 // "create batch" (the batch made and paid for, its id never received; the fake holds the create's answer
 // until the test has killed the build): the batch was recorded as being made before the call, under a label
 // the provider keeps where it keeps one (OpenAI's metadata, Gemini's display name; Anthropic's by when and
-// how many), so the second clone finds it among the provider's batches.
+// how many), so the second clone finds it among the provider's batches (and `cache batches` lists it).
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { Project, cleanedAfterEach } from "../support/rig.js";
@@ -136,6 +136,15 @@ describe.each(Object.keys(PROTOCOLS))("%s: a build --batch killed", (name) => {
       batches.set({ holdCreate: false });
 
       const second = project(batches.url);
+      if (creating) {
+        // Listed before any build found it: found at the provider by what the remote recorded.
+        const list = ["cache", "batches", "--registry", "routes.yaml", "--json"];
+        const listed = await second.run(list, env);
+        expect(listed.exitCode, listed.stderr).toBe(0);
+        expect(JSON.parse(listed.stdout).batches).toMatchObject([
+          { open: true, recorded: ["remote: being made"] },
+        ]);
+      }
       const collected = await second.run(args(["--batch", "--wait"]), env);
       expect(collected.exitCode, collected.stderr).toBe(0);
       if (creating) expect(collected.stderr).toMatch(/batch \S+ found at the provider/);
