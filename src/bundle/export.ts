@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { filesUnder } from "../runner/code/code.js";
 import { create, type Pack } from "tar";
 import { Cache } from "../runner/store/cache.js";
-import { specFileOf, specFilesRoot } from "../runner/project/project.js";
+import { specFileOf, specFilesRoot, type Project } from "../runner/project/project.js";
 import type { BuildOptions, Runtime } from "../runner/execution/executor.js";
 import type { StageOutcome } from "../runner/store/outcome.js";
 import { loadRuntime } from "../load/runtime.js";
@@ -64,7 +64,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
       writeFileSync(join(staging, rel), data);
     };
     const files = specFiles(rt.spec);
-    const taskFiles = putSpecFiles(put, rt, specFile, built.spec, files, opts);
+    const taskFiles = putSpecFiles(put, { rt, file: specFile, path: built.spec, files }, opts.project);
     putStages(put, stages, withheld, cache);
     const manifest: BundleManifest = {
       format: BUNDLE_FORMAT,
@@ -163,19 +163,21 @@ function producedBy(rt: Runtime, resultDir: string, stages: BundleManifest["stag
 
 type Put = (rel: string, data: string | Buffer) => void;
 
+/** The spec a bundle carries: its runtime, its file here, the path build.json names it by, and the files it
+ *  reads (`specFiles`). */
+interface BundledSpec {
+  rt: Runtime;
+  file: string;
+  path: string;
+  files: string[];
+}
+
 /** The spec, its file inputs and a user task's sources, under spec/; returns the task's files. */
-function putSpecFiles(
-  put: Put,
-  rt: Runtime,
-  specFile: string,
-  specPath: string,
-  files: string[],
-  opts: BuildOptions,
-): string[] {
-  put(`spec/${specPath}`, readFileSync(specFile));
-  const filesRoot = specFilesRoot(opts.project, specFile);
-  for (const file of files) put(`spec/${file}`, readFileSync(resolve(filesRoot, file)));
-  const user = rt.task.user;
+function putSpecFiles(put: Put, spec: BundledSpec, project: Project): string[] {
+  put(`spec/${spec.path}`, readFileSync(spec.file));
+  const filesRoot = specFilesRoot(project, spec.file);
+  for (const file of spec.files) put(`spec/${file}`, readFileSync(resolve(filesRoot, file)));
+  const user = spec.rt.task.user;
   const taskFiles = user
     ? filesUnder(user.source)
         .map((file) => relative(user.root, file).split(sep).join("/"))

@@ -95,7 +95,7 @@ export function rosterRuns(
       interval: null,
       apiErrorRate: null,
       status: "missing",
-      reason: whyMissing(spec, entry, found, options, inputs, buildCmd(entry.model)),
+      reason: whyMissing({ spec, found, options, inputs }, entry, buildCmd(entry.model)),
     };
   });
   return { runs, inputs };
@@ -164,18 +164,22 @@ function judgedRun(
   return run;
 }
 
-function whyMissing(
-  spec: SpecFile,
-  e: RosterEntry,
-  found: FoundRun[],
-  options: RosterOptions,
-  inputs: "release" | "sample" | null,
-  cmd: string,
-): string {
+/** Where a roster entry's run was looked for: the spec, the runs found, the check's options, and the inputs
+ *  (release or bundled sample) the roster's runs were built from. */
+interface RosterSearch {
+  spec: SpecFile;
+  found: FoundRun[];
+  options: RosterOptions;
+  inputs: "release" | "sample" | null;
+}
+
+/** Why no run of `entry` counts, and the build (`cmd`) that makes one. */
+function whyMissing(search: RosterSearch, entry: RosterEntry, cmd: string): string {
+  const { spec, found, options, inputs } = search;
   const mine = found
-    .filter((run) => run.metrics?.model === e.model)
+    .filter((run) => run.metrics?.model === entry.model)
     .map((run) => ({ dir: run.dir, m: run.metrics! }));
-  const edited = found.find((run) => run.modified && run.claimedModel === e.model);
+  const edited = found.find((run) => run.modified && run.claimedModel === entry.model);
   if (edited) return `${edited.dir} is modified since build (${edited.modified}), not counted: ${cmd}`;
   if (!mine.length) return `no run: ${cmd}`;
   const current = mine.filter((x) => x.m.spec_hash === spec.specHash);
@@ -187,7 +191,7 @@ function whyMissing(
   const whole = current.filter((x) => !x.m.partial);
   if (!whole.length) return `only a partial run (${current[0]!.dir}, --limit or --subset): ${cmd}`;
   const tuned = whole.find((x) => x.m.trained_on !== undefined);
-  if (tuned && !e.tags.includes(FINE_TUNED))
+  if (tuned && !entry.tags.includes(FINE_TUNED))
     return (
       `${tuned.dir} was built as a model fine-tuned on this task's ${String(tuned.m.trained_on)} split, ` +
       `which is kept off the headline and stands for no roster entry: ${cmd}, without --var trained_on`

@@ -29,8 +29,8 @@ export function checkSpec(
   for (const stage of spec.stages) {
     const kind = kinds.get(stage.kind);
     if (!kind) continue; // the planner reports unknown kinds
-    checkInputs(spec, stage, kind, byName, kinds, out);
-    checkParams(spec, stage, kind, task, out);
+    checkInputs({ spec, stage, kind }, { byName, kinds }, out);
+    checkParams({ spec, stage, kind }, task, out);
     if (kind.check && task)
       for (const problem of kind.check(stage, task, env)) {
         const pointer = `/stages/${escapePointer(stage.name)}${problem.pointer}`;
@@ -66,17 +66,24 @@ export function checkSpec(
   if (out.length) throw new DiagnosticError(out);
 }
 
-function checkInputs(
-  spec: SpecFile,
-  stage: StageDecl,
-  kind: StageKind,
-  byName: Map<string, StageDecl>,
-  kinds: ReadonlyMap<string, StageKind>,
-  out: Diagnostic[],
-): void {
+/** The spec's stages by name, and the stage kinds by name. */
+interface StageTable {
+  byName: Map<string, StageDecl>;
+  kinds: ReadonlyMap<string, StageKind>;
+}
+
+/** A stage of the spec under check, with its kind. */
+interface CheckedStage {
+  spec: SpecFile;
+  stage: StageDecl;
+  kind: StageKind;
+}
+
+function checkInputs(checked: CheckedStage, table: StageTable, out: Diagnostic[]): void {
+  const { spec, stage, kind } = checked;
   const at = (rest: string) => `/stages/${escapePointer(stage.name)}${rest}`;
   for (const [name, ref] of Object.entries(stage.inputs)) {
-    const problem = inputProblem(spec, stage, kind, { byName, kinds }, name, ref);
+    const problem = inputProblem(checked, table, name, ref);
     if (problem) out.push(problem);
   }
   for (const [name, decl] of Object.entries(kind.inputs)) {
@@ -86,31 +93,22 @@ function checkInputs(
         spec.src,
         at("/inputs"),
         `stage ${stage.name} (${kind.kind}) needs the input \`${name}\``,
-        decl.file
-          ? `add ${name}: { file: PATH }`
-          : `add ${name}: { stage: NAME }${suggest(decl, byName, kinds)}`,
+        decl.file ? `add ${name}: { file: PATH }` : `add ${name}: { stage: NAME }${suggest(decl, table)}`,
         false,
       ),
     );
   }
 }
 
-/** The spec's stages by name, and the stage kinds by name. */
-interface StageTable {
-  byName: Map<string, StageDecl>;
-  kinds: ReadonlyMap<string, StageKind>;
-}
-
 /** What is wrong with the input `name` a stage names: unknown to its kind, a file that should be a stage
  *  or the other way round, a file outside the project, or a stage without the records it needs. */
 function inputProblem(
-  spec: SpecFile,
-  stage: StageDecl,
-  kind: StageKind,
-  { byName, kinds }: StageTable,
+  { spec, stage, kind }: CheckedStage,
+  table: StageTable,
   name: string,
   ref: StageDecl["inputs"][string],
 ): Diagnostic | null {
+  const { byName, kinds } = table;
   const decl: InputDecl | undefined = kind.inputs[name] ?? (kind.otherFiles ? { file: true } : undefined);
   const where = `/stages/${escapePointer(stage.name)}/inputs/${escapePointer(name)}`;
   if (!decl) {
@@ -148,7 +146,7 @@ function inputProblem(
     spec.src,
     `${where}/stage`,
     `input \`${name}\` of stage ${stage.name} needs ${problem}; stage ${ref.stage} is a ${from.kind} stage`,
-    `name a stage that produces it${suggest(decl, byName, kinds)}`,
+    `name a stage that produces it${suggest(decl, table)}`,
   );
 }
 
@@ -162,11 +160,8 @@ function mismatch(decl: InputDecl, from: StageKind): string | null {
   return missing.map(([output, type]) => `output \`${output}\` (${type})`).join(" and ");
 }
 
-function suggest(
-  decl: InputDecl,
-  byName: Map<string, StageDecl>,
-  kinds: ReadonlyMap<string, StageKind>,
-): string {
+/** The spec's stages that could feed an input of `decl`, named after " (here: …)", or "". */
+function suggest(decl: InputDecl, { byName, kinds }: StageTable): string {
   const fits = [...byName.values()].filter((stage) => {
     const k = kinds.get(stage.kind);
     return k && mismatch(decl, k) === null;
@@ -174,13 +169,7 @@ function suggest(
   return fits.length ? ` (here: ${fits.map((stage) => stage.name).join(", ")})` : "";
 }
 
-function checkParams(
-  spec: SpecFile,
-  stage: StageDecl,
-  kind: StageKind,
-  task: TaskModule | null,
-  out: Diagnostic[],
-): void {
+function checkParams({ spec, stage, kind }: CheckedStage, task: TaskModule | null, out: Diagnostic[]): void {
   const decls = paramsOf(kind, task);
   const base = `/stages/${escapePointer(stage.name)}/params`;
   const params = stage.params;

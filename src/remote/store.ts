@@ -116,6 +116,23 @@ export const remoteDeadlineMs = (env: Record<string, string | undefined>): numbe
 const claimTtlMs = (env: Record<string, string | undefined>): number =>
   secondsFromEnv(env, "MEDBENCH_CLAIM_TTL_S", DEFAULT_CLAIM_TTL_S, 86_400);
 
+/** What a remote store is opened with (`openRemote` reads it from the environment). */
+export interface RemoteOpening {
+  config: RemoteConfig;
+  /** Where the store says it failed (the build goes on with the local cache only). */
+  warn: (message: string) => void;
+  /** Where the claims say what other machines are sending (claims.ts). */
+  inform?: (message: string) => void;
+  /** The credentials, kept out of every message. */
+  secrets: string[];
+  /** The deadline of one call. */
+  deadlineMs: number;
+  /** This machine, recorded on every object it writes (`writerId`). */
+  writer: string;
+  /** How long a claim holds before another machine takes its request over. */
+  claimTtlMs: number;
+}
+
 export class RemoteStore {
   private down: string | null = null;
   private readonly damaged = new Set<string>();
@@ -128,16 +145,20 @@ export class RemoteStore {
    *  wrote each (its metadata; "(unrecorded)" for an object written without it). */
   readonly writers = new Map<string, string>();
 
-  constructor(
-    readonly config: RemoteConfig,
-    private readonly warn: (message: string) => void,
-    private readonly secrets: string[] = [],
-    private readonly deadlineMs = DEFAULT_DEADLINE_S * 1000,
-    private readonly writer = "unknown",
-    claimTtl = DEFAULT_CLAIM_TTL_S * 1000,
-    inform: (message: string) => void = () => undefined,
-  ) {
-    this.claims = new RequestClaims(this, writer, warn, inform, claimTtl);
+  readonly config: RemoteConfig;
+  private readonly warn: (message: string) => void;
+  private readonly secrets: string[];
+  private readonly deadlineMs: number;
+  private readonly writer: string;
+
+  constructor(opening: RemoteOpening) {
+    this.config = opening.config;
+    this.warn = opening.warn;
+    this.secrets = opening.secrets;
+    this.deadlineMs = opening.deadlineMs;
+    this.writer = opening.writer;
+    const inform = opening.inform ?? (() => undefined);
+    this.claims = new RequestClaims(this, this.writer, this.warn, inform, opening.claimTtlMs);
   }
 
   /** Throttled calls and every call's latency (pace.ts). */
@@ -528,9 +549,15 @@ export function openRemote(
   const secrets = [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.AWS_ACCESS_KEY_ID].filter(
     (secret): secret is string => !!secret,
   );
-  const deadline = remoteDeadlineMs(env);
-  const ttl = claimTtlMs(env);
-  const store = new RemoteStore(config, warn, secrets, deadline, writerId(env), ttl, inform);
+  const store = new RemoteStore({
+    config,
+    warn,
+    inform,
+    secrets,
+    deadlineMs: remoteDeadlineMs(env),
+    writer: writerId(env),
+    claimTtlMs: claimTtlMs(env),
+  });
   open.add(store);
   return store;
 }

@@ -52,16 +52,36 @@ export const lineLength = (payloadLength: number) => 130 + 4 * Math.ceil(payload
 
 export const RUN_NAME = /^run-(\d{12})-[0-9a-f]+\.idx$/;
 
+/** A run file as `Run.open` finds it: its name and sequence number, open descriptor, entry count, the logs
+ *  it covers, its fan-out table, and the offset its entries start at. */
+interface RunFile {
+  name: string;
+  seq: number;
+  fd: number;
+  count: number;
+  logs: Coverage[];
+  fanout: Buffer;
+  base: number;
+}
+
 export class Run {
-  private constructor(
-    readonly name: string,
-    readonly seq: number,
-    private readonly fd: number,
-    readonly count: number,
-    readonly logs: Coverage[],
-    private readonly fanout: Buffer,
-    private readonly base: number,
-  ) {}
+  readonly name: string;
+  readonly seq: number;
+  readonly count: number;
+  readonly logs: Coverage[];
+  private readonly fd: number;
+  private readonly fanout: Buffer;
+  private readonly base: number;
+
+  private constructor(file: RunFile) {
+    this.name = file.name;
+    this.seq = file.seq;
+    this.count = file.count;
+    this.logs = file.logs;
+    this.fd = file.fd;
+    this.fanout = file.fanout;
+    this.base = file.base;
+  }
 
   /** Opens a run, or null when it is not a whole one (it is then ignored, and what it covered reindexed). */
   static open(dir: string, name: string): Run | null {
@@ -88,7 +108,7 @@ export class Run {
       const count = fanout.readUInt32BE(FANOUT - 4);
       // The file ends with the last entry: a run is renamed into place only when whole.
       if (fstatSync(fd).size !== base + count * ENTRY) throw new Error("not whole");
-      return new Run(name, seq, fd, count, parsed.logs, fanout, base);
+      return new Run({ name, seq, fd, count, logs: parsed.logs, fanout, base });
     } catch {
       closeSync(fd);
       return null;

@@ -91,14 +91,9 @@ interface Wanted {
   marker: Buffer;
 }
 
-function wanted(
-  spec: SpecFile,
-  project: Project,
-  dir: string,
-  upstream: Map<string, Record<string, string>>,
-  stages: LockBuild["stages"],
-  privatePartial: boolean,
-): Wanted {
+/** What the results folder `dir` of these results must hold. */
+function wanted(results: ResultsOf, dir: string): Wanted {
+  const { spec, project, upstream, stages, privatePartial } = results;
   const hashes = resultContents(spec, upstream);
   const recorded = privatePartial ? resultsOutputsOnly(spec, stages) : stages;
   const of = {
@@ -199,7 +194,7 @@ export interface ResultsOf {
 export async function resultsDifferences(results: ResultsOf): Promise<string[]> {
   const { spec, project } = results;
   const dir = resultsDir(spec, project, results.suffix);
-  const want = wanted(spec, project, dir, results.upstream, results.stages, results.privatePartial);
+  const want = wanted(results, dir);
   return differences(dir, want, results.cache);
 }
 
@@ -219,7 +214,7 @@ function sweepLeftovers(dir: string): void {
 export async function writeResults(results: ResultsOf): Promise<string> {
   const { spec, project, cache } = results;
   const dir = resultsDir(spec, project, results.suffix);
-  const want = wanted(spec, project, dir, results.upstream, results.stages, results.privatePartial);
+  const want = wanted(results, dir);
   // Checked before any stage ran (checkResultsOwner); again here, just before the folder is replaced.
   const specKey = projectPath(project, spec.path);
   const problem = ownershipProblem(project, dir, specKey, valuesOf(spec), [...want.hashes.keys()]);
