@@ -3,9 +3,13 @@
 // (--max-cost, batches, status) and the send itself all take this one, built once and serialised and
 // hashed once. A body is forgotten when its item is sent (a lower format's body is made then, by the send).
 import type { Json } from "../src/util/json.js";
-import type { Route } from "../src/model/registry.js";
 import { ruledRequest, type Deviation, type RuledParams } from "../src/model/deviations.js";
-import { UnsendableRequest, type Protocol, type WireFormat } from "../src/model/protocol.js";
+import {
+  UnsendableRequest,
+  type Protocol,
+  type RoutedModel,
+  type WireFormat,
+} from "../src/model/protocol.js";
 import { StageError } from "../src/errors.js";
 import type { TaskRequest } from "../tasks/task.js";
 
@@ -24,12 +28,10 @@ interface Made {
   prepared?: Prepared;
 }
 
-/** What every body of one stage's requests to one route's model is made from. */
-export interface BodyMaker {
-  protocol: Protocol;
+/** What every body of one stage's requests to one route's model is made from: the model reached through its
+ *  route and protocol, and the stage's parameters. */
+export interface BodyMaker extends RoutedModel {
   params: RuledParams;
-  route: Route;
-  model: string;
 }
 
 /**

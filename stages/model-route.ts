@@ -14,15 +14,8 @@ import { RouteBreaker } from "../src/model/breaker.js";
 import type { Refusal } from "../src/model/refusal.js";
 import type { MemoReply } from "../src/model/reply-memo.js";
 import type { SentRequests } from "../src/model/sent-requests.js";
-import type { RuledParams } from "../src/model/deviations.js";
-import {
-  itemFieldsOf,
-  type BodyParams,
-  type Protocol,
-  type Transport,
-  type WireFormat,
-} from "../src/model/protocol.js";
-import { firstFormat, madeBody, type FirstBodies, type Prepared } from "./model-bodies.js";
+import { itemFieldsOf, type Protocol, type Transport, type WireFormat } from "../src/model/protocol.js";
+import { firstFormat, madeBody, type BodyMaker, type FirstBodies, type Prepared } from "./model-bodies.js";
 import { ownsKey } from "../src/remote/shard.js";
 import type { Budget } from "../src/model/budget.js";
 import { costOf, type Price } from "../src/model/price.js";
@@ -38,15 +31,8 @@ const NO_REPLY = { finish_reason: null, reasoning: false, think: false } as cons
  * The exact body sent: the task's request, the spec's fields as the model's rules send them (deviations),
  * the route's fields, then per-model overrides. A body the route cannot send refuses the stage.
  */
-export function requestBody(
-  protocol: Protocol,
-  req: TaskRequest,
-  params: RuledParams,
-  route: Route,
-  model: string,
-  format: WireFormat,
-): Record<string, Json> {
-  return madeBody({ protocol, params, route, model }, req, format).body;
+export function requestBody(maker: BodyMaker, req: TaskRequest, format: WireFormat): Record<string, Json> {
+  return madeBody(maker, req, format).body;
 }
 
 /** The record of a request without a reply: no text, and an error that says why. */
@@ -114,18 +100,29 @@ export interface Spend {
   price: Price;
 }
 
-/** Sends the requests of `bodies` (each first body as made there) through their route. */
-export async function runRoute(
-  ctx: StageContext,
-  bodies: FirstBodies,
-  spend?: Spend,
-  notSent?: ReadonlyMap<string, string>,
-): Promise<RouteOutcome> {
+/** What a route's run sends: the stage's requests with their first bodies, the build's budget (--max-cost),
+ *  and the requests this build does not send online (a batch has them, or failed them), with why. */
+export interface RouteWork {
+  bodies: FirstBodies;
+  spend?: Spend;
+  notSent?: ReadonlyMap<string, string>;
+}
+
+/** Sends the requests of `work.bodies` (each first body as made there) through their route. */
+export async function runRoute(ctx: StageContext, work: RouteWork): Promise<RouteOutcome> {
   const modules = await sendingModules();
-  const key = apiKeyOf(ctx, bodies.maker.route);
-  const run = new RouteRun(ctx, bodies, modules, key, spend, notSent);
+  const run = new RouteRun(ctx, work, modules, apiKeyOf(ctx, work.bodies.maker.route));
   await run.sendAll();
   return run.outcome();
+}
+
+/** One item's try in one response format: its index and request, its body made, and whether a lower
+ *  format is left to try. */
+interface Attempt {
+  i: number;
+  req: TaskRequest;
+  prepared: Prepared;
+  canLower: boolean;
 }
 
 class RouteRun {
@@ -147,28 +144,29 @@ class RouteRun {
   private retries = 0;
   private lastReport = 0;
   private readonly sendingFrom: number;
-  private readonly params: BodyParams;
   private readonly route: Route;
   private readonly protocol: Protocol;
-  private readonly model: string;
   private readonly requests: readonly TaskRequest[];
+  private readonly bodies: FirstBodies;
+  private readonly spend?: Spend;
+  private readonly notSent?: ReadonlyMap<string, string>;
 
   constructor(
     private readonly ctx: StageContext,
-    private readonly bodies: FirstBodies,
+    work: RouteWork,
     private readonly modules: Modules,
     private readonly apiKey: string | undefined,
-    private readonly spend?: Spend,
-    /** Requests this build does not send online (a batch has them, or failed them), and why. */
-    private readonly notSent?: ReadonlyMap<string, string>,
   ) {
-    const { params, route, protocol, model } = bodies.maker;
-    [this.params, this.route, this.protocol, this.model] = [params, route, protocol, model];
-    this.requests = bodies.requests;
+    this.bodies = work.bodies;
+    this.spend = work.spend;
+    this.notSent = work.notSent;
+    const { route, protocol } = work.bodies.maker;
+    [this.route, this.protocol] = [route, protocol];
+    this.requests = work.bodies.requests;
     const routes = ctx.options.routes.list();
     this.secrets = secretValues(routes, ctx.options.env, routeQueryValues(routes));
     this.breaker = new RouteBreaker(route.max_failures_in_a_row, route.concurrency, protocol.refusal);
-    this.replies = new Array(bodies.requests.length);
+    this.replies = new Array(work.bodies.requests.length);
     this.sent = new modules.SentRequests(itemFieldsOf(protocol));
     this.formatList = protocol.formats;
     this.transport = modules.transport;
@@ -249,7 +247,7 @@ class RouteRun {
   }
 
   private prepare(req: TaskRequest, format: WireFormat): Prepared {
-    const body = requestBody(this.protocol, req, this.params, this.route, this.model, format);
+    const body = requestBody(this.bodies.maker, req, format);
     return { body, format, ...this.protocol.serialise(this.route, body) };
   }
 
@@ -279,7 +277,7 @@ class RouteRun {
         this.replies[i] = errorReply(req.id, prepared.key, prepared.format, OTHER_SHARD);
         break;
       }
-      const step = await this.answer(i, req, prepared, level < formats.length - 1);
+      const step = await this.answer({ i, req, prepared, canLower: level < formats.length - 1 });
       if (step === "cancelled") return; // not sent: no reply and no error; the next build sends it
       if (step === "done") break;
       level++;
@@ -296,12 +294,8 @@ class RouteRun {
 
   /** The item's reply for this body: the memo's, or the server's; "lower" when the server refused the
    *  format itself and a lower one is left. */
-  private async answer(
-    i: number,
-    req: TaskRequest,
-    prepared: Prepared,
-    canLower: boolean,
-  ): Promise<"done" | "lower" | "cancelled"> {
+  private async answer(attempt: Attempt): Promise<"done" | "lower" | "cancelled"> {
+    const { i, req, prepared } = attempt;
     const { recall, recallRefusal } = this.modules;
     const { key, format } = prepared;
     const entry = this.ctx.options.refresh ? null : await this.ctx.memo.get(this.namespace, key);
@@ -329,7 +323,7 @@ class RouteRun {
             : await this.storedElsewhere(key);
       if (!memo) {
         if (outcome.kind === "cancelled" || outcome.kind === "reply") return "cancelled";
-        return this.unanswered(i, req, prepared, outcome, kept !== null, canLower);
+        return this.unanswered(attempt, outcome, kept !== null);
       }
     }
     this.replies[i] = this.replyOf(req.id, key, format, memo.body);
@@ -355,7 +349,7 @@ class RouteRun {
   private call({ key, body, payload }: Prepared): Promise<CallOutcome> {
     let call = this.inflight.get(key);
     if (!call) {
-      call = this.transport.send(this.route, this.protocol, this.model, body, this.apiKey, {
+      call = this.transport.send(this.bodies.maker, body, this.apiKey, {
         onRetry: () => void this.retries++,
         secrets: this.secrets,
         signal: this.breaker.signal,
@@ -397,13 +391,11 @@ class RouteRun {
   /** A request without a reply: a refusal of its format (try a lower one), of the item for good (kept, not
    *  sent again), or an error, which is never an answer: the next build sends it again. */
   private unanswered(
-    i: number,
-    req: TaskRequest,
-    { key, format }: Prepared,
+    { i, req, prepared, canLower }: Attempt,
     outcome: Exclude<CallOutcome, { kind: "reply" | "cancelled" }>,
     kept: boolean,
-    canLower: boolean,
   ): "done" | "lower" {
+    const { key, format } = prepared;
     // A lower format only when the server refused the format itself (not the item's length, a
     // parameter, the key or the model: each would be refused again, and the format claimed would lie).
     // A route that cannot work (out of quota) is not read as a refusal of the item or its format.

@@ -146,7 +146,7 @@ async function routeCall(
   if (budget) await refuseOverBudget(ctx, { bodies, batching }, budget, price);
   const spend = budget ? { budget, price: price! } : undefined;
   const batched = batching ? await runBatches(ctx, bodies, apiKeyOf(ctx, route), spend) : null;
-  const out = await runRoute(ctx, bodies, spend, batched?.unanswered);
+  const out = await runRoute(ctx, { bodies, spend, notSent: batched?.unanswered });
   const sample = out.sample ?? {};
   const itemFields = itemFieldsOf(protocol);
   const request = {
@@ -265,19 +265,27 @@ export async function callModel(
   for (const message of replyAudit?.warnings ?? []) ctx.emit({ type: "warning", stage: ctx.stage, message });
   if (counts.otherShards) noteOtherShards(ctx, params.model, replies.length, counts.otherShards);
   if (called.pending) ctx.incomplete?.(called.pending); // said in place of the failed requests' count
-  const audit = auditOf(params.model, routeName, called, counts, requests, replyAudit?.counts ?? null);
+  const replyCounts = replyAudit?.counts ?? null;
+  const audit = auditOf({ model: params.model, route: routeName, called, counts, requests, replyCounts });
   return { replies, audit };
 }
 
+/** What one model's call on the stage's requests came to: the model and route named, what the call gave,
+ *  its replies counted, the requests, and the reply audit's counts (null for a built-in model). */
+interface CallTotals {
+  model: string;
+  route: string;
+  called: Called;
+  counts: ReplyTally;
+  requests: TaskRequest[];
+  replyCounts: Json;
+}
+
 /** The stage's audit: what was asked, and what came back, counted. */
-function auditOf(
-  model: string,
-  route: string,
-  { replies, request, tokens, deviations }: Called,
-  { formats, refused, otherShards, apiErrors }: ReplyTally,
-  requests: TaskRequest[],
-  replyAudit: Json,
-): Record<string, Json> {
+function auditOf(totals: CallTotals): Record<string, Json> {
+  const { model, route, requests, replyCounts: replyAudit } = totals;
+  const { replies, request, tokens, deviations } = totals.called;
+  const { formats, refused, otherShards, apiErrors } = totals.counts;
   return {
     model,
     route,

@@ -37,7 +37,7 @@ export async function requestKeysOf(text) {
 
 function keyOrRefusal(request, p, route, model, format) {
   try {
-    return requestKey(route, requestBody(openai, request, p, route, model, format));
+    return requestKey(route, requestBody({ protocol: openai, params: p, route, model }, request, format));
   } catch (e) {
     return `refused: ${e.message}`;
   }

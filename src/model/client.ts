@@ -7,7 +7,7 @@
 // between them share. Whatever the server sends back is redacted of secrets before it leaves this module.
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
-import type { ErrorReading, Protocol } from "./protocol.js";
+import type { ErrorReading, Protocol, RoutedModel } from "./protocol.js";
 import type { RateAdvice } from "./rate-limit.js";
 import { redact, redactJson } from "./redact.js";
 import { agentFor, postJson, targetOf, type HttpError, type HttpReply, type Target } from "./http.js";
@@ -107,9 +107,7 @@ function prepared(
 
 /** Sends one request of `model` in the route's protocol, with its tries, and says what came of it. */
 export async function send(
-  route: Route,
-  protocol: Protocol,
-  model: string,
+  { route, protocol, model }: RoutedModel,
   body: Json,
   apiKey: string | undefined,
   hooks: CallHooks = {},
@@ -122,15 +120,23 @@ export async function send(
     hooks.secrets,
   );
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
+  const tokens = estimatedTokens(payload, body);
   return new CompletionCall(
-    route,
-    protocol,
-    { targets, replicas },
-    payload,
-    estimatedTokens(payload, body),
-    secrets,
+    { route, protocol, servers: { targets, replicas }, payload, tokens, secrets },
     hooks,
   ).run();
+}
+
+/** One request as its tries send it: the route and its protocol, the servers (base_url's, then each
+ *  replica's), the body's bytes with the tokens the pacer counts for them, and the secrets its errors are
+ *  redacted of. */
+interface CallPlan {
+  route: Route;
+  protocol: Protocol;
+  servers: { targets: Target[]; replicas: Replicas | null };
+  payload: Buffer;
+  tokens: number;
+  secrets: readonly string[];
 }
 
 /** What one try leaves: the request's outcome, the end of its tries (a failure), or another try. */
@@ -155,17 +161,25 @@ class CompletionCall {
   private server = 0; // the index of the server of the try under way
   private readonly failedServers = new Set<number>(); // replicas that failed this request
 
+  private readonly route: Route;
+  private readonly protocol: Protocol;
+  private readonly servers: CallPlan["servers"];
+  private readonly payload: Buffer;
+  private readonly tokens: number;
+  private readonly secrets: readonly string[];
+
   constructor(
-    private readonly route: Route,
-    private readonly protocol: Protocol,
-    private readonly servers: { targets: Target[]; replicas: Replicas | null },
-    private readonly payload: Buffer,
-    private readonly tokens: number,
-    private readonly secrets: readonly string[],
+    plan: CallPlan,
     private readonly hooks: CallHooks,
   ) {
-    this.pacer = pacerFor(route, hooks.paceDir);
-    this.deadline = Date.now() + route.retry.max_total_s * 1000;
+    this.route = plan.route;
+    this.protocol = plan.protocol;
+    this.servers = plan.servers;
+    this.payload = plan.payload;
+    this.tokens = plan.tokens;
+    this.secrets = plan.secrets;
+    this.pacer = pacerFor(plan.route, hooks.paceDir);
+    this.deadline = Date.now() + plan.route.retry.max_total_s * 1000;
   }
 
   private remaining(): number {

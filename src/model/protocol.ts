@@ -80,16 +80,16 @@ export type ErrorReading =
   /** The request is refused; `Protocol.refusal` reads what about. */
   | { kind: "refused" };
 
+/** A model as a stage reaches it: through a route (its server, limits and fields), in the route's protocol. */
+export interface RoutedModel {
+  route: Route;
+  protocol: Protocol;
+  model: string;
+}
+
 /** The sending half, loaded only when requests are sent (a no-op build needs no HTTP client). */
 export interface Transport {
-  send(
-    route: Route,
-    protocol: Protocol,
-    model: string,
-    body: Json,
-    apiKey: string | undefined,
-    hooks: CallHooks,
-  ): Promise<CallOutcome>;
+  send(target: RoutedModel, body: Json, apiKey: string | undefined, hooks: CallHooks): Promise<CallOutcome>;
 }
 
 export interface Protocol {

@@ -70,7 +70,11 @@ function bodies(requests: RequestRecord[], params: Params, routes: Map<string, R
       const p = { ...params, model: `${name}/${model}` };
       for (const req of requests)
         for (const format of FORMATS)
-          out.push({ label, model, body: requestBody(openai, req, p, route, model, format) });
+          out.push({
+            label,
+            model,
+            body: requestBody({ protocol: openai, params: p, route, model }, req, format),
+          });
     }
   return out;
 }

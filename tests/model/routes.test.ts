@@ -80,11 +80,8 @@ describe("the OpenAI protocol", () => {
     expect(thinkingOff).toThrow(UnsendableRequest);
     const viaStage = () =>
       requestBody(
-        openai,
+        { protocol: openai, params: { thinking: "off" }, route, model: "m" },
         { id: "a", meta: {}, messages: [{ role: "user", content: "hi" }] },
-        { thinking: "off" },
-        route,
-        "m",
         "none",
       );
     expect(viaStage).toThrow(StageError);
