@@ -1,6 +1,7 @@
 // The product code (src/, stages/, tasks/, bin/) keeps the project's shape rules: every variable and
-// parameter has a name that says what it holds (the conventional i, j, k, e, x, y, n and _ aside), and no
-// function runs over 60 lines. Counted by scripts/structure/measure.mjs, the script that prints the figures.
+// parameter has a name that says what it holds (the conventional i, j, k, e, x, y, n and _ aside), no
+// function runs over 60 lines, and none takes more than five parameters. Counted by
+// scripts/structure/measure.mjs, the script that prints the figures.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,9 @@ describe("the product code keeps the shape rules", () => {
   });
   it("have no function over 60 lines", () => {
     expect(facts.functionsOver60).toEqual([]);
+  });
+  it("have no function over five parameters (a named context object instead)", () => {
+    expect(facts.functionsOverFiveParameters).toEqual([]);
   });
 });
 
