@@ -161,11 +161,23 @@ describe("build --batch on a Gemini route", () => {
     expect(resultFiles(later)).toEqual(resultFiles(online));
   });
 
-  it.each(["line-errors", "expired"])(
+  it.each(["line-errors", "expired", "cancelled"])(
     "%s: the requests it did not answer are errors, submitted again by the next build alone",
     async (lifecycle) => {
       const fake = await start({ batchLifecycle: lifecycle, batchErrorPeriod: 5 });
       const p = project(fake.url);
+      if (lifecycle === "cancelled") {
+        // Submitted and left running; cancelled by the command (its id names a resource: batches/ID).
+        expect((await build(p, ["--batch"])).exitCode).toBe(3);
+        const listed = await p.run(["cache", "batches", "--registry", "routes.yaml", "--json"]);
+        const [open] = JSON.parse(listed.stdout).batches;
+        expect(open).toMatchObject({ id: expect.stringMatching(/^batches\//), open: true });
+        const cancel = await p.run(["cache", "batches", "cancel", open.id, "--registry", "routes.yaml"], {
+          GEMINI_API_KEY: KEY,
+        });
+        expect(cancel.exitCode, cancel.stderr).toBe(0);
+        expect(batchStats(fake).cancels).toBe(1);
+      }
       const first = await build(p, ["--batch", "--wait"]);
       expect(first.exitCode).toBe(1);
       const sent = batchStats(fake).requests;
@@ -174,7 +186,7 @@ describe("build --batch on a Gemini route", () => {
       fake.set({ batchLifecycle: "succeeded" });
       const next = await build(p, ["--batch", "--wait"]);
       expect(next.exitCode, next.stderr).toBe(0);
-      const left = lifecycle === "expired" ? sent : Math.floor(sent / 5);
+      const left = lifecycle === "line-errors" ? Math.floor(sent / 5) : sent;
       expect(batchStats(fake).requests - sent).toBe(left);
     },
   );
