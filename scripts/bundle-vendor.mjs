@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The beta quantile (@stdlib/stats-base-dists-beta-quantile, Apache-2.0, its licence notices kept) as one
+// file, dist/vendor/beta-quantile.cjs, which src/stats/intervals.ts requires: the package is about 410
+// modules of @stdlib, and Node spent 97 ms of CPU and 15 MB loading them one by one; the same code as one
+// file loads in 22 ms and 6 MB (docs/performance.md, "The beta quantile"). Rolldown (Vite's bundler) only
+// joins the modules: each keeps its code, so each quantile is the package's to the bit
+// (tests/stats/beta-quantile-bundle.test.ts).
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { rolldown } from "rolldown";
+
+const root = resolve(import.meta.dirname, "..");
+const require = createRequire(join(root, "package.json"));
+const NAME = "@stdlib/stats-base-dists-beta-quantile";
+const manifest = require.resolve(`${NAME}/package.json`);
+const version = require(manifest).version;
+const bundle = await rolldown({
+  input: require.resolve(NAME),
+  platform: "node",
+  logLevel: "warn",
+  cwd: root,
+});
+await bundle.write({
+  file: join(root, "dist/vendor/beta-quantile.cjs"),
+  format: "cjs",
+  minify: false,
+  banner:
+    `// ${NAME}@${version} and the @stdlib packages it loads (their licence notices below),\n` +
+    "// joined into one file by scripts/bundle-vendor.mjs.",
+});
+await bundle.close();
