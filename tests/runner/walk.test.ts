@@ -9,7 +9,7 @@ import { buildOptions } from "../../src/cli/options.js";
 import { build } from "../../src/runner/execution/executor.js";
 import { Cache } from "../../src/runner/store/cache.js";
 import { readLock, buildId } from "../../src/runner/results/lock.js";
-import { newScope, type BuildOptions } from "../../src/runner/execution/scope.js";
+import { newScope, projectSource, type BuildOptions } from "../../src/runner/execution/scope.js";
 import { KeyedWalk, type WalkedStage, type Wording } from "../../src/runner/execution/walk.js";
 import { frozenPolicy, shardPolicy } from "../../src/runner/execution/policy.js";
 import { BuildFailure, StageError } from "../../src/errors.js";
@@ -31,11 +31,12 @@ describe("the keyed walk", () => {
   async function walked(wording: Wording = "status", hold?: string): Promise<Map<string, WalkedStage>> {
     const rt = await runtime();
     const previous = readLock(opts.project.lockPath).specs[SPEC];
-    const walk = new KeyedWalk(
-      newScope(rt, opts, new Cache(opts.project.cacheDir), previous),
-      previous?.builds[buildId(rt.spec.variables)],
+    const cache = new Cache(opts.project.cacheDir);
+    const walk = new KeyedWalk(projectSource(newScope(rt, opts, cache, previous)), {
+      cache,
+      locked: previous?.builds[buildId(rt.spec.variables)],
       wording,
-    );
+    });
     const stages = new Map<string, WalkedStage>();
     for await (const stage of walk.stages()) {
       stages.set(stage.decl.name, stage);

@@ -1,21 +1,24 @@
-// The records check: every stage's key record is what the bundled spec, its bundled files and the upstream
-// outputs give (its key the hash of that record). What no recomputation here can reach (the code hashes of
-// the build, a model route's identity) is covered by the stage key, and the key by the next stage's record
-// and by the published spec_hash in the end.
+// The records check: every stage's key record is what the keyed walk gives it again from the bundled spec,
+// its bundled files and the upstream outputs as recorded (its key the hash of that record). What no
+// recomputation here can reach (the code hashes of the build, a model route's identity) is taken as
+// recorded: it is covered by the stage key, and the key by the next stage's record and by the published
+// spec_hash in the end.
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
-import { stageKey } from "../../runner/keys/keys.js";
+import { stageKey, type KeyRecord } from "../../runner/keys/keys.js";
+import { rekeyRecorded, type Rekeying } from "../../runner/execution/walk.js";
+import { planStages } from "../../graph/plan.js";
 import { Cache } from "../../runner/store/cache.js";
 import type { SpecFile, StageDecl } from "../../specfile/load.js";
 import { STAGE_KINDS } from "../../../stages/index.js";
-import { jsonDiff, pointerWords, type Json } from "../../util/json.js";
+import { jsonDiff, pointerWords } from "../../util/json.js";
 import { callsModel, isData, readsData, type BundleManifest, type BundleStage } from "../layout.js";
 import { replayContext } from "./context.js";
 import { show } from "./members.js";
 import type { Check, Replay } from "./types.js";
 
-type Identity = (decl: StageDecl) => Promise<{ value: Json } | null>;
+type Identity = NonNullable<Rekeying["identity"]>;
 
 /** What a stage kind works out itself (its identity), recomputed here for the kinds that need neither the
  *  data nor a model; null for the others. */
@@ -28,27 +31,18 @@ export function replayIdentity(replay: Pick<Replay, "spec" | "task" | "manifest"
   };
 }
 
-/** The input hashes a stage's record should hold: upstream outputs as recorded, bundled files as they are. */
-function expectedInputs(dir: string, decl: StageDecl, manifest: BundleManifest, stage: BundleStage) {
-  const inputs: Record<string, Record<string, string>> = {};
-  for (const [name, ref] of Object.entries(decl.inputs)) {
-    if ("stage" in ref) inputs[name] = manifest.stages[ref.stage]?.outputs ?? {};
-    else {
-      const file = join(dir, "spec", ref.file);
-      if (existsSync(file)) inputs[name] = { file: sha256Hex(readFileSync(file)) };
-      else inputs[name] = stage.record.inputs[name] ?? {}; // missing: named by the members check
-    }
-  }
-  return inputs;
+/** A file input's hash: the bundled copy's, or, missing (named by the members check), the recorded one. */
+function bundledFileHash(dir: string, manifest: BundleManifest) {
+  return async (decl: StageDecl, input: string, file: string) => {
+    const path = join(dir, "spec", file);
+    return existsSync(path)
+      ? sha256Hex(readFileSync(path))
+      : (manifest.stages[decl.name]?.record.inputs[input]?.file ?? "");
+  };
 }
 
-/** What differs between one stage's record and what the bundle gives for it. */
-async function recordLines(
-  dir: string,
-  manifest: BundleManifest,
-  decl: StageDecl,
-  identity: Identity,
-): Promise<string[]> {
+/** What differs between one stage's record and the walk's record of it (`now`). */
+function recordLines(manifest: BundleManifest, decl: StageDecl, now: KeyRecord): string[] {
   const lines: string[] = [];
   const stage = manifest.stages[decl.name];
   if (!stage) return lines; // named by the members check
@@ -65,8 +59,8 @@ async function recordLines(
   if (stageKey(record) !== stage.key)
     lines.push(`stage ${decl.name}: its key ${stage.key.slice(0, 12)}… is not the hash of its record`);
   if (record.kind !== decl.kind) lines.push(`stage ${decl.name}: its record is of kind ${show(record.kind)}`);
-  differs("params", record.params, decl.params, "from the spec and the bundle's variables");
-  for (const change of jsonDiff(record.inputs, expectedInputs(dir, decl, manifest, stage))) {
+  differs("params", record.params, now.params, "from the spec and the bundle's variables");
+  for (const change of jsonDiff(record.inputs, now.inputs)) {
     const [input] = pointerWords(change.path).split(".");
     const ref = input === undefined ? undefined : decl.inputs[input];
     lines.push(
@@ -77,8 +71,7 @@ async function recordLines(
             `${show(change.to)} in the outputs the bundle records`,
     );
   }
-  const id = await identity(decl);
-  if (id) differs("identity", record.identity, id.value, "recomputed here");
+  differs("identity", record.identity, now.identity, "recomputed here");
   if (isData(decl.kind)) lines.push(...pinLines(decl.name, stage));
   return lines;
 }
@@ -101,8 +94,15 @@ export async function checkRecords(
   spec: SpecFile,
   identity: Identity,
 ): Promise<Check> {
+  const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
+  const how = { fileHash: bundledFileHash(dir, manifest), identity };
+  const rekeyed = await rekeyRecorded(plan.order, manifest.stages, how);
   const lines: string[] = [];
-  for (const decl of spec.stages) lines.push(...(await recordLines(dir, manifest, decl, identity)));
+  for (const decl of spec.stages) {
+    const now = rekeyed.get(decl.name);
+    if (now && !now.record) throw now.error;
+    if (now?.record) lines.push(...recordLines(manifest, decl, now.record));
+  }
   return {
     name: "records",
     ok: lines.length === 0,

@@ -27,6 +27,7 @@ import {
   codeOf,
   newScope,
   privatePartial,
+  projectSource,
   refreshed,
   resultsSuffix,
   type BuildOptions,
@@ -146,7 +147,7 @@ function startBuild(rt: Runtime, opts: BuildOptions, emit: Emit, shard: ShardPol
   emit({ type: "build-start", spec: spec.path, specHash: spec.specHash, stages: plan.order.length });
   const unrecorded = unrecordedRun(rt, opts);
   const frozen = frozenPolicy(opts.frozen, { specPath: spec.path, variableSet, locked, unrecorded });
-  const walk = new KeyedWalk(scope, last, "build");
+  const walk = new KeyedWalk(projectSource(scope), { cache, locked: last, wording: "build" });
   return { scope, lock, specKey, variableSet, unrecorded, frozen, shard, walk, reports: [] };
 }
 

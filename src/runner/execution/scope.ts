@@ -4,7 +4,6 @@ import { join, resolve } from "node:path";
 import type { Cache } from "../store/cache.js";
 import { stageCode, type StageCode } from "../keys/stage-code.js";
 import type { UserTask } from "../code/user-task.js";
-import { keyRecord, type KeyRecord } from "../keys/keys.js";
 import type { LockSpec } from "../results/lock.js";
 import { insideDir, specFilesRoot, type Project } from "../project/project.js";
 import type {
@@ -18,6 +17,7 @@ import type {
 } from "../../contract/stage.js";
 import { tempName } from "../../util/fsutil.js";
 import type { StageManifest } from "../store/outcome.js";
+import type { KeySource } from "./walk.js";
 import type { Emit } from "../../contract/events.js";
 import type { SpecFile, StageDecl } from "../../specfile/load.js";
 import type { Plan } from "../../graph/plan.js";
@@ -114,31 +114,21 @@ export function codeOf(scope: BuildScope, decl: StageDecl): StageCode {
 export const refreshed = (decl: StageDecl, opts: BuildOptions): boolean =>
   opts.refresh.includes(decl.name) || opts.refresh.includes(decl.kind);
 
-/** Everything a stage's key is made of, given its upstream outputs. */
-export async function stageRecord(
-  decl: StageDecl,
-  scope: BuildScope,
-  ctx: StageContext,
-): Promise<{ record: KeyRecord; paths: Record<string, string> }> {
-  const { rt, upstream } = scope;
-  const kind = rt.kinds.get(decl.kind)!;
-  const { code, packages, task: taskCode } = codeOf(scope, decl);
-  const inputs: Record<string, Record<string, string>> = {};
-  const paths: Record<string, string> = {};
-  for (const [name, ref] of Object.entries(decl.inputs)) {
-    if ("stage" in ref) {
-      inputs[name] = upstream.get(ref.stage)!;
-    } else {
-      inputs[name] = { file: await inputFileHash(decl, name, ref.file, scope) };
-      paths[name] = ref.file;
-    }
-  }
-  const identity = kind.identify ? await kind.identify(ctx) : null;
-  if (kind.dataSource) scope.sources.set(decl.name, kind.dataSource(ctx));
-  const { params } = decl;
+/** The project as a walk keys its stages: its spec's files, each kind's own identity (a data stage's source
+ *  noted for its readers), upstream outputs as the scope holds them. */
+export function projectSource(scope: BuildScope): KeySource {
   return {
-    record: keyRecord({ kind: decl.kind, code, packages, task: taskCode, params, inputs, identity }),
-    paths,
+    order: scope.rt.plan.order,
+    upstream: scope.upstream,
+    context: (decl, temps) => stageContext(decl, scope, temps),
+    code: (decl) => codeOf(scope, decl),
+    fileHash: (decl, input, file) => inputFileHash(decl, input, file, scope),
+    identity: async (decl, ctx) => {
+      const kind = scope.rt.kinds.get(decl.kind)!;
+      const identity = kind.identify ? await kind.identify(ctx!) : null;
+      if (kind.dataSource) scope.sources.set(decl.name, kind.dataSource(ctx!));
+      return identity;
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import { projectPath } from "../project/project.js";
 import {
   newScope,
   privatePartial,
+  projectSource,
   resultsSuffix,
   type BuildOptions,
   type BuildScope,
@@ -30,11 +31,11 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
   const previous = lock.specs[projectPath(opts.project, rt.spec.path)];
   const scope = newScope(rt, opts, new Cache(opts.project.cacheDir), previous);
   // The last build with the same variables (model, configurations, …) is what this one is compared with.
-  const walk = new KeyedWalk(
-    scope,
-    previous?.builds[buildId(rt.spec.variables, opts.dataDir !== undefined)],
-    "status",
-  );
+  const walk = new KeyedWalk(projectSource(scope), {
+    cache: scope.cache,
+    locked: previous?.builds[buildId(rt.spec.variables, opts.dataDir !== undefined)],
+    wording: "status",
+  });
   const states: StageState[] = [];
   for await (const walked of walk.stages()) {
     const state = stateOf(walked);
