@@ -17,6 +17,8 @@ import { Cache } from "../runner/store/cache.js";
 import { specFileOf, specFilesRoot, type Project } from "../runner/project/project.js";
 import type { BuildOptions, Runtime } from "../runner/execution/executor.js";
 import type { StageOutcome } from "../runner/store/outcome.js";
+import { newScope, projectSource } from "../runner/execution/scope.js";
+import { rekeyRecorded } from "../runner/execution/walk.js";
 import { loadRuntime } from "../load/runtime.js";
 import { loadSpec, resultSource } from "../specfile/load.js";
 import { UsageError } from "../errors.js";
@@ -46,7 +48,7 @@ export async function exportResult(resultDir: string, outFile: string, opts: Bui
   if (rt.task.module.privateRelease) refusePartial(resultDir, rt.task.module.privateRelease.why);
   const cache = new Cache(opts.project.cacheDir);
   const stages = await recordedStages(built, cache);
-  describesItsBuild(rt, stages, buildFile);
+  await describesItsBuild(rt, opts, stages, buildFile);
   producedBy(rt, resultDir, stages);
   // A private release's bundle leaves out the outputs that carry its text; no results file may be one.
   const private_ = withheldField(stages, rt.task.module);
@@ -132,11 +134,21 @@ async function recordedStages(built: Built, cache: Cache): Promise<BundleManifes
   return stages;
 }
 
-/** build.json must name the build its stages record (its variables give each stage's params). */
-function describesItsBuild(rt: Runtime, stages: BundleManifest["stages"], buildFile: string): void {
+/** build.json must name the build its stages record: the keyed walk keys each stage again from the spec (its
+ *  variables give the params) and the project's files, which must be what the stage was built with. */
+async function describesItsBuild(
+  rt: Runtime,
+  opts: BuildOptions,
+  stages: BundleManifest["stages"],
+  buildFile: string,
+): Promise<void> {
+  const { fileHash } = projectSource(newScope(rt, opts, new Cache(opts.project.cacheDir), undefined));
+  const rekeyed = await rekeyRecorded(rt.plan.order, stages, { fileHash });
   for (const decl of rt.plan.order) {
     const stage = stages[decl.name];
-    const differs = stage ? jsonDiff(stage.record.params, decl.params)[0] : undefined;
+    const now = rekeyed.get(decl.name)!;
+    if (stage && !now.record) throw now.error;
+    const differs = stage ? jsonDiff(stage.record.params, now.record!.params)[0] : undefined;
     if (!stage || differs)
       throw new UsageError(
         `${buildFile} does not describe the build it names: ` +
@@ -147,6 +159,14 @@ function describesItsBuild(rt: Runtime, stages: BundleManifest["stages"], buildF
             : `it has no stage ${decl.name}`) +
           "; rebuild it",
       );
+    for (const [input, ref] of Object.entries(decl.inputs)) {
+      const [was, is] = [stage.record.inputs[input]?.file, now.record!.inputs[input]?.file];
+      if ("file" in ref && was !== is)
+        throw new UsageError(
+          `${ref.file} is not the file stage ${decl.name} was built with ` +
+            `(sha256 ${String(is).slice(0, 16)}…, recorded ${String(was).slice(0, 16)}…); rebuild first`,
+        );
+    }
   }
 }
 

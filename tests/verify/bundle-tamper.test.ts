@@ -199,4 +199,18 @@ describe("verify checks every member of a bundle", () => {
     );
     expect(p.exists("forged.tar.gz")).toBe(false);
   });
+
+  it("refuses to export a result whose prompt template changed since its build", async () => {
+    const file = "specs/voice-command/prompts/system.txt";
+    const pristine = p.read(file);
+    p.write(file, "Answer in French.\n");
+    const r = await p.run(["export", RESULT, "-o", "edited.tar.gz"]);
+    p.write(file, pristine);
+    expect(r.exitCode).toBe(2);
+    expectCleanFailure(r.stderr);
+    expect(r.stderr).toMatch(
+      /specs\/voice-command\/prompts\/system\.txt is not the file stage prompts was built with .*; rebuild first/,
+    );
+    expect(p.exists("edited.tar.gz")).toBe(false);
+  });
 });
