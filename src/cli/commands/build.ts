@@ -6,8 +6,6 @@ import { parse } from "../args.js";
 import { sizeHeap } from "../../load/small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
-import { addBuildOnlyOptions } from "../build-options.js";
-import { incompleteVerdict, jsonSummary } from "../build-verdict.js";
 
 export const command: Command = {
   help: `usage: medbench build SPEC [options]
@@ -77,7 +75,8 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(replayed);
     return 0;
   }
-  await addBuildOnlyOptions(opts, values);
+  // Loaded here, not above: a no-op build replayed needs none of what follows.
+  await (await import("../build-options.js")).addBuildOnlyOptions(opts, values);
   const events: BuildEvent[] = [];
   const emit = (e: BuildEvent) => {
     sizeHeap(e);
@@ -85,6 +84,7 @@ async function run(argv: string[]): Promise<number> {
     logger.log(e);
   };
   const { runBuild } = await import("../build-run.js");
+  const { incompleteVerdict, jsonSummary } = await import("../build-verdict.js");
   const { report, specHash } = await runBuild({ specPath, vars, opts, emit });
   const stdout = values.json ? jsonSummary(specHash, report) : "";
   process.stdout.write(stdout);
