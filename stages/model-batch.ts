@@ -195,9 +195,10 @@ async function collect(
     charge(protocol, spend, body);
     answered.add(line.custom_id);
   }
+  const why = state.error ? ` (${state.error})` : "";
   for (const key of batch.keys)
     if (!answered.has(key) && !unanswered.has(key))
-      unanswered.set(key, `batch ${batch.id} ${state.status} without an answer for it`);
+      unanswered.set(key, `batch ${batch.id} ${state.status}${why} without an answer for it`);
 }
 
 /** --max-cost: what a batch reply cost, at the route's price less its batch discount. */

@@ -15,6 +15,8 @@ export interface BatchState {
   done: boolean;
   /** Where its results are (OpenAI's output and error file ids, Anthropic's results_url). */
   results: string[];
+  /** Why the provider failed or stopped the whole batch, when it says (OpenAI's errors, Gemini's error). */
+  error?: string;
 }
 
 /** One request's result in a finished batch: a reply body, or why there is none. */

@@ -82,7 +82,8 @@ export class GeminiBatches implements BatchApi {
   async state(id: string): Promise<BatchState> {
     const operation = await this.operation(id);
     const status = jobState(operation.metadata?.state ?? "BATCH_STATE_UNSPECIFIED");
-    return { id, status, done: TERMINAL.has(status), results: [id] };
+    const error = operation.error ? { error: this.http.redact(wording(operation.error)) } : {};
+    return { id, status, done: TERMINAL.has(status), results: [id], ...error };
   }
 
   async cancel(id: string): Promise<void> {

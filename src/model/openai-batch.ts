@@ -88,9 +88,12 @@ export class OpenAIBatches implements BatchApi {
       status: string;
       output_file_id?: string | null;
       error_file_id?: string | null;
+      errors?: { data?: { code?: string; message?: string }[] } | null;
     };
     const files = [batch.output_file_id, batch.error_file_id].filter((x): x is string => Boolean(x));
-    return { id, status: batch.status, done: TERMINAL.has(batch.status), results: files };
+    const said = (batch.errors?.data ?? []).map((x) => `${x.code ?? "error"}: ${x.message ?? ""}`);
+    const error = said.length ? { error: this.http.redact(said.join("; ")) } : {};
+    return { id, status: batch.status, done: TERMINAL.has(batch.status), results: files, ...error };
   }
 
   async cancel(id: string): Promise<void> {

@@ -133,6 +133,8 @@ describe("the fake batch API's other lifecycles", () => {
       const built = await p.buildAgainstFake(["--batch", "--wait"]);
       expect(built.exitCode).toBe(1);
       const sent = batches.stats.lines;
+      // A failed batch's own reason (its errors) is each of its requests' error.
+      if (lifecycle === "failed") expect(p.read(`${DIR}/replies.jsonl`)).toContain("invalid_json_line");
       const metrics = JSON.parse(p.read(`${DIR}/metrics.json`));
       // Items of one body share a request: the errors count items, at least one per request left.
       expect(metrics.metrics.api_errors).toBeGreaterThanOrEqual(left(sent));

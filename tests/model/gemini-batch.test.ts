@@ -81,7 +81,11 @@ describe("Gemini's Batch API", () => {
     const failed = await api.submit(entries(api), "medbench-failed");
     await api.state(failed);
     const ended = await api.state(failed);
-    expect(ended).toMatchObject({ status: "JOB_STATE_FAILED", done: true });
+    expect(ended).toMatchObject({
+      status: "JOB_STATE_FAILED",
+      done: true,
+      error: "INVALID_ARGUMENT: The batch's input could not be read.",
+    });
     expect(await api.results(ended)).toEqual([]);
     fake.set({ batchLifecycle: "cancelled" });
     const running = await api.submit(entries(api), "medbench-cancelled");
