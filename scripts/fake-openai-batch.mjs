@@ -15,7 +15,8 @@
 // GET /v1/batches?limit&after lists the batches newest first, each with the `metadata` it was made with
 // (platform.openai.com/docs/api-reference/batch/list: {object: list, data, first_id, last_id, has_more}).
 // `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller dies while
-// the provider answers; `whenSubmitted()` resolves at the next create taken.
+// the provider answers; "unmade": nor is the batch made, as when the caller dies before the provider took the
+// create. `whenSubmitted()` resolves at the next create taken.
 // Replies are the chat completions scripts/fake-openai.mjs answers online (its policies and usage), so a
 // batch build's results can be compared with an online build's.
 import { createServer } from "node:http";
@@ -165,6 +166,7 @@ export function startFakeBatches(options = {}) {
         return json(res, 200, { id, object: "file", purpose: "batch", bytes: raw.length });
       }
       if (req.method === "POST" && url.pathname === "/v1/batches") {
+        if (opts.holdCreate === "unmade") return void waiting.splice(0).forEach((resolve) => resolve());
         const made = JSON.parse(raw);
         const text = files.get(made.input_file_id) ?? "";
         const lines = text

@@ -155,3 +155,32 @@ describe.each(Object.keys(PROTOCOLS))("%s: a build --batch killed", (name) => {
     }
   });
 });
+
+describe("openai: a build killed before the provider made its batch", () => {
+  it("has its requests submitted by the next build, once", async () => {
+    const protocol = PROTOCOLS.openai!;
+    const online = await protocol.online();
+    const p = new Project();
+    projects.push(p);
+    p.write("routes.yaml", `routes:\n${protocol.route(online.url)}`);
+    const batches = await protocol.batches(online.port, online);
+    const s3 = await startS3();
+    try {
+      const env = remoteEnv(s3);
+      batches.set({ holdCreate: "unmade" });
+      const taken = batches.whenSubmitted();
+      const killed = p.start(Project.fakeBuildArgs(["--batch", "--wait"]), env);
+      await Promise.race([taken, killed]);
+      killed.kill("SIGKILL");
+      await killed;
+      expect(batches.submitted()).toBe(0);
+      batches.set({ holdCreate: false });
+      const next = await p.buildAgainstFake(["--batch", "--wait"], env);
+      expect(next.exitCode, next.stderr).toBe(0);
+      expect(next.stderr).toMatch(/no batch found for \d+ requests a stopped build was submitting/);
+      expect(batches.submitted()).toBe(1);
+    } finally {
+      await batches.close();
+    }
+  });
+});
