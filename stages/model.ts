@@ -82,12 +82,11 @@ function tokenTotals(protocol: Protocol, replies: ReplyRecord[]): { totals: Toke
   return { totals, without };
 }
 
-/** Each request's body made before anything is sent (a field the model cannot take refuses the stage; the
- *  send takes the body made here), and how the route's rules make the requests differ from the spec
- *  (src/model/deviations.ts). */
+/** Each request's body made before anything is sent (a field the model cannot take refuses the stage), and
+ *  how the route's rules make the requests differ from the spec (src/model/deviations.ts). */
 function deviationsOf(bodies: FirstBodies): Deviation[] {
   const log = new DeviationLog();
-  bodies.requests.forEach((req, i) => log.add(bodies.body(i).deviations, req.configuration));
+  bodies.requests.forEach((req, i) => log.add(bodies.deviations(i), req.configuration));
   return log.list();
 }
 
