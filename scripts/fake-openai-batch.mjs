@@ -4,10 +4,11 @@
 // batch, "4. Check the status of a batch": validating, failed, in_progress, finalizing, completed, expired,
 // cancelling, cancelled), chosen by `lifecycle`:
 //   completed: validating -> in_progress -> finalizing -> completed, every request in the output file;
-//   failed: validating -> failed, the batch object's `errors` saying why (its input file was refused), no file;
+//   failed: validating -> failed, the batch object's `errors` saying why (its input file was refused), no
+//     file;
 //   expired: in_progress -> expired, the first half answered, the rest in the error file with code
-//     batch_expired (help.openai.com/en/articles/9197833, "What happens if the API doesn't complete my request
-//     within the promised time?": remaining work is cancelled and completed work is returned);
+//     batch_expired (help.openai.com/en/articles/9197833, "What happens if the API doesn't complete my
+//     request within the promised time?": remaining work is cancelled and completed work is returned);
 //   cancelled: in_progress -> cancelling -> cancelled (on a cancel call), the answered part in the output;
 //   line-errors: completed, every `errorPeriod`th request in the error file with its response's status_code
 //     400 and an error body (platform.openai.com/docs/api-reference/batch/request-output: `response` with

@@ -1,25 +1,25 @@
 #!/usr/bin/env node
 // A fake OpenAI-compatible server on 127.0.0.1 for tests and for trying medbench by hand:
 //   node scripts/fake-openai.mjs --port 8000 [--policy voice-command] [--latency-ms 0]
-//        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19 --fault length=23]
-//        [--fault empty=29 --fault auth=31 --fault large=37 --fault 409=41] [--large-bytes N] [--dead-after N]
+//        [--fault 429=7 --fault 500=11 --fault reset=13 --fault hang=17 --fault malformed=19]
+//        [--fault length=23 --fault empty=29 --fault auth=31 --fault large=37 --fault 409=41]
+//        [--large-bytes N] [--dead-after N]
 //        [--refuse-schema [NAME=PERIOD]] [--reasoning none|field|think] [--retry-after 1] [--hang-ms 5000]
 //        [--fault-attempts 1]
 //        [--keep-received 10000] [--record FILE] [--replay NAME=PERIOD] [--rate-limit RPM[:BURST]]
 // Faults hit the requests whose body hash falls in that period (deterministic), and only on their first
-// --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure), except
-// `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a 200 with
-// `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do); `large` a
-// 200 answer of --large-bytes (default 1 MiB), streamed without a content-length; a 429 carries
+// --fault-attempts attempts (1: a retry succeeds; more than the client's retries: a permanent failure),
+// except `length`, which is a reply, and --refuse-schema, which is every json_schema request. `empty` is a
+// 200 with `choices: []`; `auth` a 401 whose body echoes the Authorization header (as some gateways do);
+// `large` a 200 answer of --large-bytes (default 1 MiB), streamed without a content-length; a 429 carries
 // `retryAfter` (null: none) and, like a 409, `faultHeaders` (from a test: retry-after-ms, x-ratelimit-*).
 // --dead-after N: after N replies the server accepts every request and never answers. set(options) changes
-// them at run time
-// (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a keep-alive client
-// opens few). GET /stats gives request counts per body; GET /v1/models lists the models it answers for.
-// --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape) to the
-// requests whose body hash falls in that period, on their first --fault-attempts attempts, like a fault.
-// --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in that period (all by
-// default) with the entry NAME (a provider's own refusal); from a test, refuseSchemaPeriod.
+// them at run time (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a
+// keep-alive client opens few). GET /stats gives request counts per body; GET /v1/models lists the models it
+// answers for. --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape)
+// to the requests whose body hash falls in that period, on their first --fault-attempts attempts, like a
+// fault. --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in that period
+// (all by default) with the entry NAME (a provider's own refusal); from a test, refuseSchemaPeriod.
 // --rate-limit RPM[:BURST] puts a token bucket before all of it (scripts/fake-rate-limit.mjs): OpenAI's
 // rate-limit headers on every reply, 429 when it is empty.
 import { createServer } from "node:http";
@@ -483,9 +483,9 @@ export function startFakeOpenAI(options = {}) {
 /**
  * A reply's usage. "counted": OpenAI's usage object with its details, as the chat completion object documents
  * it (platform.openai.com/docs/api-reference/chat/object: prompt_tokens includes
- * prompt_tokens_details.cached_tokens, completion_tokens includes completion_tokens_details.reasoning_tokens),
- * with counts that differ by request: the messages' characters / 4, the reply's characters plus 7 reasoning
- * tokens, and 64 cached when the prompt has 128 or more.
+ * prompt_tokens_details.cached_tokens, completion_tokens includes
+ * completion_tokens_details.reasoning_tokens), with counts that differ by request: the messages' characters /
+ * 4, the reply's characters plus 7 reasoning tokens, and 64 cached when the prompt has 128 or more.
  */
 export function usageOf(opts, body, content) {
   if (opts.usage !== "counted") return { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Writes the SYNTHETIC note-errors sample (specs/note-errors/sample/pairs_{test,train}.jsonl): short Korean SOAP
-// notes with English abbreviations, in the shape docs/protocols/note-errors.md assumes for the private pairs
-// files. Not SYN-SNUH data and not built by the task's private rules: hand-written templates, 16 kept rules,
-// the 8 test conditions, edits on the A, O and P lines. Deterministic (seedrandom with a fixed seed).
+// Writes the SYNTHETIC note-errors sample (specs/note-errors/sample/pairs_{test,train}.jsonl): short Korean
+// SOAP notes with English abbreviations, in the shape docs/protocols/note-errors.md assumes for the private
+// pairs files. Not SYN-SNUH data and not built by the task's private rules: hand-written templates, 16 kept
+// rules, the 8 test conditions, edits on the A, O and P lines. Deterministic (seedrandom with a fixed seed).
 //   node scripts/make-note-errors-sample.mjs
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";

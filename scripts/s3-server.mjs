@@ -148,7 +148,7 @@ function refusals(server) {
   };
 }
 
-/** A small seeded generator of numbers in [0, 1) (mulberry32), so that a throttled run is the same each time. */
+/** A small seeded generator of numbers in [0, 1) (mulberry32): a throttled run is the same each time. */
 function seeded(seed) {
   let state = seed >>> 0;
   return () => {

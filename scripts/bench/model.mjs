@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// What a model build costs beyond the physical limit, at each size N (a synthetic voice-command release of
-// N items, every request body distinct: ./release.mjs), against the fake server (scripts/fake-openai.mjs, zero
+// What a model build costs beyond the physical limit, at each size N (a synthetic voice-command release of N
+// items, every request body distinct: ./release.mjs), against the fake server (scripts/fake-openai.mjs, zero
 // latency) running as its own process and keeping no body. Every ratio is formed within one pair of runs
-// taken back to back, the pairs interleaved (the order inside a pair alternates), and printed as
-// min / median / max over the pairs with the load average, since a shared machine's noise is large:
+// taken back to back, the pairs interleaved (the order inside a pair alternates), and printed as min / median
+// / max over the pairs with the load average, since a shared machine's noise is large:
 //   overhead ratio   first run (empty cache) / (full rebuild from the cached replies + bare loop)
 //   sending          the first run's model stage from its first request to its last reply (the last
 //                    progress event's ms) / bare loop: both sides' sending alone

@@ -2,7 +2,8 @@
 // new ids, groups and a marker in every utterance that names its copy and its file, so that every request
 // body differs from every other (the sample itself has ASR utterances equal to their clean ones; repeating
 // it as it is would send ~9 % duplicate bodies, which the model stage sends once and a bare loop twice).
-//   import { syntheticProject } from "./release.mjs"; const { dir, items } = await syntheticProject(20000, work)
+//   import { syntheticProject } from "./release.mjs";
+//   const { dir, items } = await syntheticProject(20000, work)
 import { fs, path } from "zx";
 
 const repo = path.resolve(import.meta.dirname, "../..");

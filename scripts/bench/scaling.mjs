@@ -7,8 +7,8 @@
 // of the largest size's per-item time to the smallest's, printed as min / median / max over the rounds with
 // the load average. A linear stage's ratio stays near 1 (below it when fixed costs dominate small runs);
 // 10x the items at 10x the per-item time is a quadratic term.
-//   node scripts/bench/scaling.mjs [--items 2000,20000] [--rounds 3] [--tasks voice-command,note-errors,mtsamples]
-//        [--medbench DIR]
+//   node scripts/bench/scaling.mjs [--items 2000,20000] [--rounds 3]
+//        [--tasks voice-command,note-errors,mtsamples] [--medbench DIR]
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
@@ -24,7 +24,8 @@ const repo = path.resolve(import.meta.dirname, "../..");
 // --medbench DIR: another install's build (e.g. main's checkout, built) measured with this benchmark.
 const bin = path.join(path.resolve(String(argv.medbench ?? repo)), "bin/medbench.js");
 
-/** Per task: its synthetic project maker and the build's arguments (a built-in baseline that reads the input). */
+/** Per task: its synthetic project maker and the build's arguments (a built-in baseline that reads the
+ *  input). */
 const TASKS = {
   "voice-command": {
     project: syntheticProject,

@@ -1,7 +1,7 @@
-// Fake-server policies for the note-errors task: a rule-of-thumb reviewer of Korean SOAP notes that is right on
-// some notes and wrong on others, and (with quirks on) answers the way real models do: <think> blocks, replies
-// cut at max_tokens, the template's "No or Yes" echoed, a reasoning field, markdown, lower case, API errors.
-// Everything is a function of the request body, so a rerun gets the same replies.
+// Fake-server policies for the note-errors task: a rule-of-thumb reviewer of Korean SOAP notes that is right
+// on some notes and wrong on others, and (with quirks on) answers the way real models do: <think> blocks,
+// replies cut at max_tokens, the template's "No or Yes" echoed, a reasoning field, markdown, lower case, API
+// errors. Everything is a function of the request body, so a rerun gets the same replies.
 import { createHash } from "node:crypto";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");

@@ -1,7 +1,8 @@
 // build --batch against the fake Batch API (scripts/fake-openai-batch.mjs) over real HTTP: its results equal
 // an online build's byte for byte; without --wait it submits and exits 3, and a rerun collects without
 // submitting again (after a kill too, on another clone through the shared remote: batch-durable.test.ts); a
-// batch that fails, expires, is cancelled or answers some lines with errors leaves the rest to the next build.
+// batch that fails, expires, is cancelled or answers some lines with errors leaves the rest to the next
+// build.
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { Project, cleanedAfterEach, expectCleanFailure } from "../support/rig.js";

@@ -1,7 +1,8 @@
 // The body the gemini protocol sends (src/model/gemini.ts) through the shipped gemini route: the system
-// prompt as systemInstruction, the turns as contents (user, model), the spec's fields under generationConfig's
-// names, the route's thinking fields per model; a field Gemini has no counterpart for refuses the request;
-// the key names the model (the body does not), and the path is the model's resource name.
+// prompt as systemInstruction, the turns as contents (user, model), the spec's fields under
+// generationConfig's names, the route's thinking fields per model; a field Gemini has no counterpart for
+// refuses the request; the key names the model (the body does not), and the path is the model's resource
+// name.
 import { describe, expect, it } from "vitest";
 import { loadRoutes } from "../../src/model/registry.js";
 import { gemini } from "../../src/model/gemini.js";

@@ -77,7 +77,8 @@ describe("the three tasks over the Gemini API", () => {
         scored(openai, `oa-${task.policy}`, thinking),
       );
       expect(Object.keys(gemini.metrics).length).toBeGreaterThan(3);
-      // metrics.request says what each item's own fields held, never their text (a task's items may be private).
+      // metrics.request says what each item's own fields held, never their text (a task's items may be
+      // private).
       expect(gemini.metrics.request.contents).toMatch(/^per item: 1 contents \(user\)$/);
       const prompt = String(geminiFakes[i]!.stats.received[0]!.body.contents[0].parts[0].text);
       expect(JSON.stringify(gemini)).not.toContain(JSON.stringify(prompt).slice(1, -1).slice(-80));

@@ -1,6 +1,7 @@
-// A task's reply schema as Gemini's responseSchema (src/model/gemini-schema.ts): voice-command's schema converts
-// into Google's Schema subset (valid against the request schema written from Google's reference), with its
-// nullable fields, enums and property order kept; a keyword with no equivalent refuses, naming its place.
+// A task's reply schema as Gemini's responseSchema (src/model/gemini-schema.ts): voice-command's schema
+// converts into Google's Schema subset (valid against the request schema written from Google's reference),
+// with its nullable fields, enums and property order kept; a keyword with no equivalent refuses, naming its
+// place.
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";

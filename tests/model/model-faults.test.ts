@@ -1,7 +1,6 @@
-// Faults that must lose nothing and leak nothing, against the fake
-// OpenAI-compatible server over real HTTP: a failed request is never an answer and the next build sends
-// exactly the failed ones; `choices: []` is an API error; a dead server stops the stage; a key echoed by a 401
-// reaches no file and no output.
+// Faults that must lose nothing and leak nothing, against the fake OpenAI-compatible server over real HTTP: a
+// failed request is never an answer and the next build sends exactly the failed ones; `choices: []` is an API
+// error; a dead server stops the stage; a key echoed by a 401 reaches no file and no output.
 import { describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { readFileSync } from "node:fs";
@@ -169,7 +168,8 @@ describe("a malformed success (14.2)", () => {
   });
 });
 
-/** Every file under a folder, for grepping by hand (binary included: a secret may sit in a gzip-less blob). */
+/** Every file under a folder, for grepping by hand (binary included: a secret may sit in a gzip-less
+ *  blob). */
 describe("a key echoed by a 401 (14.7)", () => {
   it("reaches no file, bundle or output, and the 401 is never cached", async () => {
     const KEY = "sk-medbench-test-PLANTED-9f8e7d6c5b4a39281706";
@@ -201,7 +201,8 @@ describe("a key echoed by a 401 (14.7)", () => {
     expect(p.exists("bundle.tar.gz")).toBe(true);
     await execa("mkdir", ["unpacked"], { cwd: p.dir });
     await execa("tar", ["xzf", "bundle.tar.gz", "-C", "unpacked"], { cwd: p.dir });
-    // Every file of the project (cache, memo logs, results, lock, the bundle and its contents) and every output.
+    // Every file of the project (cache, memo logs, results, lock, the bundle and its contents) and every
+    // output.
     const files = filesUnder(p.dir).filter((f) => !f.includes(`${join(p.dir, "specs")}/`));
     expect(files.some((f) => f.includes("/memo/"))).toBe(true);
     for (const f of files) {

@@ -253,8 +253,8 @@ describe("secrets", () => {
 
 describe("a killed build", () => {
   it("resumes without re-sending the replies it already had", async () => {
-    // The server answers 30 requests, then accepts and never answers: the build cannot finish before the kill,
-    // however slow this machine is.
+    // The server answers 30 requests, then accepts and never answers: the build cannot finish before the
+    // kill, however slow this machine is.
     const { fake, p } = await setup({ latencyMs: 40, deadAfter: 30 }, THINKING_OFF, 2);
     const child = execa(
       "node",

@@ -1,5 +1,5 @@
-// What adding a protocol touched, for Anthropic's: its module (and its error reading), its registration
-// (the table of src/model/protocols.ts and the registry schema's enum), the shipped route, its fake server and
+// What adding a protocol touched, for Anthropic's: its module (and its error reading), its registration (the
+// table of src/model/protocols.ts and the registry schema's enum), the shipped route, its fake server and
 // corpus, its tests and test data, and docs. No transport file and no other protocol's file names it, no
 // other product code imports it, and no stage of another protocol holds its code in its key.
 import { describe, expect, it } from "vitest";

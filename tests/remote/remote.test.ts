@@ -21,7 +21,8 @@ import {
 
 afterEach(cleanUp);
 
-/** Replaces one byte of a stored remote object (its length and the server's own records stay as they were). */
+/** Replaces one byte of a stored remote object (its length and the server's own records stay as they
+ *  were). */
 function damage(file: string): void {
   const data = readFileSync(file);
   const i = Math.floor(data.length / 2);

@@ -295,7 +295,8 @@ interface Cell {
 const PROBE_ENV = { MEDBENCH_PROBE: "set" };
 const LEXPKG = "lexpkg";
 const CELLS: Cell[] = [
-  // An undeclared variable, read past the rules: absent in the stage's process, so setting it changes nothing.
+  // An undeclared variable, read past the rules: absent in the stage's process, so setting it changes
+  // nothing.
   ...[
     "(globalThis as any).process.env.MEDBENCH_PROBE",
     'new Function("return process.env.MEDBENCH_PROBE")()',

@@ -147,7 +147,8 @@ describe("the fixture task's code in the key", () => {
     const status = await p.run(["status", SPEC], {}, install.bin);
     expect(status.stdout).toMatch(/code changed: tests\/fixtures\/sums\/task\/scorer\.ts/);
     const built = await p.buildSpec(SPEC, [], {}, install.bin);
-    // The scorer's module holds the score and the statistics: score and bootstrap run it (docs/tasks.md, Parts).
+    // The scorer's module holds the score and the statistics: score and bootstrap run it (docs/tasks.md,
+    // Parts).
     expect(built.status).toEqual({
       download: "fresh",
       prompts: "fresh",

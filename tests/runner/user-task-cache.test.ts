@@ -1,7 +1,7 @@
 // A task of the user's repository runs from its compiled copy under cache/compiled/
 // (src/runner/code/user-task.ts). That copy and its compiled.json are cache entries: edited, they must change
-// no result and remove nothing outside the compiled folder. A bundle of such a task carries its code: verify runs
-// it only when asked.
+// no result and remove nothing outside the compiled folder. A bundle of such a task carries its code: verify
+// runs it only when asked.
 import {
   cpSync,
   existsSync,

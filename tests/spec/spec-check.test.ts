@@ -1,5 +1,6 @@
-// A spec is checked against what its stage kinds and task declare before anything runs: wrong wiring and wrong parameter values are diagnostics at file:line:column, exit 2, and the
-// cache, the lock and earlier results stay as they were.
+// A spec is checked against what its stage kinds and task declare before anything runs: wrong wiring and
+// wrong parameter values are diagnostics at file:line:column, exit 2, and the cache, the lock and earlier
+// results stay as they were.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Project } from "../support/rig.js";
 

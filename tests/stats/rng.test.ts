@@ -1,4 +1,5 @@
-// Every golden vector of tests/data/golden/rng.json, reproduced exactly (gauss within a tolerance: see rng.md).
+// Every golden vector of tests/data/golden/rng.json, reproduced exactly (gauss within a tolerance: see
+// rng.md).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { NumpyGenerator, PCG64, seedSequenceState } from "../../src/stats/pcg64.js";

@@ -1,5 +1,5 @@
-// Every case of tests/data/golden/stats/cases.json through the real CLI; bootstrap numbers identical to the bit,
-// Clopper-Pearson bounds and McNemar p within 1e-12 relative (statistics.md).
+// Every case of tests/data/golden/stats/cases.json through the real CLI; bootstrap numbers identical to the
+// bit, Clopper-Pearson bounds and McNemar p within 1e-12 relative (statistics.md).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";

@@ -210,9 +210,10 @@ export class Install {
   }
   /**
    * What `npm run build` does for code, for the sources edited since the last compile: each source whose
-   * sha256 differs from dist/sources.json (or is not there) is transpiled alone (TypeScript's transpileModule, with the
-   * project's compiler options), then the sources are recorded. A whole `tsc -p` type-checks every file and
-   * took most of a minute on a loaded two-core machine; the tests only need the edit compiled.
+   * sha256 differs from dist/sources.json (or is not there) is transpiled alone (TypeScript's
+   * transpileModule, with the project's compiler options), then the sources are recorded. A whole `tsc -p`
+   * type-checks every file and took most of a minute on a loaded two-core machine; the tests only need the
+   * edit compiled.
    */
   async compile(): Promise<void> {
     const recorded = JSON.parse(readFileSync(this.path("dist/sources.json"), "utf8")) as Record<

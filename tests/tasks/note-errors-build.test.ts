@@ -1,6 +1,6 @@
 // The note-errors task end to end through the CLI: the offline main job, the four built-in baselines, and a
-// four-configuration run against the fake OpenAI-compatible server (think blocks, truncation, template echoes,
-// reasoning fields, API errors). Expected values are recomputed here from the items the build wrote.
+// four-configuration run against the fake OpenAI-compatible server (think blocks, truncation, template
+// echoes, reasoning fields, API errors). Expected values are recomputed here from the items the build wrote.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { execa } from "execa";

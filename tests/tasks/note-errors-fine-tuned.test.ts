@@ -1,7 +1,7 @@
 // spec.decisions fine_tuned_models: "any model fine-tuned on [the train split] is tagged and kept off the
-// headline". A build says so with the run field `trained_on` (--var trained_on=train); metrics.json records it,
-// the check tags the run `fine-tuned` and lets it stand for no roster entry, and the report lists it unranked
-// below the headline.
+// headline". A build says so with the run field `trained_on` (--var trained_on=train); metrics.json records
+// it, the check tags the run `fine-tuned` and lets it stand for no roster entry, and the report lists it
+// unranked below the headline.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Project } from "../support/rig.js";
 

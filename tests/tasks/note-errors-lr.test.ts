@@ -1,5 +1,6 @@
-// The conjunction baseline against scikit-learn: tokens, vocabulary, coefficients, scores and predictions from
-// tests/data/note-errors/lr-fixture.json (written once by scripts/reference/note_errors_lr.py, sklearn 1.2.1).
+// The conjunction baseline against scikit-learn: tokens, vocabulary, coefficients, scores and predictions
+// from tests/data/note-errors/lr-fixture.json (written once by scripts/reference/note_errors_lr.py, sklearn
+// 1.2.1).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";

@@ -116,7 +116,8 @@ describe("note-errors: a public bundle leaks no test note", () => {
       ...bodies.map((b) => JSON.stringify(b)),
     ];
     const hashes = [
-      // An empty text's hash tells nothing (and is every empty output's, e.g. a validation that sent nothing).
+      // An empty text's hash tells nothing (and is every empty output's, e.g. a validation that sent
+      // nothing).
       ...privateTexts.filter((text) => text !== "").map(sha),
       // request_sha256 as the model stage computes it: {base_url, model, body}
       ...bodies.map((b) => requestKey({ base_url: fake.url } as never, b as never)),

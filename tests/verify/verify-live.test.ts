@@ -8,7 +8,8 @@ import { startFake, type Fake } from "../support/fake.js";
 const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
-// A healthy request never meets a 120 s limit on a loaded machine; only the dead-route test needs a short one.
+// A healthy request never meets a 120 s limit on a loaded machine; only the dead-route test needs a short
+// one.
 const quick = (timeoutS: number) => `    concurrency: 4
     timeout_s: ${timeoutS}
     retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 300 }
