@@ -276,7 +276,7 @@ describe.runIf(namespacesWork())("a full disk under cache/", () => {
   afterAll(() => p.remove());
 
   for (const freeKb of [0, 8, 24, 64])
-    it(`with ${freeKb} KiB free: a clear "no space left" (exit 1), no stack, no lock left behind`, async () => {
+    it(`with ${freeKb} KiB free: a clear "no space left" (exit 1), no stack, no lock left`, async () => {
       const script = [
         "mkdir -p cache && mount -t tmpfs -o size=256k tmpfs cache",
         `(dd if=/dev/zero of=cache/fill bs=1k count=${256 - freeKb} 2>/dev/null || true)`,

@@ -74,7 +74,7 @@ describe("init and new-task write only new files in real folders", () => {
     rmSync(outside, { recursive: true });
   });
 
-  it("--project missing two levels deep is refused, not made (node's recursive mkdir hangs on /proc/x)", async () => {
+  it("--project missing two levels deep: refused, not made (recursive mkdir hangs on /proc/x)", async () => {
     const { p, outside } = setUp();
     await refused(p, ["init", "--project", "a/b"], /cannot make the folder .*a\/b \(ENOENT\)/);
     await refused(p, ["new-task", "t1", "--project", "a/b"], /cannot make the folder/);
@@ -85,7 +85,7 @@ describe("init and new-task write only new files in real folders", () => {
 });
 
 describe("a built-in spec's name that the project also has a spec of", () => {
-  it("is refused (both would be one entry in medbench.lock); the project's spec builds by its path", async () => {
+  it("is refused (both would be one medbench.lock entry); the project's spec builds by path", async () => {
     const p = new Project(false);
     try {
       expect((await p.run(["init", "--task", "voice-command"])).exitCode).toBe(0);

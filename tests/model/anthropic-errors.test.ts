@@ -132,7 +132,7 @@ describe("Anthropic's replies and errors, each as its entry says", () => {
 });
 
 describe("the shipped anthropic route", () => {
-  it("sends to ANTHROPIC_BASE_URL with the key of ANTHROPIC_API_KEY, as Anthropic's SDKs read them", async () => {
+  it("sends to ANTHROPIC_BASE_URL with the key of ANTHROPIC_API_KEY, as Anthropic's SDKs do", async () => {
     const fake: AnthropicFake = await startAnthropicFake({ apiKey: KEY });
     servers.push(fake as never);
     const p = new Project();

@@ -146,7 +146,7 @@ describe("a reasoning model runs the shipped task, its deviations on record", ()
 });
 
 describe("check reads each run's deviations", () => {
-  it("tags the run, says it under each criterion, and a criterion that refuses it is incomplete", async () => {
+  it("tags the run, says it under each criterion; a criterion that refuses it is incomplete", async () => {
     const { fake, p } = await setup("note-errors-plain");
     // The strong reference a gpt-5.1 here (the check block is not part of spec_hash).
     p.edit(NE, (text) =>
@@ -268,7 +268,7 @@ describe("a rule's deviate is checked where it is written", () => {
 });
 
 describe("the base URL from the environment", () => {
-  it("is the request keys' base URL: another server is asked again, never answered from the memo", async () => {
+  it("is the request keys' base URL: another server is asked again, not answered from the memo", async () => {
     const { fake, p } = await setup();
     const other = await startFake({ policy: "voice-command" });
     servers.push(other);
@@ -322,7 +322,7 @@ describe("the shipped gemini route's base URL from GOOGLE_GEMINI_BASE_URL", () =
 });
 
 describe("the note-errors roster names references on another protocol", () => {
-  it("a Gemini reference with thinking off holds; one at its lowest level is the weak reference", async () => {
+  it("a Gemini reference with thinking off holds; one at its lowest level is the weak one", async () => {
     const fake = await startGeminiFake({ policy: "note-errors-plain" });
     const p = new Project();
     projects.push(p);

@@ -54,7 +54,7 @@ const keys = ["a", "b", "c", "d", "e"].map((x) => x.repeat(64));
 const entries = (api: GeminiBatches) => keys.map((key, i) => api.entry(key, body(`q${i}`)));
 
 describe("Gemini's Batch API", () => {
-  it("submits inlined requests, reads PENDING, RUNNING, SUCCEEDED, and each response by its key", async () => {
+  it("submits inlined requests, reads PENDING, RUNNING, SUCCEEDED and each response by key", async () => {
     const fake = await start({ batchLifecycle: "line-errors", batchErrorPeriod: 5 });
     const api = client(fake.url);
     const id = await api.submit(entries(api), "medbench-one");

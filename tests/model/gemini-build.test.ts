@@ -102,7 +102,7 @@ describe("the three tasks over the Gemini API", () => {
     expect(voice.systemInstruction.parts[0].text.length).toBeGreaterThan(0);
   });
 
-  it("2.5 Pro on the shipped route: its lowest budget, the deviation on record, its thoughts audited", async () => {
+  it("2.5 Pro on the shipped route: lowest budget, the deviation on record, thoughts audited", async () => {
     // The shipped `gemini` route, sent to the fake by GOOGLE_GEMINI_BASE_URL as the SDK would be.
     const fake = geminiFakes[0]!;
     const env = { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: fake.url };

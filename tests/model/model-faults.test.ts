@@ -67,7 +67,7 @@ function sentSince(fake: Fake, before: Map<string, number>): Map<string, number>
 }
 
 describe("a failed request is not an answer (14.1)", () => {
-  it("a third of the requests failing, then a healthy server: the next build sends exactly the failed ones", async () => {
+  it("a third of the requests failing, then a healthy server: the next build sends just those", async () => {
     const { fake, p } = await setup({ faults: { 503: 3 }, faultAttempts: 99 });
     const first = await build(p);
     expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed
@@ -108,7 +108,7 @@ describe("a failed request is not an answer (14.1)", () => {
     expect(fake.stats.requests).toBe(requests);
   });
 
-  it("a run of 503s longer than the retry budget leaves the run incomplete, however few items it hit", async () => {
+  it("503s beyond the retry budget leave the run incomplete, however few items they hit", async () => {
     const { fake, p } = await setup({ faults: { 503: 40 }, faultAttempts: 99 });
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
@@ -119,7 +119,7 @@ describe("a failed request is not an answer (14.1)", () => {
     expect(metrics(p).incomplete).toBe(true);
   });
 
-  it("does not wait for a Retry-After beyond the request's deadline: a failure, sent again next build", async () => {
+  it("waits for no Retry-After past the request's deadline: a failure, sent again next build", async () => {
     const { fake, p } = await setup({ faults: { 429: 10 }, retryAfter: 3600 });
     const first = await build(p);
     expect(first.exitCode, first.stderr).toBe(1); // incomplete: some requests failed
@@ -149,7 +149,7 @@ describe("a malformed success (14.2)", () => {
     expect(replies(p).every((x) => x.text.length > 0)).toBe(true);
   });
 
-  it("records `choices: []` to the end as an API error, never as an empty reply, and sends it again next build", async () => {
+  it("records `choices: []` as an API error, not an empty reply, and sends it again next build", async () => {
     const { fake, p } = await setup({ faults: { empty: 5 }, faultAttempts: 99 });
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
@@ -226,7 +226,7 @@ describe("a key echoed by a 401 (14.7)", () => {
 });
 
 describe("a dead server (14.3)", () => {
-  it("gives each request one deadline, tries included, and stops the stage after N failures in a row", async () => {
+  it("gives each request one deadline, tries included; stops the stage at N failures in a row", async () => {
     // A try may take 60 s, but the request's deadline is under a second: without it this test times out.
     const { fake, p } = await setup(
       { deadAfter: 0 },

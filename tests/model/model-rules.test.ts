@@ -40,7 +40,7 @@ const metricsOf = (p: Project, model: string) =>
     .metrics as { request: Record<string, unknown> };
 
 describe("the openai route sends what each model takes", () => {
-  it("an override's temperature is refused at its line: deviate applies to the stage's own fields", async () => {
+  it("an override's temperature is refused at its line: deviate applies to the stage's fields", async () => {
     const { fake, p } = await setup();
     p.edit(VC, (t) =>
       t.replace(

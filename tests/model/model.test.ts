@@ -89,7 +89,7 @@ describe("requests", () => {
     expect(fake.stats.requests).toBe(2 * sent);
   });
 
-  it("applies per-model overrides in place of the route's thinking-off fields, and records them", async () => {
+  it("applies per-model overrides in place of the route's thinking-off fields and records them", async () => {
     const { fake, p } = await setup(
       {},
       "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false }, thinking_budget: 0 }\n",
@@ -178,7 +178,7 @@ describe("faults", () => {
     }
   });
 
-  it("records a final failure as an API error on that item, and marks a run with any of them incomplete", async () => {
+  it("records a final failure as an API error on its item; a run with any is incomplete", async () => {
     const { p } = await setup({ faults: { 500: 5 }, faultAttempts: 99 });
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed
@@ -200,7 +200,7 @@ describe("faults", () => {
     expect(m.tables.parse_failures).toBeGreaterThanOrEqual(m.metrics.truncated);
   });
 
-  it("falls back from a refused JSON schema to JSON mode, and starts later items there after two needed it", async () => {
+  it("falls back from a refused JSON schema to JSON mode, where later items start after two", async () => {
     const { fake, p } = await setup({ refuseSchema: true }, THINKING_OFF, 1);
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(0);

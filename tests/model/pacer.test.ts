@@ -69,7 +69,7 @@ describe("the pacer", () => {
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(gap - 1);
   });
 
-  it("a 429 without headers cuts the rate it was sending at, and pauses the route by no backoff", async () => {
+  it("a 429 without headers cuts the rate it was sending at and pauses the route by no backoff", async () => {
     const pacer = new Pacer();
     const tickets: Ticket[] = [];
     // 33 requests spread over 320 ms: the route was sending 100 a second.
@@ -217,7 +217,7 @@ describe("a turn's slot", () => {
 });
 
 describe("the pace ledger", () => {
-  it("is shared by two pacers of one route: one's cut paces the other, slots spaced across both", async () => {
+  it("is shared by two pacers of a route: one's cut paces the other, slots spaced across both", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-pace-"));
     try {
       const [a, b] = [0, 1].map(() => new Pacer({}, new LedgerPace(dir, "route.json")));

@@ -104,7 +104,7 @@ describe("a route with replicas", () => {
 });
 
 describe("Replicas, the choice of a server", () => {
-  it("picks the fewest outstanding, sets a failed one aside for a doubling while, and takes it back", async () => {
+  it("picks the fewest outstanding, sets a failed one aside a doubling while, takes it back", async () => {
     const { Replicas } = await import("../../src/model/replicas.js");
     let now = 0;
     const replicas = new Replicas(["a", "b", "c"], () => now);

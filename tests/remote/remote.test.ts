@@ -54,7 +54,7 @@ describe("a shared remote cache", () => {
     }
   });
 
-  it("degrades to the local cache with one warning when the remote dies mid-build, losing no reply", async () => {
+  it("falls back to the local cache with a warning when the remote dies mid-build, losing none", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake({ latencyMs: 40 })]);
     const p = clone(fake);
     const build = p.buildAgainstFake([], remoteEnv(s3));
@@ -111,7 +111,7 @@ describe("a shared remote cache", () => {
     expect(fake.stats.requests - sent).toBe(1);
   });
 
-  it("splits a model stage over four shards that send each request once, then assembles it anywhere", async () => {
+  it("splits a model stage over four shards, each request sent once; assembles it anywhere", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake()]);
     const shards = [1, 2, 3, 4].map(() => clone(fake));
     const runs = await Promise.all(

@@ -194,7 +194,7 @@ const OTHER_MODEL_BUILD = [
 ];
 
 describe("medbench cache gc", () => {
-  it("keeps what the recorded builds need and removes the rest; a frozen rebuild sends 0 requests", async () => {
+  it("keeps what the recorded builds need, removes the rest; a frozen rebuild sends 0 requests", async () => {
     const fake = await startFake();
     const p = clone(fake);
     expect((await p.buildAgainstFake()).exitCode).toBe(0);

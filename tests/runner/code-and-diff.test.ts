@@ -41,7 +41,7 @@ describe("code identity", () => {
     await install.compile();
   });
 
-  it("editing the wiring module alone reruns nothing; swapping a part's export reruns its stage", async () => {
+  it("editing the wiring module alone reruns nothing; a part's export swapped reruns its stage", async () => {
     appendFileSync(install.path("tests/fixtures/sums/task/index.ts"), "\n// a wiring edit\n");
     await install.compile();
     expect(Object.values(await build())).toEqual(Array(6).fill("fresh"));
@@ -80,7 +80,7 @@ describe("code identity", () => {
     });
   });
 
-  it("a lock that pins another version than the installed one is refused, as npm ci would install it", async () => {
+  it("a lock pinning another version than the installed one is refused, as npm ci installs it", async () => {
     const lockFile = install.path("package-lock.json");
     const pristine = readFileSync(lockFile, "utf8");
     const npmLock = JSON.parse(pristine);
@@ -146,7 +146,7 @@ describe("an incomplete compile", () => {
     expectCleanFailure(r.stderr);
   });
 
-  it("an installed copy without dist/ says so; a checkout without dist/ compiles itself on first use", async () => {
+  it("an installed copy without dist/ says so; a checkout without it compiles on first use", async () => {
     rmSync(install.path("dist"), { recursive: true });
     // An installed package (no tsconfig.json): nothing to compile with, so it says to install again.
     const tsconfig = readFileSync(install.path("tsconfig.json"));

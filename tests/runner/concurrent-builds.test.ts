@@ -97,7 +97,7 @@ describe("two builds of the same spec and model at once (14.5)", () => {
     expect(readdirSync(p.path("cache/locks"))).toEqual([]); // released
   });
 
-  it("a waiter takes the lock at once when its holder is killed, and sends only what had no reply", async () => {
+  it("a waiter takes the lock at once when its holder is killed; sends only what had no reply", async () => {
     const { fake, p } = await setup();
     const g = gate();
     fake.set({ gate: g.promise });

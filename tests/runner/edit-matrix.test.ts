@@ -215,7 +215,7 @@ for (const s of [VOICE, USER])
       await rig.write("index.ts", readText(rig.file("index.ts")).replace(tail, ""));
     });
 
-    it("an undeclared variable, a file read, a computed require, a link: each refused at its place", async () => {
+    it("an undeclared variable, a file read, a computed require, a link: each refused in place", async () => {
       const parser = `${s.folder}/${s.parser}`;
       const head = readText(rig.file(s.parser));
       const cases: [string, RegExp][] = [
@@ -241,7 +241,7 @@ for (const s of [VOICE, USER])
       rmSync(rig.file("notes.md"));
     });
 
-    it("a declared variable is keyed by its value: status names it, and the build equals a clean one", async () => {
+    it("a declared variable is keyed by value: status names it; the build equals a clean one", async () => {
       await rig.edit("index.ts", "contract: 2,", 'contract: 2,\n  environment: ["MEDBENCH_STRICT"],');
       const head = readText(rig.file(s.parser));
       await rig.write(s.parser, 'const STRICT = process.env.MEDBENCH_STRICT === "1";\n' + head);
@@ -258,7 +258,7 @@ for (const s of [VOICE, USER])
       await statuses();
     });
 
-    it("a file added to the folder is in no key; a comment edit stops at parse; an edit reruns what it reaches", async () => {
+    it("an added file is in no key; a comment edit stops at parse; an edit reruns what it hits", async () => {
       await rig.write("README.md", "notes on the task\n");
       expect(Object.values(await statuses()).every((x) => x === "fresh")).toBe(true);
       await sameAsClean();
@@ -566,7 +566,7 @@ describe("edit matrix: packages of a user's task", () => {
   });
   afterAll(() => p.remove());
 
-  it("a package patched in place, or a dependency of it, reruns what loads it; status names the package", async () => {
+  it("a package (or its dependency) patched in place reruns what loads it; status names it", async () => {
     pkg("fake-suffix", "1.0.0", 'exports.suffix = "!";\n'); // the same version, other code
     const status = await p.run(["status", spec]);
     expect(status.stdout).toMatch(/stale\s+parse[^\n]*\n\s+package changed: fake-suffix 1\.0\.0 sha256:/);

@@ -92,7 +92,7 @@ for (const c of CASES)
       });
     });
 
-    it("editing a prompt-building helper reruns prompts; the model stays fresh while requests are equal", async () => {
+    it("a prompt helper edited reruns prompts; the model stays fresh while requests match", async () => {
       await editAndCompile("prompts.ts", c.helper, `// an edit that changes no request\n${c.helper}`);
       expect(await build()).toEqual({
         download: "fresh",

@@ -111,7 +111,7 @@ describe("local state checked before use (25.2)", () => {
     });
   });
 
-  it("check counts no edited run: it is missing and named, even with build.json edited to match", async () => {
+  it("check counts no edited run: it is missing and named, even with build.json made to match", async () => {
     const bcr = (t: string) => {
       const m = JSON.parse(t);
       m.metrics.bcr.value = 0.999;

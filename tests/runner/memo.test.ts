@@ -65,7 +65,7 @@ async function writeElsewhere(dir: string, from: number, to: number, value = "v"
 describe("reply index", () => {
   const runs = (dir: string) => readdirSync(join(dir, "memo/requests")).filter((f) => f.endsWith(".idx"));
 
-  it("a writer indexes its own log as it ends: the next reader reads no log to find its replies", async () => {
+  it("a writer indexes its own log as it ends: the next reader reads no log to find replies", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
     await writeElsewhere(dir, 0, 300);
     expect(runs(dir).length).toBe(1);
@@ -154,7 +154,7 @@ describe("reply index", () => {
 });
 
 describe("reply log compaction (cache gc)", () => {
-  it("keeps the accepted replies of finished writers' old logs, leaves live ones, and stays indexed", async () => {
+  it("keeps accepted replies of finished writers' old logs, leaves live ones, stays indexed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
     const folder = join(dir, "memo/requests");
     await writeElsewhere(dir, 0, 40);

@@ -268,7 +268,7 @@ describe("a no-op build answered from its record", () => {
       expect(listed.has(want), want).toBe(true);
   });
 
-  it("status says every stage fresh from the record, as keying them says, and keys them once one changed", async () => {
+  it("status says all stages fresh from the record, as keying does; keys them once one changed", async () => {
     const p = projects.status;
     // Which modules a status loaded (dist/ is CommonJS): the stage keying is runner/execution/status.js.
     const dir = mkdtempSync(join(tmpdir(), "medbench-loaded-"));
@@ -317,7 +317,7 @@ describe("a no-op build answered from its record", () => {
   });
 
   // Last: it edits the install the other projects share.
-  it("medbench's compiled code edited (size and mtime kept), or a file added to the task, is seen", async () => {
+  it("medbench's compiled code edited (size and mtime kept), or a file added to the task: seen", async () => {
     const p = projects.code;
     const scorer = install.path("dist/tests/fixtures/sums/task/scorer.js");
     const before = statSync(scorer);

@@ -191,7 +191,7 @@ describe("what medbench owns (25.1)", () => {
     }
   });
 
-  it("a results folder made before the marker (build.json of this spec) is adopted, its marker added", async () => {
+  it("a results folder from before the marker (build.json of this spec) is adopted", async () => {
     const marker = p.read(`${RESULT}/${MARKER}`);
     expect(markerBody(marker)).toMatchObject({ spec: SPEC, files: expect.arrayContaining(["build.json"]) });
     rmSync(p.path(`${RESULT}/${MARKER}`));
@@ -211,7 +211,7 @@ describe("what medbench owns (25.1)", () => {
     expect(r.stderr).toMatch(message);
   });
 
-  it("report -o replaces an earlier report (a page it wrote), and export -o refuses a results folder", async () => {
+  it("report -o replaces a page it wrote before; export -o refuses a results folder", async () => {
     for (let i = 0; i < 2; i++) {
       const r = await p.run(["report", "-o", "report.html"]);
       expect(r.exitCode, r.stderr).toBe(0);
@@ -221,7 +221,7 @@ describe("what medbench owns (25.1)", () => {
     rmSync(p.path("report.html"));
   });
 
-  it("--project must name a medbench project: a missing folder is not created, nor cache/ in a stranger", async () => {
+  it("--project must name a medbench project: no missing folder made, nor cache/ in a stranger", async () => {
     const missing = join(outside, "nowhere");
     const r = await refusedWhole(["build", SPEC, "--project", missing]);
     expect(r.stderr).toMatch(/--project .*nowhere: no such folder/);
@@ -279,7 +279,7 @@ describe("what medbench owns, third pass", () => {
     return r;
   }
 
-  it("two values that fill results.dir alike (a/b, a_b) never share a folder: the second is refused", async () => {
+  it("two values filling results.dir alike (a/b, a_b) never share a folder: 2nd refused", async () => {
     const q = await runProject();
     const r = await refusedIn(q, ["build", SPEC, "--var", "run=a_b"]);
     expect(r.stderr).toContain(`${SPEC}:${dirLine(q.read(SPEC))}:8: results.dir: `);
@@ -308,7 +308,7 @@ describe("what medbench owns, third pass", () => {
     expect(q.exists("results")).toBe(false);
   });
 
-  it("a list given on the command line for a variable of results.dir is refused, naming the option", async () => {
+  it("a list on the command line for a variable of results.dir is refused, naming its option", async () => {
     const q = sumsProject();
     q.edit(SPEC, (t) => RUN_SPEC(t).replace("{run}", "{judges}"));
     const r = await refusedIn(q, ["build", SPEC, "--judge", "x", "--judge", "y"]);
@@ -316,7 +316,7 @@ describe("what medbench owns, third pass", () => {
     expect(q.exists("results")).toBe(false);
   });
 
-  it("a marker edited to list a user's file proves nothing: the build refuses, and the file is kept", async () => {
+  it("a marker edited to list a user's file proves nothing: build refuses, the file is kept", async () => {
     const q = sumsProject();
     await q.buildSpec(SPEC);
     const marker = `${RESULT}/${MARKER}`;
@@ -337,7 +337,7 @@ describe("what medbench owns, third pass", () => {
     expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
   });
 
-  it("a marker resealed to list a user's file, or an edited file the spec no longer writes: both kept", async () => {
+  it("a marker resealed to list a user's file, an edited file the spec no longer writes: kept", async () => {
     const q = sumsProject();
     await q.buildSpec(SPEC);
     const marker = `${RESULT}/${MARKER}`;
@@ -390,7 +390,7 @@ describe("what medbench owns, third pass", () => {
     }
   });
 
-  it("a results folder copied elsewhere is not medbench's there: its marker names the folder it was made in", async () => {
+  it("a results folder copied elsewhere is not medbench's: its marker names where it was made", async () => {
     const q = await runProject();
     // The user keeps a copy of the results, edits its numbers, then points results.dir at it.
     mkdirSync(q.path("results/fixture-sums/mine"));

@@ -163,7 +163,7 @@ describe("the fixture task's code in the key", () => {
     );
   });
 
-  it("an edited task statistic reruns the bootstrap that evaluates it, though the scores are the same", async () => {
+  it("an edited task statistic reruns the bootstrap that evaluates it, scores the same", async () => {
     const before = metrics(p).metrics.answered_accuracy.value as number;
     install.edit(scorer, (t) => t.replace("correct / answered;", "correct / answered / 2;"));
     await install.compile();

@@ -178,7 +178,7 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
   });
 
   const { projects } = cleanedAfterEach();
-  it("a build collects at most once after each stage that ran, and not at all when every stage is fresh", async () => {
+  it("a build collects at most once after each stage that ran, and never when all stages are fresh", async () => {
     const p = new Project();
     projects.push(p);
     p.write("count.cjs", COUNT_COLLECTIONS);

@@ -66,7 +66,7 @@ describe("the compiled copy of a user's task, edited", () => {
 });
 
 describe("the compiled folder of a user's task is cleaned and written only as medbench's own", () => {
-  it("without its compiled.json, only the compiled modules are dropped: a file it did not write stays", async () => {
+  it("without its compiled.json, only compiled modules are dropped: another file stays", async () => {
     const p = await builtProject();
     p.write("cache/compiled/tasks/t1/notes.txt", "mine\n");
     p.write("cache/compiled/tasks/t1/gone.js", "module.exports = 1;\n"); // a module of a removed source
@@ -80,7 +80,7 @@ describe("the compiled folder of a user's task is cleaned and written only as me
     p.remove();
   });
 
-  it("a compiled folder that is a link, or holds one, is refused: nothing is written or removed there", async () => {
+  it("a compiled folder that is or holds a link is refused: nothing written or removed there", async () => {
     for (const linked of ["cache/compiled", "cache/compiled/tasks/t1/sub"]) {
       const p = await builtProject();
       const outside = mkdtempSync(join(tmpdir(), "medbench-outside-"));
@@ -149,7 +149,7 @@ describe("a user's task imports only from its own folder", () => {
     expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
   }
 
-  it("another task's module is refused (an edit to it would rerun nothing), and so is a folder of no task", async () => {
+  it("another task's module is refused (its edit would rerun nothing), as is a taskless folder", async () => {
     const p = new Project(false);
     try {
       expect((await p.run(["init"])).exitCode).toBe(0);
@@ -184,7 +184,7 @@ describe("a user's task imports only from its own folder", () => {
     }
   });
 
-  it("a part declared outside the folder is refused, even a module the task loads by a computed name", async () => {
+  it("a part declared outside the folder is refused, even one loaded by a computed name", async () => {
     const p = new Project(false);
     try {
       expect((await p.run(["init"])).exitCode).toBe(0);

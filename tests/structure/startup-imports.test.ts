@@ -42,7 +42,7 @@ async function loadedBy(args: string[], cwd = REPO): Promise<string[]> {
 }
 
 describe("help loads what it prints, and nothing more", () => {
-  it("the main help loads no command module and no package (it was 457 modules, 412 of @stdlib)", async () => {
+  it("the main help loads no command module and no package (it was 457 modules, 412 @stdlib)", async () => {
     const loaded = await loadedBy(["--help"]);
     expect(loaded).toContain("dist/src/cli/main.js");
     expect(loaded.filter((f) => f.includes("node_modules"))).toEqual([]);

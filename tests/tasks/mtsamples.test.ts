@@ -56,7 +56,7 @@ describe("instances (HELM, and MedARC's variant)", () => {
       reason: "no PLAN, SUMMARY or FINDINGS section",
     });
   });
-  it("on the 1,269 notes: the counts of an independent reading of HELM's procedure (scripts/check-mtsamples-counts.py)", () => {
+  it("on the 1,269 notes: the counts of an independent reading of HELM's procedure", () => {
     const files = readdirSync(notes)
       .filter((f) => f.endsWith(".txt"))
       .sort();

@@ -54,7 +54,7 @@ describe("note-errors: offline build and baselines", () => {
   });
   afterAll(() => p.remove());
 
-  it("runs the main job offline: BCR with its interval first, labelled synthetic and reconstructed", async () => {
+  it("runs the main job offline: BCR and its interval first, labelled synthetic, reconstructed", async () => {
     const r = await p.run(["build", SPEC]);
     expect(r.exitCode, r.stderr).toBe(0);
     const table = r.stdout.split("\n").filter((l) => /\d+\.\d%/.test(l));
@@ -123,7 +123,7 @@ describe("note-errors: offline build and baselines", () => {
     expect(err).toMatch(/conservative-greedy, conservative-sample, neutral-greedy, neutral-sample/);
   });
 
-  it("exports a bundle without the private requests, fit, replies and parses, which verifies from its items", async () => {
+  it("exports a bundle without private requests, fit, replies, parses; verified from items", async () => {
     const dir = `${RESULTS}/medbench_note-errors-conjunction-lr/neutral-greedy`;
     const r = await p.run(["export", dir, "-o", "ne.tar.gz"]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -209,7 +209,7 @@ describe("note-errors against the fake server, four configurations", () => {
   const build = (args: string[]) =>
     p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml", ...args]);
 
-  it("sends one request per configuration, pair and side, and reports each configuration and their mean", async () => {
+  it("sends a request per configuration, pair and side; reports each configuration and mean", async () => {
     const r = await build(["--configurations", "all"]);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: the permanent 500s below
     const bodies = fake.stats.received.map((x) => x.body);

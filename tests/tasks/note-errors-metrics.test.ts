@@ -123,7 +123,7 @@ describe("imputation", () => {
     // sens 2/3, spec 2/3: (1 + 0 + 1·2/3 + 2/3·1) / 4
     expect(M.bcrImputedCorrected(r2)).toBeCloseTo((1 + 0 + 2 / 3 + 2 / 3) / 4, 15);
   });
-  it("the code's: Python random seeded 42, 100 draws, each side's own flag rate; a function of the rows", () => {
+  it("the code's: Python random seeded 42, 100 draws, each side's flag rate; a function of the rows", () => {
     const a = M.bcrImputedCode(r),
       b = M.bcrImputedCode(r);
     expect(a).toBe(b);
@@ -261,7 +261,7 @@ describe("pair rows as the bootstrap's unit rows (fields), and back", () => {
     expect(units.map((u) => u.value)).toEqual([1, 0, 0, 0, 1]);
   });
 
-  it("gives every metric's value when many pairs share their fields (one decoded row for each kind)", async () => {
+  it("gives every metric's value when many pairs share fields (one decoded row for each kind)", async () => {
     const { toUnitRow, statistics } = await import("../../tasks/note-errors/rows.js");
     // Kinds that differ from one another in a single field each, so that a shared row standing for two
     // kinds (a field missing from its key) changes some metric.

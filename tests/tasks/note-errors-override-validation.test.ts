@@ -61,7 +61,7 @@ describe("a per-model override validated on train notes", () => {
     );
   };
 
-  it("sends 4 train pairs with the override and records that thinking was off and every pair parsed", async () => {
+  it("sends 4 train pairs with the override; records thinking was off and every pair parsed", async () => {
     const m = await build();
     // 64 test pairs and 4 train pairs, two notes each; the train notes are the train file's first four pairs.
     expect(seen.length).toBe(2 * 64 + 2 * 4);
@@ -90,7 +90,7 @@ describe("a per-model override validated on train notes", () => {
     expect(await criteria()).toEqual({ override_thinking_off: "pass", override_parses: "pass" });
   });
 
-  it("fails the check when the override does not switch thinking off, or the replies do not parse", async () => {
+  it("fails the check when the override leaves thinking on or the replies do not parse", async () => {
     const policy = noteErrorsPolicy({ skill: 0.8, quirks: false }) as (body: Body) => string;
     answer = (body) => ({ content: policy(body), reasoning_content: "still thinking" });
     // The validation's replies are asked again (the memo holds the earlier ones).

@@ -45,7 +45,7 @@ describe("rule 2: drop every <think>…</think> block, keep the text after the l
   });
 });
 
-describe("rule 3: finish_reason length is no verdict unless a closed reasoning block and an Error line after it", () => {
+describe("rule 3: finish_reason length is no verdict, but for a closed reasoning block, then Error", () => {
   it.each<[string, ReplyView, string | null, string | null]>([
     ["cut without any reasoning block", R(FOUR("Yes"), { finish_reason: "length" }), null, "truncated"],
     [

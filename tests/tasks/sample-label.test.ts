@@ -32,7 +32,7 @@ describe("the bundled synthetic sample's results (14.15)", () => {
     expect(again.stderr).toContain("SYNTHETIC sample");
   });
 
-  it("a --data-dir build writes to its own folder, unlabelled, and leaves the sample's result as it was", async () => {
+  it("a --data-dir build writes its own folder, unlabelled; the sample's result stays", async () => {
     const sampleBefore = p.snapshot([SAMPLE]);
     const r = await p.build(["--data-dir", "release"]);
     expect(r.summary.results).toBe(p.path(RELEASE));

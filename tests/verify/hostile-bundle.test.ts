@@ -131,7 +131,7 @@ describe("verify refuses a hostile bundle before reading it", () => {
     await refused(output, /stage parse output "\.\." is `\.` or `\.\.`/);
   });
 
-  it("refuses an unknown top-level field of bundle.json (a pad, a note) instead of verifying it", async () => {
+  it("refuses an unknown top-level field of bundle.json (a pad, a note) rather than verify it", async () => {
     const dir = await unpacked((d) =>
       editManifest(d, (b) => void (b.note = "<html><script>alert(1)</script></html>")),
     );

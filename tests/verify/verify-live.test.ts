@@ -51,7 +51,7 @@ async function published(live: Record<string, unknown>, extra?: string, timeoutS
 const changed = (r: LiveJson) => r.live.verdicts.reduce((n, g) => n + g.changed, 0);
 
 describe("verify --live under faults (14.9)", () => {
-  it("every live request failing: no verdict counted as flipped, incomplete, exit 1, progress shown", async () => {
+  it("all live requests failing: no verdict counted flipped; incomplete, exit 1, progress said", async () => {
     const { verify } = await published({ faults: { 503: 1 }, faultAttempts: 99 });
     const r = await verify();
     expect(r.exitCode, r.stderr).toBe(1);
@@ -82,7 +82,7 @@ describe("verify --live under faults (14.9)", () => {
     expect(text.stderr).not.toContain("internal error");
   });
 
-  it("a third failing, then a healthy server: the second run sends only the failed requests and verifies", async () => {
+  it("a third failing, then a healthy server: the next run sends just those, and verifies", async () => {
     const { faulty, verify } = await published({ faults: { 503: 3 }, faultAttempts: 99 });
     const r = await verify();
     expect(r.exitCode, r.stderr).toBe(1);
@@ -107,7 +107,7 @@ describe("verify --live under faults (14.9)", () => {
     expect(resent.sort()).toEqual(unanswered.sort());
   });
 
-  it("a dead route stops the live run: incomplete with the route's error, exit 1, no stack trace", async () => {
+  it("a dead route stops the live run: incomplete with the route's error, exit 1, no stack", async () => {
     const { verify } = await published({ deadAfter: 0 }, "    max_failures_in_a_row: 4\n", 1);
     const r = await verify(false);
     expect(r.exitCode, r.stderr).toBe(1);
