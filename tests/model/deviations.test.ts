@@ -67,7 +67,10 @@ describe("a reasoning model runs the shipped task, its deviations on record", ()
     expect(metrics.metrics.request).not.toHaveProperty("temperature");
     expect(metrics.metrics.request.reasoning_effort).toBe("none");
     expect(r.stderr).toMatch(
-      /notice deviation from the spec: temperature: the spec asks 0, left out .*rule openai gpt-5\.\* deviate/,
+      new RegExp(
+        "notice deviation from the spec: temperature: the spec asks 0, left out " +
+          String.raw`.*rule openai gpt-5\.\* deviate`,
+      ),
     );
     // A fresh build says it again (the result's own record, not the run's memory).
     const again = await p.run(["build", VC, "--model", "openai/gpt-5.1"], envAt(fake.url));
@@ -178,7 +181,10 @@ describe("check reads each run's deviations", () => {
     // separation refuses a reference at another temperature (specs/note-errors.yaml, docs/check.md).
     expect(byId.separation!.status).toBe("incomplete");
     expect(byId.separation!.summary).toMatch(
-      /strong_reference \(.*\) deviates from the spec: temperature 0 in the spec, left out \(rule openai gpt-5\.\* deviate\).*refuse_deviations/,
+      new RegExp(
+        String.raw`strong_reference \(.*\) deviates from the spec: temperature 0 in the spec, ` +
+          String.raw`left out \(rule openai gpt-5\.\* deviate\).*refuse_deviations`,
+      ),
     );
     // The thinking audit takes it, and says so.
     expect(byId.thinking!.summary).toMatch(/strong_reference deviates from the spec \(temperature\)/);

@@ -76,7 +76,8 @@ describe("requests", () => {
     const { fake, p } = await setup();
     expect((await build(p)).exitCode).toBe(0);
     const sent = fake.stats.requests;
-    rmSync(p.path("cache/stages"), { recursive: true }); // forget every stage: only the per-request replies remain
+    // Forget every stage: only the per-request replies remain.
+    rmSync(p.path("cache/stages"), { recursive: true });
     const again = await build(p);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(
@@ -92,12 +93,16 @@ describe("requests", () => {
   it("applies per-model overrides in place of the route's thinking-off fields and records them", async () => {
     const { fake, p } = await setup(
       {},
-      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false }, thinking_budget: 0 }\n",
+      "    request:\n" +
+        "      thinking_off: { chat_template_kwargs: { enable_thinking: false }, thinking_budget: 0 }\n",
     );
     p.edit("specs/voice-command.yaml", (t) =>
       t.replace(
         '      thinking: "off"\n',
-        '      thinking: "off"\n      overrides:\n        fake/test-model:\n          assistant_prefill: "<think></think>\\n"\n          fields: { add_generation_prompt: false, continue_final_message: true, chat_template_kwargs: { enable_thinking: false } }\n',
+        '      thinking: "off"\n      overrides:\n        fake/test-model:\n' +
+          '          assistant_prefill: "<think></think>\\n"\n' +
+          "          fields: { add_generation_prompt: false, continue_final_message: true, " +
+          "chat_template_kwargs: { enable_thinking: false } }\n",
       ),
     );
     expect((await build(p)).exitCode).toBe(0);
@@ -123,7 +128,8 @@ describe("requests", () => {
   it("gives gpt-oss models the route's lowest reasoning effort", async () => {
     const { fake, p } = await setup(
       {},
-      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n      reasoning_low: { reasoning_effort: low }\n      reasoning_low_models: [gpt-oss]\n",
+      "    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n" +
+        "      reasoning_low: { reasoning_effort: low }\n      reasoning_low_models: [gpt-oss]\n",
     );
     const r = await p.run([
       "build",

@@ -125,7 +125,8 @@ describe("Replicas, the choice of a server", () => {
     replicas.failed(0);
     replicas.failed(1);
     expect(replicas.otherAvailable(new Set())).toBe(false);
-    expect(replicas.pick()).toBe(2); // all aside: the one whose time ends first (2 at 3,000 ms, 0 and 1 later)
+    // All aside: the one whose time ends first (2 at 3,000 ms, 0 and 1 later).
+    expect(replicas.pick()).toBe(2);
     replicas.answered(2);
     expect(replicas.otherAvailable(new Set([0, 1]))).toBe(true);
   });

@@ -17,7 +17,9 @@ async function project(server: Record<string, unknown> = {}): Promise<{ fake: Fa
   servers.push(fake);
   const p = new Project();
   projects.push(p);
-  const price = `    price:\n      "test-*": { input: ${PRICE.input}, output: ${PRICE.output}, cached_input: 1.25 }\n`;
+  const price =
+    `    price:\n      "test-*": ` +
+    `{ input: ${PRICE.input}, output: ${PRICE.output}, cached_input: 1.25 }\n`;
   p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}${price}`);
   return { fake, p };
 }

@@ -24,7 +24,8 @@ describe("replies from the shared remote are named with the machine that wrote t
     expect(second.exitCode, second.stderr).toBe(0);
     expect(fake.stats.requests).toBe(sent); // every reply from the remote
     expect(second.stderr).toMatch(
-      /stages download, prompts, model, parse, score, bootstrap came from the shared remote s3:\/\/medbench\/team\/medbench, written by ci-runner-a/,
+      "stages download, prompts, model, parse, score, bootstrap came from " +
+        "the shared remote s3://medbench/team/medbench, written by ci-runner-a",
     );
 
     expect((await a.run(["export", RESULTS, "-o", "b.tar.gz"], envA)).exitCode).toBe(0);

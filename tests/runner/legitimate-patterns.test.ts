@@ -33,14 +33,15 @@ const PATTERNS: Pattern[] = [
   },
   {
     name: "a class with private fields",
-    source: `class Box { #v: number; constructor(v: number) { this.#v = v; } get v() { return this.#v; } }\n${fn(
-      "return new Box(7).v;",
-    )}`,
+    source:
+      "class Box { #v: number; constructor(v: number) { this.#v = v; } " +
+      `get v() { return this.#v; } }\n${fn("return new Box(7).v;")}`,
   },
   {
     name: "a Map of counts",
     source: fn(
-      'const m = new Map<string, number>();\nfor (const w of "a b a c a".split(" ")) m.set(w, (m.get(w) ?? 0) + 1);\nreturn [...m];',
+      "const m = new Map<string, number>();\n" +
+        'for (const w of "a b a c a".split(" ")) m.set(w, (m.get(w) ?? 0) + 1);\nreturn [...m];',
     ),
   },
   { name: "a Set", source: fn("return [...new Set([3, 1, 3, 2, 1])];") },
@@ -92,7 +93,9 @@ const PATTERNS: Pattern[] = [
   },
   {
     name: "a generator",
-    source: `function* upTo(n: number) { for (let i = 0; i < n; i++) yield i; }\n${fn("return [...upTo(4)];")}`,
+    source:
+      `function* upTo(n: number) { for (let i = 0; i < n; i++) yield i; }\n` +
+      `${fn("return [...upTo(4)];")}`,
   },
   {
     name: "destructuring and spread",
@@ -119,9 +122,10 @@ const PATTERNS: Pattern[] = [
   { name: "a fixed date", source: fn('return new Date("2020-01-01T00:00:00Z").toISOString();') },
   {
     name: "a memo in a module-level Map",
-    source: `const memo = new Map<number, number>();\nconst fib = (n: number): number => n < 2 ? n : memo.get(n) ?? (memo.set(n, fib(n - 1) + fib(n - 2)), memo.get(n)!);\n${fn(
-      "return fib(40);",
-    )}`,
+    source:
+      `const memo = new Map<number, number>();\n` +
+      "const fib = (n: number): number => n < 2 ? n : " +
+      `memo.get(n) ?? (memo.set(n, fib(n - 1) + fib(n - 2)), memo.get(n)!);\n${fn("return fib(40);")}`,
   },
   {
     name: "a TypeScript enum",
@@ -133,18 +137,23 @@ const PATTERNS: Pattern[] = [
   },
   {
     name: "an iterator of its own",
-    source: `class Range { constructor(private n: number) {}\n  *[Symbol.iterator]() { for (let i = 0; i < this.n; i++) yield i * i; } }\n${fn(
-      "return [...new Range(4)];",
-    )}`,
+    source:
+      `class Range { constructor(private n: number) {}\n` +
+      `  *[Symbol.iterator]() { for (let i = 0; i < this.n; i++) yield i * i; } }\n${fn(
+        "return [...new Range(4)];",
+      )}`,
   },
   {
     name: "a WeakMap cache",
-    source: `const seen = new WeakMap<object, number>();\nconst key = {};\n${fn("seen.set(key, 5);\nreturn seen.get(key);")}`,
+    source:
+      `const seen = new WeakMap<object, number>();\nconst key = {};\n` +
+      `${fn("seen.set(key, 5);\nreturn seen.get(key);")}`,
   },
   {
     name: "an Error subclass, thrown and caught",
     source: `class ParseFailure extends Error {}\n${fn(
-      'try { throw new ParseFailure("bad"); } catch (e) { return [e instanceof ParseFailure, (e as Error).message]; }',
+      'try { throw new ParseFailure("bad"); } ' +
+        "catch (e) { return [e instanceof ParseFailure, (e as Error).message]; }",
     )}`,
   },
   {
@@ -161,7 +170,8 @@ const PATTERNS: Pattern[] = [
   {
     name: "structuredClone",
     source: fn(
-      "const o = { a: [1, { b: 2 }] };\nconst c = structuredClone(o);\nreturn c.a !== o.a && JSON.stringify(c) === JSON.stringify(o);",
+      "const o = { a: [1, { b: 2 }] };\nconst c = structuredClone(o);\n" +
+        "return c.a !== o.a && JSON.stringify(c) === JSON.stringify(o);",
     ),
   },
   { name: "TextEncoder", source: fn('return new TextEncoder().encode("수술").length;') },
@@ -174,11 +184,15 @@ const PATTERNS: Pattern[] = [
   },
   {
     name: "lodash",
-    source: `import _ from "lodash";\n${fn('return [_.chunk([1, 2, 3, 4, 5], 2), _.groupBy(["one", "two", "three"], "length")];')}`,
+    source:
+      `import _ from "lodash";\n` +
+      `${fn('return [_.chunk([1, 2, 3, 4, 5], 2), _.groupBy(["one", "two", "three"], "length")];')}`,
   },
   {
     name: "a lodash function by its own module",
-    source: `import sortBy from "lodash/sortBy";\n${fn('return sortBy([{ n: "b" }, { n: "a" }], "n").map((x: any) => x.n);')}`,
+    source:
+      `import sortBy from "lodash/sortBy";\n` +
+      `${fn('return sortBy([{ n: "b" }, { n: "a" }], "n").map((x: any) => x.n);')}`,
   },
 ];
 

@@ -108,7 +108,10 @@ describe("what medbench owns (25.1)", () => {
     ["results/.", /results\.dir results\/\. is not a plain path/],
     [
       "results/{slug}/{modle}",
-      /unknown placeholder \{modle\}.*\n(.*\n)*.*fix: use \{slug\} or a declared variable: \{slug\}, \{model\}/,
+      new RegExp(
+        String.raw`unknown placeholder \{modle\}.*\n(.*\n)*.*` +
+          String.raw`fix: use \{slug\} or a declared variable: \{slug\}, \{model\}`,
+      ),
     ],
     [
       "results/{slug}",
@@ -116,7 +119,8 @@ describe("what medbench owns (25.1)", () => {
     ],
     [
       "results/{slug}/{model}/more",
-      /medbench_calculator\/more would be inside results\/fixture-sums\/medbench_calculator, the results folder of another build/,
+      "medbench_calculator/more would be inside " +
+        "results/fixture-sums/medbench_calculator, the results folder of another build",
     ],
   ])("results.dir: %s is refused at its place, and nothing is touched", async (dir, message) => {
     const spec = pristine.replace(DIR_LINE, `  dir: ${dir}`);
@@ -145,7 +149,8 @@ describe("what medbench owns (25.1)", () => {
     try {
       const r = await refusedWhole(["build", SPEC]);
       expect(r.stderr).toMatch(
-        /results\/fixture-sums\/medbench_calculator holds files medbench did not write: notes\.txt, result\.tar\.gz/,
+        "results/fixture-sums/medbench_calculator holds files " +
+          "medbench did not write: notes.txt, result.tar.gz",
       );
     } finally {
       rmSync(p.path(`${RESULT}/notes.txt`));
@@ -161,7 +166,8 @@ describe("what medbench owns (25.1)", () => {
     try {
       const r = await refusedWhole(["build", "specs/copy.yaml"]);
       expect(r.stderr).toMatch(
-        /results\/fixture-sums\/medbench_calculator holds the results of specs\/sums\.yaml, not of specs\/copy\.yaml/,
+        "results/fixture-sums/medbench_calculator holds the " +
+          "results of specs/sums.yaml, not of specs/copy.yaml",
       );
     } finally {
       rmSync(p.path("specs/copy.yaml"));
@@ -284,7 +290,8 @@ describe("what medbench owns, third pass", () => {
     const r = await refusedIn(q, ["build", SPEC, "--var", "run=a_b"]);
     expect(r.stderr).toContain(`${SPEC}:${dirLine(q.read(SPEC))}:8: results.dir: `);
     expect(r.stderr).toMatch(
-      /results\/fixture-sums\/a_b holds the results of run=a\/b, not of run=a_b: the two values name the same folder/,
+      "results/fixture-sums/a_b holds the results of run=a/b, " +
+        "not of run=a_b: the two values name the same folder",
     );
     expect(r.stderr).toMatch(/fix: choose another value of run, or a results\.dir that keeps the two apart/);
     // The value that built it builds it again; another value has its own folder.
@@ -328,7 +335,8 @@ describe("what medbench owns, third pass", () => {
     expect(markerBody(q.read(marker)).files).toContain("notes.txt");
     const r = await refusedIn(q, ["build", SPEC]);
     expect(r.stderr).toMatch(
-      /medbench_calculator\/\.medbench-results\.json is not the marker medbench wrote there \(its content does not match its seal/,
+      "medbench_calculator/.medbench-results.json is not the marker " +
+        "medbench wrote there (its content does not match its seal",
     );
     expect(r.stderr).toMatch(/fix: move results\/fixture-sums\/medbench_calculator out of results\//);
     q.write(marker, claim(sealedMarker).replace(/^medbench-sealed[^\n]*\n/, ""));
@@ -350,7 +358,8 @@ describe("what medbench owns, third pass", () => {
     q.write(marker, reseal(body.replace('"build.json",', '"build.json",\n    "notes.txt",')));
     const r = await refusedIn(q, ["build", SPEC]);
     expect(r.stderr).toMatch(
-      /medbench_calculator holds files that are not what its build wrote there: notes\.txt \(its marker lists/,
+      "medbench_calculator holds files that are not what " +
+        "its build wrote there: notes.txt (its marker lists",
     );
     expect(q.read(`${RESULT}/notes.txt`)).toBe("my notes\n");
     // A results file the marker rightly lists but the spec no longer writes goes only as the build wrote it.
@@ -401,7 +410,8 @@ describe("what medbench owns, third pass", () => {
     q.edit(SPEC, (t) => t.replace("dir: results/{slug}/{run}", "dir: results/{slug}/mine/{run}"));
     const r = await refusedIn(q, ["build", SPEC, "--var", "run=a/b"]);
     expect(r.stderr).toMatch(
-      /mine\/a_b\/\.medbench-results\.json was written for results\/fixture-sums\/a_b: a marker copied from another results folder proves nothing here/,
+      "mine/a_b/.medbench-results.json was written for results/fixture-sums/a_b: " +
+        "a marker copied from another results folder proves nothing here",
     );
     expect(q.read("results/fixture-sums/mine/a_b/metrics.json")).toBe('{"my": "numbers"}\n');
   });

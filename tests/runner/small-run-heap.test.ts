@@ -94,7 +94,8 @@ describe("the young generation held", () => {
 });
 
 const REPORT_AT_EXIT = `process.on("exit", () => process.stderr.write("new space " +
-  require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20 + "\\n"));
+  require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20 +
+  "\\n"));
 `;
 
 // After each stage that ran, in a small run, a full collection: the stage's promoted rows are garbage by

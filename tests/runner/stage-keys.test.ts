@@ -121,7 +121,10 @@ describe("verify names the code a replay ran that the bundle's records do not", 
     const r = await p.run(["verify", "b.tar.gz"], {}, install.bin);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(
-      /replayed with this medbench's code \(medbench [^)]+\), for every replayed stage the code the bundle's records name/,
+      new RegExp(
+        String.raw`replayed with this medbench's code \(medbench [^)]+\), ` +
+          "for every replayed stage the code the bundle's records name",
+      ),
     );
   });
 

@@ -25,7 +25,8 @@ describe("the spec checked against the declarations", () => {
     );
     const line = lineOf(pristine, "      score: { stage: score }");
     expect(err).toContain(
-      `voice-command.yaml:${line}:7: stages.bootstrap.inputs.scored: a bootstrap stage has no input \`scored\``,
+      `voice-command.yaml:${line}:7: stages.bootstrap.inputs.scored: ` +
+        "a bootstrap stage has no input `scored`",
     );
     expect(err).toMatch(/its inputs are: score, model, judge, prompts, release/);
     expect(err).toMatch(/stages\.bootstrap\.inputs: stage bootstrap \(bootstrap\) needs the input `score`/);
@@ -37,7 +38,8 @@ describe("the spec checked against the declarations", () => {
       t.replace("      replies: { stage: model }", "      replies: { stage: prompts }"),
     );
     expect(err).toMatch(
-      /stages\.parse\.inputs\.replies\.stage: input `replies` of stage parse needs output `replies` \(replies\); stage prompts is a prompts stage/,
+      "stages.parse.inputs.replies.stage: input `replies` of stage parse " +
+        "needs output `replies` (replies); stage prompts is a prompts stage",
     );
     expect(err).toMatch(/fix: name a stage that produces it \(here: model\)/);
   });

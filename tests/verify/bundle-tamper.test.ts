@@ -195,7 +195,8 @@ describe("verify checks every member of a bundle", () => {
     p.write(file, pristine);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(
-      /build\.json does not describe the build it names: stage model was built with params model = "medbench\/prior"/,
+      "build.json does not describe the build it names: stage " +
+        'model was built with params model = "medbench/prior"',
     );
     expect(p.exists("forged.tar.gz")).toBe(false);
   });

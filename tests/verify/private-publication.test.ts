@@ -86,7 +86,8 @@ describe("a private bundle's verdicts", () => {
     const here = await p.run(["verify", "other.tar.gz"], {}, BIN);
     expect(here.exitCode, here.stdout).toBe(1);
     expect(here.stdout).toMatch(
-      /FAIL verdicts: not verifiable: fit, parse, score, validation_parse, validation_score are taken as the bundle records/,
+      "FAIL verdicts: not verifiable: fit, parse, score, " +
+        "validation_parse, validation_score are taken as the bundle records",
     );
     expect(here.stdout).toMatch(/parse: .*tasks\/note-errors\/verdict\.ts/);
     expect(here.stdout).not.toContain("verified: the published result is reproduced");

@@ -140,7 +140,10 @@ describe("export and verify", () => {
     p.edit("specs/voice-command.yaml", (t) => t.replace("resamples: 2000", "resamples: 1000"));
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(
-      /local spec: specs\/voice-command\.yaml differs from the bundled spec[\s\S]*\/stages\/bootstrap\/params\/resamples: 1000 -> 2000/,
+      new RegExp(
+        String.raw`local spec: specs/voice-command\.yaml differs from the bundled spec[\s\S]*` +
+          "/stages/bootstrap/params/resamples: 1000 -> 2000",
+      ),
     );
   });
 
@@ -160,7 +163,8 @@ describe("verify --live", () => {
     const base = await startFake({ policy: "voice-command" });
     const variant = await startFake({ policy: "voice-command", variant: 7 });
     const routes = (url: string) =>
-      `routes:\n  fake:\n    base_url: ${url}\n    request:\n      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n`;
+      `routes:\n  fake:\n    base_url: ${url}\n    request:\n` +
+      "      thinking_off: { chat_template_kwargs: { enable_thinking: false } }\n";
     const a = new Project(),
       b = new Project(),
       v = new Project(false);
