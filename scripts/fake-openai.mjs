@@ -405,7 +405,9 @@ export function startFakeOpenAI(options = {}) {
           res.writeHead(401, { "content-type": "application/json" }).end(
             JSON.stringify({
               error: {
-                message: `Incorrect API key provided: ${echoed}. Request id req_1, session sk-gw-0a1b2c3d4e5f6a7b8c9d0e1f.`,
+                message:
+                  `Incorrect API key provided: ${echoed}. ` +
+                  "Request id req_1, session sk-gw-0a1b2c3d4e5f6a7b8c9d0e1f.",
                 headers: { authorization: echoed },
               },
             }),

@@ -97,7 +97,9 @@ function labValue(rng, lab, level) {
     case "fpg":
       return `FPG ${high ? rng.int(185, 240) : rng.int(96, 124)} mg/dL`;
     case "bp":
-      return `BP ${high ? rng.int(156, 172) : rng.int(116, 128)}/${high ? rng.int(96, 104) : rng.int(72, 80)}`;
+      return (
+        `BP ${high ? rng.int(156, 172) : rng.int(116, 128)}/` + `${high ? rng.int(96, 104) : rng.int(72, 80)}`
+      );
     case "ldl":
       return `LDL ${high ? rng.int(168, 205) : rng.int(62, 88)} mg/dL`;
   }
@@ -113,7 +115,8 @@ function makePair(rng, ruleId, split, index) {
   const S = `S: ${rng.pick(c.s)}, ${rng.pick(["지난 방문 이후 큰 변화 없음", "약 복용 순응도 양호", "2주 전부터"])}.`;
   const baseLab = cond === "E11" ? "hba1c" : cond === "I10" ? "bp" : cond === "E78" ? "ldl" : null;
   const vitals = cond === "I10" ? "" : `BP ${rng.int(116, 132)}/${rng.int(70, 84)}, `;
-  let O = `O: ${vitals}${baseLab ? labValue(rng, baseLab, "target") : `HR ${rng.int(62, 84)}, BT 36.${rng.int(4, 8)}`}.`;
+  const vital = () => `HR ${rng.int(62, 84)}, BT 36.${rng.int(4, 8)}`;
+  let O = `O: ${vitals}${baseLab ? labValue(rng, baseLab, "target") : vital()}.`;
   let A = `A: ${c.dx}, ${rng.pick(["증상 지속", "경과 관찰 중", "상태 유지"])}.`;
   const drug = rng.pick(DRUGS[cond]);
   const fu = rng.pick(["2주 후 f/u", "4주 후 f/u", "3개월 후 f/u"]);

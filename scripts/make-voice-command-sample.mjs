@@ -281,7 +281,10 @@ await fs.mkdirp(path.join(out, "benchmark"));
 await fs.mkdirp(path.join(out, "train"));
 await fs.writeFile(
   path.join(out, "README.md"),
-  "# SYNTHETIC sample release (not KHDP data)\n\nWritten by scripts/make-voice-command-sample.mjs for medbench's tests and offline runs.\nShapes: docs/voice-command-release.md. For the real release, download it from KHDP and pass --data-dir.\n",
+  "# SYNTHETIC sample release (not KHDP data)\n\n" +
+    "Written by scripts/make-voice-command-sample.mjs for medbench's tests and offline runs.\n" +
+    "Shapes: docs/voice-command-release.md. " +
+    "For the real release, download it from KHDP and pass --data-dir.\n",
 );
 await fs.writeFile(path.join(out, "benchmark/commands_v0.1.jsonl"), jsonl(clean));
 await fs.writeFile(path.join(out, "benchmark/commands_v0.1_asr_generic.jsonl"), jsonl(asrGeneric));

@@ -160,7 +160,8 @@ for (const target of sizes) {
       1,
     );
   console.log(
-    `\n${items} items (${sent.length} requests, ${distinct} distinct bodies); load ${loadBefore} -> ${load()}`,
+    `\n${items} items (${sent.length} requests, ${distinct} distinct bodies); ` +
+      `load ${loadBefore} -> ${load()}`,
   );
   console.log(`  overhead: first run / (full rebuild + bare loop)   ${spread(r.overhead)}   (goal <= 1.15)`);
   console.log(
@@ -171,7 +172,8 @@ for (const target of sizes) {
     console.log(`  verify of the bundle / full rebuild               ${spread(r.verify)}   (goal <= 1.0)`);
   console.log(`  first run per item                                ${spread(r.firstPerItem, 3)} ms`);
   console.log(
-    `  peak RSS above the no-op, first run               ${kb(r.firstKB)} KB/item   (goal <= 25 at 2,000, <= 8 at 100,000)`,
+    `  peak RSS above the no-op, first run               ${kb(r.firstKB)} KB/item   ` +
+      "(goal <= 25 at 2,000, <= 8 at 100,000)",
   );
   console.log(`  peak RSS above the no-op, full rebuild            ${kb(r.rebuildKB)} KB/item`);
   console.log(`  peak RSS of the no-op build (replayed record)     ${(noopKB / 1024).toFixed(0)} MiB`);

@@ -31,7 +31,8 @@ export async function mtsamplesProject(target, work) {
   for (let c = 0; c < copies; c++)
     for (const [i, f] of names.entries()) {
       const name = `${f.replace(/\.txt$/, "")} - copy ${c}.txt`;
-      const text = `Copy ${c} of the synthetic release.\n${notes[i].replace(/(PLAN:[^\n]*)/, `$1 (copy ${c})`)}`;
+      const copied = notes[i].replace(/(PLAN:[^\n]*)/, `$1 (copy ${c})`);
+      const text = `Copy ${c} of the synthetic release.\n${copied}`;
       await fs.writeFile(path.join(release, name), text);
       sums.push(`${sha256(text)}  ${name}`);
     }

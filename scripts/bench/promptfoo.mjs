@@ -25,7 +25,8 @@ const pfDir = argv.promptfoo ?? process.env.PROMPTFOO_DIR;
 const promptfoo = pfDir && path.join(path.resolve(String(pfDir)), "node_modules/.bin/promptfoo");
 if (!promptfoo || !(await fs.pathExists(promptfoo))) {
   console.log(
-    "promptfoo is not installed: run `npm i promptfoo@0.121.20` in an empty folder outside the repository,\n" +
+    "promptfoo is not installed: run `npm i promptfoo@0.121.20` in an empty folder " +
+      "outside the repository,\n" +
       "then `node scripts/bench/promptfoo.mjs --promptfoo THAT_FOLDER`.",
   );
   process.exit(0);
@@ -137,7 +138,8 @@ for (let i = 0; i < pairs; i++) {
 await fake.close();
 const version = (await fs.readJson(path.join(String(pfDir), "node_modules/promptfoo/package.json"))).version;
 console.log(
-  `medbench / promptfoo ${version}: ${items} items (${bodies.length} requests), concurrency ${concurrency}, ` +
+  `medbench / promptfoo ${version}: ${items} items (${bodies.length} requests), ` +
+    `concurrency ${concurrency}, ` +
     `${pairs} interleaved pairs; min / median / max; node ${process.version}, ${os.cpus().length} cores`,
 );
 console.log(`  load after each pair: ${loads.join(" | ")}`);

@@ -50,7 +50,8 @@ const med = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
 console.log(`voice-command (fake model, ${sent} requests), median of ${runs} runs each`);
 console.log(`${"locally cached rebuild (no-op)".padEnd(40)}1.00  (${med(localMs).toFixed(0)} ms)`);
 console.log(
-  `${"fully remote-cached build, empty cache".padEnd(40)}${(med(remoteMs) / med(localMs)).toFixed(2)}  (${med(remoteMs).toFixed(0)} ms)`,
+  `${"fully remote-cached build, empty cache".padEnd(40)}${(med(remoteMs) / med(localMs)).toFixed(2)}  ` +
+    `(${med(remoteMs).toFixed(0)} ms)`,
 );
 await fake.close();
 await s3.close();

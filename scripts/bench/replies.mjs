@@ -139,7 +139,8 @@ for (const [mode, label] of [
   const [a, b] = [results[1][mode], results[10][mode]];
   if (a.hits !== 200 || b.hits !== 200) throw new Error(`${mode}: ${a.hits}/${b.hits} of 200 found`);
   console.log(
-    `${label.padEnd(32)} start-up ${a.ms.toFixed(1)} -> ${b.ms.toFixed(1)} ms (x${(b.ms / a.ms).toFixed(2)}); ` +
+    `${label.padEnd(32)} start-up ${a.ms.toFixed(1)} -> ${b.ms.toFixed(1)} ms ` +
+      `(x${(b.ms / a.ms).toFixed(2)}); ` +
       `memory held ${mb(a.held)} -> ${mb(b.held)} (x${(b.held / a.held).toFixed(2)}); ` +
       `rss ${mb(a.rss)} -> ${mb(b.rss)} (x${(b.rss / a.rss).toFixed(2)})`,
   );

@@ -89,7 +89,8 @@ try {
     );
     console.log(
       `chromium PSS, renderers: ${after.renderer.toFixed(0)} MB with the list open,` +
-        ` ${before.renderer.toFixed(0)} MB with the page alone (${(after.renderer / before.renderer).toFixed(2)}×)`,
+        ` ${before.renderer.toFixed(0)} MB with the page alone ` +
+        `(${(after.renderer / before.renderer).toFixed(2)}×)`,
     );
     console.log(
       `chromium PSS, all processes: ${after.all.toFixed(0)} MB (page alone ${before.all.toFixed(0)} MB)`,

@@ -44,11 +44,13 @@ for (const model of roster) {
 const rosterMs = await timed(["build", spec, "--roster", "--registry", "routes.yaml", "--quiet"]);
 const slowest = Math.max(...alone);
 console.log(
-  `roster (${roster.length} runs, fake model answering in ${latencyMs} ms): ${(rosterMs / 1000).toFixed(1)} s`,
+  `roster (${roster.length} runs, fake model answering in ${latencyMs} ms): ` +
+    `${(rosterMs / 1000).toFixed(1)} s`,
 );
 console.log(`sum of the runs alone: ${(alone.reduce((sum, ms) => sum + ms, 0) / 1000).toFixed(1)} s`);
 console.log(
-  `roster / slowest run alone: ${(rosterMs / slowest).toFixed(2)}  (load average ${os.loadavg()[0].toFixed(1)})`,
+  `roster / slowest run alone: ${(rosterMs / slowest).toFixed(2)}  ` +
+    `(load average ${os.loadavg()[0].toFixed(1)})`,
 );
 await Promise.all(fakes.map((fake) => fake.close()));
 await fs.remove(tmp);

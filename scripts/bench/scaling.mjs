@@ -63,7 +63,8 @@ async function build(task, dir) {
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-scaling-"));
 console.log(
-  `${bin}: built-in baselines from an empty cache, sizes ${sizes.join(", ")} interleaved, ${rounds} rounds; ` +
+  `${bin}: built-in baselines from an empty cache, sizes ${sizes.join(", ")} interleaved, ` +
+    `${rounds} rounds; ` +
     `per-item ms (median) and per-item ratio ${sizes[sizes.length - 1]} / ${sizes[0]} ` +
     `(min / median / max over rounds); node ${process.version}, ${os.cpus().length} cores`,
 );

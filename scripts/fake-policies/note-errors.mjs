@@ -45,7 +45,9 @@ export function judge(note) {
 }
 
 const fourLines = (evidence, error, conf = "0.8") =>
-  `Evidence: "${evidence}"\nAnalysis: ${error ? "The cited line does not fit the rest of the note." : "The note is consistent."}\nConfidence: ${conf}\nError: ${error ? "Yes" : "No"}`;
+  `Evidence: "${evidence}"\n` +
+  `Analysis: ${error ? "The cited line does not fit the rest of the note." : "The note is consistent."}\n` +
+  `Confidence: ${conf}\nError: ${error ? "Yes" : "No"}`;
 
 /**
  * skill: the share of notes the fake judges by its rule (the rest get a coin from the body hash);
