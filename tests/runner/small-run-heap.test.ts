@@ -168,7 +168,7 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
     return Number(/collections (\d+)/.exec(r.stderr)?.[1]);
   };
 
-  it("is left to V8 after a stage that left less than the young generation holds (one run isolated)", async () => {
+  it("is left to V8 after a stage that left less than the young generation holds (run alone)", async () => {
     expect(await collections(10000)).toBe(1); // ~30 MB kept over the stage
     expect(await collections(400)).toBe(0); // ~1 MB, as a stage whose work ran in its own process
   });
@@ -179,7 +179,7 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
   });
 
   const { projects } = cleanedAfterEach();
-  it("a build collects at most once after each stage that ran, and never when all stages are fresh", async () => {
+  it("a build collects at most once after each stage that ran, never when all stages are fresh", async () => {
     const p = new Project();
     projects.push(p);
     p.write("count.cjs", COUNT_COLLECTIONS);

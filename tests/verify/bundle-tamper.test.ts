@@ -210,7 +210,10 @@ describe("verify checks every member of a bundle", () => {
     expect(r.exitCode).toBe(2);
     expectCleanFailure(r.stderr);
     expect(r.stderr).toMatch(
-      /specs\/voice-command\/prompts\/system\.txt is not the file stage prompts was built with .*; rebuild first/,
+      new RegExp(
+        String.raw`specs/voice-command/prompts/system\.txt is not the file stage prompts was built with ` +
+          ".*; rebuild first",
+      ),
     );
     expect(p.exists("edited.tar.gz")).toBe(false);
   });
