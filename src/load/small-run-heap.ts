@@ -12,15 +12,18 @@
 //   full collection before it collects again, so a small run's stages piled up their dead rows (a 2,070-item
 //   run made one full collection in its last 1.7 s). A full collection after each stage that ran keeps the
 //   pile to one stage's: that run's peak went from 101-104 MB to 87-88, for about 3 % more CPU. Only after a
-//   stage that left more than the young generation holds: one whose work ran in a process of its own (task
-//   code, isolated) leaves about 1 MB here, and its collection (9 to 100 ms under load, by --trace-gc)
-//   freed nothing that mattered.
+//   stage that left more than 1 MB: one whose work ran in a process of its own (task code, isolated) leaves
+//   0.4 to 0.7 MB here, and its collection (9 to 100 ms under load, by --trace-gc) freed nothing that
+//   mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB more
+//   peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";
 
 const HELD_SEMI_SPACE = 4 * 2 ** 20;
 const LARGE_RUN = 10_000;
+/** A stage that left more than this in the heap is followed by a collection (bytes). */
+const LEFT_GARBAGE = 2 ** 20;
 let youngHeld = false;
 let stopWatching = () => {};
 // From the first stage until one reports LARGE_RUN items of work (a model or a download stage; a build whose
@@ -42,7 +45,7 @@ export function sizeHeap(e: BuildEvent): void {
   else if (e.type === "progress" && e.total >= LARGE_RUN) {
     small = false;
     if (youngHeld) releaseYoungGeneration();
-  } else if (e.type === "stage-done" && e.status === "ran" && usedHeap() - usedAtStart > HELD_SEMI_SPACE)
+  } else if (e.type === "stage-done" && e.status === "ran" && usedHeap() - usedAtStart > LEFT_GARBAGE)
     collectGarbage();
 }
 

@@ -168,9 +168,9 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
     return Number(/collections (\d+)/.exec(r.stderr)?.[1]);
   };
 
-  it("is left to V8 after a stage that left less than the young generation holds (run alone)", async () => {
+  it("is left to V8 after a stage that left under 1 MB (one run in its own process)", async () => {
     expect(await collections(10000)).toBe(1); // ~30 MB kept over the stage
-    expect(await collections(400)).toBe(0); // ~1 MB, as a stage whose work ran in its own process
+    expect(await collections(100)).toBe(0); // ~0.3 MB
   });
 
   it("is left to V8, and the build goes on, when Node names gc otherwise (--expose-gc-as)", async () => {
