@@ -73,6 +73,7 @@ function headersOf(variant, s) {
 export async function bucketServer({ variant, upstream, perMinute, burst }) {
   const units = variant === "tokens" ? "tokens" : "requests";
   const stats = { requests: 0, limited: 0, answered: 0, answeredUnits: 0, first: 0, last: 0 };
+  const limitedAt = []; // each 429's time after the first request, ms
   let level = burst;
   let at = 0;
   let allowed = burst; // units the bucket allowed from the first request on
@@ -108,6 +109,7 @@ export async function bucketServer({ variant, upstream, perMinute, burst }) {
       const headers = headersOf(variant, { ok, need, level, burst, perMs });
       if (!ok) {
         stats.limited++;
+        limitedAt.push(now - stats.first);
         const error = { message: "Rate limit reached. Please try again later.", code: "rate_limit_exceeded" };
         res.writeHead(429, { ...headers, "content-type": "application/json" });
         return res.end(JSON.stringify({ error }));
@@ -134,7 +136,7 @@ export async function bucketServer({ variant, upstream, perMinute, burst }) {
   const report = () => {
     // The allowance from the first request to the last answer (none refilled after the last answer).
     const seconds = (stats.last - stats.first) / 1000;
-    return { ...stats, units, seconds, allowedUnits: allowed };
+    return { ...stats, units, seconds, allowedUnits: allowed, limitedAt };
   };
   const close = () =>
     new Promise((resolve) => {

@@ -2,7 +2,8 @@
 // First builds against rate limiters held out from medbench's pacer (./bucket-server.mjs, over real HTTP in
 // front of the fake server, scripts/fake-openai.mjs as its own process), one variant at a time, each on a
 // synthetic voice-command release whose bodies all differ (./release.mjs). Printed, from the servers' counts:
-//   answered       bodies given a reply / distinct bodies sent, and the build's exit (every item answered)
+//   answered       replies / distinct bodies sent (the fake tells bodies by their messages, so each is sent
+//                  once by each build that shares a limit), and the build's exit (every item answered)
 //   429s           429s / requests received; the goal is < 10 %
 //   allowed rate   units answered (requests, or tokens for a token limit) / units the bucket allowed from
 //                  the first request to the last answer (its burst, then its refill); the goal is >= 90 %
@@ -11,7 +12,8 @@
 // installed (`npm i promptfoo@0.121.20` in an empty folder outside the repository, passed as --promptfoo).
 // The limits and item counts are chosen so that each variant takes about a minute at most (items several
 // times the burst, so that the refill, not the burst, is measured); the limit a variant names is kept.
-//   node scripts/bench/rate-limit.mjs [--variant NAME,...] [--concurrency 16] [--promptfoo DIR]
+//   node scripts/bench/rate-limit.mjs [--variant NAME,...] [--concurrency 16] [--promptfoo DIR] [--timeline]
+// (--timeline: the 429s counted per second after the first request, to see when they come)
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
@@ -79,13 +81,23 @@ async function measured(name, v, side, record = null) {
   return { exit, bodies: s.bodies, replies: s.replies, ...b };
 }
 
-function print(who, r) {
+/** A side's figures; `builds`: the builds (or evals) that each send every body once. */
+function print(who, r, builds) {
   const pct = (x) => `${(100 * x).toFixed(1)} %`;
+  const each = builds > 1 ? ` (${r.bodies} bodies, each sent by ${builds} builds)` : " bodies";
   console.log(
-    `  ${who.padEnd(10)} exit ${r.exit}; answered ${r.replies} of ${r.bodies} bodies; ` +
+    `  ${who.padEnd(10)} exit ${r.exit}; answered ${r.replies} of ${r.bodies * builds}${each}; ` +
       `${r.requests} requests in ${r.seconds.toFixed(1)} s; 429s ${pct(r.limited / r.requests)} ` +
       `(${r.limited}); allowed rate ${pct(r.answeredUnits / r.allowedUnits)} (${r.units})`,
   );
+  if (argv.timeline) console.log(`    429s per second from the first request: ${timeline(r.limitedAt)}`);
+}
+
+/** The 429s counted per second after the first request, as "s:count" for the seconds that had any. */
+function timeline(times) {
+  const perSecond = new Map();
+  for (const t of times) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+  return [...perSecond].map(([s, n]) => `${s}:${n}`).join(" ") || "none";
 }
 
 /** One medbench build of the project in `dir` per model (the builds of the shared variant run at once). */
@@ -124,9 +136,10 @@ for (const name of chosen) {
   const models = v.builds ? ["bench-a", "bench-b"] : ["bench"];
   console.log(`${name}: ${v.what}; ${items} items${v.builds ? " in each build" : ""}`);
   const bodiesFile = path.join(work, `${name}-bodies.jsonl`);
-  print("medbench", await measured(name, v, medbench(dir, models), bodiesFile));
+  const builds = v.builds ?? 1;
+  print("medbench", await measured(name, v, medbench(dir, models), bodiesFile), builds);
   if (havePromptfoo)
-    print("promptfoo", await measured(name, v, (url) => promptfooEval(url, bodiesFile, v.builds ?? 1)));
+    print("promptfoo", await measured(name, v, (url) => promptfooEval(url, bodiesFile, builds)), builds);
 }
 if (!havePromptfoo)
   console.log("  promptfoo  not installed (--promptfoo DIR: a folder with `npm i promptfoo@0.121.20`)");
