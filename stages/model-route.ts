@@ -205,7 +205,7 @@ class RouteRun {
     for (let i = 0; i < this.requests.length; i++) {
       if (!this.owns(i)) continue;
       const { body, payload } = this.bodies.prepared(i);
-      largest = Math.max(largest, this.modules.estimatedTokens(payload, body));
+      largest = Math.max(largest, this.modules.estimatedTokens(payload, this.protocol.outputBound(body)));
     }
     if (largest <= perMinute) return;
     const name = this.route.name;

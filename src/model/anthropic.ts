@@ -18,6 +18,7 @@ import {
   type Protocol,
   type ReplyFields,
   type WireFormat,
+  numberAt,
 } from "./protocol.js";
 
 /** The API version every request names (the SDK's, client.ts: 'anthropic-version': '2023-06-01'). */
@@ -241,6 +242,7 @@ export const anthropic: Protocol = {
   success: anthropicSuccess,
   reply: anthropicReply,
   tokens: anthropicTokens,
+  outputBound: (body) => numberAt(body, ["max_tokens"]),
   error: anthropicError,
   refusal: anthropicRefusal,
   // The system prompt is an item's text too (a task may vary it per item): never recorded in metrics.request.

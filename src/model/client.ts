@@ -120,7 +120,7 @@ export async function send(
     hooks.secrets,
   );
   const payload = hooks.payload ?? Buffer.from(JSON.stringify(body), "utf8");
-  const tokens = estimatedTokens(payload, body);
+  const tokens = estimatedTokens(payload, protocol.outputBound(body));
   return new CompletionCall(
     { route, protocol, servers: { targets, replicas }, payload, tokens, secrets },
     hooks,

@@ -24,6 +24,7 @@ import {
   type ChatRequest,
   type Protocol,
   type WireFormat,
+  numberAt,
 } from "./protocol.js";
 
 // The spec's generation fields by the names generationConfig gives them.
@@ -169,6 +170,7 @@ export const gemini: Protocol = {
   success: geminiSuccess,
   reply: geminiReply,
   tokens: geminiTokens,
+  outputBound: (body) => numberAt(body, ["generationConfig", "maxOutputTokens"]),
   error: readGeminiError,
   refusal: classifyGeminiRefusal,
   // The item's own text: its turns and its system prompt (metrics.request counts them, never quotes them).

@@ -26,6 +26,7 @@ import {
   type Protocol,
   type ReplyFields,
   type WireFormat,
+  numberAt,
 } from "./protocol.js";
 
 /** The task's messages and the generation fields: the stage's, then the request's own (its configuration). */
@@ -170,6 +171,7 @@ export const openai: Protocol = {
   success: successBody,
   reply: replyFields,
   tokens: openaiTokens,
+  outputBound: (body) => numberAt(body, ["max_completion_tokens"], ["max_tokens"]),
   error: readError,
   refusal: classifyRefusal,
 };

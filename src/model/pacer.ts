@@ -238,12 +238,11 @@ export function pacerFor(route: Route, ledgerDir?: string): Pacer {
 
 /**
  * A request's tokens as a rate limit counts them, estimated before it is sent: its body's bytes over four
- * (OpenAI's rule of thumb for English text) plus the most it may generate.
+ * (OpenAI's rule of thumb for English text) plus the most it may generate (`outputBound`, as its protocol
+ * reads the body's max tokens field; null: none).
  */
-export function estimatedTokens(payload: Buffer, body: unknown): number {
-  const fields = (body ?? {}) as { max_tokens?: unknown; max_completion_tokens?: unknown };
-  const most = [fields.max_completion_tokens, fields.max_tokens].find((x) => typeof x === "number");
-  return Math.ceil(payload.length / 4) + ((most as number | undefined) ?? 0);
+export function estimatedTokens(payload: Buffer, outputBound: number | null): number {
+  return Math.ceil(payload.length / 4) + (outputBound ?? 0);
 }
 
 /** What the terminal says of a stage's pace, from the pacer's reports before and after it sent (null when

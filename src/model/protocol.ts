@@ -118,6 +118,9 @@ export interface Protocol {
   /** A reply's usage (ReplyFields.usage, as the provider sent it) in medbench's token shape; null when the
    *  reply says nothing of its tokens. */
   tokens(usage: Json | undefined): Tokens | null;
+  /** The most output tokens a body allows, from its max tokens field as this protocol names it (a rate
+   *  limit counts them before a reply: the pacer's estimate); null when it has none. */
+  outputBound(body: Json): number | null;
   /** What an error reply means; `tokens`: the request's estimated size, against the rate limits shown. */
   error(reply: ErrorReply, tokens: number): ErrorReading;
   /** What a refusal (an error reply read as refused) is about: its kind and the server's words. */
@@ -125,6 +128,17 @@ export interface Protocol {
   /** The body fields that carry an item's own text (absent: OpenAI's `messages`); metrics.request says what
    *  they held per item (how many, of which roles), never their text. */
   readonly itemFields?: readonly string[];
+}
+
+/** The first number found at one of the `paths` (field names from the body's top) of a body; null if none. */
+export function numberAt(body: Json, ...paths: readonly (readonly string[])[]): number | null {
+  for (const path of paths) {
+    let value: unknown = body;
+    for (const field of path)
+      value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[field] : null;
+    if (typeof value === "number") return value;
+  }
+  return null;
 }
 
 /** The body fields that carry an item's own text under a protocol. */

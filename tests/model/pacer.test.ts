@@ -5,7 +5,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Pacer, type Ticket } from "../../src/model/pacer.js";
+import { Pacer, estimatedTokens, type Ticket } from "../../src/model/pacer.js";
+import { loadRoutes } from "../../src/model/registry.js";
+import { openai } from "../../src/model/openai.js";
+import { gemini } from "../../src/model/gemini.js";
+import { anthropic } from "../../src/model/anthropic.js";
+import type { Protocol } from "../../src/model/protocol.js";
 import { LedgerPace } from "../../src/model/pace-ledger.js";
 import { freshPace, reserve } from "../../src/model/pace.js";
 
@@ -249,4 +254,24 @@ describe("the pacer's timers", () => {
     // Waits for the pause (20 ms), not for a clock: the turn settles either way, "go" or a wrong "late".
     expect(typeof (await turn)).toBe("object");
   });
+});
+
+describe("a request's estimated tokens", () => {
+  const routes = loadRoutes([]);
+  const request = { messages: [{ role: "user", content: "Hand me the gauze." }] };
+  it.each([
+    ["openai", openai, "gpt-4.1"], // max_completion_tokens, the shipped route's token_field
+    ["local", openai, "qwen3-8b"], // max_tokens
+    ["gemini", gemini, "gemini-2.0-flash"], // generationConfig.maxOutputTokens
+    ["anthropic", anthropic, "claude-sonnet-4-5"], // max_tokens
+  ] as const)(
+    "route %s: its bytes / 4 plus the most it may generate, in its protocol's field",
+    (name, speaks, model) => {
+      const protocol: Protocol = speaks;
+      const route = routes.get(name)!;
+      const body = protocol.body(request, { max_tokens: 700, thinking: "off" }, route, model, "none");
+      const { payload } = protocol.serialise(route, body);
+      expect(estimatedTokens(payload, protocol.outputBound(body))).toBe(Math.ceil(payload.length / 4) + 700);
+    },
+  );
 });
