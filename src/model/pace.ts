@@ -4,10 +4,13 @@
 // producing them is cut like any other rate. The state is plain data so that builds of one machine can
 // share it (src/model/pace-ledger.ts); every function here is pure apart from mutating the state given.
 
-/** The cut at a 429 (the rate kept); with no answer since the last cut, DEEP_CUT to the power of the cuts
- *  in a row (the rate was far above the limit: found in a few 429s rather than many). */
+/** The cut at a 429 (the rate kept) when the rate held for HELD answers since the last cut; otherwise
+ *  DEEP_CUT to the power of the cuts since a rate last held (the rate was far above the limit: found in a
+ *  few 429s rather than many). A bucket refilling at f answers a rate r > f for about f / (r - f)
+ *  requests: HELD answers tell a rate within about a tenth of the limit. */
 const CUT = 0.8;
 const DEEP_CUT = 0.5;
+const HELD = 10;
 /** Increases per answer, as a fraction of the rate that met the last 429: quick back to just below it,
  *  slow beyond (where the limit was). */
 const QUICK = 1 / 50;
@@ -32,9 +35,10 @@ export interface PaceState {
   pausedUntil: number;
   /** Bumped at each cut: a 429 of a request let go before the cut was already answered by it. */
   epoch: number;
-  /** Cuts since the last answer. */
+  /** Cuts since a rate last held for HELD answers. */
   inARow: number;
-  /** Whether the rate was last set from a header, and the answers since. */
+  /** Whether the rate was last set from a header, and the answers since the last cut (only of requests
+   *  let go after it: one sent before says nothing of the rate now). */
   hinted: boolean;
   answers: number;
 }
@@ -75,16 +79,19 @@ export function reserve(state: PaceState, now: number, cost: number, declared: D
   return 0;
 }
 
-/** An answer that was not a 429 (whatever else it was): the rate grows by its step, up to `most`. */
-export function answered(state: PaceState, most: number): void {
-  state.inARow = 0;
+/** An answer that was not a 429 (whatever else it was) to a request let go in `epoch`: if in this one, the
+ *  rate grows by its step, up to `most`. Returns whether the answer counted. */
+export function answered(state: PaceState, most: number, epoch: number): boolean {
+  if (epoch !== state.epoch) return false;
   state.answers++;
-  if (state.rate <= 0) return;
+  if (state.answers >= HELD) state.inARow = 0;
+  if (state.rate <= 0) return true;
   // A limit not met for a while may have risen (or a header's rate was below it): probed further.
   if (state.answers % TRUST_ANSWERS === 0)
     state.lastMax = Math.max(state.lastMax, (state.rate / NEAR) * PROBE);
   const step = state.lastMax * (state.rate < state.lastMax * NEAR ? QUICK : SLOW);
   state.rate = Math.min(state.rate + step, Math.max(most, state.rate));
+  return true;
 }
 
 /** What a 429 tells: the request's epoch and estimated tokens, the rate the route was sending at
@@ -99,11 +106,16 @@ export interface Refusal {
   tokensPerMs: number | null;
 }
 
+/** What a 429 did to the rate: nothing (already answered by a cut), a cut near a rate that was answered, or
+ *  a cut from a rate not known to be near the limit (none learned yet, or no answer since the last cut). */
+export type Cut = "none" | "near" | "lost";
+
 /** A 429: the server's pause kept; the rate cut once per epoch (a 429 of a request sent before the last cut
- *  was already answered by it). Returns whether the rate was cut. */
-export function limited(state: PaceState, refusal: Refusal): boolean {
+ *  was already answered by it). */
+export function limited(state: PaceState, refusal: Refusal): Cut {
   if (refusal.waitMs !== null) state.pausedUntil = Math.max(state.pausedUntil, refusal.now + refusal.waitMs);
-  if (refusal.epoch !== state.epoch) return false;
+  if (refusal.epoch !== state.epoch) return "none";
+  const lost = state.rate <= 0 || state.inARow > 0;
   const base = state.rate > 0 ? state.rate : refusal.measuredRate;
   const cut = Math.max(MIN_RATE, base * (state.inARow > 0 ? DEEP_CUT ** Math.min(state.inARow, 4) : CUT));
   const hint = hintedRate(refusal);
@@ -118,7 +130,7 @@ export function limited(state: PaceState, refusal: Refusal): boolean {
   state.epoch++;
   // The next request goes one spacing after this refusal (a pause the server asked for may be longer).
   state.nextAt = Math.max(state.nextAt, refusal.now + 1 / rate);
-  return true;
+  return lost ? "lost" : "near";
 }
 
 /** The request rate the headers allow: the requests' own, or the tokens' over this request's estimate. */

@@ -3,9 +3,12 @@
 // before at the pace learned from 429s (src/model/pace.ts), never faster than the route declares
 // (requests_per_minute, tokens_per_minute), and never more in flight than the concurrency window, which
 // shrinks on 429s and grows on answers as the rate does. Before any 429 a route sends as fast as its
-// concurrency allows.
+// concurrency allows. A 429 from a rate not known to be near the limit (the first, or one with no answer
+// since the last cut) closes the window to one request, as TCP does on a timeout: the next goes only when
+// the one before is answered, so that a rate still far too fast costs one 429 per cut, not a window's
+// worth; answers then open it by one each (slow start) up to the window kept before, and slowly beyond.
 import type { Route } from "./registry.js";
-import { answered, limited, reserve, type Declared } from "./pace.js";
+import { answered, limited, reserve, type Cut, type Declared } from "./pace.js";
 import { LedgerPace, MemoryPace, ledgerName, type PaceStore } from "./pace-ledger.js";
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -46,6 +49,10 @@ export class Pacer {
   private again = false;
   private inFlight = 0;
   private window = Infinity;
+  /** The window below which answers open it by one each (slow start), as TCP's ssthresh. */
+  private threshold = Infinity;
+  /** 429s whose cut the store has not yet decided: nothing is let go meanwhile (it would go at the old pace). */
+  private deciding = 0;
   private readonly sends: number[] = [];
   private readonly counts = { sent: 0, limited: 0, queuedMs: 0, queuedSince: 0, firstAt: 0, lastAt: 0 };
 
@@ -66,7 +73,8 @@ export class Pacer {
     const now = this.now();
     const state = this.store.peek(now);
     const unpaced = state.rate === 0 && !this.declared.requestGapMs && !this.declared.tokenGapMs;
-    if (unpaced && this.queue.length === 0 && this.inFlight < this.window && now >= state.pausedUntil)
+    const free = this.queue.length === 0 && this.inFlight < this.window && this.deciding === 0;
+    if (unpaced && free && now >= state.pausedUntil)
       return Promise.resolve(this.release(state.epoch, cost, now)); // the common case: no timer, no lock
     return new Promise((resolve) => this.enqueue(cost, deadline, resolve, signal));
   }
@@ -101,12 +109,22 @@ export class Pacer {
   /** A try got an answer other than a 429: the pace grows, the window too. */
   answered(ticket: Ticket): void {
     this.ended();
-    this.window = Math.min(this.window + 1 / this.window, 1e6);
     const most = 2 * this.sendRate();
     const state = this.store.peek(this.now());
-    if (state.rate > 0 || state.inARow > 0) void this.store.update((state) => answered(state, most));
-    void ticket;
-    this.pump();
+    // Before any 429 nothing is learned (the ledger is not written); after one, only an answer to a
+    // request let go since the last cut opens the window: one sent before says nothing of the pace now.
+    if (state.epoch === 0) return this.pump();
+    void this.store
+      .update((state) => answered(state, most, ticket.epoch))
+      .then((counted) => {
+        if (counted) this.open();
+        this.pump();
+      });
+  }
+
+  /** The window after an answer: one more each below the threshold (slow start), a little beyond. */
+  private open(): void {
+    this.window = Math.min(this.window + (this.window < this.threshold ? 1 : 1 / this.window), 1e6);
   }
 
   /** A try ended without an answer (a connection error, a timeout): says nothing of the limit. */
@@ -124,14 +142,29 @@ export class Pacer {
     this.ended();
     this.counts.limited++;
     const measuredRate = this.sendRate();
+    this.deciding++;
     void this.store
       .update((state) =>
         limited(state, { ...advice, epoch: ticket.epoch, cost: ticket.cost, now: this.now(), measuredRate }),
       )
       .then((cut) => {
-        if (cut) this.window = Math.max(1, Math.floor(Math.min(this.window, inFlight) * WINDOW_CUT));
+        this.deciding--;
+        this.shrink(cut, inFlight);
         this.restart();
       });
+  }
+
+  /** The window after a cut, `inFlight` the requests in flight when its 429 came. */
+  private shrink(cut: Cut, inFlight: number): void {
+    if (cut === "none") return;
+    const kept = Math.max(1, Math.floor(Math.min(this.window, inFlight) * WINDOW_CUT));
+    if (cut === "near") {
+      this.window = this.threshold = kept;
+      return;
+    }
+    // Closed to one; the window it reopens to is the one kept before a run of such cuts, not the last.
+    if (this.window > 1) this.threshold = kept;
+    this.window = 1;
   }
 
   report(): PaceReport {
@@ -177,7 +210,7 @@ export class Pacer {
       this.again = true;
       return;
     }
-    if (this.timer || this.queue.length === 0 || this.inFlight >= this.window) return;
+    if (this.timer || this.deciding > 0 || this.queue.length === 0 || this.inFlight >= this.window) return;
     this.pumping = true;
     void this.next().finally(() => {
       this.pumping = false;
@@ -189,7 +222,7 @@ export class Pacer {
   }
 
   private async next(): Promise<void> {
-    while (this.queue.length > 0 && this.inFlight < this.window) {
+    while (this.queue.length > 0 && this.inFlight < this.window && this.deciding === 0) {
       const cost = this.queue[0]!.cost;
       const taken = await this.store.update((state) => {
         const now = this.now();

@@ -12,7 +12,7 @@ import { gemini } from "../../src/model/gemini.js";
 import { anthropic } from "../../src/model/anthropic.js";
 import type { Protocol } from "../../src/model/protocol.js";
 import { LedgerPace } from "../../src/model/pace-ledger.js";
-import { freshPace, reserve } from "../../src/model/pace.js";
+import { answered, freshPace, limited, reserve, type PaceState } from "../../src/model/pace.js";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 0 });
@@ -126,6 +126,37 @@ describe("the pacer", () => {
     expect(pacer.report().perMinute).toBeGreaterThan(cut);
   });
 
+  it("after a first 429 lets one request go at a time until one let go since is answered", async () => {
+    const pacer = new Pacer();
+    const before: Ticket[] = [];
+    released(pacer, 16, 1, before);
+    await vi.advanceTimersByTimeAsync(0);
+    pacer.limited(before[0]!, { waitMs: null, requestsPerMs: 1, tokensPerMs: null }); // far too fast
+    const after: Ticket[] = [];
+    released(pacer, 4, 1, after);
+    // Answers to requests let go before the cut say nothing of the pace now: the window stays closed.
+    for (const ticket of before.slice(1)) pacer.answered(ticket);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(after.length).toBe(1);
+    pacer.answered(after[0]!); // opens it by one (slow start): two go
+    await vi.advanceTimersByTimeAsync(100);
+    expect(after.length).toBe(3);
+  });
+
+  it("lets nothing go while a 429's cut is being decided (through the ledger's lock)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-pace-"));
+    try {
+      const pacer = new Pacer({}, new LedgerPace(dir, "route.json"));
+      const first = await pacer.turn(1, 1e9);
+      if (typeof first !== "object") throw new Error(first);
+      pacer.limited(first, NO_HINT);
+      const next = await pacer.turn(1, 1e9); // asked before the cut is written: let go after it
+      expect(typeof next === "object" && next.epoch).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("gives up on a request whose deadline passes while the route is paused", async () => {
     const pacer = new Pacer();
     const tickets: Ticket[] = [];
@@ -153,13 +184,25 @@ function simulate(options: { perMinute: (t: number) => number; burst: number; it
   return { take, items };
 }
 
-/** Sends `items` requests, 16 at a time, through a pacer against the simulated bucket; the 429s' share and
- *  the share of the bucket's allowance used from the first request to the last answer. */
-async function run(options: { perMinute: (t: number) => number; burst: number; items: number }) {
+interface Limiter {
+  perMinute: (t: number) => number;
+  burst: number;
+  items: number;
+  /** The milliseconds from a request's release to its answer (20), and what a 429's headers say. */
+  latencyMs?: number;
+  advice?: { waitMs: number | null; requestsPerMs: number | null; tokensPerMs: number | null };
+}
+
+/** Sends `items` requests, 16 at a time, through a pacer against the simulated bucket; the 429s' share, the
+ *  429s in the first two seconds of requests let go after the first cut (those before it went out before
+ *  any 429 was known), and the share of the bucket's allowance used from the first request to the last
+ *  answer. */
+async function run(options: Limiter) {
   const server = simulate(options);
   const pacer = new Pacer();
   let next = 0;
   let refused = 0;
+  let early = 0;
   let answered = 0;
   const worker = async () => {
     while (next < server.items) {
@@ -167,14 +210,15 @@ async function run(options: { perMinute: (t: number) => number; burst: number; i
       for (;;) {
         const turn = await pacer.turn(1, 1e12);
         if (typeof turn !== "object") throw new Error(turn);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, options.latencyMs ?? 20));
         if (server.take(Date.now())) {
           pacer.answered(turn);
           answered++;
           break;
         }
         refused++;
-        pacer.limited(turn, NO_HINT);
+        if (Date.now() < 2000 && turn.epoch > 0) early++;
+        pacer.limited(turn, options.advice ?? NO_HINT);
       }
     }
   };
@@ -183,7 +227,7 @@ async function run(options: { perMinute: (t: number) => number; burst: number; i
   await done;
   let allowed = options.burst;
   for (let t = 0; t < Date.now(); t += 100) allowed += (options.perMinute(t) * 100) / 60_000;
-  return { answered, wasted: refused / (refused + answered), share: answered / allowed };
+  return { answered, early, wasted: refused / (refused + answered), share: answered / allowed };
 }
 
 describe("the pace against a limiter that says nothing but 429", () => {
@@ -199,10 +243,51 @@ describe("the pace against a limiter that says nothing but 429", () => {
     expect(r.share).toBeGreaterThan(0.8);
   });
 
+  it("600 a minute in a bucket of 10, answered in 5 ms: the limit is found in a few 429s", async () => {
+    const r = await run({ perMinute: () => 600, burst: 10, items: 600, latencyMs: 5 });
+    expect(r.early).toBeLessThan(8);
+  });
+
   it("a limit that drops from 600 to 120 a minute halfway", async () => {
     const r = await run({ perMinute: (t) => (t < 60_000 ? 600 : 120), burst: 10, items: 900 });
     expect(r.wasted).toBeLessThan(0.1);
     expect(r.share).toBeGreaterThan(0.85);
+  });
+});
+
+describe("the pace against a limiter whose headers claim sixty times its rate", () => {
+  // A gateway that counts 10 a second but reports the minute's 600 as its limit, reset in a second.
+  const advice = { waitMs: 100, requestsPerMs: 600 / 1000, tokensPerMs: null };
+  it("600 a minute in a bucket of 10, answered in 5 ms: the limit is found in a few 429s", async () => {
+    const r = await run({ perMinute: () => 600, burst: 10, items: 600, latencyMs: 5, advice });
+    expect(r.early).toBeLessThan(8);
+    expect(r.wasted).toBeLessThan(0.1);
+    expect(r.share).toBeGreaterThan(0.85);
+  });
+});
+
+describe("a cut", () => {
+  const refusal = (state: PaceState) => ({
+    ...NO_HINT,
+    epoch: state.epoch,
+    cost: 1,
+    now: 0,
+    measuredRate: 1,
+  });
+  it("is gentle when the rate held for ten answers since the last cut, deep when it did not", () => {
+    const state = freshPace();
+    expect(limited(state, refusal(state))).toBe("lost"); // the first: no rate known
+    const rate = state.rate;
+    for (let i = 0; i < 9; i++) answered(state, Infinity, state.epoch);
+    answered(state, Infinity, state.epoch - 1); // let go before the cut: not counted
+    expect(limited(state, refusal(state))).toBe("lost");
+    expect(state.rate).toBeLessThan(rate * 0.6);
+    const deep = state.rate;
+    for (let i = 0; i < 10; i++) answered(state, Infinity, state.epoch);
+    const held = state.rate;
+    expect(limited(state, refusal(state))).toBe("near");
+    expect(state.rate).toBeCloseTo(held * 0.8, 10);
+    expect(held).toBeGreaterThan(deep);
   });
 });
 
