@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An independent reading, in Python, of HELM's instance processing as docs/protocols/mtsamples.md describes it
-(not HELM's code): prints the instance count and the reference sources for a folder of notes.
+"""An independent reading, in Python, of HELM's instance processing as docs/protocols/mtsamples.md
+describes it (not HELM's code): prints the instance count and the reference sources for a folder of notes.
 tests/tasks/mtsamples.test.ts asserts the TypeScript port gives the same figures.
   python3 scripts/check-mtsamples-counts.py tests/data/mtsamples_processed
 """
@@ -16,7 +16,9 @@ for name in sorted(os.listdir(folder)):
     try:
         sections = {}
         for key in ["PLAN", "SUMMARY", "FINDINGS"]:
-            sections[key] = text.split(key + ":")[1].split("\n")[0].strip() if key + ":" in text.upper() else ""
+            sections[key] = (
+                text.split(key + ":")[1].split("\n")[0].strip() if key + ":" in text.upper() else ""
+            )
     except Exception:
         raised.append(name)
         continue

@@ -11,7 +11,8 @@ copy is marked with where it came from, bodies unchanged unless a comment says o
     src/helm/benchmark/metrics/llm_jury_metrics.py  LLMJuryMetric.evaluate_generation (default_score 1.0,
         as run_specs/medhelm_run_specs.py sets it for mtsamples_replicate)
 - MedARC-AI/med-lm-envs
-    environments/mtsamples_replicate/mtsamples_replicate/mtsamples_replicate.py @ fc4064b990eab9dde8dc565feb130df9da746ead
+    environments/mtsamples_replicate/mtsamples_replicate/mtsamples_replicate.py
+    @ fc4064b990eab9dde8dc565feb130df9da746ead
         _extract_sections, _remove_plan_section, _load_dataset's loop, reward_mtsamples' loop
     medarc_verifiers/parsers/json_parser.py @ 7117e3aee24c571f806002119f5f6f8d897f0418  _extract_json_object,
         _strip_strings
@@ -20,7 +21,8 @@ copy is marked with where it came from, bodies unchanged unless a comment says o
 - PrimeIntellect-ai/verifiers verifiers/rubrics/rubric.py: a reward function that raises is logged
   ("Error calling reward function") and scored 0.0; reproduced by the try/except in medarc_reward.
 
-Run: python3 scripts/reference/mtsamples_ref.py tests/data/mtsamples_processed > tests/data/golden/fidelity/mtsamples.json
+Run: python3 scripts/reference/mtsamples_ref.py tests/data/mtsamples_processed \
+       > tests/data/golden/fidelity/mtsamples.json
 """
 import hashlib
 import json
@@ -277,7 +279,9 @@ def medarc_judge_score(raw):
     # one judge of reward_mtsamples' loop (raw None: the judge call failed)
     parsed = medarc_parse(str(raw))
     if parsed is None:
-        parsed = {dimension: {"score": None, "explanation": None, "raw": None} for dimension in JUDGE_DIMENSIONS}
+        parsed = {
+            dimension: {"score": None, "explanation": None, "raw": None} for dimension in JUDGE_DIMENSIONS
+        }
     normalized = normalize_helm_reward(parsed, dimensions=JUDGE_DIMENSIONS)
     return normalized if raw is not None else None
 
@@ -328,13 +332,15 @@ REPLIES = [
     crit("[4]", '{"v": 4}', 5),
     '{"Accuracy": {"score": 4, "explanation": "a"}, "Completeness": {"score": 3, "explanation": "b"}, '
     '"Clarity": {"score": 5, "explanation": "c"}}',
-    '{"accuracy": {"score": 4}, "completeness": {"score": 3, "explanation": "b"}, "clarity": {"score": 5, "explanation": "c"}}',
+    '{"accuracy": {"score": 4}, "completeness": {"score": 3, "explanation": "b"}, '
+    '"clarity": {"score": 5, "explanation": "c"}}',
     '{"accuracy": "score 4, explanation fine", "completeness": {"score": 3, "explanation": "b"}, '
     '"clarity": {"score": 5, "explanation": "c"}}',
     '{"accuracy": ["score", "explanation"], "completeness": {"score": 3, "explanation": "b"}, '
     '"clarity": {"score": 5, "explanation": "c"}}',
     '{"accuracy": 4, "completeness": 3, "clarity": 5}',
-    '{"accuracy": null, "completeness": {"score": 3, "explanation": "b"}, "clarity": {"score": 5, "explanation": "c"}}',
+    '{"accuracy": null, "completeness": {"score": 3, "explanation": "b"}, '
+    '"clarity": {"score": 5, "explanation": "c"}}',
     '{"completeness": {"score": 3, "explanation": "b"}, "clarity": {"score": 5, "explanation": "c"}}',
     'Here is my evaluation:\n```json\n' + crit(4, 4, 4) + '\n```\nThanks {for reading}.',
     crit(2, 2, 2) + "\n\nA second try:\n" + crit(5, 5, 5),
@@ -416,7 +422,9 @@ def main(notes_dir):
     template_path = os.path.join(os.path.dirname(__file__), "../../specs/mtsamples/prompts/judge.txt")
     with open(template_path, encoding="utf-8") as f:
         judge_template = f.read()
-    tricky = ["{gold_response}", "{response}", "{patient_information}", "$response", "$$", "$&", "$1", "\\1 \\"]
+    tricky = [
+        "{gold_response}", "{response}", "{patient_information}", "$response", "$$", "$&", "$1", "\\1 \\"
+    ]
     fills = []
     for template in (judge_template, "A {response}\nB {gold_response}.C {patient_information}-D {response}"):
         for i, v in enumerate(tricky):
@@ -425,13 +433,15 @@ def main(notes_dir):
                 "response": "plan " + v,
                 "gold_response": "gold " + tricky[(i + 2) % len(tricky)],
             }
-            fills.append({"template": template, "values": values, "prompt": helm_interpolate(template, values)})
+            prompt = helm_interpolate(template, values)
+            fills.append({"template": template, "values": values, "prompt": prompt})
     out = {
         "instances": instances,
         "fills": fills,
         "replies": [{"text": r, "helm": helm_reply(r), "medarc": medarc_reply(r)} for r in REPLIES],
         "juries": [
-            {"replies": j, "helm": helm_instance_score(j), "medarc": {"score": medarc_reward(j)}} for j in JURIES
+            {"replies": j, "helm": helm_instance_score(j), "medarc": {"score": medarc_reward(j)}}
+            for j in JURIES
         ],
     }
     json.dump(out, sys.stdout, ensure_ascii=True, indent=1, sort_keys=True)

@@ -7,8 +7,8 @@
 The authors' table code is not public; the page says it imputes a missing verdict at random, "asymmetrically,
 fitted on the run itself". This script is that reading in CPython (each side's own flag rate; Python's random
 seeded 42 afresh, 100 draws, pair by pair, error note before twin), so that the TypeScript port is checked
-against CPython's Mersenne Twister and float arithmetic to the last bit. The pooled reading (one flag rate over
-both sides), which medbench used before, is computed beside it for docs/protocols/note-errors.md.
+against CPython's Mersenne Twister and float arithmetic to the last bit. The pooled reading (one flag rate
+over both sides), which medbench used before, is computed beside it for docs/protocols/note-errors.md.
 """
 import json
 import random
@@ -39,7 +39,9 @@ def case(pairs):
     errors = [e for e, _ in pairs]
     twins = [c for _, c in pairs]
     error_rate, twin_rate = flag_rate(errors), flag_rate(twins)
-    side = imputed_bcr(pairs, 0.5 if error_rate is None else error_rate, 0.5 if twin_rate is None else twin_rate)
+    side = imputed_bcr(
+        pairs, 0.5 if error_rate is None else error_rate, 0.5 if twin_rate is None else twin_rate
+    )
     pooled_rate = flag_rate(errors + twins)
     pooled = imputed_bcr(pairs, 0.5 if pooled_rate is None else pooled_rate,
                          0.5 if pooled_rate is None else pooled_rate)

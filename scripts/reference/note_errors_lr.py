@@ -8,7 +8,8 @@ Debian's python3-sklearn (apt-get install -y python3-sklearn). Reads the synthet
 (specs/note-errors/sample/pairs_*.jsonl) and writes: scikit-learn's tokens for a list of Korean and mixed
 strings; the vocabulary of word 1-2 grams plus each word conjoined with the note's header code; the
 coefficients and intercept of LogisticRegression(C=10) fitted to convergence (newton-cholesky at tol 1e-12,
-the gradient at the solution recorded; lbfgs's distance from it recorded too); the train-median threshold; scores and predictions.
+the gradient at the solution recorded; lbfgs's distance from it recorded too); the train-median threshold;
+scores and predictions.
 """
 import json
 import sys
@@ -72,7 +73,9 @@ threshold = float(np.median(train_scores))
 json.dump(
     {
         "made_by": "scripts/reference/note_errors_lr.py",
-        "versions": {"sklearn": sklearn.__version__, "numpy": np.__version__, "python": sys.version.split()[0]},
+        "versions": {
+            "sklearn": sklearn.__version__, "numpy": np.__version__, "python": sys.version.split()[0]
+        },
         "tokens": [{"text": t, "tokens": tokenize(t), "ngrams": bigram(t)} for t in TOKEN_CASES],
         "vocabulary": list(vec.get_feature_names_out()),
         "C": 10,

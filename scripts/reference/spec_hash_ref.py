@@ -9,17 +9,21 @@ Run: python3 scripts/reference/spec_hash_ref.py > tests/data/golden/fidelity/spe
 import hashlib, json, math, random, struct, sys
 
 rng = random.Random(20261203)
-KEYS = ["a", "b", "B", "", "title", "preview", "visibility", "__proto__", "constructor", "toString", "1", "10",
+KEYS = ["a", "b", "B", "", "title", "preview", "visibility", "__proto__", "constructor", "toString", "1",
+        "10",
         "수술", "로봇 팔", "\uffff", "\ufffd", "\ue000", "\U0001f600", "\U00010000", "\U0010ffff", "é", "e\u0301",
         "tab\tkey", "nl\nkey", "\x00", "\x1f", "\x7f", "\u2028", "\u0085", "quote\"", "back\\slash"]
-CHARS = ["a", "Z", " ", "한", "국", "어", "\u00a0", "\u2029", "\x01", "\x08", "\x0c", "\x1b", "\ufeff", "\U0001f3e5",
+CHARS = ["a", "Z", " ", "한", "국", "어", "\u00a0", "\u2029", "\x01", "\x08", "\x0c", "\x1b", "\ufeff",
+         "\U0001f3e5",
          "\ud7a3", "\uffee", "/", "\\", "\"", "<", "&", "\u0300"]
 
 
 def rand_float():
     r = rng.random()
     if r < 0.1:
-        return rng.choice([0.0, -0.0, 1.0, 100.0, 1e16, 1e-5, 2.5e-7, 0.1, 1e22, 5e-324, 1.7976931348623157e308])
+        return rng.choice(
+            [0.0, -0.0, 1.0, 100.0, 1e16, 1e-5, 2.5e-7, 0.1, 1e22, 5e-324, 1.7976931348623157e308]
+        )
     if r < 0.15:
         return rng.choice([math.nan, math.inf, -math.inf])
     if r < 0.5:
@@ -75,7 +79,8 @@ for i in range(300):
     spec = {rng.choice(KEYS): rand_value(1) for _ in range(rng.randint(1, 6))}
     text = write({"slug": "t", "version": 1, "spec": spec}, ascii_=rng.random() < 0.5)
     cases.append({"text": text, "spec_hash": recipe(text)})
-for text in ['{"spec":{"__proto__":1}}', '{"spec":{}}', '{"spec": {"a": {"__proto__": {"x": NaN}}, "b": [Infinity, -Infinity]}}',
+for text in ['{"spec":{"__proto__":1}}', '{"spec":{}}',
+             '{"spec": {"a": {"__proto__": {"x": NaN}}, "b": [Infinity, -Infinity]}}',
              '{"spec": {"x": NaN, "title": "t", "n": {"title": 1.50}}}']:
     cases.append({"text": text, "spec_hash": recipe(text)})
 for text in ['{"spec": {"a": "\\ud800"}}', '{"spec": {"\\udfff": 1}}', '{"spec": {"x": ["ok", "\\ud83d x"]}}',
