@@ -31,15 +31,10 @@ async function round(machines, conditional, throttled = false) {
   const fake = await startFakeOpenAI({ latencyMs });
   const env = remoteEnv(s3.endpoint);
   const dirs = await Promise.all(Array.from({ length: machines }, () => clone(fake)));
+  const build = ["build", "specs/voice-command.yaml", "--model", "fake/test-model"];
   const started = performance.now();
   await Promise.all(
-    dirs.map(
-      (dir) =>
-        $({
-          cwd: dir,
-          env,
-        })`node ${bin} build specs/voice-command.yaml --model fake/test-model --registry routes.yaml --quiet 2>/dev/null`,
-    ),
+    dirs.map((dir) => $({ cwd: dir, env })`node ${bin} ${build} --registry routes.yaml --quiet 2>/dev/null`),
   );
   const ms = performance.now() - started;
   const counts = [...fake.stats.bodies.values()];

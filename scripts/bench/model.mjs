@@ -74,7 +74,8 @@ const post = (body) => new Promise((resolve, reject) => {
   req.on("error", reject); req.end(data); });
 let next = 0;
 const t0 = performance.now();
-Promise.all(Array.from({ length: Number(c) }, async () => { while (next < bodies.length) await post(bodies[next++]); }))
+Promise.all(Array.from({ length: Number(c) }, async () => {
+  while (next < bodies.length) await post(bodies[next++]); }))
   .then(() => { process.stdout.write(String(performance.now() - t0)); agent.destroy(); });`;
 
 console.log(

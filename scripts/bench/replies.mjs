@@ -88,8 +88,10 @@ const child = (mode) => `
 async function measure(mode, dir, keysFile) {
   const out = [];
   for (let r = 0; r < runs; r++) {
-    const { stdout } =
-      await $`node --expose-gc --input-type=module -e ${`import { createRequire } from "node:module"; const require = createRequire(import.meta.url);` + child(mode)} ${dir} ${keysFile}`;
+    const code =
+      'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' +
+      child(mode);
+    const { stdout } = await $`node --expose-gc --input-type=module -e ${code} ${dir} ${keysFile}`;
     out.push(JSON.parse(stdout));
   }
   const med = (f) => out.map(f).sort((a, b) => a - b)[Math.floor(out.length / 2)];
