@@ -1,6 +1,6 @@
 // What `medbench cache` runs and prints; the work is in src/runner/upkeep/ (sync.ts, gc.ts).
 import { Cache } from "../runner/store/cache.js";
-import { cacheStore, localInventory, sum, type Inventory } from "../runner/upkeep/inventory.js";
+import { localInventory, localStore, sum, type Inventory } from "../runner/upkeep/inventory.js";
 import type { Project } from "../runner/project/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
 import { CommandFailure, UsageError } from "../errors.js";
@@ -104,7 +104,7 @@ function needRemote(action: string): RemoteStore {
 
 export async function transfer(project: Project, action: "push" | "pull", json: boolean): Promise<number> {
   const remote = needRemote(action);
-  const cache = new Cache(project.cacheDir, remote);
+  const cache = new Cache(project.cacheDir);
   const sync = await import("../runner/upkeep/sync.js");
   const there = await sync.remoteInventory(remote);
   if (!there)
@@ -113,7 +113,12 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
       "check MEDBENCH_REMOTE, MEDBENCH_REMOTE_ENDPOINT and the credentials, then run it again",
     );
   const local = localInventory(cache);
-  const copied = await (action === "push" ? sync.push : sync.pull)(cacheStore(cache), remote, local, there);
+  const here = localStore(cache);
+  const copied =
+    action === "push"
+      ? await sync.copy(here, remote, local, there)
+      : await sync.copy(remote, here, there, local);
+  await remote.settle();
   const whole = remote.available && copied.refused === 0;
   if (json)
     process.stdout.write(
@@ -127,7 +132,7 @@ export async function transfer(project: Project, action: "push" | "pull", json: 
         `${copied.replies} replies` +
         (copied.refused ? `; ${copied.refused} damaged, refused` : "") +
         (copied.skipped
-          ? `; ${copied.skipped} manifests not shared (incomplete, or an output is missing)`
+          ? `; ${copied.skipped} manifests not copied (incomplete, or an output is missing)`
           : "") +
         "\n",
     );

@@ -63,6 +63,29 @@ export const objectName = (hash: string) => `objects/${hash.slice(0, 2)}/${hash}
 export const stageName = (key: string) => `stages/${key}.json`;
 export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
 
+/** What a keyed object's name names: a stage manifest's key, or a reply's folder and request key. */
+export function keyedName(name: string): { stage: string } | { folder: string; key: string } | null {
+  const stage = /^stages\/([0-9a-f]{64})\.json$/.exec(name);
+  if (stage) return { stage: stage[1]! };
+  const reply = /^replies\/([A-Za-z0-9_-]+)\/([0-9a-f]{64})$/.exec(name);
+  return reply ? { folder: reply[1]!, key: reply[2]! } : null;
+}
+
+/**
+ * The local cache and the shared remote alike, by these names: content objects by sha256 and keyed payloads
+ * (a stage manifest, a reply), each checked when read (null: absent, damaged or unreachable) and written
+ * whole (false: not written). `medbench cache push|pull` copies one into the other
+ * (src/runner/upkeep/sync.ts); the local one is src/runner/upkeep/inventory.ts's `localStore`.
+ */
+export interface Store {
+  getObject(hash: string): Promise<Buffer | null>;
+  getKeyed(name: string): Promise<Buffer | null>;
+  putObject(hash: string, data: () => Buffer): Promise<boolean>;
+  putKeyed(name: string, payload: Buffer): Promise<boolean>;
+  /** The damaged copies refused so far. */
+  readonly refused: number;
+}
+
 const UPLOADS_AT_ONCE = 8;
 /** The object metadata naming the machine that wrote an object (x-amz-meta-medbench-writer). */
 const WRITER = "medbench-writer";
@@ -133,7 +156,7 @@ export interface RemoteOpening {
   claimTtlMs: number;
 }
 
-export class RemoteStore {
+export class RemoteStore implements Store {
   private down: string | null = null;
   private readonly damaged = new Set<string>();
   private readonly pending = new Set<Promise<boolean>>();

@@ -30,31 +30,10 @@ const COPY_CHUNK = 1 << 20;
 export type { StageManifest } from "./outcome.js";
 import type { StageManifest } from "./outcome.js";
 
-/** One namespace folder of model replies as copying between caches sees it: a reply (whole and checked, or
- *  null), and keeping one. */
-export interface ReplyFolder {
-  get(key: string): Buffer | null;
-  put(key: string, data: string | Uint8Array): void;
-}
-
-/**
- * The local cache as copying to and from the shared remote takes it: content objects by hash, stage
- * manifests by key, reply folders by name (src/runner/upkeep/sync.ts). Cache holds the objects and manifests;
- * the reply logs beside them come with inventory.ts's cacheStore().
- */
-export interface CacheStore {
-  read(hash: string): Buffer;
-  put(data: string | Uint8Array): string;
-  manifestPath(key: string): string;
-  readManifest(key: string): StageManifest | null;
-  fetchManifest(key: string): Promise<StageManifest | null>;
-  replies(folder: string): ReplyFolder;
-}
-
 /** A file's identity on disk: a replaced or rewritten object no longer matches it. */
 const fileSignature = (st: Stats) => `${st.size}:${st.mtimeMs}:${st.ino}`;
 
-export class Cache implements Omit<CacheStore, "replies"> {
+export class Cache {
   readonly tmp: string;
   readonly stat: StatCache;
   /** Objects hashed (or written) by this process, by their file signature then: not hashed again on reads. */

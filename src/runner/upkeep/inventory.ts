@@ -1,9 +1,13 @@
 // What a local cache holds, by the names the shared remote uses: content objects, stage manifests (by stage
-// key) and model replies (by namespace folder and request key). For `medbench cache` status, push and gc.
-import { existsSync, readdirSync, statSync } from "../../util/builtins.js";
+// key) and model replies (by namespace folder and request key). For `medbench cache` status, push, pull
+// and gc.
+import { existsSync, readFileSync, readdirSync, statSync } from "../../util/builtins.js";
 import { join } from "node:path";
-import type { Cache, CacheStore } from "../store/cache.js";
+import { CorruptObjectError, type Cache } from "../store/cache.js";
 import { replyFolders, replyLog } from "../replies/memo.js";
+import type { ReplyLog } from "../replies/reply-log.js";
+import { writeFileAtomic } from "../../util/fsutil.js";
+import { keyedName, type Store } from "../../remote/store.js";
 import { SHA256_RE } from "../../hash/sha256.js";
 
 export interface Inventory {
@@ -45,15 +49,46 @@ export function localInventory(cache: Cache, indexing = true): Inventory {
   return { objects: localObjects(cache), stages: localStages(cache), replies };
 }
 
-/** The local cache with its reply logs, as copying to and from the remote takes it. */
-export function cacheStore(cache: Cache): CacheStore {
+/** The local cache with its reply logs as a Store, the shared remote's interface: `cache push|pull` copies
+ *  between the two. A damaged object is removed when read, and refused. */
+export function localStore(cache: Cache): Store {
+  const logs = new Map<string, ReplyLog>();
+  const log = (folder: string) => {
+    let found = logs.get(folder);
+    if (!found) logs.set(folder, (found = replyLog(cache, folder)));
+    return found;
+  };
+  let refused = 0;
   return {
-    read: (hash) => cache.read(hash),
-    put: (data) => cache.put(data),
-    manifestPath: (key) => cache.manifestPath(key),
-    readManifest: (key) => cache.readManifest(key),
-    fetchManifest: (key) => cache.fetchManifest(key),
-    replies: (folder) => replyLog(cache, folder),
+    get refused() {
+      return refused;
+    },
+    getObject: async (hash) => {
+      if (!existsSync(cache.objectPath(hash))) return null;
+      try {
+        return cache.read(hash);
+      } catch (e) {
+        if (!(e instanceof CorruptObjectError)) throw e;
+        refused++;
+        return null;
+      }
+    },
+    putObject: async (_hash, data) => {
+      cache.put(data());
+      return true;
+    },
+    getKeyed: async (name) => {
+      const named = keyedName(name);
+      if (named && "folder" in named) return log(named.folder).get(named.key);
+      const path = named && cache.manifestPath(named.stage);
+      return path && existsSync(path) ? readFileSync(path) : null;
+    },
+    putKeyed: async (name, payload) => {
+      const named = keyedName(name);
+      if (named && "folder" in named) log(named.folder).put(named.key, payload);
+      else if (named) writeFileAtomic(cache.manifestPath(named.stage), payload, cache.tmp);
+      return named !== null;
+    },
   };
 }
 

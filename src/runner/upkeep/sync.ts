@@ -2,11 +2,17 @@
 // lacks, and copying it across. Everything copied is immutable and checked against its hash on the way
 // (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
 // at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
-import { readFileSync } from "../../util/builtins.js";
-import type { CacheStore, ReplyFolder, StageManifest } from "../store/cache.js";
+import type { StageManifest } from "../store/cache.js";
 import type { Inventory } from "./inventory.js";
 import { SHA256_RE } from "../../hash/sha256.js";
-import { objectName, replyName, stageName, type RemoteStore } from "../../remote/store.js";
+import {
+  keyedName,
+  objectName,
+  replyName,
+  stageName,
+  type RemoteStore,
+  type Store,
+} from "../../remote/store.js";
 
 /** The remote's holdings by the same names as the local inventory, or null when it cannot be listed. */
 export async function remoteInventory(remote: RemoteStore): Promise<Inventory | null> {
@@ -19,16 +25,14 @@ export async function remoteInventory(remote: RemoteStore): Promise<Inventory | 
     const hash = name.split("/")[2] ?? "";
     if (SHA256_RE.test(hash) && name === objectName(hash)) out.objects.set(hash, size);
   }
-  for (const [name, size] of stages) {
-    const match = /^stages\/([0-9a-f]{64})\.json$/.exec(name);
-    if (match) out.stages.set(match[1]!, size);
-  }
-  for (const [name, size] of replies) {
-    const match = /^replies\/([A-Za-z0-9_-]+)\/([0-9a-f]{64})$/.exec(name);
-    if (!match) continue;
-    let ns = out.replies.get(match[1]!);
-    if (!ns) out.replies.set(match[1]!, (ns = new Map()));
-    ns.set(match[2]!, size);
+  for (const [name, size] of [...stages, ...replies]) {
+    const named = keyedName(name);
+    if (named && "stage" in named) out.stages.set(named.stage, size);
+    else if (named) {
+      let folder = out.replies.get(named.folder);
+      if (!folder) out.replies.set(named.folder, (folder = new Map()));
+      folder.set(named.key, size);
+    }
   }
   return out;
 }
@@ -59,63 +63,20 @@ export interface Transfer {
   replies: number;
   /** Damaged copies refused (remote ones on pull, local ones on push): not copied. */
   refused: number;
-  /** Manifests not pushed: incomplete, or naming an output that is in neither cache. */
+  /** Manifests not copied: incomplete, or naming an output that is in neither store. */
   skipped: number;
 }
 
-/** A manifest that may go to the shared cache: whole (not incomplete), naming itself. */
-function shareableManifest(cache: CacheStore, key: string): StageManifest | null {
-  const manifest = cache.readManifest(key);
-  return manifest && manifest.key === key && !manifest.incomplete && typeof manifest.outputs === "object"
-    ? manifest
-    : null;
-}
-
-/** Uploads what the remote lacks: outputs before the manifests that name them. */
-export async function push(cache: CacheStore, remote: RemoteStore, local: Inventory, there: Inventory) {
-  const todo = missing(local, there);
-  const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
-  const uploads = new Map<string, Promise<boolean>>();
-  for (const hash of todo.objects)
-    uploads.set(
-      hash,
-      remote.putObject(hash, () => {
-        try {
-          const data = cache.read(hash); // checked: a damaged local object is removed, not uploaded
-          out.objects++;
-          return data;
-        } catch (e) {
-          out.refused++;
-          throw e;
-        }
-      }),
-    );
-  for (const key of todo.stages) {
-    const manifest = shareableManifest(cache, key);
-    const outputs = manifest ? [...new Set(Object.values(manifest.outputs))] : [];
-    if (!manifest || outputs.some((hash) => !uploads.has(hash) && !there.objects.has(hash))) {
-      out.skipped++;
-      continue;
-    }
-    const text = readFileSync(cache.manifestPath(key));
-    void remote.putKeyed(
-      stageName(key),
-      text,
-      outputs.flatMap((hash) => uploads.get(hash) ?? []),
-    );
-    out.stages++;
+/** A manifest's outputs when it may be copied: whole (not incomplete) and naming itself; else null. */
+function shareableOutputs(text: Buffer, key: string): string[] | null {
+  try {
+    const manifest = JSON.parse(text.toString("utf8")) as StageManifest;
+    return manifest.key === key && !manifest.incomplete && typeof manifest.outputs === "object"
+      ? [...new Set(Object.values(manifest.outputs))]
+      : null;
+  } catch {
+    return null;
   }
-  const logs = new Map<string, ReplyFolder>();
-  for (const [folder, key] of todo.replies) {
-    let log = logs.get(folder);
-    if (!log) logs.set(folder, (log = cache.replies(folder)));
-    const payload = log.get(key); // whole and checked, or absent
-    if (payload === null) continue;
-    void remote.putKeyed(replyName(folder, key), payload);
-    out.replies++;
-  }
-  await remote.settle();
-  return out;
 }
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -127,31 +88,33 @@ async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>)
   );
 }
 
-const DOWNLOADS_AT_ONCE = 8;
+const COPIES_AT_ONCE = 8;
 
-/** Downloads what the local cache lacks, each checked against its hash before it is kept. */
-export async function pull(cache: CacheStore, remote: RemoteStore, local: Inventory, there: Inventory) {
-  const todo = missing(there, local);
+/** Copies what `from` holds and `to` lacks (`push`: the local cache to the remote; `pull`: back), each checked
+ *  on the way: the objects, then the manifests (whole, naming themselves, their outputs in `to` by then),
+ *  then the replies. */
+export async function copy(from: Store, to: Store, holds: Inventory, lacks: Inventory): Promise<Transfer> {
+  const todo = missing(holds, lacks);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
-  const refusedBefore = remote.refused;
-  await pool(todo.objects, DOWNLOADS_AT_ONCE, async (hash) => {
-    const data = await remote.getObject(hash);
-    if (data === null) return;
-    cache.put(data);
+  const refusedBefore = from.refused;
+  const copied = new Set<string>();
+  await pool(todo.objects, COPIES_AT_ONCE, async (hash) => {
+    const data = await from.getObject(hash);
+    if (data === null || !(await to.putObject(hash, () => data))) return;
+    copied.add(hash);
     out.objects++;
   });
-  await pool(todo.stages, DOWNLOADS_AT_ONCE, async (key) => {
-    if ((await cache.fetchManifest(key)) !== null) out.stages++;
+  await pool(todo.stages, COPIES_AT_ONCE, async (key) => {
+    const text = await from.getKeyed(stageName(key));
+    if (text === null) return;
+    const outputs = shareableOutputs(text, key);
+    if (!outputs || outputs.some((hash) => !copied.has(hash) && !lacks.objects.has(hash))) out.skipped++;
+    else if (await to.putKeyed(stageName(key), text)) out.stages++;
   });
-  const logs = new Map<string, ReplyFolder>();
-  await pool(todo.replies, DOWNLOADS_AT_ONCE, async ([folder, key]) => {
-    const data = await remote.getKeyed(replyName(folder, key));
-    if (data === null) return;
-    let log = logs.get(folder);
-    if (!log) logs.set(folder, (log = cache.replies(folder)));
-    log.put(key, data);
-    out.replies++;
+  await pool(todo.replies, COPIES_AT_ONCE, async ([folder, key]) => {
+    const data = await from.getKeyed(replyName(folder, key));
+    if (data !== null && (await to.putKeyed(replyName(folder, key), data))) out.replies++;
   });
-  out.refused = remote.refused - refusedBefore;
+  out.refused = from.refused - refusedBefore;
   return out;
 }
