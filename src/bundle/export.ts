@@ -143,12 +143,13 @@ async function describesItsBuild(
   buildFile: string,
 ): Promise<void> {
   const { fileHash } = projectSource(newScope(rt, opts, new Cache(opts.project.cacheDir), undefined));
-  const rekeyed = await rekeyRecorded(rt.plan.order, stages, { fileHash });
+  const rekeyed = await rekeyRecorded(rt.plan.order, stages, fileHash);
   for (const decl of rt.plan.order) {
     const stage = stages[decl.name];
     const now = rekeyed.get(decl.name)!;
-    if (stage && !now.record) throw now.error;
-    const differs = stage ? jsonDiff(stage.record.params, now.record!.params)[0] : undefined;
+    const record = now.keyed?.record;
+    if (stage && !record) throw now.error;
+    const differs = stage ? jsonDiff(stage.record.params, record!.params)[0] : undefined;
     if (!stage || differs)
       throw new UsageError(
         `${buildFile} does not describe the build it names: ` +
@@ -160,7 +161,7 @@ async function describesItsBuild(
           "; rebuild it",
       );
     for (const [input, ref] of Object.entries(decl.inputs)) {
-      const [was, is] = [stage.record.inputs[input]?.file, now.record!.inputs[input]?.file];
+      const [was, is] = [stage.record.inputs[input]?.file, record!.inputs[input]?.file];
       if ("file" in ref && was !== is)
         throw new UsageError(
           `${ref.file} is not the file stage ${decl.name} was built with ` +

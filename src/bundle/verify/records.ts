@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { stageKey, type KeyRecord } from "../../runner/keys/keys.js";
-import { rekeyRecorded, type Rekeying } from "../../runner/execution/walk.js";
+import { rekeyRecorded } from "../../runner/execution/walk.js";
 import { planStages } from "../../graph/plan.js";
 import { Cache } from "../../runner/store/cache.js";
 import type { SpecFile, StageDecl } from "../../specfile/load.js";
@@ -18,7 +18,7 @@ import { replayContext } from "./context.js";
 import { show } from "./members.js";
 import type { Check, Replay } from "./types.js";
 
-type Identity = NonNullable<Rekeying["identity"]>;
+type Identity = NonNullable<Parameters<typeof rekeyRecorded>[3]>;
 
 /** What a stage kind works out itself (its identity), recomputed here for the kinds that need neither the
  *  data nor a model; null for the others. */
@@ -95,13 +95,12 @@ export async function checkRecords(
   identity: Identity,
 ): Promise<Check> {
   const plan = planStages(spec, new Set(STAGE_KINDS.keys()));
-  const how = { fileHash: bundledFileHash(dir, manifest), identity };
-  const rekeyed = await rekeyRecorded(plan.order, manifest.stages, how);
+  const rekeyed = await rekeyRecorded(plan.order, manifest.stages, bundledFileHash(dir, manifest), identity);
   const lines: string[] = [];
   for (const decl of spec.stages) {
     const now = rekeyed.get(decl.name);
-    if (now && !now.record) throw now.error;
-    if (now?.record) lines.push(...recordLines(manifest, decl, now.record));
+    if (now && !now.keyed) throw now.error;
+    if (now?.keyed) lines.push(...recordLines(manifest, decl, now.keyed.record));
   }
   return {
     name: "records",

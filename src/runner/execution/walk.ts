@@ -166,56 +166,34 @@ export class KeyedWalk {
   }
 }
 
-/** A stage as its build recorded it (a bundle's, or a result's from the cache's manifests). */
-export interface RecordedStage {
-  key: string;
-  outputs: Record<string, string>;
-  record: KeyRecord;
-}
-
-/** How a recorded build's stages are keyed again: its file inputs' hashes, and the identities that can be
- *  worked out again (null: taken as recorded). */
-export interface Rekeying {
-  fileHash: KeySource["fileHash"];
-  identity?: (decl: StageDecl) => Promise<{ value: Json } | null>;
-}
-
-/** A recorded stage's key record as the walk gives it again, or null and why it could not be keyed. */
-export interface Rekeyed {
-  record: KeyRecord | null;
-  error?: unknown;
-}
-
 /**
- * A recorded build (export's result, verify's bundle) walked again: each stage keyed from the spec, its
- * files and the outputs the stages it reads recorded, with the code its record names, then settled with the
- * outputs it recorded. Returns each stage's key record (or why it could not be keyed).
+ * A recorded build (export's result, verify's bundle: its stages' manifests) walked again: each stage keyed
+ * from the spec, its files (`fileHash`) and the outputs the stages it reads recorded, with the code its record
+ * names and the identity `identity` works out again (null: as recorded), then settled with its recorded outputs.
  */
 export async function rekeyRecorded(
   order: StageDecl[],
-  recorded: Record<string, RecordedStage>,
-  how: Rekeying,
-): Promise<Map<string, Rekeyed>> {
+  recorded: Record<string, StageManifest>,
+  fileHash: KeySource["fileHash"],
+  identity?: (decl: StageDecl) => Promise<{ value: Json } | null>,
+): Promise<Map<string, WalkedStage>> {
   const recordOf = (decl: StageDecl) => recorded[decl.name]?.record;
   const source: KeySource = {
     order,
     upstream: new Map(),
-    code: (decl) => ({ code: {}, packages: {}, task: null, ...pick(recordOf(decl)) }),
-    fileHash: how.fileHash,
-    identity: async (decl) => {
-      const again = how.identity ? await how.identity(decl) : null;
-      return again ? again.value : (recordOf(decl)?.identity as Json);
+    code: (decl) => {
+      const record = recordOf(decl);
+      return { code: record?.code ?? {}, packages: record?.packages ?? {}, task: record?.task ?? null };
     },
+    fileHash,
+    identity: async (decl) => ((await identity?.(decl)) ?? { value: recordOf(decl)?.identity as Json }).value,
   };
   const walk = new KeyedWalk(source, null);
-  const out = new Map<string, Rekeyed>();
+  const out = new Map<string, WalkedStage>();
   for await (const walked of walk.stages()) {
-    out.set(walked.decl.name, { record: walked.keyed?.record ?? null, error: walked.error });
+    out.set(walked.decl.name, walked);
     const stage = recorded[walked.decl.name];
     walk.settle(walked.decl, stage?.key ?? "", stage?.outputs ?? {});
   }
   return out;
 }
-
-const pick = (record: KeyRecord | undefined) =>
-  record ? { code: record.code, packages: record.packages, task: record.task } : {};

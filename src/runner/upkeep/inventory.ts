@@ -64,12 +64,10 @@ export function localStore(cache: Cache): Store {
       return refused;
     },
     getObject: async (hash) => {
-      if (!existsSync(cache.objectPath(hash))) return null;
       try {
         return cache.read(hash);
       } catch (e) {
-        if (!(e instanceof CorruptObjectError)) throw e;
-        refused++;
+        if (e instanceof CorruptObjectError) refused++; // else gone meanwhile
         return null;
       }
     },
