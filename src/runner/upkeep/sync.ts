@@ -90,11 +90,16 @@ async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>)
 
 const COPIES_AT_ONCE = 8;
 
-/** Copies what `from` holds and `to` lacks (`push`: the local cache to the remote; `pull`: back), each checked
- *  on the way: the objects, then the manifests (whole, naming themselves, their outputs in `to` by then),
- *  then the replies. */
-export async function copy(from: Store, to: Store, holds: Inventory, lacks: Inventory): Promise<Transfer> {
-  const todo = missing(holds, lacks);
+/** Copies what `from` holds and `to` lacks, by their inventories (`push`: the local cache to the remote;
+ *  `pull`: back), each checked on the way: the objects, then the manifests (whole, naming themselves, their
+ *  outputs in `to` by then), then the replies. */
+export async function copy(
+  from: Store,
+  to: Store,
+  fromHolds: Inventory,
+  toHolds: Inventory,
+): Promise<Transfer> {
+  const todo = missing(fromHolds, toHolds);
   const out: Transfer = { objects: 0, stages: 0, replies: 0, refused: 0, skipped: 0 };
   const refusedBefore = from.refused;
   const copied = new Set<string>();
@@ -108,7 +113,7 @@ export async function copy(from: Store, to: Store, holds: Inventory, lacks: Inve
     const text = await from.getKeyed(stageName(key));
     if (text === null) return;
     const outputs = shareableOutputs(text, key);
-    if (!outputs || outputs.some((hash) => !copied.has(hash) && !lacks.objects.has(hash))) out.skipped++;
+    if (!outputs || outputs.some((hash) => !copied.has(hash) && !toHolds.objects.has(hash))) out.skipped++;
     else if (await to.putKeyed(stageName(key), text)) out.stages++;
   });
   await pool(todo.replies, COPIES_AT_ONCE, async ([folder, key]) => {
