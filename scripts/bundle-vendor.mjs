@@ -24,6 +24,8 @@ await bundle.write({
   file: join(root, "dist/vendor/beta-quantile.cjs"),
   format: "cjs",
   minify: false,
+  // JSDoc goes (its examples name the @stdlib packages, which medbench's code scan would take for loads).
+  comments: { legal: true, annotation: true, jsdoc: false },
   banner:
     `// ${NAME}@${version} and the @stdlib packages it loads (their licence notices below),\n` +
     "// joined into one file by scripts/bundle-vendor.mjs.",
