@@ -347,7 +347,7 @@ const CELLS: Cell[] = [
     head: `import { words } from "${LEXPKG}";\n`,
     expr: "words()",
     pkg: {
-      "index.js": 'exports.words = () => require(".." + ["data", "js"].join(".")).words;\n',
+      "index.js": 'exports.words = () => require("./" + ["data", "js"].join(".")).words;\n',
       "data.js": 'exports.words = "a b";\n',
     },
     outcome: "built",
