@@ -91,9 +91,9 @@ export function drawResamples(
   }
   if (!all) return;
   // The oldest go first when the new ones would hold more than DRAWS_KEPT.
-  for (const [k, held] of draws) {
+  for (const [oldestKey, held] of draws) {
     if (drawsHeld + all.length <= DRAWS_KEPT) break;
-    draws.delete(k);
+    draws.delete(oldestKey);
     drawsHeld -= held.length;
   }
   draws.set(key, all);
@@ -110,11 +110,11 @@ export function forgetDraws(): void {
 export function percentile(values: ArrayLike<number>, percent: number): number {
   const x = Float64Array.from(values).sort();
   const position = (x.length - 1) * (percent / 100);
-  const j = Math.floor(position);
-  const fraction = position - j;
-  if (j >= x.length - 1) return x[x.length - 1]!;
-  const lower = x[j]!,
-    upper = x[j + 1]!;
+  const lowerIndex = Math.floor(position);
+  const fraction = position - lowerIndex;
+  if (lowerIndex >= x.length - 1) return x[x.length - 1]!;
+  const lower = x[lowerIndex]!,
+    upper = x[lowerIndex + 1]!;
   const gap = upper - lower;
   return fraction >= 0.5 ? upper - gap * (1 - fraction) : lower + gap * fraction;
 }
@@ -127,10 +127,10 @@ let betaQuantileFn: BetaQuantile | undefined;
 const betaQuantile = (probability: number, alpha: number, beta: number): number =>
   (betaQuantileFn ??= require("../../vendor/beta-quantile.cjs") as BetaQuantile)(probability, alpha, beta);
 
-export function clopperPearson(k: number, n: number, level: number): [number, number] {
+export function clopperPearson(successes: number, trials: number, level: number): [number, number] {
   const alpha = 1 - level;
-  const lo = k === 0 ? 0 : betaQuantile(alpha / 2, k, n - k + 1);
-  const hi = k === n ? 1 : betaQuantile(1 - alpha / 2, k + 1, n - k);
+  const lo = successes === 0 ? 0 : betaQuantile(alpha / 2, successes, trials - successes + 1);
+  const hi = successes === trials ? 1 : betaQuantile(1 - alpha / 2, successes + 1, trials - successes);
   return [lo, hi];
 }
 
@@ -293,27 +293,27 @@ export function pairedComparison(
   const sa = sums[0]!,
     sb = sums[1]!;
   const clusterCount = order.length;
-  const n = rowsA.length;
-  const diff = 100 * (seqSum(va) / n - seqSum(vb) / n);
+  const rowCount = rowsA.length;
+  const diff = 100 * (seqSum(va) / rowCount - seqSum(vb) / rowCount);
   const boot = new Float64Array(options.resamples);
-  let k = 0;
+  let resample = 0;
   drawResamples(options.rng, options.seed, options.resamples, clusterCount, (idx) => {
     let count = 0,
-      x = 0,
-      y = 0;
+      sumA = 0,
+      sumB = 0;
     for (let i = 0; i < clusterCount; i++) count += counts[idx[i]!]!;
-    for (let i = 0; i < clusterCount; i++) x += sa[idx[i]!]!;
-    for (let i = 0; i < clusterCount; i++) y += sb[idx[i]!]!;
-    boot[k++] = 100 * (x / count - y / count);
+    for (let i = 0; i < clusterCount; i++) sumA += sa[idx[i]!]!;
+    for (let i = 0; i < clusterCount; i++) sumB += sb[idx[i]!]!;
+    boot[resample++] = 100 * (sumA / count - sumB / count);
   });
   let bCount = 0,
     cCount = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < rowCount; i++) {
     if (va[i] === 1 && vb[i] === 0) bCount++;
     else if (va[i] === 0 && vb[i] === 1) cCount++;
   }
   return {
-    n,
+    n: rowCount,
     clusters: clusterCount,
     diff_pp: diff,
     lo: percentile(boot, (100 * (1 - options.level)) / 2),
@@ -404,7 +404,8 @@ export function statisticCiPlan<R extends Row>(
     const drawn: R[] = [];
     for (let i = 0; i < clusterCount; i++) {
       const cluster = idx[i]!;
-      for (let k = start[cluster]!; k < start[cluster + 1]!; k++) drawn.push(byCluster[k]!);
+      for (let member = start[cluster]!; member < start[cluster + 1]!; member++)
+        drawn.push(byCluster[member]!);
     }
     const value = statistic(drawn);
     if (value === null || Number.isNaN(value)) undef++;

@@ -14,13 +14,13 @@ export class PyRandom {
   }
 
   seed(seed: number | bigint): void {
-    let n = BigInt(seed);
-    if (n < 0n) n = -n;
+    let magnitude = BigInt(seed);
+    if (magnitude < 0n) magnitude = -magnitude;
     const key: number[] = [];
     do {
-      key.push(Number(n & 0xffffffffn));
-      n >>= 32n;
-    } while (n > 0n);
+      key.push(Number(magnitude & 0xffffffffn));
+      magnitude >>= 32n;
+    } while (magnitude > 0n);
     this.initByArray(key);
     this.gaussNext = null;
   }
@@ -38,20 +38,21 @@ export class PyRandom {
   private initByArray(key: number[]): void {
     const mt = this.mt;
     this.initGenrand(19650218);
+    // CPython's init_by_array names these i, j and k.
     let i = 1,
-      j = 0;
-    for (let k = Math.max(STATE_WORDS, key.length); k > 0; k--) {
+      keyIndex = 0;
+    for (let steps = Math.max(STATE_WORDS, key.length); steps > 0; steps--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
-      mt[i] = ((mt[i]! ^ Math.imul(prev, 1664525)) + key[j]! + j) >>> 0;
+      mt[i] = ((mt[i]! ^ Math.imul(prev, 1664525)) + key[keyIndex]! + keyIndex) >>> 0;
       i++;
-      j++;
+      keyIndex++;
       if (i >= STATE_WORDS) {
         mt[0] = mt[STATE_WORDS - 1]!;
         i = 1;
       }
-      if (j >= key.length) j = 0;
+      if (keyIndex >= key.length) keyIndex = 0;
     }
-    for (let k = STATE_WORDS - 1; k > 0; k--) {
+    for (let steps = STATE_WORDS - 1; steps > 0; steps--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1566083941)) - i) >>> 0;
       i++;
@@ -66,25 +67,25 @@ export class PyRandom {
   genrandUint32(): number {
     const mt = this.mt;
     if (this.mti >= STATE_WORDS) {
-      let kk = 0;
+      let kk = 0; // CPython's genrand_uint32 calls `joined` and `tempered` y.
       for (; kk < STATE_WORDS - SHIFT_WORDS; kk++) {
-        const y = (mt[kk]! & 0x80000000) | (mt[kk + 1]! & 0x7fffffff);
-        mt[kk] = mt[kk + SHIFT_WORDS]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+        const joined = (mt[kk]! & 0x80000000) | (mt[kk + 1]! & 0x7fffffff);
+        mt[kk] = mt[kk + SHIFT_WORDS]! ^ (joined >>> 1) ^ (joined & 1 ? 0x9908b0df : 0);
       }
       for (; kk < STATE_WORDS - 1; kk++) {
-        const y = (mt[kk]! & 0x80000000) | (mt[kk + 1]! & 0x7fffffff);
-        mt[kk] = mt[kk + (SHIFT_WORDS - STATE_WORDS)]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+        const joined = (mt[kk]! & 0x80000000) | (mt[kk + 1]! & 0x7fffffff);
+        mt[kk] = mt[kk + (SHIFT_WORDS - STATE_WORDS)]! ^ (joined >>> 1) ^ (joined & 1 ? 0x9908b0df : 0);
       }
-      const y = (mt[STATE_WORDS - 1]! & 0x80000000) | (mt[0]! & 0x7fffffff);
-      mt[STATE_WORDS - 1] = mt[SHIFT_WORDS - 1]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+      const joined = (mt[STATE_WORDS - 1]! & 0x80000000) | (mt[0]! & 0x7fffffff);
+      mt[STATE_WORDS - 1] = mt[SHIFT_WORDS - 1]! ^ (joined >>> 1) ^ (joined & 1 ? 0x9908b0df : 0);
       this.mti = 0;
     }
-    let y = mt[this.mti++]!;
-    y ^= y >>> 11;
-    y ^= (y << 7) & 0x9d2c5680;
-    y ^= (y << 15) & 0xefc60000;
-    y ^= y >>> 18;
-    return y >>> 0;
+    let tempered = mt[this.mti++]!;
+    tempered ^= tempered >>> 11;
+    tempered ^= (tempered << 7) & 0x9d2c5680;
+    tempered ^= (tempered << 15) & 0xefc60000;
+    tempered ^= tempered >>> 18;
+    return tempered >>> 0;
   }
 
   random(): number {
@@ -94,20 +95,20 @@ export class PyRandom {
   }
 
   /** getrandbits(k) for k <= 53, as a number. */
-  getrandbits(k: number): number {
-    if (k <= 0) return 0;
-    if (k <= 32) return this.genrandUint32() >>> (32 - k);
-    if (k > 53) return Number(this.getrandbitsBig(k));
+  getrandbits(bits: number): number {
+    if (bits <= 0) return 0;
+    if (bits <= 32) return this.genrandUint32() >>> (32 - bits);
+    if (bits > 53) return Number(this.getrandbitsBig(bits));
     const low = this.genrandUint32();
-    const high = this.genrandUint32() >>> (64 - k);
+    const high = this.genrandUint32() >>> (64 - bits);
     return high * 4294967296 + low;
   }
 
   /** getrandbits(k) for any k: 32-bit words, least significant first, the last one shifted. */
-  getrandbitsBig(k: number): bigint {
+  getrandbitsBig(bits: number): bigint {
     let out = 0n;
     let shift = 0n;
-    for (let left = k; left > 0; left -= 32) {
+    for (let left = bits; left > 0; left -= 32) {
       let word = this.genrandUint32();
       if (left < 32) word >>>= 32 - left;
       out |= BigInt(word) << shift;
@@ -117,10 +118,10 @@ export class PyRandom {
   }
 
   /** _randbelow(n): k = n.bit_length(), rejection on getrandbits(k). */
-  randbelow(n: number): number {
-    const k = bitLength(n);
-    let drawn = this.getrandbits(k);
-    while (drawn >= n) drawn = this.getrandbits(k);
+  randbelow(bound: number): number {
+    const bits = bitLength(bound);
+    let drawn = this.getrandbits(bits);
+    while (drawn >= bound) drawn = this.getrandbits(bits);
     return drawn;
   }
 
@@ -137,19 +138,19 @@ export class PyRandom {
     return seq[this.randbelow(seq.length)]!;
   }
 
-  /** choices(population, k) without weights: floor(random() * n). */
+  /** choices(population, k) without weights: floor(random() * n) (n: populationSize, k: count). */
   choicesIndex(
-    n: number,
-    k: number,
-    out: Int32Array | number[] = new Array<number>(k),
+    populationSize: number,
+    count: number,
+    out: Int32Array | number[] = new Array<number>(count),
   ): Int32Array | number[] {
-    for (let i = 0; i < k; i++) out[i] = Math.floor(this.random() * n);
+    for (let i = 0; i < count; i++) out[i] = Math.floor(this.random() * populationSize);
     return out;
   }
 
-  choices<T>(population: readonly T[], k: number, weights?: readonly number[]): T[] {
-    const n = population.length;
-    if (!weights) return Array.from(this.choicesIndex(n, k), (i) => population[i]!);
+  choices<T>(population: readonly T[], count: number, weights?: readonly number[]): T[] {
+    const populationSize = population.length;
+    if (!weights) return Array.from(this.choicesIndex(populationSize, count), (i) => population[i]!);
     const cum: number[] = [];
     let acc = 0;
     for (const weight of weights) {
@@ -158,40 +159,41 @@ export class PyRandom {
     }
     const total = acc + 0.0;
     const out: T[] = [];
-    for (let i = 0; i < k; i++) out.push(population[bisectRight(cum, this.random() * total, 0, n - 1)]!);
+    for (let i = 0; i < count; i++)
+      out.push(population[bisectRight(cum, this.random() * total, 0, populationSize - 1)]!);
     return out;
   }
 
   shuffle<T>(x: T[]): T[] {
     for (let i = x.length - 1; i > 0; i--) {
-      const j = this.randbelow(i + 1);
+      const swapWith = this.randbelow(i + 1);
       const held = x[i]!;
-      x[i] = x[j]!;
-      x[j] = held;
+      x[i] = x[swapWith]!;
+      x[swapWith] = held;
     }
     return x;
   }
 
-  sample<T>(population: readonly T[], k: number): T[] {
-    const n = population.length;
-    if (k < 0 || k > n) throw new Error("sample larger than population or is negative");
-    const result: T[] = new Array<T>(k);
+  sample<T>(population: readonly T[], count: number): T[] {
+    const populationSize = population.length;
+    if (count < 0 || count > populationSize) throw new Error("sample larger than population or is negative");
+    const result: T[] = new Array<T>(count);
     let setsize = 21;
-    if (k > 5) setsize += 4 ** Math.ceil(Math.log(k * 3) / Math.log(4));
-    if (n <= setsize) {
+    if (count > 5) setsize += 4 ** Math.ceil(Math.log(count * 3) / Math.log(4));
+    if (populationSize <= setsize) {
       const pool = [...population];
-      for (let i = 0; i < k; i++) {
-        const j = this.randbelow(n - i);
-        result[i] = pool[j]!;
-        pool[j] = pool[n - i - 1]!;
+      for (let i = 0; i < count; i++) {
+        const picked = this.randbelow(populationSize - i);
+        result[i] = pool[picked]!;
+        pool[picked] = pool[populationSize - i - 1]!;
       }
     } else {
       const selected = new Set<number>();
-      for (let i = 0; i < k; i++) {
-        let j = this.randbelow(n);
-        while (selected.has(j)) j = this.randbelow(n);
-        selected.add(j);
-        result[i] = population[j]!;
+      for (let i = 0; i < count; i++) {
+        let picked = this.randbelow(populationSize);
+        while (selected.has(picked)) picked = this.randbelow(populationSize);
+        selected.add(picked);
+        result[i] = population[picked]!;
       }
     }
     return result;
@@ -216,11 +218,11 @@ export class PyRandom {
   }
 }
 
-function bitLength(n: number): number {
-  if (n < 4294967296) return n <= 0 ? 0 : 32 - Math.clz32(n);
-  let k = 0;
-  for (let rest = n; rest >= 1; rest = Math.floor(rest / 2)) k++;
-  return k;
+function bitLength(value: number): number {
+  if (value < 4294967296) return value <= 0 ? 0 : 32 - Math.clz32(value);
+  let bits = 0;
+  for (let rest = value; rest >= 1; rest = Math.floor(rest / 2)) bits++;
+  return bits;
 }
 
 function bisectRight(sorted: number[], x: number, lo: number, hi: number): number {

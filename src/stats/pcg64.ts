@@ -28,8 +28,9 @@ export function seedSequenceState(
     value = Math.imul(value, hashConst) >>> 0;
     return (value ^ (value >>> 16)) >>> 0;
   };
-  const mix = (x: number, y: number): number => {
-    const mixed = (Math.imul(0xca01f9dd, x) - Math.imul(0x4973f715, y)) >>> 0;
+  // numpy's SeedSequence mix(x, y).
+  const mix = (current: number, hashed: number): number => {
+    const mixed = (Math.imul(0xca01f9dd, current) - Math.imul(0x4973f715, hashed)) >>> 0;
     return (mixed ^ (mixed >>> 16)) >>> 0;
   };
   const pool = [0, 0, 0, 0];
@@ -94,11 +95,11 @@ export class PCG64 {
     const state = this.s;
     const out = this.out;
     let carry = 0;
-    for (let k = 0; k < 8; k++) {
-      let sum = carry + this.inc[k]!;
-      for (let i = 0; i <= k; i++) sum += state[i]! * MULT[k - i]!;
+    for (let limb = 0; limb < 8; limb++) {
+      let sum = carry + this.inc[limb]!;
+      for (let i = 0; i <= limb; i++) sum += state[i]! * MULT[limb - i]!;
       carry = Math.floor(sum / 65536); // sum < 2^53: exact
-      out[k] = sum - carry * 65536;
+      out[limb] = sum - carry * 65536;
     }
     state.set(out);
   }
@@ -194,8 +195,8 @@ export class NumpyGenerator {
   }
 
   /** choice(n, size) with replacement and no p is integers(0, n, size). */
-  choice(n: number, size: number): number[] {
-    return Array.from(this.integers(0, n, size));
+  choice(bound: number, size: number): number[] {
+    return Array.from(this.integers(0, bound, size));
   }
 
   private lemire32(excl: number): number {
@@ -245,16 +246,16 @@ export class NumpyGenerator {
 
   shuffle<T>(x: T[]): T[] {
     for (let i = x.length - 1; i > 0; i--) {
-      const j = this.interval(i);
+      const swapWith = this.interval(i);
       const held = x[i]!;
-      x[i] = x[j]!;
-      x[j] = held;
+      x[i] = x[swapWith]!;
+      x[swapWith] = held;
     }
     return x;
   }
 
-  permutation(n: number): number[] {
-    return this.shuffle(Array.from({ length: n }, (_, i) => i));
+  permutation(size: number): number[] {
+    return this.shuffle(Array.from({ length: size }, (_slot, i) => i));
   }
 }
 
