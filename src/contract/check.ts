@@ -163,8 +163,8 @@ function mismatch(decl: InputDecl, from: StageKind): string | null {
 /** The spec's stages that could feed an input of `decl`, named after " (here: …)", or "". */
 function suggest(decl: InputDecl, { byName, kinds }: StageTable): string {
   const fits = [...byName.values()].filter((stage) => {
-    const k = kinds.get(stage.kind);
-    return k && mismatch(decl, k) === null;
+    const stageKind = kinds.get(stage.kind);
+    return stageKind && mismatch(decl, stageKind) === null;
   });
   return fits.length ? ` (here: ${fits.map((stage) => stage.name).join(", ")})` : "";
 }

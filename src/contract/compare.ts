@@ -26,7 +26,8 @@ export function comparisonOf(decl: CompareDecl | null | undefined, items: Compar
   if (decl) return { decl, declared: true };
   const names = new Set<string>();
   for (const i of items)
-    for (const [k, verdict] of Object.entries(i.verdicts)) if (typeof verdict === "boolean") names.add(k);
+    for (const [verdictName, verdict] of Object.entries(i.verdicts))
+      if (typeof verdict === "boolean") names.add(verdictName);
   return { decl: { verdicts: [...names].map((name) => ({ name, label: name })) }, declared: false };
 }
 

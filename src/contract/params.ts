@@ -93,15 +93,15 @@ function checkObject(value: Record<string, Json>, decl: ParamDecl, at: string): 
     if (!(required in value))
       out.push({ pointer: at, message: `missing \`${required}\``, fix: `add \`${required}\`` });
   const props = decl.properties ?? {};
-  for (const [k, x] of Object.entries(value)) {
-    const pointer = `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    if (k in props) out.push(...checkValue(x, props[k]!, pointer));
+  for (const [key, x] of Object.entries(value)) {
+    const pointer = `${at}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+    if (key in props) out.push(...checkValue(x, props[key]!, pointer));
     else if (typeof decl.additionalProperties === "object")
       out.push(...checkValue(x, decl.additionalProperties, pointer));
     else if (decl.additionalProperties === false || decl.properties)
       out.push({
         pointer: pointer,
-        message: `unknown key \`${k}\``,
+        message: `unknown key \`${key}\``,
         fix: Object.keys(props).length ? `use one of: ${Object.keys(props).join(", ")}` : "remove it",
       });
   }

@@ -197,7 +197,10 @@ function partJsons(rows: readonly RequestRecord[]): {
   const idOf = (part: object) => ids.get(part) ?? (ids.set(part, ++lastId), lastId);
   const shallow = (part: object) =>
     Object.entries(part)
-      .map(([k, x]) => `${k}\u0000${x !== null && typeof x === "object" ? `#${idOf(x)}` : JSON.stringify(x)}`)
+      .map(
+        ([key, x]) =>
+          `${key}\u0000${x !== null && typeof x === "object" ? `#${idOf(x)}` : JSON.stringify(x)}`,
+      )
       .join("\u0001");
   const jsonOfString = new Map<string, string>();
   const jsonOfShape = new Map<string, string>(); // objects by their members' identity
@@ -374,12 +377,12 @@ function* fileLines(file: string): Generator<string> {
     const decoder = new StringDecoder("utf8");
     let rest = "";
     for (;;) {
-      const n = readSync(fd, chunk, 0, chunk.length, null);
-      const text = n > 0 ? rest + decoder.write(chunk.subarray(0, n)) : rest + decoder.end();
+      const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
+      const text = bytesRead > 0 ? rest + decoder.write(chunk.subarray(0, bytesRead)) : rest + decoder.end();
       const lines = text.split("\n");
-      rest = n > 0 ? lines.pop()! : "";
+      rest = bytesRead > 0 ? lines.pop()! : "";
       for (const line of lines) if (line.trim() !== "") yield line;
-      if (n === 0) return;
+      if (bytesRead === 0) return;
     }
   } finally {
     closeSync(fd);

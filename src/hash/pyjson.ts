@@ -6,11 +6,11 @@ export type PyValue = null | boolean | string | bigint | number | PyValue[] | { 
 
 /** Compares two strings by Unicode code point, as Python sorts str (JS sorts UTF-16 units). */
 export function compareCodePoints(left: string, right: string): number {
-  const n = Math.min(left.length, right.length);
-  for (let i = 0; i < n; i++) {
-    const x = left.charCodeAt(i);
-    const y = right.charCodeAt(i);
-    if (x !== y) return lift(x) - lift(y);
+  const shorter = Math.min(left.length, right.length);
+  for (let i = 0; i < shorter; i++) {
+    const leftCode = left.charCodeAt(i);
+    const rightCode = right.charCodeAt(i);
+    if (leftCode !== rightCode) return lift(leftCode) - lift(rightCode);
   }
   return left.length - right.length;
 }
@@ -78,7 +78,7 @@ export function pyDumps(value: PyValue): string {
   if (typeof value === "number") return pyFloatRepr(value);
   if (Array.isArray(value)) return "[" + value.map(pyDumps).join(",") + "]";
   const keys = Object.keys(value).sort(compareCodePoints);
-  return "{" + keys.map((k) => pyString(k) + ":" + pyDumps(value[k]!)).join(",") + "}";
+  return "{" + keys.map((key) => pyString(key) + ":" + pyDumps(value[key]!)).join(",") + "}";
 }
 
 /** Converts a plain JS value (integral numbers are ints) for hashing records we build ourselves. */
@@ -89,8 +89,8 @@ export function fromPlain(value: unknown): PyValue {
   if (Array.isArray(value)) return value.map(fromPlain);
   if (typeof value === "object") {
     const out: { [key: string]: PyValue } = {};
-    for (const [k, member] of Object.entries(value as Record<string, unknown>)) {
-      if (member !== undefined) out[k] = fromPlain(member);
+    for (const [memberKey, member] of Object.entries(value as Record<string, unknown>)) {
+      if (member !== undefined) out[memberKey] = fromPlain(member);
     }
     return out;
   }

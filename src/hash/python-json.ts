@@ -17,7 +17,7 @@ export class PyJsonError extends Error {
 }
 
 /** Sets an own member even when its name is `__proto__` (plain assignment would set the prototype). */
-export function setMember(obj: { [k: string]: PyValue }, key: string, value: PyValue): void {
+export function setMember(obj: { [member: string]: PyValue }, key: string, value: PyValue): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
@@ -77,44 +77,44 @@ class PyJsonScanner {
 
   /** `begin`: the index after the opening quote. */
   private scanString(begin: number): [string, number] {
-    const { text, n } = this;
+    const { text, n: length } = this;
     let out = "";
     let i = begin;
     for (;;) {
-      let j = i;
-      while (j < n) {
-        const code = text.charCodeAt(j);
+      let end = i;
+      while (end < length) {
+        const code = text.charCodeAt(end);
         if (code === 0x22 || code === 0x5c || code < 0x20) break;
-        j++;
+        end++;
       }
-      if (j >= n) this.fail("Unterminated string starting at", begin - 1);
-      out += text.slice(i, j);
-      const char = text[j]!;
-      if (char === '"') return [out, j + 1];
-      if (char !== "\\") this.fail("Invalid control character at", j);
-      j++;
-      if (j >= n) this.fail("Unterminated string starting at", begin - 1);
-      const [decoded, next] = this.escape(j);
+      if (end >= length) this.fail("Unterminated string starting at", begin - 1);
+      out += text.slice(i, end);
+      const char = text[end]!;
+      if (char === '"') return [out, end + 1];
+      if (char !== "\\") this.fail("Invalid control character at", end);
+      end++;
+      if (end >= length) this.fail("Unterminated string starting at", begin - 1);
+      const [decoded, next] = this.escape(end);
       out += decoded;
       i = next;
     }
   }
 
   /** The escape whose letter stands at `j` (after the backslash): its text and the index after it. */
-  private escape(j: number): [string, number] {
-    const { text, n } = this;
-    const esc = text[j]!;
+  private escape(at: number): [string, number] {
+    const { text, n: length } = this;
+    const esc = text[at]!;
     if (esc !== "u") {
       const char = ESCAPES[esc];
-      if (char === undefined) this.fail("Invalid \\escape", j - 1);
-      return [char, j + 1];
+      if (char === undefined) this.fail("Invalid \\escape", at - 1);
+      return [char, at + 1];
     }
-    let end = j + 5;
-    if (end >= n) this.fail("Invalid \\uXXXX escape", j);
-    const hex = text.slice(j + 1, end);
+    let end = at + 5;
+    if (end >= length) this.fail("Invalid \\uXXXX escape", at);
+    const hex = text.slice(at + 1, end);
     if (!HEX.test(hex)) this.fail("Invalid \\uXXXX escape", end - 5);
     let code = parseInt(hex, 16);
-    if (code >= 0xd800 && code <= 0xdbff && end + 6 < n && text[end] === "\\" && text[end + 1] === "u") {
+    if (code >= 0xd800 && code <= 0xdbff && end + 6 < length && text[end] === "\\" && text[end + 1] === "u") {
       const hex2 = text.slice(end + 2, end + 6);
       if (!HEX.test(hex2)) this.fail("Invalid \\uXXXX escape", end + 1);
       const low = parseInt(hex2, 16);
@@ -161,21 +161,21 @@ class PyJsonScanner {
   }
 
   private parseObject(start: number): [PyValue, number] {
-    const { text, n } = this;
-    const obj: { [k: string]: PyValue } = {};
+    const { text, n: length } = this;
+    const obj: { [member: string]: PyValue } = {};
     let i = this.skip(start);
-    if (i >= n || text[i] !== "}") {
+    if (i >= length || text[i] !== "}") {
       for (;;) {
-        if (i >= n || text[i] !== '"') this.fail("Expecting property name enclosed in double quotes", i);
+        if (i >= length || text[i] !== '"') this.fail("Expecting property name enclosed in double quotes", i);
         const [key, afterKey] = this.scanString(i + 1);
         i = this.skip(afterKey);
-        if (i >= n || text[i] !== ":") this.fail("Expecting ':' delimiter", i);
+        if (i >= length || text[i] !== ":") this.fail("Expecting ':' delimiter", i);
         i = this.skip(i + 1);
         const [member, next] = this.value(i);
         setMember(obj, key, member);
         i = this.skip(next);
-        if (i < n && text[i] === "}") break;
-        if (i >= n || text[i] !== ",") this.fail("Expecting ',' delimiter", i);
+        if (i < length && text[i] === "}") break;
+        if (i >= length || text[i] !== ",") this.fail("Expecting ',' delimiter", i);
         i = this.skip(i + 1);
       }
     }
@@ -183,16 +183,16 @@ class PyJsonScanner {
   }
 
   private parseArray(start: number): [PyValue, number] {
-    const { text, n } = this;
+    const { text, n: length } = this;
     const arr: PyValue[] = [];
     let i = this.skip(start);
-    if (i >= n || text[i] !== "]") {
+    if (i >= length || text[i] !== "]") {
       for (;;) {
         const [element, next] = this.value(i);
         arr.push(element);
         i = this.skip(next);
-        if (i < n && text[i] === "]") break;
-        if (i >= n || text[i] !== ",") this.fail("Expecting ',' delimiter", i);
+        if (i < length && text[i] === "]") break;
+        if (i >= length || text[i] !== ",") this.fail("Expecting ',' delimiter", i);
         i = this.skip(i + 1);
       }
     }
@@ -216,8 +216,13 @@ export function toJs(value: PyValue): unknown {
   if (Array.isArray(value)) return value.map(toJs);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(value))
-      Object.defineProperty(out, k, { value: toJs(x), enumerable: true, writable: true, configurable: true });
+    for (const [key, x] of Object.entries(value))
+      Object.defineProperty(out, key, {
+        value: toJs(x),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     return out;
   }
   return value;

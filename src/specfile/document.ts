@@ -13,10 +13,10 @@ let yamlModule: Yaml | null = null;
 function yaml(): Yaml {
   return (yamlModule ??= require("yaml") as Yaml);
 }
-const isMap = ((n: unknown) => yaml().isMap(n)) as Yaml["isMap"];
-const isSeq = ((n: unknown) => yaml().isSeq(n)) as Yaml["isSeq"];
-const isScalar = ((n: unknown) => yaml().isScalar(n)) as Yaml["isScalar"];
-const isAlias = ((n: unknown) => yaml().isAlias(n)) as Yaml["isAlias"];
+const isMap = ((node: unknown) => yaml().isMap(node)) as Yaml["isMap"];
+const isSeq = ((node: unknown) => yaml().isSeq(node)) as Yaml["isSeq"];
+const isScalar = ((node: unknown) => yaml().isScalar(node)) as Yaml["isScalar"];
+const isAlias = ((node: unknown) => yaml().isAlias(node)) as Yaml["isAlias"];
 
 export interface SourceDoc {
   file: string; // as the user named it
@@ -229,7 +229,7 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
               ? 4
               : 0;
     let ok = len > 0 && i + len <= bytes.length;
-    for (let k = 1; ok && k < len; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
+    for (let offset = 1; ok && offset < len; offset++) ok = (bytes[i + offset]! & 0xc0) === 0x80;
     if (ok && len > 1) {
       try {
         new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(i, i + len));
@@ -333,12 +333,13 @@ function toPy(node: unknown, src: SourceDoc): PyValue {
   if (isMap(node)) {
     const out: { [key: string]: PyValue } = {};
     for (const pair of node.items) {
-      const k = isScalar(pair.key) ? pair.key.value : pair.key;
-      setMember(out, noLoneSurrogate(String(k), pair.key, src), toPy(pair.value, src)); // `__proto__` too
+      const keyText = isScalar(pair.key) ? pair.key.value : pair.key;
+      // `__proto__` too
+      setMember(out, noLoneSurrogate(String(keyText), pair.key, src), toPy(pair.value, src));
     }
     return out;
   }
-  if (isSeq(node)) return node.items.map((n) => toPy(n, src));
+  if (isSeq(node)) return node.items.map((item) => toPy(item, src));
   if (isScalar(node)) {
     const scalar = node.value;
     if (typeof scalar === "string") {

@@ -13,7 +13,8 @@ export const HASH_RECIPE = 2;
 export function specHash(spec: PyValue): string {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))
     throw new Error("a spec must be an object");
-  const stripped: { [k: string]: PyValue } = {};
-  for (const [k, field] of Object.entries(spec)) if (!PRESENTATION_KEYS.has(k)) setMember(stripped, k, field);
+  const stripped: { [key: string]: PyValue } = {};
+  for (const [key, field] of Object.entries(spec))
+    if (!PRESENTATION_KEYS.has(key)) setMember(stripped, key, field);
   return sha256Hex(Buffer.from(pyDumps(stripped), "utf8"));
 }

@@ -319,8 +319,8 @@ export function resolveRefs(value: Json, at: string, refs: RefScope): Json {
       out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
     return vars[name] ?? null;
   }
-  const resolved: { [k: string]: Json } = {};
-  for (const k of keys) resolved[k] = resolveRefs(value[k]!, `${at}/${escapePointer(k)}`, refs);
+  const resolved: { [key: string]: Json } = {};
+  for (const key of keys) resolved[key] = resolveRefs(value[key]!, `${at}/${escapePointer(key)}`, refs);
   return resolved;
 }
 

@@ -46,7 +46,7 @@ export function fillResultsDir(
 ): { dir: string } | DirProblem {
   const problem = templateProblem(template, variables) ?? valueProblem(template, slug, variables);
   if (problem) return problem;
-  const dir = template.replace(PLACEHOLDER, (_, name: string) =>
+  const dir = template.replace(PLACEHOLDER, (_placeholder, name: string) =>
     component(name === "slug" ? slug : variables[name]),
   );
   return filledProblem(template, dir) ?? { dir };
@@ -66,7 +66,7 @@ function templateProblem(template: string, variables: Record<string, Json>): Dir
     if (!known.includes(name!))
       return {
         message: `results.dir ${template}: unknown placeholder {${name}}`,
-        fix: `use {slug} or a declared variable: ${known.map((k) => `{${k}}`).join(", ")}`,
+        fix: `use {slug} or a declared variable: ${known.map((name) => `{${name}}`).join(", ")}`,
       };
   if (/[{}]/.test(template.replace(PLACEHOLDER, "")))
     return {

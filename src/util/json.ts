@@ -28,7 +28,7 @@ export function sortKeys(value: unknown): unknown {
       if (sorted !== member || member === undefined || (i > 0 && !(keys[i - 1]! < keys[i]!))) same = false;
     }
     if (same) return value;
-    const order = keys.map((_, i) => i).sort((x, y) => (keys[x]! < keys[y]! ? -1 : 1));
+    const order = keys.map((_key, i) => i).sort((left, right) => (keys[left]! < keys[right]! ? -1 : 1));
     const out: Record<string, unknown> = {};
     for (const i of order) if (kids[i] !== undefined) out[keys[i]!] = kids[i];
     return out;
@@ -65,7 +65,7 @@ export function jsonDiff(
 ): { path: string; from: unknown; to: unknown }[] {
   if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-    return keys.flatMap((k) => jsonDiff(before[k], after[k], `${path}/${escapePointer(k)}`));
+    return keys.flatMap((key) => jsonDiff(before[key], after[key], `${path}/${escapePointer(key)}`));
   }
   if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
     return before.flatMap((x, i) => jsonDiff(x, after[i], `${path}/${i}`));
@@ -83,12 +83,12 @@ export function pointerWords(pointer: string): string {
   return pointer
     .slice(1)
     .split("/")
-    .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((token) => token.replace(/~1/g, "/").replace(/~0/g, "~"))
     .join(".");
 }
 
-export function escapePointer(k: string): string {
-  return k.replace(/~/g, "~0").replace(/\//g, "~1");
+export function escapePointer(token: string): string {
+  return token.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 export function unreachable(x: never): never {
