@@ -51,12 +51,12 @@ export function pathProblem(path: unknown): string | null {
 }
 
 /** Why `n` is not a plain name (one path segment: no separator, not `.` or `..`), or null. */
-export function nameProblem(n: unknown): string | null {
-  if (typeof n !== "string" || n === "") return "not a non-empty string";
-  if (n.length > 255) return "longer than 255 characters";
-  if (/[/\\\0]/.test(n)) return "holds a path separator or a NUL";
-  if (CONTROL.test(n)) return "holds a control character";
-  if (n === "." || n === "..") return "is `.` or `..`";
+export function nameProblem(name: unknown): string | null {
+  if (typeof name !== "string" || name === "") return "not a non-empty string";
+  if (name.length > 255) return "longer than 255 characters";
+  if (/[/\\\0]/.test(name)) return "holds a path separator or a NUL";
+  if (CONTROL.test(name)) return "holds a control character";
+  if (name === "." || name === "..") return "is `.` or `..`";
   return null;
 }
 
@@ -170,7 +170,7 @@ const TOP_LEVEL = new Set([
   "task_files",
 ]);
 const OPTIONAL = new Set(["withheld", "task_files"]);
-const REQUIRED = [...TOP_LEVEL].filter((k) => !OPTIONAL.has(k));
+const REQUIRED = [...TOP_LEVEL].filter((field) => !OPTIONAL.has(field));
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);

@@ -285,15 +285,15 @@ function parseShare(criterion: Extract<Criterion, { kind: "failure_rates" }>, ru
   if (!criterion.parseFailures) return null;
   const metrics = run.metrics!.metrics ?? {};
   let failed = 0,
-    n = 0;
+    replies = 0;
   for (const name of criterion.parseFailures.metrics) {
     const entry = metrics[name] as { value?: number | null; n?: number } | undefined;
     if (entry && typeof entry.value === "number" && typeof entry.n === "number") {
       failed += entry.value * entry.n;
-      n += entry.n;
+      replies += entry.n;
     }
   }
-  return n ? failed / n : null;
+  return replies ? failed / replies : null;
 }
 
 function audit(criterion: Extract<Criterion, { kind: "audit" }>, ctx: CriterionContext): CriterionResult {

@@ -253,11 +253,11 @@ const CRITERION_READERS: Record<Criterion["kind"], KindReader> = {
   },
   headroom: (reader, raw, pointer) => {
     const floor = reader.number(`${pointer}/floor`, raw.floor!, () => true, "a number");
-    const ceilings = (raw.ceilings as Json[]).map((x, j) =>
+    const ceilings = (raw.ceilings as Json[]).map((x, index) =>
       reader.number(
-        `${pointer}/ceilings/${j}`,
+        `${pointer}/ceilings/${index}`,
         x,
-        (y) => !(y <= floor),
+        (ceiling) => !(ceiling <= floor),
         `a ceiling above the floor ${floor}`,
       ),
     );

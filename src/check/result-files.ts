@@ -45,6 +45,6 @@ export function metricsProblem(parsed: unknown): string | null {
     fields.metrics !== null && typeof fields.metrics === "object" && !Array.isArray(fields.metrics)
       ? null
       : "metrics",
-  ].filter((k) => k !== null);
+  ].filter((file) => file !== null);
   return missing.length ? `metrics.json has no ${missing.join(", ")}` : null;
 }

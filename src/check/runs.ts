@@ -24,7 +24,7 @@ export interface MetricsJson {
   /** The requests metrics.api_errors and metrics.truncated are counted over. */
   requests?: number;
   metrics?: Record<string, Json>;
-  [k: string]: Json | undefined;
+  [key: string]: Json | undefined;
 }
 
 export interface FoundRun {

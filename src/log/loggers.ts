@@ -135,7 +135,7 @@ export function summaryTable(rows: SummaryRow[]): string {
       ];
     }),
   ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  const widths = table[0]!.map((_cell, i) => Math.max(...table.map((row) => row[i]!.length)));
   return table
     .map((row) =>
       row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  "),

@@ -90,8 +90,8 @@ function limitOf(headers: IncomingHttpHeaders, kind: string, now: number): Limit
   const reset = Date.parse(value("reset") ?? "");
   if (!Number.isFinite(reset)) return null;
   const number = (name: string) => {
-    const n = Number(value(name) ?? NaN);
-    return Number.isFinite(n) && n >= 0 ? n : null;
+    const parsed = Number(value(name) ?? NaN);
+    return Number.isFinite(parsed) && parsed >= 0 ? parsed : null;
   };
   return { limit: number("limit"), remaining: number("remaining"), resetMs: Math.max(0, reset - now) };
 }

@@ -23,7 +23,7 @@ export function deepMerge(base: Fields, extra: Fields): Fields {
 const isObj = (value: unknown): value is Fields =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 function isEmpty(fields: object): boolean {
-  for (const _ in fields) return false;
+  for (const _field in fields) return false;
   return true;
 }
 

@@ -55,9 +55,9 @@ const isPlain = (value: object): boolean => {
 };
 
 /** A key an object keeps as an array index (a canonical integer below 2^32 - 1). */
-function isIndex(k: string): boolean {
-  const code = k.charCodeAt(0);
-  return code >= 48 && code <= 57 && /^(?:0|[1-9][0-9]{0,9})$/.test(k) && Number(k) < 4294967295;
+function isIndex(key: string): boolean {
+  const code = key.charCodeAt(0);
+  return code >= 48 && code <= 57 && /^(?:0|[1-9][0-9]{0,9})$/.test(key) && Number(key) < 4294967295;
 }
 
 /** A member JSON.stringify leaves out of an object (and writes as null in an array). */
@@ -93,14 +93,14 @@ function json(value: unknown): string {
   for (let i = from + 1; i < keys.length; i++)
     if (!(keys[i - 1]! < keys[i]!)) {
       const rest = keys.splice(from).sort();
-      for (const k of rest) keys.push(k);
+      for (const key of rest) keys.push(key);
       break;
     }
   let out = "{";
-  for (const k of keys) {
-    const x = (value as Record<string, unknown>)[k];
+  for (const key of keys) {
+    const x = (value as Record<string, unknown>)[key];
     if (skipped(x)) continue;
-    out += (out.length === 1 ? "" : ",") + JSON.stringify(k) + ":" + json(x);
+    out += (out.length === 1 ? "" : ",") + JSON.stringify(key) + ":" + json(x);
   }
   return out + "}";
 }

@@ -46,7 +46,7 @@ export function geminiSchema(schema: Json, at = ""): Fields {
   // {anyOf: [X, {type: null}]}: X, nullable.
   if (Array.isArray(anyOf) && anyOf.length === 2 && anyOf.some(isNullType)) {
     out.nullable = true;
-    const { anyOf: _, ...rest } = schema;
+    const { anyOf: _anyOf, ...rest } = schema;
     source = { ...rest, ...(anyOf.find((x) => !isNullType(x)) as Fields) };
   }
   for (const [keyword, value] of Object.entries(source)) {

@@ -84,7 +84,7 @@ export class LedgerPace implements PaceStore {
     try {
       const kept = JSON.parse(readFileSync(this.file, "utf8")) as PaceState & { updated?: number };
       if (typeof kept.updated !== "number" || Date.now() - kept.updated > FORGOTTEN_MS) return freshPace();
-      const { updated: _, ...state } = kept;
+      const { updated: _updated, ...state } = kept;
       return { ...freshPace(), ...state };
     } catch {
       return freshPace(); // none yet, or unreadable (a crash mid-write is ruled out by the rename)

@@ -38,8 +38,8 @@ function limitOf(headers: IncomingHttpHeaders, kind: "requests" | "tokens"): Lim
   const resetMs = reset === undefined ? null : durationMs(reset);
   if (resetMs === null) return null;
   const number = (name: string) => {
-    const n = Number(header(headers, `x-ratelimit-${name}-${kind}`) ?? NaN);
-    return Number.isFinite(n) && n >= 0 ? n : null;
+    const parsed = Number(header(headers, `x-ratelimit-${name}-${kind}`) ?? NaN);
+    return Number.isFinite(parsed) && parsed >= 0 ? parsed : null;
   };
   return { limit: number("limit"), remaining: number("remaining"), resetMs };
 }
@@ -167,6 +167,6 @@ export function bodyWaitMs(text: string, now = Date.now()): number | null {
  * The exponential backoff before try n + 1, with jitter drawn by each process for itself: shards and
  * parallel builds that failed together must not retry together.
  */
-export function backoffMs(retry: { base_ms: number; max_ms: number }, n: number): number {
-  return Math.min(retry.max_ms, retry.base_ms * 2 ** (n - 1)) * (0.5 + Math.random());
+export function backoffMs(retry: { base_ms: number; max_ms: number }, attempt: number): number {
+  return Math.min(retry.max_ms, retry.base_ms * 2 ** (attempt - 1)) * (0.5 + Math.random());
 }

@@ -75,7 +75,9 @@ export function redactJson<T>(value: T, secrets: readonly string[]): T {
     if (typeof value === "string") return redactSecrets(value, secrets);
     if (Array.isArray(value)) return value.map(walk);
     if (value !== null && typeof value === "object")
-      return Object.fromEntries(Object.entries(value).map(([k, x]) => [redactSecrets(k, secrets), walk(x)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([key, x]) => [redactSecrets(key, secrets), walk(x)]),
+      );
     return value;
   };
   return walk(value) as T;

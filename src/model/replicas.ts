@@ -21,7 +21,7 @@ export class Replicas {
 
   /** Whether a server other than those in `tried` may be asked now. */
   otherAvailable(tried: ReadonlySet<number>): boolean {
-    return this.servers.some((_, index) => !tried.has(index) && this.asideUntil[index]! <= this.now());
+    return this.servers.some((_server, index) => !tried.has(index) && this.asideUntil[index]! <= this.now());
   }
 
   /** The server for the next try: the fewest outstanding among those not set aside (the first on a tie);

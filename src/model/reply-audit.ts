@@ -81,10 +81,10 @@ function servedModels(
 function mismatchWarning(model: string, asked: string, served: Record<string, number>): string | null {
   const others = Object.entries(served).filter(([name]) => !servesAsked(asked, name));
   if (others.length === 0) return null;
-  const n = others.reduce((sum, [, k]) => sum + k, 0);
-  const names = others.map(([name, k]) => `${name}: ${k}`).join(", ");
+  const otherCount = others.reduce((sum, [, count]) => sum + count, 0);
+  const names = others.map(([name, count]) => `${name}: ${count}`).join(", ");
   return (
-    `${model}: ${n} replies name another model than ${asked} (${names}); the route may serve a ` +
+    `${model}: ${otherCount} replies name another model than ${asked} (${names}); the route may serve a ` +
     "substitute (metrics.reply_audit.served_models)"
   );
 }

@@ -37,10 +37,10 @@ export class SentRequests {
       .map(([, kind]) => kind);
     if (kinds.length === 0) return null;
     if (kinds.length === 1) return { ...kinds[0]!.fields };
-    const shared = sharedFields(kinds.map((k) => k.fields));
+    const shared = sharedFields(kinds.map((kindOfRequest) => kindOfRequest.fields));
     const variants: Record<string, Json> = {};
     for (const [label, kind] of labelled(kinds)) {
-      const own = Object.entries(kind.fields).filter(([k]) => !(k in shared));
+      const own = Object.entries(kind.fields).filter(([field]) => !(field in shared));
       variants[label] = { items: kind.items, fields: Object.fromEntries(own) };
     }
     return { ...shared, variants };
@@ -51,9 +51,9 @@ export class SentRequests {
 function sharedFields(bodies: Record<string, Json>[]): Record<string, Json> {
   const [first, ...rest] = bodies;
   const out: Record<string, Json> = {};
-  for (const [k, value] of Object.entries(first!)) {
+  for (const [field, value] of Object.entries(first!)) {
     const json = sortedJson(value);
-    if (rest.every((other) => k in other && sortedJson(other[k]) === json)) out[k] = value;
+    if (rest.every((other) => field in other && sortedJson(other[field]) === json)) out[field] = value;
   }
   return out;
 }
@@ -62,8 +62,8 @@ function sharedFields(bodies: Record<string, Json>[]): Record<string, Json> {
  *  items went with several, and a number when those two are not enough (a task's per-request fields). */
 function labelled(kinds: Kind[]): [string, Kind][] {
   const several = (values: string[]) => new Set(values).size > 1;
-  const byConfiguration = several(kinds.map((k) => k.configuration ?? ""));
-  const byFormat = several(kinds.map((k) => k.format));
+  const byConfiguration = several(kinds.map((kindOfRequest) => kindOfRequest.configuration ?? ""));
+  const byFormat = several(kinds.map((kindOfRequest) => kindOfRequest.format));
   const seen = new Map<string, number>();
   return kinds.map((kind) => {
     const parts = [
@@ -71,8 +71,8 @@ function labelled(kinds: Kind[]): [string, Kind][] {
       ...(byFormat ? [kind.format] : []),
     ];
     const base = parts.join(" ") || "body";
-    const n = (seen.get(base) ?? 0) + 1;
-    seen.set(base, n);
-    return [n === 1 ? base : `${base} #${n}`, kind];
+    const seenCount = (seen.get(base) ?? 0) + 1;
+    seen.set(base, seenCount);
+    return [seenCount === 1 ? base : `${base} #${seenCount}`, kind];
   });
 }

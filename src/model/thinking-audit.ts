@@ -22,8 +22,8 @@ export interface AuditedReply {
 export function reasoningTokens(usage: Json | null | undefined): number | null {
   if (!isObject(usage)) return null;
   const details = usage.completion_tokens_details;
-  const n = isObject(details) ? details.reasoning_tokens : usage.reasoning_tokens;
-  return typeof n === "number" && Number.isFinite(n) ? n : null;
+  const tokens = isObject(details) ? details.reasoning_tokens : usage.reasoning_tokens;
+  return typeof tokens === "number" && Number.isFinite(tokens) ? tokens : null;
 }
 
 const isObject = (value: Json | null | undefined): value is Record<string, Json> =>

@@ -509,7 +509,7 @@ export class RemoteStore implements Store {
       await this.send(
         new DeleteObjectsCommand({
           Bucket: this.config.bucket,
-          Delete: { Objects: keys.slice(i, i + 1000).map((k) => ({ Key: this.name(k) })) },
+          Delete: { Objects: keys.slice(i, i + 1000).map((key) => ({ Key: this.name(key) })) },
         }),
       );
   }
@@ -552,7 +552,7 @@ function isClosedSocket(e: unknown): boolean {
 /** A body read that stalls after the headers fails at the deadline as well. */
 function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
+  const late = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
     timer.unref();
   });

@@ -132,8 +132,8 @@ function remoteReplies(items: Map<string, string>): LiveReport["from_remote"] {
 
 function compareLive(replay: Replay, live: Outputs, run: LiveRun): LiveReport {
   const { manifest, task, published } = replay;
-  const failed = run.failures.reduce((n, failure) => n + failure.failed, 0);
-  const total = run.failures.reduce((n, failure) => n + failure.total, 0);
+  const failed = run.failures.reduce((sum, failure) => sum + failure.failed, 0);
+  const total = run.failures.reduce((sum, failure) => sum + failure.total, 0);
   const incomplete =
     run.stopped ?? (failed > 0 ? `${failed} of ${total} live requests failed (no answer)` : null);
   const failedIds = failedItems(manifest, published, run);
