@@ -129,7 +129,7 @@ export function taskBindings(
     for (const [member, value] of Object.entries(membersOf(module, part))) {
       const name = Object.keys(exports)
         .sort()
-        .find((k) => exports[k] === value);
+        .find((name) => exports[name] === value);
       if (name === undefined) problems.push(`${member} (${part}) is not an export of ${source}`);
       else names[member] = name;
     }

@@ -235,7 +235,7 @@ const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function declaredEnvironment(declared: unknown, reads: EnvReads, indexFile: string): string[] {
   const ok =
     declared === undefined ||
-    (Array.isArray(declared) && declared.every((n) => typeof n === "string" && NAME_RE.test(n)));
+    (Array.isArray(declared) && declared.every((name) => typeof name === "string" && NAME_RE.test(name)));
   if (!ok)
     throw new DiagnosticError([
       {
@@ -389,7 +389,7 @@ function checkLoadTimeWrites(ts: typeof TS, source: TS.SourceFile, report: Repor
 
 /** `a` of `a.b.c` / `a[b]`. */
 function rootName(ts: typeof TS, node: TS.Node): string | undefined {
-  let n = node;
-  while (ts.isPropertyAccessExpression(n) || ts.isElementAccessExpression(n)) n = n.expression;
-  return ts.isIdentifier(n) && n !== node ? n.text : undefined;
+  let root = node;
+  while (ts.isPropertyAccessExpression(root) || ts.isElementAccessExpression(root)) root = root.expression;
+  return ts.isIdentifier(root) && root !== node ? root.text : undefined;
 }

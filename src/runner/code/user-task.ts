@@ -91,7 +91,7 @@ function readManifest(file: string): CompiledManifest | null {
       typeof value === "object" &&
       value !== null &&
       !Array.isArray(value) &&
-      Object.entries(value).every(([k, field]) => inside(k) && typeof field === "string");
+      Object.entries(value).every(([name, field]) => inside(name) && typeof field === "string");
     return manifest && typeof manifest.compiler === "string" && map(manifest.sources) && map(manifest.outputs)
       ? manifest
       : null;

@@ -47,7 +47,7 @@ function environmentChanges(before: Json, after: Json): string[] {
 const withoutEnvironment = (task: Json): Json => {
   if (task === null || typeof task !== "object" || Array.isArray(task) || !("environment" in task))
     return task;
-  const { environment: _, ...rest } = task;
+  const { environment: _environment, ...rest } = task;
   return rest;
 };
 

@@ -114,7 +114,7 @@ function environmentOf(
       .filter((file) => file.startsWith(prefix))
       .map((file) => file.slice(prefix.length).replace(/\.js$/, ".ts"));
     const read = new Set(["index.ts", ...reached].flatMap((file) => task.reads![file] ?? []));
-    names = declared.filter((n) => read.has(n));
+    names = declared.filter((name) => read.has(name));
   }
   const out: Record<string, string | null> = {};
   for (const name of names.sort()) {

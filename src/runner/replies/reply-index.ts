@@ -94,8 +94,8 @@ export class Run {
     }
     try {
       const head = Buffer.alloc(64);
-      const n = readSync(fd, head, 0, 64, 0);
-      const text = head.subarray(0, n).toString("latin1");
+      const bytesRead = readSync(fd, head, 0, 64, 0);
+      const text = head.subarray(0, bytesRead).toString("latin1");
       const nl = text.indexOf("\n");
       if (!text.startsWith(MAGIC) || nl < 0) throw new Error("not a run");
       const headerLength = Number(text.slice(MAGIC.length, nl));
@@ -164,9 +164,9 @@ export class Run {
   *entries(): Generator<IndexEntry> {
     const STEP = 4096;
     for (let from = 0; from < this.count; from += STEP) {
-      const n = Math.min(STEP, this.count - from);
-      const buf = this.read(from, n);
-      for (let i = 0; i < n; i++)
+      const batch = Math.min(STEP, this.count - from);
+      const buf = this.read(from, batch);
+      for (let i = 0; i < batch; i++)
         yield { key: buf.toString("hex", i * ENTRY, i * ENTRY + 32), ...this.pointer(buf, i) };
     }
   }
@@ -185,16 +185,16 @@ export function latestSorted(entries: IndexEntry[]): IndexEntry[] {
 export function* mergeRuns(older: Run, newer: Run): Generator<IndexEntry> {
   const olderEntries = older.entries(),
     newerEntries = newer.entries();
-  let x = olderEntries.next(),
-    y = newerEntries.next();
-  while (!x.done || !y.done) {
-    if (y.done || (!x.done && x.value.key < y.value.key)) {
-      yield x.value!;
-      x = olderEntries.next();
+  let olderEntry = olderEntries.next(),
+    newerEntry = newerEntries.next();
+  while (!olderEntry.done || !newerEntry.done) {
+    if (newerEntry.done || (!olderEntry.done && olderEntry.value.key < newerEntry.value.key)) {
+      yield olderEntry.value!;
+      olderEntry = olderEntries.next();
     } else {
-      if (!x.done && x.value.key === y.value.key) x = olderEntries.next();
-      yield y.value;
-      y = newerEntries.next();
+      if (!olderEntry.done && olderEntry.value.key === newerEntry.value.key) olderEntry = olderEntries.next();
+      yield newerEntry.value;
+      newerEntry = newerEntries.next();
     }
   }
 }
@@ -215,21 +215,21 @@ export function writeRun(dir: string, seq: number, sorted: Iterable<IndexEntry>,
     writeSync(fd, Buffer.alloc(FANOUT)); // filled in at the end
     const CHUNK = 4096;
     const chunk = Buffer.alloc(CHUNK * ENTRY);
-    let n = 0;
+    let inChunk = 0;
     for (const e of sorted) {
-      const start = n * ENTRY;
+      const start = inChunk * ENTRY;
       chunk.write(e.key, start, 32, "hex");
       counts[chunk[start]!]!++;
       chunk.writeUInt32BE(logNumber.get(e.log)!, start + 32);
       chunk.writeUInt32BE(Math.floor(e.offset / 2 ** 32), start + 36);
       chunk.writeUInt32BE(e.offset % 2 ** 32, start + 40);
       chunk.writeUInt32BE(e.payloadLength, start + 44);
-      if (++n === CHUNK) {
+      if (++inChunk === CHUNK) {
         writeSync(fd, chunk);
-        n = 0;
+        inChunk = 0;
       }
     }
-    if (n > 0) writeSync(fd, chunk, 0, n * ENTRY);
+    if (inChunk > 0) writeSync(fd, chunk, 0, inChunk * ENTRY);
     const fanout = Buffer.alloc(FANOUT);
     let total = 0;
     for (let firstByte = 0; firstByte < 256; firstByte++)

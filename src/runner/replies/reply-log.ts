@@ -90,8 +90,8 @@ function logFiles(dir: string, names: string[]): LogFile[] {
 
 /** Temp files of writers killed while writing a run or a compacted log (never renamed into place). */
 function sweepTemps(dir: string): void {
-  for (const n of readdirSync(dir))
-    if (/^\.tmp-\d+-/.test(n) && !writerAlive(n.slice(5))) rmSync(join(dir, n), { force: true });
+  for (const name of readdirSync(dir))
+    if (/^\.tmp-\d+-/.test(name) && !writerAlive(name.slice(5))) rmSync(join(dir, name), { force: true });
 }
 
 /** The index lock of a namespace: held while runs are written or logs compacted. */
@@ -193,14 +193,14 @@ export class ReplyLog {
     if (!existsSync(this.dir)) return;
     const names = readdirSync(this.dir);
     this.runs = names
-      .filter((n) => RUN_NAME.test(n))
-      .flatMap((n) => Run.open(this.dir, n) ?? [])
+      .filter((name) => RUN_NAME.test(name))
+      .flatMap((name) => Run.open(this.dir, name) ?? [])
       .sort((left, right) => left.seq - right.seq || (left.name < right.name ? -1 : 1));
     const covered = new Map(
       unionCoverage(this.runs.map((run) => run.logs)).map((coverage) => [coverage.name, coverage]),
     );
     const fresh: { log: LogFile; from: number; to: number; records: Parsed[] }[] = [];
-    const unsealed = names.filter((n) => n !== this.ownName && !covered.get(n)?.sealed);
+    const unsealed = names.filter((name) => name !== this.ownName && !covered.get(name)?.sealed);
     for (const log of logFiles(this.dir, unsealed)) {
       const from = covered.get(log.name)?.to ?? 0;
       if (log.size <= from) {
@@ -248,13 +248,13 @@ export class ReplyLog {
     try {
       sweepTemps(this.dir);
       const seq = () =>
-        1 + Math.max(0, ...readdirSync(this.dir).map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
+        1 + Math.max(0, ...readdirSync(this.dir).map((name) => Number(RUN_NAME.exec(name)?.[1] ?? 0)));
       const added = Run.open(this.dir, writeRun(this.dir, seq(), latestSorted(entries), coverage));
       if (added) this.runs.push(added);
       // Each run at least twice the size of the next newer one: few runs, each entry rewritten rarely.
-      for (let n = this.runs.length; n >= 2; n = this.runs.length) {
-        const [older, newer] = [this.runs[n - 2]!, this.runs[n - 1]!];
-        if (newer.count * 2 < older.count && n <= 16) break;
+      for (let runCount = this.runs.length; runCount >= 2; runCount = this.runs.length) {
+        const [older, newer] = [this.runs[runCount - 2]!, this.runs[runCount - 1]!];
+        if (newer.count * 2 < older.count && runCount <= 16) break;
         const merged = writeRun(
           this.dir,
           newer.seq,
@@ -267,7 +267,7 @@ export class ReplyLog {
           replaced.close();
           rmSync(join(this.dir, replaced.name), { force: true });
         }
-        this.runs.splice(n - 2, 2, run);
+        this.runs.splice(runCount - 2, 2, run);
       }
     } catch {
       /* an index that could not be written costs a longer start next time, nothing else */
@@ -292,8 +292,8 @@ export class ReplyLog {
       this.readers.set(log, fd);
     }
     const buf = Buffer.alloc(lineLength(payloadLength));
-    const n = readSync(fd, buf, 0, buf.length, offset);
-    const match = RECORD.exec(buf.toString("latin1", 0, n));
+    const bytesRead = readSync(fd, buf, 0, buf.length, offset);
+    const match = RECORD.exec(buf.toString("latin1", 0, bytesRead));
     if (!match || match[1] !== key) return null;
     const payload = Buffer.from(match[3]!, "base64");
     return sha256Hex(payload) === match[2] ? payload : null;
@@ -308,11 +308,11 @@ export class ReplyLog {
     const here = this.tail.get(key);
     if (here) return here;
     if (this.runs.length === 0 || !/^[0-9a-f]{64}$/.test(key)) return null; // (a first run has no index)
-    const k = Buffer.from(key, "hex");
+    const keyBytes = Buffer.from(key, "hex");
     for (let attempt = 0; attempt < 2; attempt++) {
       let gone = false;
       for (let i = this.runs.length - 1; i >= 0; i--) {
-        const pointer = this.runs[i]!.find(k);
+        const pointer = this.runs[i]!.find(keyBytes);
         if (!pointer) continue;
         const data = this.readAt(pointer.log, pointer.offset, pointer.payloadLength, key);
         if (data) return data;
@@ -359,8 +359,8 @@ export class ReplyLog {
   sizes(): Map<string, number> {
     const out = new Map<string, number>();
     for (const run of this.runs) for (const e of run.entries()) out.set(e.key, e.payloadLength);
-    for (const [k, payload] of this.tail) out.set(k, payload.length);
-    for (const [k, pointer] of this.mine) out.set(k, pointer.payloadLength);
+    for (const [heldKey, payload] of this.tail) out.set(heldKey, payload.length);
+    for (const [heldKey, pointer] of this.mine) out.set(heldKey, pointer.payloadLength);
     return out;
   }
 
@@ -464,8 +464,9 @@ export class ReplyLog {
         });
       coverage.push({ name: log.name, from: 0, to: log.live ? end : log.size, sealed: !log.live });
     }
-    const seq = 1 + Math.max(0, ...names.map((n) => Number(RUN_NAME.exec(n)?.[1] ?? 0)));
+    const seq = 1 + Math.max(0, ...names.map((name) => Number(RUN_NAME.exec(name)?.[1] ?? 0)));
     writeRun(this.dir, seq, latestSorted(entries), coverage);
-    for (const n of names.filter((n) => RUN_NAME.test(n))) rmSync(join(this.dir, n), { force: true });
+    for (const runFile of names.filter((name) => RUN_NAME.test(name)))
+      rmSync(join(this.dir, runFile), { force: true });
   }
 }

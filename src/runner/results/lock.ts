@@ -129,9 +129,9 @@ function shapeAt(value: unknown, shape: Shape, at: string): string | null {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return at;
   const members = value as Record<string, unknown>;
   const wanted: [string, Shape][] =
-    "each" in shape ? Object.keys(members).map((k) => [k, shape.each]) : Object.entries(shape.fields);
-  for (const [k, memberShape] of wanted) {
-    const bad = shapeAt(members[k], memberShape, `${at}/${escapePointer(k)}`);
+    "each" in shape ? Object.keys(members).map((name) => [name, shape.each]) : Object.entries(shape.fields);
+  for (const [member, memberShape] of wanted) {
+    const bad = shapeAt(members[member], memberShape, `${at}/${escapePointer(member)}`);
     if (bad !== null) return bad;
   }
   return null;
@@ -156,8 +156,8 @@ function wrongShape(path: string, pointer: string): DiagnosticError {
  *  stages (the next build of each variable set records them again; replies are reused). */
 function fromSchema1(old: LockFile): LockFile {
   const specs: Record<string, LockSpec> = {};
-  for (const [k, spec] of Object.entries(old.specs ?? {}) as [string, LockSpec][])
-    specs[k] = { slug: spec.slug, spec_hash: spec.spec_hash, pins: spec.pins ?? {}, builds: {} };
+  for (const [specKey, spec] of Object.entries(old.specs ?? {}) as [string, LockSpec][])
+    specs[specKey] = { slug: spec.slug, spec_hash: spec.spec_hash, pins: spec.pins ?? {}, builds: {} };
   return { ...old, schema: LOCK_SCHEMA, specs };
 }
 

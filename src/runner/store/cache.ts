@@ -130,9 +130,9 @@ export class Cache {
       const out = openSync(dest, "w");
       try {
         const chunk = Buffer.allocUnsafe(COPY_CHUNK);
-        for (let n; (n = readSync(src, chunk, 0, COPY_CHUNK, null)) > 0; ) {
-          hasher?.update(chunk.subarray(0, n));
-          writeFileSync(out, chunk.subarray(0, n)); // at the file's position, all of it
+        for (let bytesRead; (bytesRead = readSync(src, chunk, 0, COPY_CHUNK, null)) > 0; ) {
+          hasher?.update(chunk.subarray(0, bytesRead));
+          writeFileSync(out, chunk.subarray(0, bytesRead)); // at the file's position, all of it
         }
       } finally {
         closeSync(out);

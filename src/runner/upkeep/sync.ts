@@ -47,12 +47,12 @@ export interface Missing {
 export function missing(from: Inventory, to: Inventory): Missing {
   return {
     objects: [...from.objects.keys()].filter((hash) => !to.objects.has(hash)).sort(),
-    stages: [...from.stages.keys()].filter((k) => !to.stages.has(k)).sort(),
+    stages: [...from.stages.keys()].filter((stageKey) => !to.stages.has(stageKey)).sort(),
     replies: [...from.replies].flatMap(([folder, keys]) =>
       [...keys.keys()]
-        .filter((k) => !to.replies.get(folder)?.has(k))
+        .filter((replyKey) => !to.replies.get(folder)?.has(replyKey))
         .sort()
-        .map((k): [string, string] => [folder, k]),
+        .map((replyKey): [string, string] => [folder, replyKey]),
     ),
   };
 }
