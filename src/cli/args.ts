@@ -18,7 +18,7 @@ export function parse<O extends Options>(argv: string[], options: O, command?: s
       throw new UsageError(
         `${command} does not take ${flag}; its options: ` +
           Object.entries(options)
-            .map(([k, option]) => (option.short ? `-${option.short}/--${k}` : `--${k}`))
+            .map(([name, option]) => (option.short ? `-${option.short}/--${name}` : `--${name}`))
             .join(", "),
       );
     throw new UsageError(err.message);
@@ -34,7 +34,8 @@ export function intOption(value: string | undefined, name: string, dflt: number)
 
 export function floatOption(value: string | undefined, name: string, dflt: number): number {
   if (value === undefined) return dflt;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new UsageError(`--${name} takes a number, not ${JSON.stringify(value)}`);
-  return n;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed))
+    throw new UsageError(`--${name} takes a number, not ${JSON.stringify(value)}`);
+  return parsed;
 }

@@ -5,10 +5,10 @@ import type { Project } from "../runner/project/project.js";
 import { openRemote, type RemoteStore } from "../remote/store.js";
 import { CommandFailure, UsageError } from "../errors.js";
 
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
+function bytes(count: number): string {
+  if (count < 1024) return `${count} B`;
   const units = ["kB", "MB", "GB", "TB"];
-  let value = n,
+  let value = count,
     unit = -1;
   while (value >= 1024 && unit < units.length - 1) ((value /= 1024), unit++);
   return `${value.toFixed(1)} ${units[unit]}`;
@@ -159,7 +159,7 @@ export async function gc(project: Project, keepRecentMs: number, dryRun: boolean
   const lines: string[] = [];
   if (dryRun) {
     for (const object of collected.objects) lines.push(`  object   ${object.hash} (${bytes(object.bytes)})`);
-    for (const k of collected.stages) lines.push(`  manifest ${k}`);
+    for (const stageKey of collected.stages) lines.push(`  manifest ${stageKey}`);
     for (const reply of collected.replies) lines.push(`  reply    ${reply.folder}/${reply.key}`);
   }
   const referrers = refs.sources.length ? refs.sources.join(", ") : "nothing";

@@ -162,8 +162,8 @@ export function compareItems(
   // Items without a verdict on either side (e.g. an API error) are left out of both.
   const { left, rows: pairs } = pairVerdicts(itemsA, itemsB, decl);
   const rows = pairs.map(({ verdict, group, pairs }) => {
-    const side = (k: "a" | "b") =>
-      pairs.map((pair) => ({ id: pair.id, value: pair[k] ? 1 : 0, cluster: pair.cluster }));
+    const side = (which: "a" | "b") =>
+      pairs.map((pair) => ({ id: pair.id, value: pair[which] ? 1 : 0, cluster: pair.cluster }));
     return {
       ...(decl.verdicts.length > 1 ? { verdict } : {}),
       [decl.by ?? "group"]: group,

@@ -78,11 +78,15 @@ function nearest(name: string): string {
 
 /** Levenshtein distance: insertions, deletions and substitutions. */
 function editDistance(left: string, right: string): number {
-  let row = Array.from({ length: right.length + 1 }, (_, i) => i);
+  let row = Array.from({ length: right.length + 1 }, (_cell, i) => i);
   for (let i = 1; i <= left.length; i++) {
     const next = [i];
-    for (let j = 1; j <= right.length; j++)
-      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (left[i - 1] === right[j - 1] ? 0 : 1));
+    for (let column = 1; column <= right.length; column++)
+      next[column] = Math.min(
+        row[column]! + 1,
+        next[column - 1]! + 1,
+        row[column - 1]! + (left[i - 1] === right[column - 1] ? 0 : 1),
+      );
     row = next;
   }
   return row[right.length]!;

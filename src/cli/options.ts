@@ -44,7 +44,7 @@ type OptionName = keyof typeof OPTIONS;
 
 /** The options of one command, from the one table. */
 export function optionsOf<K extends OptionName>(...names: K[]): Pick<typeof OPTIONS, K> {
-  return Object.fromEntries(names.map((n) => [n, OPTIONS[n]])) as Pick<typeof OPTIONS, K>;
+  return Object.fromEntries(names.map((name) => [name, OPTIONS[name]])) as Pick<typeof OPTIONS, K>;
 }
 
 /** What a spec's build variables are chosen with (build and status). */

@@ -149,13 +149,13 @@ export function statsPaired(files: { a: string; b: string; id: string }, args: S
   // Clusters come from A; a B row that names another cluster for the same item pairs unlike with unlike.
   const inA = new Map(rowsOfA.map((rowA, i) => [rowA.id, i]));
   for (const [i, rowB] of rowsOfB.entries()) {
-    const j = inA.get(rowB.id);
-    if (rowB.cluster === null || j === undefined || rowsOfA[j]!.cluster === rowB.cluster) continue;
+    const atA = inA.get(rowB.id);
+    if (rowB.cluster === null || atA === undefined || rowsOfA[atA]!.cluster === rowB.cluster) continue;
     const { row, line } = rowsB[i]!;
     throw new UsageError(
       `${fileB}:${line}: item ${JSON.stringify(row[id])} ` +
         `is in cluster ${JSON.stringify(row[args.cluster!])}, ` +
-        `but in cluster ${JSON.stringify(rowsA[j]!.row[args.cluster!])} in ${fileA}:${rowsA[j]!.line} ` +
+        `but in cluster ${JSON.stringify(rowsA[atA]!.row[args.cluster!])} in ${fileA}:${rowsA[atA]!.line} ` +
         "(the two files must group the items alike)",
     );
   }

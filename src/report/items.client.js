@@ -72,7 +72,7 @@
     "#" +
     Object.entries(params)
       .filter(([, x]) => x !== undefined && x !== null)
-      .map(([k, x]) => k + "=" + encodeURIComponent(x))
+      .map(([name, x]) => name + "=" + encodeURIComponent(x))
       .join("&");
   const readHash = () => Object.fromEntries(new URLSearchParams(location.hash.slice(1)));
 
@@ -322,7 +322,7 @@
       el(
         "tbody",
         {},
-        ...rows.map(([k, x]) => el("tr", {}, el("th", {}, k), el("td", {}, JSON.stringify(x)))),
+        ...rows.map(([field, x]) => el("tr", {}, el("th", {}, field), el("td", {}, JSON.stringify(x)))),
       ),
     );
   }
@@ -366,9 +366,9 @@
     const directions = new Map();
     const flips = [];
     for (let i = 0; i < index.count; i++) {
-      const j = otherAt.get(index.ids[i]);
-      if (j === undefined) continue;
-      const [before, after] = [mine.values[mine.codes[i]], theirs.values[theirs.codes[j]]];
+      const otherIndex = otherAt.get(index.ids[i]);
+      if (otherIndex === undefined) continue;
+      const [before, after] = [mine.values[mine.codes[i]], theirs.values[theirs.codes[otherIndex]]];
       if (before === after) continue;
       const direction = before + " → " + after;
       directions.set(direction, (directions.get(direction) || 0) + 1);
@@ -391,7 +391,9 @@
         el(
           "tbody",
           {},
-          ...[...directions].map(([k, n]) => el("tr", {}, el("td", {}, k), el("td", { class: "num" }, n))),
+          ...[...directions].map(([direction, count]) =>
+            el("tr", {}, el("td", {}, direction), el("td", { class: "num" }, count)),
+          ),
         ),
       ),
     );
@@ -415,9 +417,9 @@
   }
 
   async function showFlip(detail, id, at) {
-    const j = state.other.ids.indexOf(id);
+    const otherIndex = state.other.ids.indexOf(id);
     const [mine] = await itemsAt(state.run, state.index, [at]);
-    const theirs = j < 0 ? null : (await itemsAt(state.against, state.other, [j]))[0];
+    const theirs = otherIndex < 0 ? null : (await itemsAt(state.against, state.other, [otherIndex]))[0];
     const side = (label, item, run) =>
       el("div", {}, el("h3", {}, label + " " + runs.get(run).run.model), itemCard(item, run));
     detail.replaceChildren(

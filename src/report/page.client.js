@@ -262,7 +262,8 @@
   function breakdowns(sec, task) {
     const kinds = new Set();
     for (const run of task.runs)
-      for (const k of Object.keys((run.metrics.tables && run.metrics.tables.breakdowns) || {})) kinds.add(k);
+      for (const breakdown of Object.keys((run.metrics.tables && run.metrics.tables.breakdowns) || {}))
+        kinds.add(breakdown);
     if (kinds.size && !task.primary)
       sec.append(
         el(
@@ -281,7 +282,9 @@
     // Each cell's count (its `n`): on the axis when every run has the same, in the tooltip always.
     const countOf = (run, label) => (groupsOf(run)[label] || {}).n;
     const axisLabels = labels.map((label) => {
-      const counts = new Set(task.runs.map((run) => countOf(run, label)).filter((n) => n !== undefined));
+      const counts = new Set(
+        task.runs.map((run) => countOf(run, label)).filter((count) => count !== undefined),
+      );
       return counts.size === 1 ? label + " (n=" + [...counts][0] + ")" : label;
     });
     sec.append(el("h3", {}, task.primary.replace("_", " ") + " by " + kind.replace("_", " ")));
@@ -340,9 +343,10 @@
     const tables = metrics.tables || {};
     const counts = tables.counts || {};
     const sides = Object.keys(counts).filter((name) => name.startsWith("parse_failures_"));
-    const total = tables.parse_failures ?? (sides.length ? sides.reduce((n, k) => n + counts[k], 0) : null);
+    const total =
+      tables.parse_failures ?? (sides.length ? sides.reduce((sum, side) => sum + counts[side], 0) : null);
     if (total === null || total === undefined) return "–";
-    const split = sides.map((k) => k.slice("parse_failures_".length) + " " + counts[k]).join(", ");
+    const split = sides.map((side) => side.slice("parse_failures_".length) + " " + counts[side]).join(", ");
     return String(total) + (split ? " (" + split + ")" : "");
   }
 

@@ -254,7 +254,7 @@ export async function writeReport({
   writeFileAtomic(file, renderPage(tasks), dirname(file));
   return {
     file: out,
-    runs: tasks.reduce((n, task) => n + task.runs.length, 0),
+    runs: tasks.reduce((sum, task) => sum + task.runs.length, 0),
     tasks: tasks.length,
     broken: tasks.flatMap((task) => task.broken.map((run) => `${run.dir}: ${run.why}`)),
     modified: tasks.flatMap((task) => task.modified.map((run) => `${run.dir}: ${run.why}`)),

@@ -80,7 +80,7 @@ function renderCheck(
           `${report.metric} ${pct(x.value).padStart(6)} [${pct(x.lo)}, ${pct(x.hi)}]  ` +
           `${x.status === "ok" ? "" : `${status(x.status)}: ${x.reason}  `}${colour.dim(x.tags.join(", "))}`,
       );
-    for (const n of x.notices) out.push(`  ${" ".repeat(width)}  ${colour.dim("notice")} ${n}`);
+    for (const notice of x.notices) out.push(`  ${" ".repeat(width)}  ${colour.dim("notice")} ${notice}`);
   }
   out.push("", "criteria");
   const wc = Math.max(...report.criteria.map((x) => x.id.length));

@@ -129,7 +129,7 @@ function render(result: Omit<Comparison, "flips">, by: string, costs: string[]):
 function flipLines(all: Flips[], listed: boolean): string {
   const lines = [""];
   for (const flips of all) {
-    const counts = Object.entries(flips.directions).map(([direction, n]) => `${n} ${direction}`);
+    const counts = Object.entries(flips.directions).map(([direction, count]) => `${count} ${direction}`);
     lines.push(
       `flips on ${flips.verdict}: ${flips.items.length}` + (counts.length ? ` (${counts.join(", ")})` : ""),
     );

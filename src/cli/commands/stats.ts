@@ -38,9 +38,9 @@ async function run(argv: string[]): Promise<number> {
   if (sub !== "ci" && sub !== "paired") throw usageError(command, "stats takes ci or paired");
   const { values, positionals } = parse(rest, OPTIONS[sub] as typeof OPTIONS.paired, `stats ${sub}`);
   if (positionals.length) throw usageError(command, `unexpected argument ${positionals[0]}`);
-  const need = (k: string) => {
-    const value = values[k as keyof typeof values];
-    if (typeof value !== "string") throw usageError(command, `stats ${sub} needs --${k}`);
+  const need = (option: string) => {
+    const value = values[option as keyof typeof values];
+    if (typeof value !== "string") throw usageError(command, `stats ${sub} needs --${option}`);
     return value;
   };
   const rng = (values.rng ?? (sub === "paired" ? "python" : "numpy")) as RngName;
