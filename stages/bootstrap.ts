@@ -168,7 +168,8 @@ const num = (value: Json | undefined) => (typeof value === "number" ? value : 0)
 function overConfigurations(per: Record<string, Json>): Record<string, Json> {
   const names = new Set<string>();
   for (const configuration of Object.values(per))
-    for (const k of Object.keys((configuration as { metrics: object }).metrics)) names.add(k);
+    for (const metricName of Object.keys((configuration as { metrics: object }).metrics))
+      names.add(metricName);
   const out: Record<string, Json> = {};
   for (const name of names) {
     const values: Record<string, number | null> = {};
@@ -286,7 +287,7 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
       : { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
   const runFields = runFieldsOf(ctx, audit, own);
   // One name, one value: a task metric may not share a name with the run's own fields.
-  const clash = Object.keys(metrics).filter((k) => k in runFields);
+  const clash = Object.keys(metrics).filter((metricName) => metricName in runFields);
   if (clash.length)
     throw new Error(
       `task ${ctx.build.slug}: metric ${clash.join(", ")} has the name of a field medbench records ` +

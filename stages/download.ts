@@ -327,7 +327,7 @@ function urlProblems(settings: Params): StageProblem[] {
 function pathProblems(settings: Params): { pointer: string; message: string; fix: string }[] {
   const leaves = (path: string) =>
     path === "" || isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.split(/[\\/]/).includes("..");
-  const key = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+  const key = (token: string) => token.replace(/~/g, "~0").replace(/\//g, "~1");
   const fix = "write the path relative to the release folder, without `..` (e.g. benchmark/items.jsonl)";
   const out: { pointer: string; message: string; fix: string }[] = [];
   for (const path of Object.keys(settings.files ?? {}))

@@ -10,5 +10,5 @@ import { judge } from "./judge.js";
 import { fit } from "./fit.js";
 
 export const STAGE_KINDS: ReadonlyMap<string, StageKind> = new Map(
-  [download, prompts, fit, modelStage, parse, judge, score, bootstrap].map((k) => [k.kind, k]),
+  [download, prompts, fit, modelStage, parse, judge, score, bootstrap].map((stage) => [stage.kind, stage]),
 );

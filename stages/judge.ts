@@ -22,20 +22,20 @@ interface Params {
   judges: string[];
   max_tokens?: number;
   temperature?: number;
-  [k: string]: Json | undefined;
+  [field: string]: Json | undefined;
 }
 
 /** The judges a stage names (one or a list), leaving out what is not a name (its parameter check says so). */
 function judgeList(params: Json): string[] {
-  const j = (params as Params).judges as Json;
-  const list = typeof j === "string" ? [j] : Array.isArray(j) ? j : [];
+  const declared = (params as Params).judges as Json;
+  const list = typeof declared === "string" ? [declared] : Array.isArray(declared) ? declared : [];
   return list.filter((x): x is string => typeof x === "string");
 }
 
 function judgesOf(params: Json): string[] {
-  const j = (params as Params).judges as Json;
+  const declared = (params as Params).judges as Json;
   const list = judgeList(params);
-  if (list.length === 0 || (Array.isArray(j) && list.length !== j.length)) {
+  if (list.length === 0 || (Array.isArray(declared) && list.length !== declared.length)) {
     throw new StageError(
       "the judge stage needs params.judges: a list of ROUTE/MODEL",
       "set it in the spec (e.g. judges: {$var: judges}) or pass --judge ROUTE/MODEL",
@@ -64,15 +64,15 @@ export const judge: StageKind = {
   taskParts: (params) => [
     "judge",
     ...judgesOf(params)
-      .filter((j) => j.startsWith("medbench/"))
-      .map((j) => `baseline ${j}` as const),
+      .filter((judge) => judge.startsWith("medbench/"))
+      .map((judge) => `baseline ${judge}` as const),
   ],
-  sendsRequests: (params) => judgeList(params).some((j) => !j.startsWith("medbench/")),
+  sendsRequests: (params) => judgeList(params).some((judge) => !judge.startsWith("medbench/")),
   check(stage, _task, env) {
     return env ? routeProblems(judgeList(stage.params), "/params/judges", env) : [];
   },
   async identify(ctx) {
-    return Object.fromEntries(judgesOf(ctx.params).map((j) => [j, routeIdentity(ctx, j)]));
+    return Object.fromEntries(judgesOf(ctx.params).map((judge) => [judge, routeIdentity(ctx, judge)]));
   },
   async estimate(ctx) {
     const judgeReqs = await judgeRequestsOf(ctx);

@@ -44,14 +44,14 @@ export function warnLowerFormats(
     if (reply && requests[i]!.schema && reply.format !== BEST && reply.error !== OTHER_SHARD)
       lower[reply.format] = (lower[reply.format] ?? 0) + 1;
   });
-  const n = Object.values(lower).reduce((sum, count) => sum + count, 0);
-  if (n === 0) return;
-  const counts = Object.entries(lower).map(([format, k]) => `${format} ${k}`);
+  const total = Object.values(lower).reduce((sum, count) => sum + count, 0);
+  if (total === 0) return;
+  const counts = Object.entries(lower).map(([format, count]) => `${format} ${count}`);
   ctx.emit({
     type: "warning",
     stage: ctx.stage,
     message:
-      `${model}: ${n} of ${replies.length} items were sent with a lower response format than ` +
+      `${model}: ${total} of ${replies.length} items were sent with a lower response format than ` +
       `${BEST} (${counts.join(", ")}; metrics.response_format counts each)` +
       (refusal ? `: the server refused the schema (${refusal})` : ""),
   });
@@ -60,19 +60,19 @@ export function warnLowerFormats(
 /** The requests refused for good, in all and by kind of refusal; null when none was. */
 function refusalCounts(replies: ReplyRecord[]): RefusedCounts | null {
   const byKind: Record<string, number> = {};
-  let n = 0;
+  let refusedCount = 0;
   for (const reply of replies)
     if (reply?.request_refused) {
-      n++;
+      refusedCount++;
       byKind[reply.request_refused.kind] = (byKind[reply.request_refused.kind] ?? 0) + 1;
     }
-  return n ? { n, by_kind: byKind } : null;
+  return refusedCount ? { n: refusedCount, by_kind: byKind } : null;
 }
 
 /** Whether the server refused every request for a parameter: no item has a verdict, so the run is not
  *  complete, whatever the refusals' being final says of each item. */
-export const allRefusedForParameter = (refused: RefusedCounts | null, n: number): boolean =>
-  n > 0 && refused?.by_kind.unsupported_parameter === n;
+export const allRefusedForParameter = (refused: RefusedCounts | null, requestCount: number): boolean =>
+  requestCount > 0 && refused?.by_kind.unsupported_parameter === requestCount;
 
 /** How many requests the server refused for good, why, and the first one's message (already redacted). */
 export function warnRefused(
@@ -82,7 +82,7 @@ export function warnRefused(
   refused: RefusedCounts,
 ) {
   const first = replies.find((reply) => reply?.request_refused)!.request_refused!;
-  const kinds = Object.entries(refused.by_kind).map(([kind, n]) => `${kind.replace(/_/g, " ")} ${n}`);
+  const kinds = Object.entries(refused.by_kind).map(([kind, count]) => `${kind.replace(/_/g, " ")} ${count}`);
   ctx.emit({
     type: "warning",
     stage: ctx.stage,

@@ -161,7 +161,7 @@ async function poll(
     const states = await Promise.all(record.batches.map((batch) => client.state(batch.id)));
     const counts = new Map<string, number>();
     for (const state of states) counts.set(state.status, (counts.get(state.status) ?? 0) + 1);
-    const words = [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
+    const words = [...counts].map(([status, count]) => `${count} ${status}`).join(", ");
     ctx.emit({ type: "info", stage: ctx.stage, message: `batches: ${words}` });
     if (!wait || states.every((state) => state.done)) return states;
     await new Promise((resolve) => setTimeout(resolve, pause));

@@ -25,9 +25,9 @@ export const parse: StageKind = {
       const waiting = ahead.get(id);
       if (waiting) return (ahead.delete(id), waiting);
       // next(), not for-of: leaving a for-of would close the generator.
-      for (let n = replies.next(); !n.done; n = replies.next()) {
-        if (n.value.id === id) return n.value;
-        ahead.set(n.value.id, n.value);
+      for (let step = replies.next(); !step.done; step = replies.next()) {
+        if (step.value.id === id) return step.value;
+        ahead.set(step.value.id, step.value);
       }
       return undefined;
     };

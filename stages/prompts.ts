@@ -12,7 +12,7 @@ interface Params {
   configurations?: string | null;
   subset?: string | null;
   limit?: number | null;
-  [k: string]: Json | undefined;
+  [field: string]: Json | undefined;
 }
 
 export const prompts: StageKind = {
@@ -139,7 +139,7 @@ export function chosenConfigurations(
   const names = Object.keys(declared);
   const wanted =
     value === null ? [task.headline ?? names[0]!] : value.trim() === "all" ? names : commaList(value);
-  return names.filter((n) => wanted.includes(n)).map((n) => [n, declared[n]!]);
+  return names.filter((name) => wanted.includes(name)).map((name) => [name, declared[name]!]);
 }
 
 /** Each request of a configuration carries its name (in its id, so ids stay unique) and generation fields. */

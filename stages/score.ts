@@ -18,9 +18,9 @@ function byConfiguration<T>(records: T[], configurationOf: (record: T) => unknow
   const out = new Map<string, T[]>();
   for (const record of records) {
     const configuration = configurationOf(record);
-    const k = typeof configuration === "string" ? configuration : "";
-    if (!out.has(k)) out.set(k, []);
-    out.get(k)!.push(record);
+    const configurationName = typeof configuration === "string" ? configuration : "";
+    if (!out.has(configurationName)) out.set(configurationName, []);
+    out.get(configurationName)!.push(record);
   }
   return out;
 }
