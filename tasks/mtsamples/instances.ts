@@ -28,10 +28,10 @@ const STRIP = new RegExp(`^${PY_WS}+|${PY_WS}+$`, "g");
 export const pyStrip = (text: string) => text.replace(STRIP, "");
 
 function sectionHelm(text: string, key: Source): string {
-  const k = `${key}:`;
-  if (!text.toUpperCase().includes(k)) return "";
-  const parts = text.split(k);
-  if (parts.length < 2) throw new Error(`${k} appears only in another case`); // IndexError in Python
+  const marker = `${key}:`;
+  if (!text.toUpperCase().includes(marker)) return "";
+  const parts = text.split(marker);
+  if (parts.length < 2) throw new Error(`${marker} appears only in another case`); // IndexError in Python
   return pyStrip(parts[1]!.split("\n")[0]!);
 }
 
@@ -47,11 +47,12 @@ export function extract(file: string, raw: string, variant: Variant): Extracted 
   const text = variant === "helm" ? pyStrip(raw) : raw;
   const sections: Record<Source, string> = { PLAN: "", SUMMARY: "", FINDINGS: "" };
   try {
-    for (const k of KEYS) sections[k] = variant === "helm" ? sectionHelm(text, k) : sectionMedarc(text, k);
+    for (const section of KEYS)
+      sections[section] = variant === "helm" ? sectionHelm(text, section) : sectionMedarc(text, section);
   } catch (e) {
     return { ok: false, file, reason: (e as Error).message };
   }
-  const source = KEYS.find((k) => sections[k] !== "");
+  const source = KEYS.find((section) => sections[section] !== "");
   if (!source) return { ok: false, file, reason: "no PLAN, SUMMARY or FINDINGS section" };
   let input: string;
   if (variant === "helm") input = pyStrip(text.split("PLAN:")[0]!);

@@ -15,7 +15,7 @@ export function fillJudge(
   };
   return template.replace(
     /\{(patient_information|response|gold_response)\}/g,
-    (_, name: string) => values[name]!,
+    (_placeholder, name: string) => values[name]!,
   );
 }
 

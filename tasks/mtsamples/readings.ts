@@ -10,7 +10,7 @@ import { pyStrip } from "./instances.js";
 type PyDict = { [key: string]: PyValue };
 const isDict = (value: PyValue | undefined): value is PyDict =>
   value !== null && typeof value === "object" && !Array.isArray(value);
-const has = (dict: PyDict, k: string) => Object.prototype.hasOwnProperty.call(dict, k);
+const has = (dict: PyDict, key: string) => Object.prototype.hasOwnProperty.call(dict, key);
 
 /** A Python exception where the reference code raises. */
 export class PyCrash extends Error {
@@ -120,7 +120,7 @@ export function helmReading(text: string): HelmReading {
   try {
     const scores = helmMemberScores(annotation);
     // The metric's sum / len: Python raises OverflowError when the mean is too large for a float.
-    const sum = scores.reduce((x, y) => x + y, 0n);
+    const sum = scores.reduce((total, score) => total + score, 0n);
     if (scores.length && !Number.isFinite(Number(sum) / scores.length)) throw new PyCrash("OverflowError");
     return { ok: true, scores: scores.map(Number) };
   } catch (e) {

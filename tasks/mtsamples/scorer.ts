@@ -123,8 +123,8 @@ function metricRows(scored: ItemVerdict[], judges: string[]): MetricRows[] {
 function agreementTable(scored: ItemVerdict[], judges: string[]): Record<string, Json> {
   const agreement: Record<string, Json> = {};
   for (let i = 0; i < judges.length; i++)
-    for (let j = i + 1; j < judges.length; j++) {
-      const [first, second] = [judges[i]!, judges[j]!];
+    for (let other = i + 1; other < judges.length; other++) {
+      const [first, second] = [judges[i]!, judges[other]!];
       const both = scored.filter(
         (item) => judgeScore(item, first) !== null && judgeScore(item, second) !== null,
       );
@@ -133,7 +133,9 @@ function agreementTable(scored: ItemVerdict[], judges: string[]): Record<string,
       agreement[`${first} vs ${second}`] = {
         n: both.length,
         pearson_r: pearson(firstScores, secondScores),
-        mean_abs_diff: both.length ? mean(firstScores.map((x, k) => Math.abs(x - secondScores[k]!))) : null,
+        mean_abs_diff: both.length
+          ? mean(firstScores.map((x, index) => Math.abs(x - secondScores[index]!)))
+          : null,
       };
     }
   return agreement;

@@ -11,9 +11,11 @@ export const reply = (verdict: "Yes" | "No", analysis: string, score?: number) =
   `Error: ${verdict}`;
 
 /** medbench/prior: constant No (BCR 0 by construction). */
-export const prior = (n: number) => Array.from({ length: n }, () => reply("No", "constant No (prior)"));
+export const prior = (count: number) =>
+  Array.from({ length: count }, () => reply("No", "constant No (prior)"));
 /** medbench/constant-yes: constant Yes (BCR 0, F1 2/3 on balanced pairs). */
-export const constantYes = (n: number) => Array.from({ length: n }, () => reply("Yes", "constant Yes"));
+export const constantYes = (count: number) =>
+  Array.from({ length: count }, () => reply("Yes", "constant Yes"));
 
 /**
  * medbench/random: Yes with probability 0.5 on each note, numpy default_rng(0). Draw order: one random() per
@@ -40,25 +42,25 @@ export interface ConjunctionModel {
 }
 
 /** Notes of a pairs file as documents: error note (label 1) then twin (label 0), pair by pair. */
-export function documents(pairs: Pair[]): { docs: string[][]; y: number[] } {
+export function documents(pairs: Pair[]): { docs: string[][]; labels: number[] } {
   const docs: string[][] = [],
-    y: number[] = [];
+    labels: number[] = [];
   for (const pair of pairs)
     for (const side of ["error", "clean"] as Side[]) {
       docs.push(noteFeatures(noteOf(pair, side), pair.header_code));
-      y.push(side === "error" ? 1 : 0);
+      labels.push(side === "error" ? 1 : 0);
     }
-  return { docs, y };
+  return { docs, labels };
 }
 
 /**
  * The conjunction baseline fitted on the train pairs: word 1-2 grams + word × header code, L2 LR, C = 10.
  */
 export function fitConjunction(train: Pair[], lossWeight = 10): ConjunctionModel {
-  const { docs, y } = documents(train);
+  const { docs, labels } = documents(train);
   const vocabulary = fitVocabulary(docs);
   const matrix = countMatrix(docs, vocabulary);
-  const model = fitLogReg(matrix, y, lossWeight);
+  const model = fitLogReg(matrix, labels, lossWeight);
   return {
     C: lossWeight,
     vocabulary,
@@ -75,7 +77,7 @@ export function conjunctionScores(
   notes: { note: string; code: string }[],
 ): number[] {
   const matrix = countMatrix(
-    notes.map((n) => noteFeatures(n.note, n.code)),
+    notes.map((entry) => noteFeatures(entry.note, entry.code)),
     model.vocabulary,
   );
   const scores = decisionFunction(matrix, {

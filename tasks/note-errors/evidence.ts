@@ -43,10 +43,10 @@ export function charCoverage(evidence: string, reference: string): number {
   for (const ch of normalise(evidence).replace(/ /g, "")) have.set(ch, (have.get(ch) ?? 0) + 1);
   let hit = 0;
   for (const ch of ref) {
-    const n = have.get(ch) ?? 0;
-    if (n > 0) {
+    const left = have.get(ch) ?? 0;
+    if (left > 0) {
       hit++;
-      have.set(ch, n - 1);
+      have.set(ch, left - 1);
     }
   }
   return hit / ref.length;

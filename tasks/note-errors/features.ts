@@ -14,8 +14,8 @@ export function sklearnTokens(text: string): string[] {
 /** CountVectorizer(ngram_range=(lo, hi)).build_analyzer(): every n-gram for n = lo … hi, in that order. */
 export function wordNgrams(tokens: string[], lo = 1, hi = 2): string[] {
   const out: string[] = [];
-  for (let n = lo; n <= hi; n++)
-    for (let i = 0; i + n <= tokens.length; i++) out.push(tokens.slice(i, i + n).join(" "));
+  for (let gramSize = lo; gramSize <= hi; gramSize++)
+    for (let i = 0; i + gramSize <= tokens.length; i++) out.push(tokens.slice(i, i + gramSize).join(" "));
   return out;
 }
 
@@ -32,9 +32,9 @@ export function codePointCompare(left: string, right: string): number {
   const leftPoints = [...left],
     rightPoints = [...right];
   for (let i = 0; i < Math.min(leftPoints.length, rightPoints.length); i++) {
-    const x = leftPoints[i]!.codePointAt(0)!,
-      y = rightPoints[i]!.codePointAt(0)!;
-    if (x !== y) return x - y;
+    const leftPoint = leftPoints[i]!.codePointAt(0)!,
+      rightPoint = rightPoints[i]!.codePointAt(0)!;
+    if (leftPoint !== rightPoint) return leftPoint - rightPoint;
   }
   return leftPoints.length - rightPoints.length;
 }
@@ -62,12 +62,12 @@ export function countMatrix(docs: string[][], vocab: string[]): Sparse {
   docs.forEach((doc, row) => {
     const counts = new Map<number, number>();
     for (const feature of doc) {
-      const j = index.get(feature);
-      if (j !== undefined) counts.set(j, (counts.get(j) ?? 0) + 1);
+      const column = index.get(feature);
+      if (column !== undefined) counts.set(column, (counts.get(column) ?? 0) + 1);
     }
-    for (const [j, n] of [...counts].sort((left, right) => left[0] - right[0])) {
-      idx.push(j);
-      val.push(n);
+    for (const [column, count] of [...counts].sort((left, right) => left[0] - right[0])) {
+      idx.push(column);
+      val.push(count);
     }
     indptr[row + 1] = idx.length;
   });

@@ -37,11 +37,13 @@ interface Iterate extends Point {
   value: number; // the objective at the point
 }
 
+// `entry` walks a CSR row's stored values (the usual k), `column` a feature (the usual j).
 function matvec(features: Sparse, weights: Float64Array, bias: number, out: Float64Array): void {
   const { indptr, indices, data } = features;
   for (let row = 0; row < features.rows; row++) {
     let sum = bias;
-    for (let k = indptr[row]!; k < indptr[row + 1]!; k++) sum += data[k]! * weights[indices[k]!]!;
+    for (let entry = indptr[row]!; entry < indptr[row + 1]!; entry++)
+      sum += data[entry]! * weights[indices[entry]!]!;
     out[row] = sum;
   }
 }
@@ -54,7 +56,8 @@ const sigmoid = (margin: number) =>
 
 const dot = (left: Point, right: Point) => {
   let sum = left.bias * right.bias;
-  for (let j = 0; j < left.weights.length; j++) sum += left.weights[j]! * right.weights[j]!;
+  for (let column = 0; column < left.weights.length; column++)
+    sum += left.weights[column]! * right.weights[column]!;
   return sum;
 };
 
@@ -63,7 +66,7 @@ function objective(problem: Problem, weights: Float64Array, bias: number, margin
   const { features, labels, lossWeight } = problem;
   matvec(features, weights, bias, margins);
   let value = 0;
-  for (let j = 0; j < features.cols; j++) value += 0.5 * weights[j]! * weights[j]!;
+  for (let column = 0; column < features.cols; column++) value += 0.5 * weights[column]! * weights[column]!;
   for (let i = 0; i < features.rows; i++)
     value += lossWeight * (softplus(margins[i]!) - labels[i]! * margins[i]!);
   return value;
@@ -85,11 +88,12 @@ function gradientAt(problem: Problem, point: Point, margins: Float64Array): Grad
     bias += residuals[i]!;
   }
   for (let i = 0; i < features.rows; i++)
-    for (let k = indptr[i]!; k < indptr[i + 1]!; k++) weights[indices[k]!]! += data[k]! * residuals[i]!;
+    for (let entry = indptr[i]!; entry < indptr[i + 1]!; entry++)
+      weights[indices[entry]!]! += data[entry]! * residuals[i]!;
   let norm = Math.abs(bias);
-  for (let j = 0; j < features.cols; j++) {
-    weights[j] = weights[j]! + point.weights[j]!;
-    norm = Math.max(norm, Math.abs(weights[j]!));
+  for (let column = 0; column < features.cols; column++) {
+    weights[column] = weights[column]! + point.weights[column]!;
+    norm = Math.max(norm, Math.abs(weights[column]!));
   }
   return { weights, bias, norm, curvature };
 }
@@ -104,7 +108,8 @@ function hessianTimes(features: Sparse, curvature: Float64Array, vector: Point):
   for (let i = 0; i < features.rows; i++) {
     const scaled = curvature[i]! * margins[i]!;
     bias += scaled;
-    for (let k = indptr[i]!; k < indptr[i + 1]!; k++) weights[indices[k]!]! += data[k]! * scaled;
+    for (let entry = indptr[i]!; entry < indptr[i + 1]!; entry++)
+      weights[indices[entry]!]! += data[entry]! * scaled;
   }
   return { weights, bias };
 }
@@ -121,19 +126,20 @@ function newtonStep(features: Sparse, gradient: Gradient): Point {
   let residualSquare = dot(residual, residual);
   const initialNorm = Math.sqrt(residualSquare);
   const tolerance = Math.min(0.5, Math.sqrt(initialNorm)) * initialNorm * 1e-3;
-  for (let k = 0; k < 10 * (cols + 1) && Math.sqrt(residualSquare) > tolerance; k++) {
+  for (let iteration = 0; iteration < 10 * (cols + 1) && Math.sqrt(residualSquare) > tolerance; iteration++) {
     const product = hessianTimes(features, gradient.curvature, direction);
     const alpha = residualSquare / dot(direction, product);
-    for (let j = 0; j < cols; j++) {
-      step.weights[j] = step.weights[j]! + alpha * direction.weights[j]!;
-      residual.weights[j] = residual.weights[j]! - alpha * product.weights[j]!;
+    for (let column = 0; column < cols; column++) {
+      step.weights[column] = step.weights[column]! + alpha * direction.weights[column]!;
+      residual.weights[column] = residual.weights[column]! - alpha * product.weights[column]!;
     }
     step.bias += alpha * direction.bias;
     residual.bias -= alpha * product.bias;
     const nextSquare = dot(residual, residual);
     const beta = nextSquare / residualSquare;
     residualSquare = nextSquare;
-    for (let j = 0; j < cols; j++) direction.weights[j] = residual.weights[j]! + beta * direction.weights[j]!;
+    for (let column = 0; column < cols; column++)
+      direction.weights[column] = residual.weights[column]! + beta * direction.weights[column]!;
     direction.bias = residual.bias + beta * direction.bias;
   }
   return step;
@@ -150,7 +156,7 @@ function lineSearch(
   const slope = dot(gradient, step);
   let length = 1;
   for (let tries = 0; ; tries++, length /= 2) {
-    const weights = Float64Array.from(current.weights, (x, j) => x + length * step.weights[j]!);
+    const weights = Float64Array.from(current.weights, (x, column) => x + length * step.weights[column]!);
     const value = objective(problem, weights, current.bias + length * step.bias, margins);
     if (value <= current.value + 1e-4 * length * slope || tries === 59)
       return { weights, bias: current.bias + length * step.bias, value };

@@ -167,13 +167,13 @@ export const parseFailureRate = (side: "e" | "c") => (rows: PairRow[]) =>
   );
 export const truncatedRate = (rows: PairRow[]) =>
   ratio(
-    rows.reduce((n, row) => n + (row.e.truncated ? 1 : 0) + (row.c.truncated ? 1 : 0), 0),
+    rows.reduce((sum, row) => sum + (row.e.truncated ? 1 : 0) + (row.c.truncated ? 1 : 0), 0),
     2 * rows.length,
   );
 export const apiErrorRate = (rows: PairRow[]) =>
   ratio(
     rows.reduce(
-      (n, row) => n + (row.e.reason === "api_error" ? 1 : 0) + (row.c.reason === "api_error" ? 1 : 0),
+      (sum, row) => sum + (row.e.reason === "api_error" ? 1 : 0) + (row.c.reason === "api_error" ? 1 : 0),
       0,
     ),
     2 * rows.length,
@@ -395,15 +395,15 @@ export type BreakdownKey = "category" | "rule" | "condition" | "edited_line";
 export function breakdown(rows: PairRow[], key: BreakdownKey) {
   const groups = new Map<string, PairRow[]>();
   for (const row of rows) {
-    const k = row[key];
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k)!.push(row);
+    const groupKey = row[key];
+    if (!groups.has(groupKey)) groups.set(groupKey, []);
+    groups.get(groupKey)!.push(row);
   }
   return Object.fromEntries(
     [...groups]
       .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
-      .map(([k, group]) => [
-        k,
+      .map(([groupKey, group]) => [
+        groupKey,
         {
           n: group.length,
           bcr: bcr(group),

@@ -71,7 +71,7 @@ export class PairsError extends Error {
 type Raw = Record<string, unknown>;
 
 function pick(raw: Raw, name: keyof typeof FIELDS): unknown {
-  for (const k of FIELDS[name]) if (raw[k] !== undefined) return raw[k];
+  for (const field of FIELDS[name]) if (raw[field] !== undefined) return raw[field];
   return undefined;
 }
 

@@ -40,18 +40,18 @@ export function releaseProblems(pairs: Pair[], file: string, page: Counts, expos
     const got: Record<string, number> = {};
     for (const pair of pairs) got[pair[field]] = (got[pair[field]] ?? 0) + 1;
     const keys = [...new Set([...Object.keys(want), ...Object.keys(got)])].sort();
-    const diff = keys.filter((k) => (got[k] ?? 0) !== (want[k] ?? 0));
+    const diff = keys.filter((name) => (got[name] ?? 0) !== (want[name] ?? 0));
     if (diff.length)
       out.push(
         `${file}: counts.${table} differ from the page: ` +
-          diff.map((k) => `${k} ${got[k] ?? 0} (page ${want[k] ?? 0})`).join(", "),
+          diff.map((name) => `${name} ${got[name] ?? 0} (page ${want[name] ?? 0})`).join(", "),
       );
   }
   if (exposed !== null) {
-    const n = pairs.filter((pair) => pair.item_check_exposed).length;
-    if (n !== exposed)
+    const exposedCount = pairs.filter((pair) => pair.item_check_exposed).length;
+    if (exposedCount !== exposed)
       out.push(
-        `${file}: ${n} pairs marked item_check_exposed, the page states ${exposed} ` +
+        `${file}: ${exposedCount} pairs marked item_check_exposed, the page states ${exposed} ` +
           "(item_check.exposure): the field does not map onto the file's",
       );
   }

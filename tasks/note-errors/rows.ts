@@ -49,7 +49,7 @@ export function toUnitRow(row: PairRow): UnitRow {
     exposed: row.exposed ? 1 : 0,
   };
   for (const category of CATEGORIES) fields[`cat_${category}`] = row.category === category ? 1 : 0;
-  for (const k of EV) fields[k] = row.ev[k] ? 1 : 0;
+  for (const kind of EV) fields[kind] = row.ev[kind] ? 1 : 0;
   if (row.scores) Object.assign(fields, { e_score: row.scores.e, c_score: row.scores.c });
   const bothCorrect = row.e.verdict === "Yes" && row.c.verdict === "No";
   return { id: row.pair_id, value: bothCorrect ? 1 : 0, cluster: row.pair_id, fields };
@@ -57,7 +57,7 @@ export function toUnitRow(row: PairRow): UnitRow {
 
 export function fromUnitRow(unit: UnitRow): PairRow {
   const fields = unit.fields ?? {};
-  const ev = Object.fromEntries(EV.map((k) => [k, fields[k] === 1])) as unknown as PairRow["ev"];
+  const ev = Object.fromEntries(EV.map((kind) => [kind, fields[kind] === 1])) as unknown as PairRow["ev"];
   return {
     pair_id: unit.id,
     category: CATEGORIES.find((category) => fields[`cat_${category}`] === 1) ?? "",
@@ -88,7 +88,7 @@ export function statistics(): Record<string, (rows: readonly UnitRow[]) => numbe
   const decodeShared = (unit: UnitRow) => {
     // Every field the row carries (a superset of what fromUnitRow reads), in the order it carries them.
     let key = "";
-    for (const k in unit.fields) key += `${k}=${unit.fields[k]},`;
+    for (const field in unit.fields) key += `${field}=${unit.fields[field]},`;
     let row = shared.get(key);
     if (!row) shared.set(key, (row = fromUnitRow(unit)));
     return row;

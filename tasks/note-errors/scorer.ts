@@ -82,9 +82,9 @@ const MISSING: NoteItem["verdicts"] = {
 export function pairRows(items: NoteItem[]): PairRow[] {
   const byPair = new Map<string, { error?: NoteItem; clean?: NoteItem }>();
   for (const item of items) {
-    const k = item.meta.pair_id;
-    if (!byPair.has(k)) byPair.set(k, {});
-    byPair.get(k)![item.meta.side] = item;
+    const pairId = item.meta.pair_id;
+    if (!byPair.has(pairId)) byPair.set(pairId, {});
+    byPair.get(pairId)![item.meta.side] = item;
   }
   return [...byPair].map(([pair_id, { error, clean }]) => {
     const any = (error ?? clean)!;
@@ -140,7 +140,9 @@ export function summary(rows: PairRow[], items: NoteItem[]): Record<string, Json
     notes: items.length,
     synthetic: items.some((item) => item.meta.synthetic),
     metrics,
-    breakdowns: Object.fromEntries(keys.map((k) => [k, breakdown(rows, k) as unknown as Json])),
+    breakdowns: Object.fromEntries(
+      keys.map((breakdownKey) => [breakdownKey, breakdown(rows, breakdownKey) as unknown as Json]),
+    ),
     counts: {
       api_errors: count((item) => item.verdicts.reason === "api_error"),
       truncated: count((item) => item.verdicts.truncated),

@@ -18,10 +18,10 @@ export function prior({ release, requests }: BaselineInput): string[] {
   }
   let best = "";
   let bestN = -1;
-  for (const [k, n] of counts)
-    if (n > bestN) {
-      best = k;
-      bestN = n;
+  for (const [candidate, count] of counts)
+    if (count > bestN) {
+      best = candidate;
+      bestN = count;
     }
   const { response, actions } = JSON.parse(best) as TrainRow;
   const reply = JSON.stringify({ response, actions, message: "" });

@@ -192,15 +192,15 @@ function pct(num: number, den: number): number | null {
 function breakdown(items: ItemVerdict[], key: "subset" | "command_type" | "form"): Record<string, Json> {
   const out: Record<string, { n: number; exact: number }> = {};
   for (const item of items) {
-    const k = String(item.meta[key]);
-    out[k] ??= { n: 0, exact: 0 };
-    out[k].n++;
-    if (item.verdicts.exact) out[k].exact++;
+    const value = String(item.meta[key]);
+    out[value] ??= { n: 0, exact: 0 };
+    out[value].n++;
+    if (item.verdicts.exact) out[value].exact++;
   }
   return Object.fromEntries(
     Object.entries(out)
       .sort()
-      .map(([k, tally]) => [k, { n: tally.n, exact_match: tally.n ? tally.exact / tally.n : null }]),
+      .map(([value, tally]) => [value, { n: tally.n, exact_match: tally.n ? tally.exact / tally.n : null }]),
   );
 }
 
