@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { Project } from "../support/rig.js";
 import { testData } from "../support/helpers.js";
 import type { Fake } from "../support/fake.js";
-import { protocolRig, TASKS, type ProtocolRig, type Task } from "../support/three-tasks.js";
+import { comparable, protocolRig, TASKS, type ProtocolRig, type Task } from "../support/three-tasks.js";
 import { anthropicRoute, startAnthropicFake, type AnthropicFake } from "../support/fake-anthropic.js";
 
 const Ajv = createRequire(import.meta.url)("ajv") as typeof import("ajv").default;
@@ -22,19 +22,11 @@ const MODEL = "claude-sonnet-4-5";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- metrics.json, read field by field
 type Metrics = any;
 
-/** A run's numbers, without the record of what was sent (`request`: each protocol's own fields) and the
- *  tokens each fake counts its own way, with the route's name in place of the other's (a judge's metrics
- *  are named by its route). The note-errors policy sends some replies with a reasoning field unasked, as an
- *  OpenAI-compatible server may; the Messages API sends thinking only when asked (`unasked`: that count is
- *  left out, each side's checked on its own). */
-function scored(metrics: Metrics, route: string, unasked = false): unknown {
-  const drop = new Set(["request", "tokens", ...(unasked ? ["replies_with_reasoning_field"] : [])]);
-  const { metrics: values, tables, paired } = metrics;
-  const json = JSON.stringify({ values, tables, paired }, (key, value) =>
-    drop.has(key) ? undefined : value,
-  );
-  return JSON.parse(json.split(route).join("ROUTE"));
-}
+/** A run's numbers as comparable() gives them. The note-errors policy sends some replies with a reasoning
+ *  field unasked, as an OpenAI-compatible server may; the Messages API sends thinking only when asked
+ *  (`unasked`: that count is left out, each side's checked on its own). */
+const scored = (metrics: Metrics, route: string, unasked = false): unknown =>
+  comparable(metrics, route, unasked ? ["replies_with_reasoning_field"] : []);
 
 describe("the three tasks over Anthropic's Messages API", () => {
   const openaiFakes: Fake[] = [];

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { Project } from "../support/rig.js";
 import { testData } from "../support/helpers.js";
 import type { Fake } from "../support/fake.js";
-import { protocolRig, TASKS, type ProtocolRig, type Task } from "../support/three-tasks.js";
+import { comparable, protocolRig, TASKS, type ProtocolRig, type Task } from "../support/three-tasks.js";
 import { geminiRoute, startGeminiFake, type GeminiFake } from "../support/fake-gemini.js";
 
 const Ajv = createRequire(import.meta.url)("ajv") as typeof import("ajv").default;
@@ -22,21 +22,11 @@ const MODEL = "gemini-2.5-flash";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- metrics.json, read field by field
 type Metrics = any;
 
-/**
- * A run's numbers, without the record of what was sent (`request`: each protocol's own fields) and of the
- * tokens each server counted (the two fakes count differently: `tokens`), and with its
- * route's name in place of the other's (a judge's metrics are named by its route). A task that does not
- * switch thinking off (MTSamples) leaves Gemini 2.5 Flash to think as it does by default, so its thinking
- * audits differ by right: left out for it (`thinking` false).
- */
-function scored(metrics: Metrics, route: string, thinking: boolean): unknown {
-  const drop = new Set(["request", "tokens", ...(thinking ? [] : ["thinking_audit"])]);
-  const { metrics: values, tables, paired } = metrics;
-  const json = JSON.stringify({ values, tables, paired }, (key, value) =>
-    drop.has(key) ? undefined : value,
-  );
-  return JSON.parse(json.split(route).join("ROUTE"));
-}
+/** A run's numbers as comparable() gives them. A task that does not switch thinking off (MTSamples) leaves
+ *  Gemini 2.5 Flash to think as it does by default, so its thinking audits differ by right: left out for it
+ *  (`thinking` false). */
+const scored = (metrics: Metrics, route: string, thinking: boolean): unknown =>
+  comparable(metrics, route, thinking ? [] : ["thinking_audit"]);
 
 describe("the three tasks over the Gemini API", () => {
   const openaiFakes: Fake[] = [];
