@@ -28,7 +28,7 @@ export { CorruptObjectError };
 const COPY_CHUNK = 1 << 20;
 
 export type { StageManifest } from "./outcome.js";
-import type { StageManifest } from "./outcome.js";
+import { wholeManifest, type StageManifest } from "./outcome.js";
 
 /** A file's identity on disk: a replaced or rewritten object no longer matches it. */
 const fileSignature = (st: Stats) => `${st.size}:${st.mtimeMs}:${st.ino}`;
@@ -168,15 +168,10 @@ export class Cache {
     const local = this.readManifest(key);
     if (local && !local.incomplete) return local;
     const data = this.remote ? await this.remote.getKeyed(stageName(key)) : null;
-    if (data === null) return local;
-    try {
-      const manifest = JSON.parse(data.toString("utf8")) as StageManifest;
-      if (manifest.key !== key || manifest.incomplete || typeof manifest.outputs !== "object") return local;
-      writeFileAtomic(this.manifestPath(key), data, this.tmp); // its outputs are checked as they are used
-      return manifest;
-    } catch {
-      return local;
-    }
+    const manifest = data && wholeManifest(data, key);
+    if (!manifest) return local;
+    writeFileAtomic(this.manifestPath(key), data, this.tmp); // its outputs are checked as they are used
+    return manifest;
   }
 
   /** Records a stage's manifest; a whole one (and its outputs) is also uploaded to the remote. */

@@ -25,3 +25,16 @@ export function stageManifest(
   const { key, kind, outputs } = outcome;
   return { key, kind, outputs, record, paths, ...(incomplete ? { incomplete } : {}) };
 }
+
+/** The manifest `data` holds when it is whole (not incomplete) and names `key`; else null (one copied from
+ *  another store is taken only so). */
+export function wholeManifest(data: Buffer, key: string): StageManifest | null {
+  try {
+    const manifest = JSON.parse(data.toString("utf8")) as StageManifest;
+    return manifest.key === key && !manifest.incomplete && typeof manifest.outputs === "object"
+      ? manifest
+      : null;
+  } catch {
+    return null;
+  }
+}

@@ -2,7 +2,7 @@
 // lacks, and copying it across. Everything copied is immutable and checked against its hash on the way
 // (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
 // at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
-import type { StageManifest } from "../store/cache.js";
+import { wholeManifest } from "../store/outcome.js";
 import type { Inventory } from "./inventory.js";
 import { SHA256_RE } from "../../hash/sha256.js";
 import {
@@ -67,18 +67,6 @@ export interface Transfer {
   skipped: number;
 }
 
-/** A manifest's outputs when it may be copied: whole (not incomplete) and naming itself; else null. */
-function shareableOutputs(text: Buffer, key: string): string[] | null {
-  try {
-    const manifest = JSON.parse(text.toString("utf8")) as StageManifest;
-    return manifest.key === key && !manifest.incomplete && typeof manifest.outputs === "object"
-      ? [...new Set(Object.values(manifest.outputs))]
-      : null;
-  } catch {
-    return null;
-  }
-}
-
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
@@ -112,8 +100,9 @@ export async function copy(
   await pool(todo.stages, COPIES_AT_ONCE, async (key) => {
     const text = await from.getKeyed(stageName(key));
     if (text === null) return;
-    const outputs = shareableOutputs(text, key);
-    if (!outputs || outputs.some((hash) => !copied.has(hash) && !toHolds.objects.has(hash))) out.skipped++;
+    const manifest = wholeManifest(text, key);
+    const outputs = manifest ? Object.values(manifest.outputs) : [];
+    if (!manifest || outputs.some((hash) => !copied.has(hash) && !toHolds.objects.has(hash))) out.skipped++;
     else if (await to.putKeyed(stageName(key), text)) out.stages++;
   });
   await pool(todo.replies, COPIES_AT_ONCE, async ([folder, key]) => {
