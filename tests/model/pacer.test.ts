@@ -291,6 +291,18 @@ describe("a cut", () => {
   });
 });
 
+describe("a probe past the rate that met the last 429", () => {
+  it("comes after 100 answers with no 429, not sooner (each costs about one 429)", () => {
+    const state = freshPace();
+    limited(state, { ...NO_HINT, epoch: 0, cost: 1, now: 0, measuredRate: 0.01 });
+    const met = state.lastMax;
+    for (let i = 0; i < 99; i++) answered(state, Infinity, state.epoch);
+    expect(state.lastMax).toBe(met);
+    answered(state, Infinity, state.epoch);
+    expect(state.lastMax).toBeGreaterThan(met);
+  });
+});
+
 describe("a turn's slot", () => {
   it("is kept when taken late (a late timer does not slow the route), not after an idle moment", () => {
     const state = freshPace();
