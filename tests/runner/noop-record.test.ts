@@ -29,10 +29,11 @@ const HOUR_AGO = new Date(Date.now() - 3600_000);
 const settle = () => new Promise((r) => setTimeout(r, 2200));
 const CASES = [
   ...["replay", "spec", "input", "results", "cache", "env", "damaged", "trace", "code"],
-  ...["registry", "subfolder", "removed", "waited", "linked", "edited", "status"],
+  ...["registry", "subfolder", "removed", "waited", "linked", "edited", "status", "status-registry"],
 ] as const;
 /** The arguments of a case's builds (the model stage reads its route from a registry file). */
-const ARGS: { [name: string]: string[] } = { registry: ["--registry", "routes.yaml", "--model", "fake/m1"] };
+const WITH_REGISTRY = ["--registry", "routes.yaml", "--model", "fake/m1"];
+const ARGS: { [name: string]: string[] } = { registry: WITH_REGISTRY, "status-registry": WITH_REGISTRY };
 
 interface Record {
   key: string;
@@ -266,6 +267,32 @@ describe("a no-op build answered from its record", () => {
     expect(unlisted).toEqual([]);
     for (const want of [p.path(SPEC), p.path("medbench.lock"), p.path(RESULTS, "metrics.json")])
       expect(listed.has(want), want).toBe(true);
+  });
+
+  it("status from the record reads no --registry file; one changed since is read and checked", async () => {
+    const p = projects["status-registry"];
+    const dir = mkdtempSync(join(tmpdir(), "medbench-loaded-"));
+    const hook = join(dir, "loaded.cjs");
+    writeFileSync(
+      hook,
+      'process.on("exit", () => require("fs").writeFileSync(process.env.LOADED_OUT, ' +
+        'Object.keys(require.cache).join("\\n")));\n',
+    );
+    const out = join(dir, "loaded.txt");
+    const status = () =>
+      p.run(
+        ["status", SPEC, ...WITH_REGISTRY],
+        { NODE_OPTIONS: `--require ${hook}`, LOADED_OUT: out },
+        install.bin,
+      );
+    const fromRecord = await status();
+    expect(fromRecord.exitCode, fromRecord.stderr).toBe(0);
+    expect(fromRecord.stdout).toMatch(/fresh\s+bootstrap/);
+    expect(readFileSync(out, "utf8")).not.toContain(join("dist", "src", "model", "routes.js"));
+    p.write("routes.yaml", "routes:\n  x: { base_url: 3 }\n");
+    const broken = await status();
+    expect(broken.exitCode).toBe(2);
+    expect(broken.stderr).toContain("routes.yaml:2:");
   });
 
   it("status says all stages fresh from the record, as keying does; keys them once one changed", async () => {
