@@ -16,10 +16,12 @@ const HELD = 10;
 const QUICK = 1 / 50;
 const SLOW = 1 / 1000;
 const NEAR = 0.92;
-/** After this many answers with no 429, the rate that met the last one is probed past by this factor (each
- *  probe costs about one 429 where the limit has not moved: the sawtooth's share of 429s). */
+/** After PROBE_ANSWERS answers with no 429, the rate that met the last one is probed past by this factor,
+ *  then again every PROBE_AGAIN answers while no 429 comes: a probe costs about one 429 where the limit
+ *  has not moved (the sawtooth's share of 429s), and a limit far above the pace is still found quickly. */
 const PROBE = 1.1;
-const PROBE_ANSWERS = 100;
+const PROBE_ANSWERS = 50;
+const PROBE_AGAIN = 25;
 /** A header-derived rate met by a 429 within this many answers is not trusted again (cut instead). */
 const TRUST_ANSWERS = 50;
 /** A header-derived rate is used at this fraction, so that a client's clock and the server's never race. */
@@ -89,7 +91,7 @@ export function answered(state: PaceState, most: number, epoch: number): boolean
   if (state.answers >= HELD) state.inARow = 0;
   if (state.rate <= 0) return true;
   // A limit not met for a while may have risen (or a header's rate was below it): probed further.
-  if (state.answers % PROBE_ANSWERS === 0)
+  if (state.answers >= PROBE_ANSWERS && (state.answers - PROBE_ANSWERS) % PROBE_AGAIN === 0)
     state.lastMax = Math.max(state.lastMax, (state.rate / NEAR) * PROBE);
   const step = state.lastMax * (state.rate < state.lastMax * NEAR ? QUICK : SLOW);
   state.rate = Math.min(state.rate + step, Math.max(most, state.rate));

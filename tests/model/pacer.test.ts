@@ -292,14 +292,20 @@ describe("a cut", () => {
 });
 
 describe("a probe past the rate that met the last 429", () => {
-  it("comes after 100 answers with no 429, not sooner (each costs about one 429)", () => {
+  it("comes after 50 answers with no 429, not sooner (each costs about one 429), then every 25", () => {
     const state = freshPace();
     limited(state, { ...NO_HINT, epoch: 0, cost: 1, now: 0, measuredRate: 0.01 });
     const met = state.lastMax;
-    for (let i = 0; i < 99; i++) answered(state, Infinity, state.epoch);
+    for (let i = 0; i < 49; i++) answered(state, Infinity, state.epoch);
     expect(state.lastMax).toBe(met);
     answered(state, Infinity, state.epoch);
-    expect(state.lastMax).toBeGreaterThan(met);
+    const probed = state.lastMax;
+    expect(probed).toBeGreaterThan(met);
+    // Then every 25 while no 429 comes: a limit far above the pace is found in a few probes.
+    for (let i = 0; i < 24; i++) answered(state, Infinity, state.epoch);
+    expect(state.lastMax).toBe(probed);
+    answered(state, Infinity, state.epoch);
+    expect(state.lastMax).toBeGreaterThan(probed);
   });
 });
 
