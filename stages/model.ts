@@ -195,7 +195,7 @@ async function refuseOverBudget(
     );
   const pending = await pendingRequests(ctx, bodies);
   if (pending.length === 0) return;
-  const estimate = estimateOf(pending, price, batching);
+  const estimate = estimateOf(pending, bodies.maker.protocol.outputBound, price, batching);
   const said = estimateWords(estimate);
   if (estimate.output_tokens === null)
     throw new StageError(
@@ -228,7 +228,7 @@ export async function estimateModel(
   const protocol = await protocolOf(route);
   const pending = await pendingRequests(ctx, new FirstBodies({ protocol, params, route, model }, requests));
   // A route that sends as batches by default is estimated at its batch price.
-  return estimateOf(pending, priceOf(route, model), route.batch === true);
+  return estimateOf(pending, protocol.outputBound, priceOf(route, model), route.batch === true);
 }
 
 /** An estimate in words: requests, input tokens (bytes / 4) and the output bound. */

@@ -44,21 +44,11 @@ export interface SendEstimate {
   cost_usd: number | null;
 }
 
-/** The most output tokens a body allows: its max tokens field, by the names the protocols send it under. */
-export function outputBound(body: Json): number | null {
-  const fields = (body ?? {}) as {
-    max_tokens?: unknown;
-    max_completion_tokens?: unknown;
-    generationConfig?: { maxOutputTokens?: unknown };
-  };
-  const most = [fields.max_completion_tokens, fields.max_tokens, fields.generationConfig?.maxOutputTokens];
-  const bound = most.find((value) => typeof value === "number");
-  return (bound as number | undefined) ?? null;
-}
-
-/** The estimate of sending these bodies (their bytes as sent) at a price. */
+/** The estimate of sending these bodies (their bytes as sent) at a price; `outputBound` is the protocol's
+ *  reading of a body's max tokens field, under whatever name that protocol sends it. */
 export function estimateOf(
   bodies: readonly { payload: Buffer; body: Json }[],
+  outputBound: (body: Json) => number | null,
   price: Price | null,
   batch: boolean,
 ): SendEstimate {

@@ -1,6 +1,7 @@
 // The route's pacer (src/model/pacer.ts, src/model/pace.ts) on vitest's fake clock: when each waiting
 // request is let go, how a 429 cuts the pace and answers raise it, and the pace against simulated limiters
 // (a token bucket answering after a fixed latency), all with no wall-clock time involved.
+import { estimateOf } from "../../src/model/budget.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -375,6 +376,17 @@ describe("a request's estimated tokens", () => {
       const body = protocol.body(request, { max_tokens: 700, thinking: "off" }, route, model, "none");
       const { payload } = protocol.serialise(route, body);
       expect(estimatedTokens(payload, protocol.outputBound(body))).toBe(Math.ceil(payload.length / 4) + 700);
+      // status's and --max-cost's estimate read the same field through the protocol.
+      const estimate = estimateOf(
+        [
+          { payload, body },
+          { payload, body },
+        ],
+        protocol.outputBound,
+        null,
+        false,
+      );
+      expect(estimate.output_tokens).toBe(1400);
     },
   );
 });
