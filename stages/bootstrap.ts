@@ -80,7 +80,7 @@ type Procedures = Pick<
 
 /** Every metric's interval and every paired comparison of one scored block. The metrics' intervals are
  *  planned first and drawn by runPlans: the draws one metric at a time would see, made once for all of them
- *  (exported for tests/task-complexity.test.ts). */
+ *  (exported for tests/structure/task-complexity.test.ts). */
 export function intervalsOf(
   scored: Scored,
   statistics: Record<string, Statistic> | undefined,

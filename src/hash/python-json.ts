@@ -1,8 +1,8 @@
 // Python's json.loads (CPython 3.11, its C scanner), ported: the same accepted text (NaN, Infinity and
-// -Infinity are numbers; raw control characters in strings are refused), the same error message for the
-// same first fault (HELM retries on exactly "Expecting ',' delimiter"), integers as bigint and floats as
-// number (Python tells 1 from 1.0), duplicate keys last-wins. Positions are in code points, as Python's.
-// Checked against CPython by tests/python-json.test.ts (fixtures from scripts/reference/python_json_ref.py).
+// -Infinity are numbers; raw control characters in strings are refused), the same error message for the same
+// first fault (HELM retries on exactly "Expecting ',' delimiter"), integers as bigint and floats as number
+// (Python tells 1 from 1.0), duplicate keys last-wins. Positions are in code points, as Python's. Checked
+// against CPython by tests/spec/python-json.test.ts (fixtures from scripts/reference/python_json_ref.py).
 import type { PyValue } from "./pyjson.js";
 
 export class PyJsonError extends Error {

@@ -3,7 +3,7 @@
 // was ES modules, where an ES import of a builtin builds its facade (for fs, the `promises` and `ReadStream`
 // getters too): about 0.03 of Node's start-up (scripts/bench/builtins.mjs). dist/ is CommonJS now
 // (scripts/dist-commonjs.mjs), where every import is a require; the rule stays so that the code does not
-// depend on which (tests/startup-imports.test.ts keeps it).
+// depend on which (tests/structure/startup-imports.test.ts keeps it).
 const fs = require("node:fs") as typeof import("node:fs");
 let cryptoModule: typeof import("node:crypto") | undefined;
 const crypto = () => (cryptoModule ??= require("node:crypto") as typeof import("node:crypto"));

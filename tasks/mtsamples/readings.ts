@@ -1,6 +1,6 @@
 // A judge reply read as HELM's annotator and jury metric read it, and as MedARC's environment reads it
 // (docs/protocols/mtsamples.md, "Judges"; checked against the reference code by
-// tests/mtsamples-fidelity.test.ts).
+// tests/tasks/mtsamples-fidelity.test.ts).
 // Both parse with Python's json (NaN and Infinity are numbers). Where the reference raises, the reading says
 // which Python exception, so that the scorer can apply medbench's written choice for that case.
 import { PyJsonError, pyJsonLoads } from "../../src/hash/python-json.js";

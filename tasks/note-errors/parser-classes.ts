@@ -1,8 +1,9 @@
 // The classes of reply the verdict parser meets, each with an example, its reading and where the reading
 // comes from: a rule of the task page (spec.parser) or our choice where the page is silent (the authors'
-// tolerant parser is not public). The table is the test's data (tests/note-errors-parser-classes.test.ts) and
-// the doc's (docs/protocols/note-errors.md, checked against parserClassTable()). Each run counts its replies
-// per class (tables.counts.parser_classes) and how many fell in a class that is our choice.
+// tolerant parser is not public). The table is the test's data
+// (tests/tasks/note-errors-parser-classes.test.ts) and the doc's (docs/protocols/note-errors.md, checked
+// against parserClassTable()). Each run counts its replies per class (tables.counts.parser_classes) and how
+// many fell in a class that is our choice.
 import { answerText, WRAPPER, type ParsedVerdict, type ReplyView } from "./verdict.js";
 
 export interface ParserClass {

@@ -29,8 +29,8 @@ export interface CodeIdentity {
 // ES module, `import … from "x"` / `export … from "x"` (from the start of a line, so that a comment or a
 // message saying `from "10"` is not an import), `import("x")` and a bare `import "x"` (type-only imports
 // are gone). A name in backticks counts when it holds no `${`. A specifier holds no white space.
-// A computed name cannot be followed: tests/code-identity.test.ts allows only the two that load what is
-// keyed otherwise (a task's module, by its folder; a schema validator, which only checks).
+// A computed name cannot be followed: tests/runner/code-identity.test.ts allows only the two that load
+// what is keyed otherwise (a task's module, by its folder; a schema validator, which only checks).
 const NAME = /["'`]([^"'`\s$]+)["'`]/.source;
 export const IMPORT_RE = new RegExp(
   [
