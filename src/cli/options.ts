@@ -229,13 +229,17 @@ function removeIfEmpty(folder: string): void {
   }
 }
 
-/** Makes a folder; false when another process made it first (two builds starting at once). */
-function madeHere(folder: string): boolean {
+/** Makes a folder; false when another process made it first (two builds starting at once). Another
+ *  build's probe may remove its empty folder between our EEXIST and our look: then it is made again. */
+function madeHere(folder: string, tries = 3): boolean {
   try {
     mkdirSync(folder);
     return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST" && statSync(folder).isDirectory()) return false;
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    const found = statSync(folder, { throwIfNoEntry: false });
+    if (found?.isDirectory()) return false;
+    if (!found && tries > 1) return madeHere(folder, tries - 1);
     throw e;
   }
 }
