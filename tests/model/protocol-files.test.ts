@@ -16,7 +16,7 @@ const TOUCHED = {
   registration: ["src/model/protocols.ts", "registry/registry.schema.json", "registry/providers.yaml"],
   fake: ["scripts/fake-anthropic.mjs", "scripts/provider-replies/anthropic/"],
   tests: [
-    "tests/model/anthropic-build.test.ts",
+    "tests/model/protocol-builds.test.ts",
     "tests/model/anthropic-errors.test.ts",
     "tests/model/anthropic-protocol.test.ts",
     "tests/support/fake-anthropic.ts",
