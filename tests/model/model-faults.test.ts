@@ -226,14 +226,21 @@ describe("a key echoed by a 401 (14.7)", () => {
 });
 
 describe("a dead server (14.3)", () => {
+  /** A route's budgets against a dead server: two requests at a time, quick retries, the fields given. */
+  const dead = (budgets: {
+    timeout_s: number;
+    max_attempts: number;
+    max_total_s: number;
+    max_failures_in_a_row: number;
+  }) => `concurrency: 2
+timeout_s: ${budgets.timeout_s}
+retry: { max_attempts: ${budgets.max_attempts}, base_ms: 1, max_ms: 5, max_total_s: ${budgets.max_total_s} }
+max_failures_in_a_row: ${budgets.max_failures_in_a_row}`;
   it("gives each request one deadline, tries included; stops the stage at N failures in a row", async () => {
     // A try may take 60 s, but the request's deadline is under a second: without it this test times out.
     const { fake, p } = await setup(
       { deadAfter: 0 },
-      `concurrency: 2
-timeout_s: 60
-retry: { max_attempts: 3, base_ms: 1, max_ms: 5, max_total_s: 0.5 }
-max_failures_in_a_row: 3`,
+      dead({ timeout_s: 60, max_attempts: 3, max_total_s: 0.5, max_failures_in_a_row: 3 }),
     );
     const r = await build(p);
     expect(r.exitCode).toBe(1);
@@ -253,10 +260,7 @@ max_failures_in_a_row: 3`,
     // so that the two dead requests in a row cost one deadline.
     const { fake, p } = await setup(
       { deadAfter: 20 },
-      `concurrency: 2
-timeout_s: 15
-retry: { max_attempts: 1, base_ms: 1, max_ms: 5, max_total_s: 15 }
-max_failures_in_a_row: 2`,
+      dead({ timeout_s: 15, max_attempts: 1, max_total_s: 15, max_failures_in_a_row: 2 }),
     );
     const first = await build(p);
     expect(first.exitCode).toBe(1);

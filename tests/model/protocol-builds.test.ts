@@ -1,10 +1,10 @@
-// The three tasks built over each provider's own API (protocol: anthropic, protocol: gemini) against its fake
-// server, driven through the CLI, one table row a protocol: each task gives the same metrics as the same
-// answers over OpenAI's format (the fake OpenAI server with the same policy); every body sent is valid
+// The three tasks built over each provider's own API (protocol: anthropic, protocol: gemini) against its
+// fake server, driven through the CLI, one table row a protocol: each task gives the same metrics as the
+// same answers over OpenAI's format (the fake OpenAI server with the same policy); every body sent is valid
 // against the request schema written from the provider's reference (tests/data/anthropic-messages/,
-// tests/data/gemini-request/); and each protocol's own case: Anthropic's reply schema as a forced tool call
-// and a thinking model's blocks in the thinking audit; Gemini's responseSchema, and a model that cannot
-// switch thinking off run on the shipped route at its lowest budget, the deviation on record.
+// tests/data/gemini-request/); and each protocol's own case: Anthropic's reply schema as a forced tool
+// call and a thinking model's blocks in the thinking audit; Gemini's responseSchema, and a model that
+// cannot switch thinking off run on the shipped route at its lowest budget, the deviation on record.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -135,7 +135,8 @@ const GEMINI: Protocol = {
     expect(voice.systemInstruction.parts[0].text.length).toBeGreaterThan(0);
   },
   cases: (built) => {
-    it("2.5 Pro on the shipped route: lowest budget, the deviation on record, thoughts audited", async () => {
+    const title = "2.5 Pro on the shipped route: lowest budget, the deviation on record, thoughts audited";
+    it(title, async () => {
       // The shipped `gemini` route, sent to the fake by GOOGLE_GEMINI_BASE_URL as the SDK would be.
       const fake = built.rig.other[0]!;
       const env = { GEMINI_API_KEY: GEMINI.key, GOOGLE_GEMINI_BASE_URL: fake.url };
