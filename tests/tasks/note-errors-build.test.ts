@@ -2,14 +2,21 @@
 // four-configuration run against the fake OpenAI-compatible server (think blocks, truncation, template
 // echoes, reasoning fields, API errors). Expected values are recomputed here from the items the build wrote.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { parse as parseYaml } from "yaml";
 import { Project } from "../support/rig.js";
 import { REPO } from "../support/helpers.js";
-import { fakeRoute, startFake, type Fake } from "../support/fake.js";
+import {
+  noteErrorsAgainstFake,
+  SAMPLE_NOTES,
+  SAMPLE_PAIRS,
+  samplePairs,
+  SPEC,
+  unpacked,
+  WITHHELD_OUTPUTS,
+} from "../support/note-errors.js";
 
-const SPEC = "specs/note-errors.yaml";
 const RESULTS = "results/syn-snuh-note-errors";
 
 interface Item {
@@ -37,10 +44,8 @@ function bcrOf(items: Item[]): number {
 
 /** Every non-trivial line of every note in the sample: none may reach items, metrics or logs. */
 function noteLines(): string[] {
-  const text = readFileSync(`${REPO}/specs/note-errors/sample/pairs_test.jsonl`, "utf8");
   const lines = new Set<string>();
-  for (const l of text.trim().split("\n")) {
-    const r = JSON.parse(l) as { error_note: string; clean_note: string };
+  for (const r of samplePairs()) {
     for (const n of [r.error_note, r.clean_note])
       for (const x of n.split("\n")) if (x.length > 12) lines.add(x.slice(3).trim());
   }
@@ -58,14 +63,20 @@ describe("note-errors: offline build and baselines", () => {
     const r = await p.run(["build", SPEC]);
     expect(r.exitCode, r.stderr).toBe(0);
     const table = r.stdout.split("\n").filter((l) => /\d+\.\d%/.test(l));
-    expect(table[0]).toMatch(/^bcr\s+0\.0%\s+0\.0%–0\.0%\s+64\s+bootstrap/);
+    expect(table[0]).toMatch(new RegExp(`^bcr\\s+0\\.0%\\s+0\\.0%–0\\.0%\\s+${SAMPLE_PAIRS}\\s+bootstrap`));
     expect(r.stderr).toMatch(/RECONSTRUCTION of MEDERRBENCH_EN_PROMPTS/);
     expect(r.stderr).toMatch(/SYNTHETIC sample/);
     const dir = `${RESULTS}/medbench_prior/neutral-greedy`;
     const m = JSON.parse(p.read(`${dir}/metrics.json`));
     expect(m.primary).toBe("bcr");
     expect(m.configuration).toBe("neutral-greedy");
-    expect(m.metrics.bcr).toMatchObject({ value: 0, resamples: 2000, seed: 0, rng: "numpy", clusters: 64 });
+    expect(m.metrics.bcr).toMatchObject({
+      value: 0,
+      resamples: 2000,
+      seed: 0,
+      rng: "numpy",
+      clusters: SAMPLE_PAIRS,
+    });
     expect(m.notices.join(" ")).toMatch(/RECONSTRUCTION[\s\S]*SYNTHETIC/);
     expect(m.tables.synthetic).toBe(true);
     expect(m.metrics.thinking_audit.thinking_off).toBe(true);
@@ -89,7 +100,7 @@ describe("note-errors: offline build and baselines", () => {
       const dir = `${RESULTS}/${model.replace("/", "_")}/neutral-greedy`;
       const m = JSON.parse(p.read(`${dir}/metrics.json`));
       const items = itemsOf(p, dir);
-      expect(items).toHaveLength(128);
+      expect(items).toHaveLength(SAMPLE_NOTES);
       expect(m.metrics.bcr.value).toBe(bcrOf(items));
       bcr[model] = m.metrics.bcr.value;
       if (model === "medbench/constant-yes") {
@@ -127,27 +138,16 @@ describe("note-errors: offline build and baselines", () => {
     const dir = `${RESULTS}/medbench_note-errors-conjunction-lr/neutral-greedy`;
     const r = await p.run(["export", dir, "-o", "ne.tar.gz"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const unpacked = p.path("ne-unpacked");
-    mkdirSync(unpacked);
-    await execa("tar", ["xzf", p.path("ne.tar.gz"), "-C", unpacked]);
+    const folder = await unpacked(p, "ne.tar.gz", "ne-unpacked");
     const members = (await execa("tar", ["tzf", p.path("ne.tar.gz")])).stdout.split("\n");
     expect(members).not.toContain("outputs/prompts/requests");
     expect(members).not.toContain("outputs/fit/fit");
     expect(members).not.toContain("outputs/model/replies"); // they quote the notes
     expect(members).toContain("outputs/score/items");
-    const manifest = JSON.parse(readFileSync(`${unpacked}/bundle.json`, "utf8"));
-    expect(manifest.withheld.outputs).toEqual([
-      "fit/fit",
-      "model/replies",
-      "parse/parsed",
-      "prompts/requests",
-      // The override's validation on train notes: its requests hold train notes, its replies quote them.
-      "validation_model/replies",
-      "validation_parse/parsed",
-      "validation_prompts/requests",
-    ]);
+    const manifest = JSON.parse(readFileSync(`${folder}/bundle.json`, "utf8"));
+    expect(manifest.withheld.outputs).toEqual(WITHHELD_OUTPUTS);
     // No line of any test note in any member (the baseline's replies quote nothing).
-    const text = members.map((m) => readFileSync(`${unpacked}/${m}`, "utf8")).join("\n");
+    const text = members.map((m) => readFileSync(`${folder}/${m}`, "utf8")).join("\n");
     for (const line of noteLines()) expect(text).not.toContain(line);
 
     const ok = await p.run(["verify", "ne.tar.gz", "--json"]);
@@ -164,7 +164,7 @@ describe("note-errors: offline build and baselines", () => {
     // A verdict changed after the build: the items no longer match their recorded hash, and the replayed
     // metrics differ from the published ones.
     const flip = (f: string) => {
-      const path = `${unpacked}/${f}`;
+      const path = `${folder}/${f}`;
       writeFileSync(
         path,
         readFileSync(path, "utf8").replace(
@@ -175,7 +175,7 @@ describe("note-errors: offline build and baselines", () => {
     };
     flip("outputs/score/items");
     flip("results/items.jsonl");
-    await execa("tar", ["czf", p.path("ne-tampered.tar.gz"), "-C", unpacked, "."]);
+    await execa("tar", ["czf", p.path("ne-tampered.tar.gz"), "-C", folder, "."]);
     const bad = await p.run(["verify", "ne-tampered.tar.gz", "--json"]);
     expect(bad.exitCode).toBe(1);
     const tampered = JSON.parse(bad.stdout) as { checks: { name: string; lines: string[] }[] };
@@ -194,27 +194,18 @@ describe("note-errors: offline build and baselines", () => {
 });
 
 describe("note-errors against the fake server, four configurations", () => {
-  let p: Project;
-  let fake: Fake;
-  beforeAll(async () => {
-    fake = (await startFake({ policy: "note-errors" })) as Fake;
-    p = new Project();
-    p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
-  });
-  afterAll(async () => {
-    await fake.close();
-    p.remove();
-  });
+  const made = noteErrorsAgainstFake();
 
   const build = (args: string[]) =>
-    p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml", ...args]);
+    made.p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml", ...args]);
 
   it("sends a request per configuration, pair and side; reports each configuration and mean", async () => {
+    const { p, fake } = made;
     const r = await build(["--configurations", "all"]);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: the permanent 500s below
     const bodies = fake.stats.received.map((x) => x.body);
     const distinct = new Set(bodies.map((b) => JSON.stringify(b)));
-    expect(distinct.size).toBe(4 * 128);
+    expect(distinct.size).toBe(4 * SAMPLE_NOTES);
     expect(bodies.filter((b) => b.top_p === 0.9 && b.temperature === 0.7).length).toBeGreaterThanOrEqual(256);
     expect(bodies.every((b) => b.max_tokens === 2048)).toBe(true);
     const dir = `${RESULTS}/fake_nurse-7b/all`;
@@ -230,7 +221,7 @@ describe("note-errors against the fake server, four configurations", () => {
     expect(m.all_configurations.api_errors).toBeGreaterThan(0);
     expect(m.incomplete).toBe(true);
     const items = itemsOf(p, dir);
-    expect(items).toHaveLength(4 * 128);
+    expect(items).toHaveLength(4 * SAMPLE_NOTES);
     // One name, one value: the run's counts are the headline's, the task's rates keep their own names, and
     // each configuration's counts and the pooled ones are beside them.
     const failed = (its: Item[]) => its.filter((it) => it.verdicts.reason === "api_error").length;
@@ -247,15 +238,23 @@ describe("note-errors against the fake server, four configurations", () => {
       .split("\n")
       .map((l) => JSON.parse(l).id as string);
     expect(new Set(units)).toEqual(new Set(head.map((it) => it.meta.pair_id)));
-    expect(m.requests).toBe(128);
+    expect(m.requests).toBe(SAMPLE_NOTES);
     expect(m.metrics.api_errors).toBe(failed(head));
     expect(m.metrics.truncated).toBe(cut(head));
-    expect(m.metrics.api_error_rate.value).toBe(failed(head) / 128);
-    expect(m.metrics.truncated_rate.value).toBe(cut(head) / 128);
-    expect(m.all_configurations).toEqual({ api_errors: failed(items), truncated: cut(items), n: 4 * 128 });
+    expect(m.metrics.api_error_rate.value).toBe(failed(head) / SAMPLE_NOTES);
+    expect(m.metrics.truncated_rate.value).toBe(cut(head) / SAMPLE_NOTES);
+    expect(m.all_configurations).toEqual({
+      api_errors: failed(items),
+      truncated: cut(items),
+      n: 4 * SAMPLE_NOTES,
+    });
     for (const c of Object.keys(m.configurations)) {
       const its = items.filter((it) => it.meta.configuration === c);
-      expect(m.configurations[c].run, c).toEqual({ api_errors: failed(its), truncated: cut(its), n: 128 });
+      expect(m.configurations[c].run, c).toEqual({
+        api_errors: failed(its),
+        truncated: cut(its),
+        n: SAMPLE_NOTES,
+      });
     }
     const values: number[] = [];
     for (const c of Object.keys(m.configurations)) {
@@ -277,7 +276,7 @@ describe("note-errors against the fake server, four configurations", () => {
     const { PARSER_CLASSES } = await import("../../tasks/note-errors/parser-classes.js");
     const ours = new Set(PARSER_CLASSES.filter((x) => x.source === "ours").map((x) => x.id));
     const classes = counts.parser_classes as Record<string, number>;
-    expect(Object.values(classes).reduce((a, b) => a + b, 0)).toBe(128);
+    expect(Object.values(classes).reduce((a, b) => a + b, 0)).toBe(SAMPLE_NOTES);
     const byItems = head.filter((it) => ours.has(it.verdicts.parser_class)).length;
     expect(counts.parser_our_choice).toBe(byItems);
     expect(classes.markdown).toBeGreaterThan(0);
@@ -288,6 +287,7 @@ describe("note-errors against the fake server, four configurations", () => {
   });
 
   it("builds the headline alone from the replies already received, sending only what failed", async () => {
+    const { p, fake } = made;
     const before = fake.stats.requests;
     const r = await build([]);
     expect(r.exitCode, r.stderr).toBe(1); // still incomplete: those requests fail for good

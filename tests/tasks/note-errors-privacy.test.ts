@@ -3,33 +3,24 @@
 // note in their Evidence (mostly the edited line) and reason in think blocks and reasoning fields; every
 // member of the exported bundle, every string inside its JSON, the raw tar stream and the results folder are
 // scanned for every edited test-note line and for the sha256 of every private text the run handled.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { join } from "node:path";
-import { execa } from "execa";
-import { Project } from "../support/rig.js";
-import { REPO } from "../support/helpers.js";
-import { fakeRoute, startFake, type Fake } from "../support/fake.js";
+import {
+  noteErrorsAgainstFake,
+  samplePairs as pairs,
+  SPEC,
+  unpacked as unpackedIn,
+  WITHHELD_OUTPUTS,
+} from "../support/note-errors.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { noteErrorsPolicy } from "../../scripts/fake-policies/note-errors.mjs";
 import { requestKey } from "../../src/model/openai.js";
 
-const SPEC = "specs/note-errors.yaml";
 const DIR = "results/syn-snuh-note-errors/fake_nurse-7b/neutral-greedy";
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
-
-interface Pair {
-  error_note: string;
-  clean_note: string;
-  edits: { line: string }[];
-}
-const pairs = (): Pair[] =>
-  readFileSync(`${REPO}/specs/note-errors/sample/pairs_test.jsonl`, "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as Pair);
 
 /** Each edited line of each test note (both sides), without its `P:` label. */
 function editedLines(): string[] {
@@ -76,19 +67,10 @@ function filesUnder(dir: string, rel = ""): string[] {
 }
 
 describe("note-errors: a public bundle leaks no test note", () => {
-  let p: Project;
-  let fake: Fake;
-  beforeAll(async () => {
-    fake = await startFake({ policy: "note-errors" });
-    p = new Project();
-    p.write("routes.yaml", `routes:\n${fakeRoute("fake", fake.url)}`);
-  });
-  afterAll(async () => {
-    await fake.close();
-    p.remove();
-  });
+  const made = noteErrorsAgainstFake();
 
   it("exports no edited line and no hash of a note, a request or a reply, and verifies", async () => {
+    const { p, fake } = made;
     const built = await p.run(["build", SPEC, "--model", "fake/nurse-7b", "--registry", "routes.yaml"]);
     // Incomplete (exit 1): the policy fails about 3 % of the notes for good; results are written.
     expect(built.exitCode, built.stderr).toBe(1);
@@ -123,24 +105,13 @@ describe("note-errors: a public bundle leaks no test note", () => {
       ...bodies.map((b) => requestKey({ base_url: fake.url } as never, b as never)),
     ];
 
-    const unpacked = p.path("public");
-    mkdirSync(unpacked);
-    await execa("tar", ["xzf", p.path("public.tar.gz"), "-C", unpacked]);
+    const unpacked = await unpackedIn(p, "public.tar.gz", "public");
     const members = filesUnder(unpacked);
     expect(members).toContain("outputs/score/items");
     for (const withheld of ["outputs/model/replies", "outputs/parse/parsed", "outputs/prompts/requests"])
       expect(members).not.toContain(withheld);
     const manifest = JSON.parse(readFileSync(`${unpacked}/bundle.json`, "utf8"));
-    expect(manifest.withheld.outputs).toEqual([
-      "fit/fit",
-      "model/replies",
-      "parse/parsed",
-      "prompts/requests",
-      // The override's validation on train notes: its requests hold train notes, its replies quote them.
-      "validation_model/replies",
-      "validation_parse/parsed",
-      "validation_prompts/requests",
-    ]);
+    expect(manifest.withheld.outputs).toEqual(WITHHELD_OUTPUTS);
 
     const scanned: [string, string][] = [
       ["the tar stream", gunzipSync(readFileSync(p.path("public.tar.gz"))).toString("utf8")],
