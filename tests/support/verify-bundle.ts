@@ -1,6 +1,6 @@
 // A real bundle for the verify checks' tests: the voice-command task built with the built-in baseline and
-// exported by the CLI (as tests/verify/verify.test.ts and tests/verify/bundle-tamper.test.ts make theirs),
-// then copies of it unpacked and edited, one per case.
+// exported by the CLI (as tests/verify/verify.test.ts makes its own), then copies of it unpacked and edited,
+// one per case.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { execa } from "execa";
@@ -14,20 +14,22 @@ export const sha = (text: string | Buffer) => createHash("sha256").update(text).
 export interface ExportedBundle {
   /** The project that built and exported it (with specs/, the sample data and a cache). */
   built: Project;
-  /** A project with nothing in it, where the copies are unpacked and verified. */
+  /** A project with nothing in it (or the shipped specs alone), where the copies are unpacked and
+   *  verified. */
   elsewhere: Project;
   /** A fresh unpacked copy, edited by `edit` (given its folder); returns the folder. */
   copy(edit?: (dir: string) => void | Promise<void>): Promise<string>;
   remove(): void;
 }
 
-/** Builds and exports the bundle; call in beforeAll, and `remove()` in afterAll. */
-export async function exportedBundle(): Promise<ExportedBundle> {
+/** Builds and exports the bundle; call in beforeAll, and `remove()` in afterAll. `elsewhereSpecs`: the
+ *  project of the copies holds the shipped specs (verify also compares the local spec). */
+export async function exportedBundle(elsewhereSpecs = false): Promise<ExportedBundle> {
   const built = new Project();
   await built.build();
   const exported = await built.run(["export", RESULT, "-o", "bundle.tar.gz"]);
   expect(exported.exitCode, exported.stderr).toBe(0);
-  const elsewhere = new Project(false);
+  const elsewhere = new Project(elsewhereSpecs);
   let copies = 0;
   return {
     built,
@@ -46,12 +48,15 @@ export async function exportedBundle(): Promise<ExportedBundle> {
   };
 }
 
-export const readManifestOf = (dir: string) =>
-  JSON.parse(readFileSync(`${dir}/bundle.json`, "utf8")) as BundleManifest;
+export const readManifestOf = <Manifest = BundleManifest>(dir: string) =>
+  JSON.parse(readFileSync(`${dir}/bundle.json`, "utf8")) as Manifest;
 
-/** Edits bundle.json of an unpacked copy in place. */
-export function editManifest(dir: string, edit: (manifest: BundleManifest) => void): void {
-  const manifest = readManifestOf(dir);
+/** Edits bundle.json of an unpacked copy in place (read as `Manifest`: a test may write any field). */
+export function editManifest<Manifest = BundleManifest>(
+  dir: string,
+  edit: (manifest: Manifest) => void,
+): void {
+  const manifest = readManifestOf<Manifest>(dir);
   edit(manifest);
   writeFileSync(`${dir}/bundle.json`, JSON.stringify(manifest, null, 2) + "\n");
 }

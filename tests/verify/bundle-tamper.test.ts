@@ -1,13 +1,17 @@
 // Every byte of a bundle is checked: removing, editing or adding any member fails `verify`, with
 // the member named, also when the hashes the bundle records were rewritten to match the edit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { Project, expectCleanFailure } from "../support/rig.js";
-
-const RESULT = "results/kor-surgical-robot-voice-command/medbench_prior";
-const sha = (t: string | Buffer) => createHash("sha256").update(t).digest("hex");
+import {
+  editManifest,
+  exportedBundle,
+  readManifestOf,
+  RESULT,
+  sha,
+  type ExportedBundle,
+} from "../support/verify-bundle.js";
 
 type Bundle = {
   spec_hash: string;
@@ -20,35 +24,17 @@ type Bundle = {
 };
 
 describe("verify checks every member of a bundle", () => {
-  let p: Project;
-  let elsewhere: Project;
-  let n = 0;
+  // The bundle's copies are verified in a project with no specs and no cache: the bundle alone.
+  let bundle: ExportedBundle;
   beforeAll(async () => {
-    p = new Project();
-    await p.build();
-    expect((await p.run(["export", RESULT, "-o", "bundle.tar.gz"])).exitCode).toBe(0);
-    elsewhere = new Project(false); // no specs, no cache: the bundle alone
+    bundle = await exportedBundle();
   });
-  afterAll(() => {
-    p.remove();
-    elsewhere.remove();
-  });
+  afterAll(() => bundle.remove());
 
   /** A fresh copy of the bundle, tampered with by `edit` (given the copy's folder). */
-  const tampered = async (edit: (dir: string) => void | Promise<void>) => {
-    const dir = elsewhere.path(`t${n++}`);
-    mkdirSync(dir);
-    await execa("tar", ["xzf", p.path("bundle.tar.gz"), "-C", dir]);
-    await edit(dir);
-    return dir;
-  };
-  const json = (dir: string, f: string) => JSON.parse(readFileSync(`${dir}/${f}`, "utf8")) as Bundle;
-  const editBundle = (dir: string, f: (b: Bundle) => void) => {
-    const b = json(dir, "bundle.json");
-    f(b);
-    writeFileSync(`${dir}/bundle.json`, JSON.stringify(b, null, 2) + "\n");
-  };
-  const failures = async (dir: string, where: Project = elsewhere) => {
+  const tampered = (edit: (dir: string) => void | Promise<void>) => bundle.copy(edit);
+  const editBundle = (dir: string, edit: (b: Bundle) => void) => editManifest<Bundle>(dir, edit);
+  const failures = async (dir: string, where: Project = bundle.elsewhere) => {
     const r = await where.run(["verify", dir, "--json"]);
     expectCleanFailure(r.stderr);
     const rep = JSON.parse(r.stdout) as {
@@ -149,8 +135,9 @@ describe("verify checks every member of a bundle", () => {
             .replace(/(\n\s+request:\n(?:.*\n)*?\s+max_tokens: )800\n/, "$11024\n")
             .replace(/^spec_hash: .*\n/m, ""),
         );
-        const h = JSON.parse((await elsewhere.run(["hash", file, "--json"])).stdout).spec_hash as string;
-        const old = json(d, "bundle.json").spec_hash;
+        const hashed = await bundle.elsewhere.run(["hash", file, "--json"]);
+        const h = JSON.parse(hashed.stdout).spec_hash as string;
+        const old = readManifestOf(d).spec_hash;
         expect(h).not.toBe(old);
         writeFileSync(file, readFileSync(file, "utf8").replace(/^(slug: .*\n)/m, `$1spec_hash: ${h}\n`));
         const metrics = readFileSync(`${d}/outputs/bootstrap/metrics`, "utf8").replaceAll(old, h);
@@ -175,39 +162,43 @@ describe("verify checks every member of a bundle", () => {
 
   it("names a member added to the tarball itself", async () => {
     const dir = await tampered((d) => writeFileSync(`${d}/notes.html`, "<p>hi</p>"));
-    await execa("tar", ["czf", elsewhere.path("repacked.tar.gz"), "-C", dir, "."]);
-    const r = await failures(elsewhere.path("repacked.tar.gz"));
+    await execa("tar", ["czf", bundle.elsewhere.path("repacked.tar.gz"), "-C", dir, "."]);
+    const r = await failures(bundle.elsewhere.path("repacked.tar.gz"));
     expect(r.text).toMatch(/notes\.html: not a member of a medbench bundle/);
     expect(r.exitCode).toBe(1);
   });
 
   it("flags a bundled spec that is not this project's published spec of the same version", async () => {
     const dir = await tampered(TAMPERS.find(([w]) => w.startsWith("the spec edited"))![1]);
-    const r = await failures(dir, p);
+    const r = await failures(dir, bundle.built);
     expect(r.text).toMatch(/local spec: specs\/voice-command\.yaml has another published spec/);
   });
 
-  it("refuses to export a result whose build.json names another model", async () => {
-    const file = `${RESULT}/build.json`;
+  /** Export of the result with `file` of the built project edited (restored after): refused, exit 2, and
+   *  no bundle written; returns the run. */
+  const exportEdited = async (file: string, edit: (text: string) => string, tarball: string) => {
+    const p = bundle.built;
     const pristine = p.read(file);
-    p.write(file, pristine.replace('"model": "medbench/prior"', '"model": "openai/gpt-5"'));
-    const r = await p.run(["export", RESULT, "-o", "forged.tar.gz"]);
+    p.write(file, edit(pristine));
+    const r = await p.run(["export", RESULT, "-o", tarball]);
     p.write(file, pristine);
     expect(r.exitCode).toBe(2);
+    expect(p.exists(tarball)).toBe(false);
+    return r;
+  };
+
+  it("refuses to export a result whose build.json names another model", async () => {
+    const forge = (text: string) => text.replace('"model": "medbench/prior"', '"model": "openai/gpt-5"');
+    const r = await exportEdited(`${RESULT}/build.json`, forge, "forged.tar.gz");
     expect(r.stderr).toMatch(
       "build.json does not describe the build it names: stage " +
         'model was built with params model = "medbench/prior"',
     );
-    expect(p.exists("forged.tar.gz")).toBe(false);
   });
 
   it("refuses to export a result whose prompt template changed since its build", async () => {
     const file = "specs/voice-command/prompts/system.txt";
-    const pristine = p.read(file);
-    p.write(file, "Answer in French.\n");
-    const r = await p.run(["export", RESULT, "-o", "edited.tar.gz"]);
-    p.write(file, pristine);
-    expect(r.exitCode).toBe(2);
+    const r = await exportEdited(file, () => "Answer in French.\n", "edited.tar.gz");
     expectCleanFailure(r.stderr);
     expect(r.stderr).toMatch(
       new RegExp(
@@ -215,6 +206,5 @@ describe("verify checks every member of a bundle", () => {
           ".*; rebuild first",
       ),
     );
-    expect(p.exists("edited.tar.gz")).toBe(false);
   });
 });

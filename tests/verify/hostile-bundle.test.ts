@@ -2,14 +2,18 @@
 // that is too large, has too many members, holds links or paths that climb out, or carries fields this
 // medbench does not know is refused before it is read, with the figure or the name it broke.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { execa } from "execa";
 import { Header } from "tar";
 import { Project, expectCleanFailure } from "../support/rig.js";
+import {
+  editManifest as editManifestOf,
+  exportedBundle,
+  type ExportedBundle,
+} from "../support/verify-bundle.js";
 
-const RESULT = "results/kor-surgical-robot-voice-command/medbench_prior";
 const SECRET = "token-kubeconfig-7f3a9c";
 const GiB = 1024 * 1024 * 1024;
 
@@ -35,43 +39,31 @@ function handMadeTar(entries: { path: string; size: number; type?: string; data?
   return gzipSync(Buffer.concat(blocks));
 }
 
-describe("verify refuses a hostile bundle before reading it", () => {
-  let p: Project;
-  let elsewhere: Project;
-  let n = 0;
-  beforeAll(async () => {
-    p = new Project();
-    await p.build();
-    expect((await p.run(["export", RESULT, "-o", "bundle.tar.gz"])).exitCode).toBe(0);
-    elsewhere = new Project(); // a project with specs: verify also diffs the local spec
-    elsewhere.write(
-      "kubeconfig.yaml",
-      `slug: kor-surgical-robot-voice-command\nusers:\n  - token: ${SECRET}\n`,
-    );
-  });
-  afterAll(() => {
-    p.remove();
-    elsewhere.remove();
-  });
+// The bundle the cases edit, built and exported once. Its copies are verified in a project with the shipped
+// specs (verify also diffs the local spec) and a file holding a secret that no refusal may show.
+let bundle: ExportedBundle;
+beforeAll(async () => {
+  bundle = await exportedBundle(true);
+  bundle.elsewhere.write(
+    "kubeconfig.yaml",
+    `slug: kor-surgical-robot-voice-command\nusers:\n  - token: ${SECRET}\n`,
+  );
+});
+afterAll(() => bundle.remove());
 
-  const unpacked = async (edit: (dir: string) => void) => {
-    const dir = elsewhere.path(`t${n++}`);
-    mkdirSync(dir);
-    await execa("tar", ["xzf", p.path("bundle.tar.gz"), "-C", dir]);
-    edit(dir);
-    return dir;
-  };
-  const editManifest = (dir: string, f: (b: Record<string, unknown>) => void) => {
-    const b = JSON.parse(readFileSync(`${dir}/bundle.json`, "utf8")) as Record<string, unknown>;
-    f(b);
-    writeFileSync(`${dir}/bundle.json`, JSON.stringify(b));
-  };
+/** A copy of the bundle unpacked, edited by `edit` (given its folder); returns the folder. */
+const unpacked = (edit: (dir: string) => void) => bundle.copy(edit);
+/** bundle.json of a copy edited as plain JSON: any field, known or not. */
+const editManifest = (dir: string, edit: (manifest: Record<string, unknown>) => void) =>
+  editManifestOf<Record<string, unknown>>(dir, edit);
+
+describe("verify refuses a hostile bundle before reading it", () => {
   /** Verify of a folder and of the same folder packed: refused (exit 2) with `message`, nothing leaked. */
   const refused = async (dir: string, message: RegExp) => {
     await execa("tar", ["czf", `${dir}.tar.gz`, "-C", dir, "."]);
     for (const target of [dir, `${dir}.tar.gz`]) {
       for (const json of [[], ["--json"]]) {
-        const r = await elsewhere.run(["verify", target, ...json]);
+        const r = await bundle.elsewhere.run(["verify", target, ...json]);
         expectCleanFailure(r.stderr);
         expect(r.exitCode, r.stdout + r.stderr).toBe(2);
         expect(r.stderr).toMatch(message);
@@ -82,20 +74,20 @@ describe("verify refuses a hostile bundle before reading it", () => {
   };
 
   it("passes the bundle as exported", async () => {
-    const r = await elsewhere.run(["verify", p.path("bundle.tar.gz")]);
+    const r = await bundle.elsewhere.run(["verify", bundle.built.path("bundle.tar.gz")]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
   });
 
   it("refuses a spec path that climbs out of the bundle (it never parses the file there)", async () => {
     const dir = await unpacked((d) =>
-      editManifest(d, (b) => void (b.spec = relative(`${d}/spec`, elsewhere.path("kubeconfig.yaml")))),
+      editManifest(d, (b) => void (b.spec = relative(`${d}/spec`, bundle.elsewhere.path("kubeconfig.yaml")))),
     );
     await refused(dir, /bundle\.json spec "\.\.\/.*kubeconfig\.yaml" has an empty, `\.` or `\.\.` segment/);
   });
 
   it("refuses an absolute spec path", async () => {
     const dir = await unpacked((d) =>
-      editManifest(d, (b) => void (b.spec = elsewhere.path("kubeconfig.yaml"))),
+      editManifest(d, (b) => void (b.spec = bundle.elsewhere.path("kubeconfig.yaml"))),
     );
     await refused(dir, /bundle\.json spec ".*kubeconfig\.yaml" is absolute/);
   });
@@ -140,19 +132,21 @@ describe("verify refuses a hostile bundle before reading it", () => {
 
   it("refuses a link inside the bundle, packed or as a folder", async () => {
     const dir = await unpacked((d) =>
-      symlinkSync(elsewhere.path("kubeconfig.yaml"), `${d}/results/notes.yaml`),
+      symlinkSync(bundle.elsewhere.path("kubeconfig.yaml"), `${d}/results/notes.yaml`),
     );
     await refused(dir, /member results\/notes\.yaml is a (SymbolicLink|link), not a plain file or folder/);
   });
 
   const tarRefused = async (name: string, tar: Buffer, message: RegExp) => {
-    elsewhere.write(name, tar);
-    const r = await elsewhere.run(["verify", name]);
+    bundle.elsewhere.write(name, tar);
+    const r = await bundle.elsewhere.run(["verify", name]);
     expectCleanFailure(r.stderr);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toMatch(message);
     // Nothing left behind in the project's cache/tmp.
-    expect(elsewhere.exists("cache/tmp") ? readdirSync(elsewhere.path("cache/tmp")) : []).toEqual([]);
+    expect(
+      bundle.elsewhere.exists("cache/tmp") ? readdirSync(bundle.elsewhere.path("cache/tmp")) : [],
+    ).toEqual([]);
   };
 
   it("refuses a member larger than 256 MiB from its header, before unpacking it", async () => {
@@ -172,11 +166,11 @@ describe("verify refuses a hostile bundle before reading it", () => {
     const total = await unpacked((d) => {
       for (let i = 0; i < 5; i++) sparse(`${d}/results/m${i}`, 250 * 1024 * 1024);
     });
-    const r = await elsewhere.run(["verify", total]);
+    const r = await bundle.elsewhere.run(["verify", total]);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/its members together are larger than 1024 MiB/);
     const big = await unpacked((d) => sparse(`${d}/results/big`, GiB));
-    const s = await elsewhere.run(["verify", big]);
+    const s = await bundle.elsewhere.run(["verify", big]);
     expect(s.exitCode, s.stderr).toBe(2);
     expect(s.stderr).toMatch(/member results\/big is larger than 256 MiB/);
   });
@@ -209,27 +203,16 @@ describe("verify refuses a hostile bundle before reading it", () => {
 });
 
 describe("verify of a bundle within the limits whose records are not valid", () => {
-  let p: Project;
-  let n = 0;
-  beforeAll(async () => {
-    p = new Project();
-    await p.build();
-    expect((await p.run(["export", RESULT, "-o", "bundle.tar.gz"])).exitCode).toBe(0);
-  });
-  afterAll(() => p.remove());
-
   /** The bundle unpacked to a folder, edited, and packed again: both are verified. */
   const edited = async (edit: (dir: string) => void) => {
-    const dir = p.path(`e${n++}`);
-    mkdirSync(dir);
-    await execa("tar", ["xzf", p.path("bundle.tar.gz"), "-C", dir]);
-    edit(dir);
+    const dir = await unpacked(edit);
     await execa("tar", ["czf", `${dir}.tar.gz`, "-C", dir, "."]);
     return [dir, `${dir}.tar.gz`];
   };
+  /** Verify of each target in the project that built the bundle: refused (exit 2) with `message`. */
   const refusedBoth = async (targets: string[], message: RegExp) => {
     for (const target of targets) {
-      const r = await p.run(["verify", target]);
+      const r = await bundle.built.run(["verify", target]);
       expectCleanFailure(r.stderr);
       expect(r.exitCode, r.stdout + r.stderr).toBe(2);
       expect(r.stderr).toMatch(message);
@@ -260,8 +243,8 @@ describe("verify of a bundle within the limits whose records are not valid", () 
       ["folder-first.tar.gz", [inside, file]],
       ["twice.tar.gz", [file, file]],
     ] as const) {
-      p.write(name, handMadeTar([...entries]));
-      const r = await p.run(["verify", name]);
+      bundle.built.write(name, handMadeTar([...entries]));
+      const r = await bundle.built.run(["verify", name]);
       expectCleanFailure(r.stderr);
       expect(r.exitCode, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/member outputs\/model\/replies (is both a file and a folder|appears twice)/);
@@ -271,16 +254,12 @@ describe("verify of a bundle within the limits whose records are not valid", () 
 
   it("a slug or a member name with escape sequences is shown escaped, never obeyed", async () => {
     const fake = "\x1b[2J\x1b[H\x1b[32mALL CLEAR\x1b[0m\r\n\u009b2J";
-    const targets = await edited((d) => {
-      const b = JSON.parse(readFileSync(`${d}/bundle.json`, "utf8")) as Record<string, unknown>;
-      b.slug = fake;
-      writeFileSync(`${d}/bundle.json`, JSON.stringify(b));
-    });
-    const named = p.path("named.tar.gz");
+    const targets = await edited((d) => editManifest(d, (b) => void (b.slug = fake)));
+    const named = bundle.built.path("named.tar.gz");
     writeFileSync(named, handMadeTar([{ path: `results/${fake}`, size: 2, data: Buffer.from("{}") }]));
     for (const target of [...targets, named])
       for (const json of [[], ["--json"]]) {
-        const r = await p.run(["verify", target, ...json]);
+        const r = await bundle.built.run(["verify", target, ...json]);
         expectCleanFailure(r.stderr);
         expect(r.exitCode).not.toBe(0);
         const shown = r.stdout + r.stderr;
