@@ -5,21 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { BIN, Project, SUMS_SPECS } from "../support/rig.js";
+import { BIN, builtFixture, Project, SUMS_SPEC, SUMS_SPECS } from "../support/rig.js";
 
-const SPEC = "specs/sums.yaml";
+const SPEC = SUMS_SPEC;
 const RESULT = "results/fixture-sums/medbench_calculator";
 const NO_STACK = /\n\s+at .*\(.*:\d+:\d+\)/;
 
 describe("hardening: clear refusals", () => {
-  let p: Project;
-  let pristine: string;
-  beforeAll(async () => {
-    p = new Project(SUMS_SPECS);
-    await p.buildSpec(SPEC);
-    pristine = p.read(SPEC);
-  });
-  afterAll(() => p.remove());
+  const fixture = builtFixture();
+  const { p } = fixture;
 
   const refused = (args: string[], code = 2) => p.refuses(null, { file: SPEC, args, code });
 
@@ -51,8 +45,8 @@ describe("hardening: clear refusals", () => {
 
   it("a pin that is not 64 hex characters is a schema error at its place", async () => {
     const pin = "702d93df6831412c7947bc4f3a11c2bef90d8b0cd2d7d812bb710c43237a2f04";
-    expect(pristine).toContain(pin);
-    p.write(SPEC, pristine.replace(pin, "702d93df6831"));
+    expect(fixture.pristine).toContain(pin);
+    p.write(SPEC, fixture.pristine.replace(pin, "702d93df6831"));
     try {
       const err = await refused(["build", SPEC]);
       expect(err).toMatch(
@@ -60,7 +54,7 @@ describe("hardening: clear refusals", () => {
       );
       expect(err).not.toContain("mismatch");
     } finally {
-      p.write(SPEC, pristine);
+      p.write(SPEC, fixture.pristine);
     }
   });
 
@@ -90,14 +84,14 @@ describe("hardening: clear refusals", () => {
       /results file \/tmp\/m\.json leaves the results folder/,
     ],
   ])("%s is refused at its place", async (_, from, to, message) => {
-    expect(pristine).toContain(from);
-    p.write(SPEC, pristine.replace(from, to));
+    expect(fixture.pristine).toContain(from);
+    p.write(SPEC, fixture.pristine.replace(from, to));
     try {
       const err = await refused(["build", SPEC]);
       expect(err).toMatch(/sums\.yaml:\d+:\d+: /);
       expect(err).toMatch(message);
     } finally {
-      p.write(SPEC, pristine);
+      p.write(SPEC, fixture.pristine);
     }
   });
 
@@ -182,7 +176,10 @@ describe("hardening: clear refusals", () => {
   });
 
   it("status, which sends nothing, needs no route for a spec whose default model names one", async () => {
-    p.write("specs/sums-route.yaml", pristine.replace("  model: medbench/calculator", "  model: acme/gpt-9"));
+    p.write(
+      "specs/sums-route.yaml",
+      fixture.pristine.replace("  model: medbench/calculator", "  model: acme/gpt-9"),
+    );
     const status = await p.run(["status", "specs/sums-route.yaml"]);
     expect(status.exitCode, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/model/);

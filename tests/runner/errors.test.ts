@@ -1,20 +1,14 @@
 // Bad input gets one clear message (what, where, how to fix), a non-zero exit, and changes nothing. On the
 // fixture task (tests/fixtures/README.md): what is refused is the runner's, not any task's.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { chmodSync, cpSync, mkdirSync, rmSync } from "node:fs";
-import { Project, SUMS_SPECS } from "../support/rig.js";
+import { builtFixture, Project, SUMS_SPEC, SUMS_SPECS } from "../support/rig.js";
 
-const SPEC = "specs/sums.yaml";
+const SPEC = SUMS_SPEC;
 
 describe("bad input", () => {
-  let p: Project;
-  let pristine: string;
-  beforeAll(async () => {
-    p = new Project(SUMS_SPECS);
-    await p.buildSpec(SPEC);
-    pristine = p.read(SPEC);
-  });
-  afterAll(() => p.remove());
+  const fixture = builtFixture();
+  const { p } = fixture;
 
   const refused = (edit: ((t: string) => string) | null, args: string[] = ["build", SPEC], code = 2) =>
     p.refuses(edit, { file: SPEC, args, code });
@@ -91,19 +85,19 @@ describe("bad input", () => {
         ),
       );
     } finally {
-      p.write(SPEC, pristine);
+      p.write(SPEC, fixture.pristine);
     }
   });
 
   it("a spec that is not UTF-8", async () => {
     const bytes = Buffer.concat([
-      Buffer.from(pristine.slice(0, 20)),
+      Buffer.from(fixture.pristine.slice(0, 20)),
       Buffer.from([0xff, 0xfe]),
-      Buffer.from(pristine.slice(20)),
+      Buffer.from(fixture.pristine.slice(20)),
     ]);
     p.write(SPEC, bytes);
     const r = await p.run(["build", SPEC]);
-    p.write(SPEC, pristine);
+    p.write(SPEC, fixture.pristine);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/sums\.yaml:1:21: the file is not valid UTF-8/);
   });

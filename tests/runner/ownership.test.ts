@@ -21,9 +21,17 @@ import {
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Project, SUMS_SPECS, cleanedAfterEach, expectCleanFailure, type Run } from "../support/rig.js";
+import {
+  Project,
+  SUMS_SPEC,
+  SUMS_SPECS,
+  builtFixture,
+  cleanedAfterEach,
+  expectCleanFailure,
+  type Run,
+} from "../support/rig.js";
 
-const SPEC = "specs/sums.yaml";
+const SPEC = SUMS_SPEC;
 const DIR_LINE = "  dir: results/{slug}/{model}";
 const RESULT = "results/fixture-sums/medbench_calculator";
 const MARKER = ".medbench-results.json";
@@ -59,13 +67,10 @@ const markerBody = (text: string) =>
 const dirLine = (text: string) => text.split("\n").findIndex((l) => l.startsWith("  dir: results")) + 1;
 
 describe("what medbench owns (25.1)", () => {
-  let p: Project;
-  let pristine: string;
+  const fixture = builtFixture();
+  const { p } = fixture;
   let outside: string;
   beforeAll(async () => {
-    p = new Project(SUMS_SPECS);
-    await p.buildSpec(SPEC);
-    pristine = p.read(SPEC);
     // What a repository around the project holds: version control, docs, a README.
     mkdirSync(p.path(".git/objects/ab"), { recursive: true });
     p.write(".git/HEAD", "ref: refs/heads/main\n");
@@ -76,13 +81,12 @@ describe("what medbench owns (25.1)", () => {
     outside = mkdtempSync(join(tmpdir(), "medbench-outside-"));
   });
   afterAll(() => {
-    p.remove();
     rmSync(outside, { recursive: true, force: true });
   });
 
   /** Runs the CLI with SPEC replaced by `spec` (then restored): refused with exit 2, cleanly, and the project
    *  and the folder outside it exactly as they were. */
-  async function refusedWhole(args: string[], spec = pristine): Promise<Run> {
+  async function refusedWhole(args: string[], spec = fixture.pristine): Promise<Run> {
     p.write(SPEC, spec);
     const before = [tree(p.dir), tree(outside)];
     let r: Run;
@@ -92,7 +96,7 @@ describe("what medbench owns (25.1)", () => {
       expectCleanFailure(r.stderr);
       expect([tree(p.dir), tree(outside)]).toEqual(before);
     } finally {
-      p.write(SPEC, pristine);
+      p.write(SPEC, fixture.pristine);
     }
     return r;
   }
@@ -123,17 +127,17 @@ describe("what medbench owns (25.1)", () => {
         "results/fixture-sums/medbench_calculator, the results folder of another build",
     ],
   ])("results.dir: %s is refused at its place, and nothing is touched", async (dir, message) => {
-    const spec = pristine.replace(DIR_LINE, `  dir: ${dir}`);
-    expect(spec).not.toBe(pristine);
+    const spec = fixture.pristine.replace(DIR_LINE, `  dir: ${dir}`);
+    expect(spec).not.toBe(fixture.pristine);
     const r = await refusedWhole(["build", SPEC], spec);
-    expect(r.stderr).toContain(`${SPEC}:${dirLine(pristine)}:8: results.dir: `);
+    expect(r.stderr).toContain(`${SPEC}:${dirLine(fixture.pristine)}:8: results.dir: `);
     expect(r.stderr).toMatch(message);
   });
 
   it.each([["run=.."], ["run=."], ["run="]])(
     "a variable in results.dir given --var %s is refused at results.dir, and nothing is touched",
     async (assignment) => {
-      const spec = pristine
+      const spec = fixture.pristine
         .replace("variables:\n", "variables:\n  run: first\n")
         .replace(DIR_LINE, "  dir: results/{slug}/{run}");
       const r = await refusedWhole(["build", SPEC, "--var", assignment], spec);
@@ -162,7 +166,7 @@ describe("what medbench owns (25.1)", () => {
   });
 
   it("another spec of the same slug does not take over the results of the first", async () => {
-    p.write("specs/copy.yaml", pristine);
+    p.write("specs/copy.yaml", fixture.pristine);
     try {
       const r = await refusedWhole(["build", "specs/copy.yaml"]);
       expect(r.stderr).toMatch(
@@ -188,7 +192,7 @@ describe("what medbench owns (25.1)", () => {
   it("a results path through a link leading out of the project is refused, not followed", async () => {
     symlinkSync(outside, p.path("results/linked"));
     try {
-      const spec = pristine.replace(DIR_LINE, "  dir: results/linked/{model}");
+      const spec = fixture.pristine.replace(DIR_LINE, "  dir: results/linked/{model}");
       const r = await refusedWhole(["build", SPEC], spec);
       expect(r.stderr).toMatch(new RegExp(`results/linked is a link \\(to ${outside}\\)`));
       expect(readdirSync(outside)).toEqual([]);

@@ -15,7 +15,7 @@ import { join, relative, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import { execa } from "execa";
 import ts from "typescript";
-import { afterEach, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { Fake } from "./fake.js";
 import { REPO } from "./helpers.js";
 
@@ -36,6 +36,8 @@ export interface Built {
 
 /** The fixture task's spec folder (tests/fixtures/README.md): copy it as a project's specs/. */
 export const SUMS_SPECS = resolve(REPO, "tests/fixtures/sums/specs");
+/** The fixture task's spec in a project made on SUMS_SPECS. */
+export const SUMS_SPEC = "specs/sums.yaml";
 
 export class Project {
   readonly dir: string;
@@ -261,4 +263,16 @@ export function expectCleanFailure(stderr: string): void {
   expect(stderr).not.toMatch(/\n\s+at .*:\d+:\d+/);
   expect(stderr).not.toMatch(/Cannot read properties/);
   expect(stderr).not.toContain("internal error");
+}
+
+/** A project of the fixture task (SUMS_SPECS) for a describe's tests: made at once, its spec built before the
+ *  tests (`pristine`: the spec's text then, to write back after an edit), removed after them. */
+export function builtFixture(): { p: Project; pristine: string } {
+  const fixture = { p: new Project(SUMS_SPECS), pristine: "" };
+  beforeAll(async () => {
+    await fixture.p.buildSpec(SUMS_SPEC);
+    fixture.pristine = fixture.p.read(SUMS_SPEC);
+  });
+  afterAll(() => fixture.p.remove());
+  return fixture;
 }
