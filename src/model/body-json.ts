@@ -64,6 +64,21 @@ function isIndex(key: string): boolean {
 const skipped = (value: unknown): boolean =>
   value === undefined || typeof value === "function" || typeof value === "symbol";
 
+/** `keys` from `from` on in code-unit order, as sort() puts them. A body's few keys (a message's role and
+ *  content) are sorted in place: sort() copies them into a work area, each body's and message's. */
+function sortFrom(keys: string[], from: number): void {
+  if (keys.length - from > 16) {
+    for (const key of keys.splice(from).sort()) keys.push(key);
+    return;
+  }
+  for (let i = from + 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let at = i;
+    for (; at > from && keys[at - 1]! > key; at--) keys[at] = keys[at - 1]!;
+    keys[at] = key;
+  }
+}
+
 /** sortedJson(value), byte for byte. */
 export function bodyJson(value: unknown): string | undefined {
   if (skipped(value)) return sortedJson(value);
@@ -92,8 +107,7 @@ function json(value: unknown): string {
   while (from < keys.length && isIndex(keys[from]!)) from++;
   for (let i = from + 1; i < keys.length; i++)
     if (!(keys[i - 1]! < keys[i]!)) {
-      const rest = keys.splice(from).sort();
-      for (const key of rest) keys.push(key);
+      sortFrom(keys, from);
       break;
     }
   let out = "{";

@@ -8,6 +8,8 @@ import { sortedJson, type Json } from "../util/json.js";
 
 interface Kind {
   fields: Record<string, Json>;
+  /** How many fields it has. */
+  size: number;
   configuration: string | null;
   format: string;
   items: number;
@@ -15,17 +17,27 @@ interface Kind {
 
 export class SentRequests {
   private readonly kinds = new Map<string, Kind>();
+  // The kind each configuration and format last went as: most bodies are of it, found without their JSON
+  // (made per body, it was the stage's largest allocation after the bodies themselves).
+  private readonly lastKinds = new Map<string, Kind>();
 
   /** `itemFields`: the body fields that carry an item's own text (the protocol's), left out. */
   constructor(private readonly itemFields: readonly string[] = ["messages"]) {}
 
   /** One item's body as sent (its final try), of its request configuration and response format. */
   add(body: Record<string, Json>, configuration: string | undefined, format: string): void {
+    const pair = `${configuration ?? ""}\n${format}`;
+    const last = this.lastKinds.get(pair);
+    if (last && sameFields(last, body, this.itemFields)) {
+      last.items++;
+      return;
+    }
     const fields = withoutItemFields(body, this.itemFields);
-    const id = `${configuration ?? ""}\n${format}\n${bodyJson(fields)}`;
-    const kind = this.kinds.get(id);
-    if (kind) kind.items++;
-    else this.kinds.set(id, { fields, configuration: configuration ?? null, format, items: 1 });
+    const id = `${pair}\n${bodyJson(fields)}`;
+    let kind = this.kinds.get(id);
+    if (!kind) this.kinds.set(id, (kind = newKind(fields, configuration ?? null, format)));
+    kind.items++;
+    this.lastKinds.set(pair, kind);
   }
 
   /** The fields of every body sent; with several kinds of body, the shared ones and each kind's own, under
@@ -45,6 +57,57 @@ export class SentRequests {
     }
     return { ...shared, variants };
   }
+}
+
+const newKind = (fields: Record<string, Json>, configuration: string | null, format: string): Kind => ({
+  fields,
+  size: Object.keys(fields).length,
+  configuration,
+  format,
+  items: 0,
+});
+
+/** Whether `body`'s fields but its item fields are `fields`, member for member: then their JSON is the same
+ *  (false says nothing: the JSON decides). */
+function sameFields({ fields, size }: Kind, body: Record<string, Json>, itemFields: readonly string[]) {
+  let count = 0;
+  for (const field in body) {
+    if (itemFields.includes(field)) continue;
+    if (!Object.hasOwn(body, field) || !Object.hasOwn(fields, field) || !sameJson(fields[field], body[field]))
+      return false;
+    count++;
+  }
+  return count === size;
+}
+
+/** Plain values equal member for member (the same object, or plain objects and arrays of equal members). */
+function sameJson(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (!isPlainData(left) || !isPlainData(right) || Array.isArray(left) !== Array.isArray(right)) return false;
+  if (Array.isArray(left)) {
+    const other = right as unknown[];
+    if (left.length !== other.length) return false;
+    for (let i = 0; i < left.length; i++)
+      if (i in left !== i in other || !sameJson(left[i], other[i])) return false; // holes too
+    return true;
+  }
+  let members = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(left, key) || !Object.hasOwn(right, key)) return false;
+    if (!sameJson((left as Fields)[key], (right as Fields)[key])) return false;
+    members++;
+  }
+  for (const _key in right) members--;
+  return members === 0;
+}
+type Fields = Record<string, unknown>;
+
+/** An array, or an object JSON writes member by member (no toJSON, a plain prototype). */
+function isPlainData(value: unknown): value is object {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (value as Fields).toJSON !== "function";
 }
 
 /** The fields present in every body with the same value. */

@@ -28,12 +28,26 @@ export function sortKeys(value: unknown): unknown {
       if (sorted !== member || member === undefined || (i > 0 && !(keys[i - 1]! < keys[i]!))) same = false;
     }
     if (same) return value;
-    const order = keys.map((_key, i) => i).sort((left, right) => (keys[left]! < keys[right]! ? -1 : 1));
+    const order = sortedOrder(keys);
     const out: Record<string, unknown> = {};
     for (const i of order) if (kids[i] !== undefined) out[keys[i]!] = kids[i];
     return out;
   }
   return value;
+}
+
+/** The indices of `keys` in code-unit order of the keys. A record's dozen keys are sorted in place: sort()
+ *  copies them into a work area, which for every record written was a first build's largest allocation. */
+function sortedOrder(keys: string[]): number[] {
+  const order = keys.map((_key, i) => i);
+  if (keys.length > 32) return order.sort((left, right) => (keys[left]! < keys[right]! ? -1 : 1));
+  for (let i = 1; i < order.length; i++) {
+    const index = order[i]!;
+    let at = i;
+    for (; at > 0 && keys[order[at - 1]!]! > keys[index]!; at--) order[at] = order[at - 1]!;
+    order[at] = index;
+  }
+  return order;
 }
 
 /** JSON.stringify(sortKeys(value)): the bytes keys hash and JSON lines hold. */

@@ -36,6 +36,11 @@ describe("bodyJson is sortedJson byte for byte", () => {
     ["top-level undefined", undefined],
     ["top-level function", () => 1],
     ["empty containers", { a: {}, b: [], c: "" }],
+    ["keys in reverse, in place", { z: 1, y: 2, "\uFFFF": 3, "\u{1F600}": 4, a: { c: 1, b: 2, "1": 0 } }],
+    [
+      "many keys, scrambled",
+      Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 17) % 40}`, i])),
+    ],
   ])("%s", (_what, value) => {
     expect(bodyJson(value)).toBe(sortedJson(value));
   });
