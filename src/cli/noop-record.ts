@@ -141,7 +141,7 @@ export function recordNoop(
   const consulted = consultedPaths();
   for (const path of [...consulted.keys(), ...compiledFiles()]) {
     const trusted = consulted.get(path);
-    const sig = trusted ? signatureOf(trusted) : signature(path);
+    const sig = trusted ?? signature(path);
     if (sig === UNREADABLE) return; // what cannot be stated cannot be compared next time
     // An absent path is judged by the folder it would be in: one removed while the build ran (after the
     // build read it) changed that folder, and must not be recorded as absent all along.

@@ -26,6 +26,9 @@ import { CorruptObjectError } from "./corrupt.js";
 export { CorruptObjectError };
 
 const COPY_CHUNK = 1 << 20;
+// One buffer for every copy (they run synchronously): a buffer each left a build's copied results holding
+// 1 MB of memory apiece until a collection, 4 MB at the end of a voice-command build, its peak.
+let copyChunk: Buffer | undefined;
 
 export type { StageManifest } from "./outcome.js";
 import { wholeManifest, type StageManifest } from "./outcome.js";
@@ -129,7 +132,7 @@ export class Cache {
       const hasher = this.verified.get(hash) === signature ? null : createHash("sha256");
       const out = openSync(dest, "w");
       try {
-        const chunk = Buffer.allocUnsafe(COPY_CHUNK);
+        const chunk = (copyChunk ??= Buffer.allocUnsafe(COPY_CHUNK));
         for (let bytesRead; (bytesRead = readSync(src, chunk, 0, COPY_CHUNK, null)) > 0; ) {
           hasher?.update(chunk.subarray(0, bytesRead));
           writeFileSync(out, chunk.subarray(0, bytesRead)); // at the file's position, all of it

@@ -1,0 +1,69 @@
+// What a build keeps in memory that it has no use for (docs/performance.md, "Peak memory"): each case runs
+// the built module in a Node process of its own under --expose-gc, so that a collection before the figure
+// leaves only what is still referenced, and nothing else the test runner holds is counted.
+import { execa } from "execa";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO } from "../support/helpers.js";
+
+const DIST = join(REPO, "dist/src");
+
+/** The JSON a program prints as its last line, run with the built modules' folder in DIST. */
+async function run(program: string): Promise<Record<string, unknown>> {
+  const r = await execa("node", ["--expose-gc", "-e", program], { env: { DIST } });
+  return JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+}
+
+describe("memory a build holds", () => {
+  it("keeps a module's import names, not the module's text they were found in", async () => {
+    // V8 makes a substring of 13 characters or more a slice of its string: kept, it keeps the whole text.
+    const out = await run(`
+      const { importsIn } = require(process.env.DIST + "/runner/code/code.js");
+      const used = () => (gc(), require("node:v8").getHeapStatistics().used_heap_size);
+      const names = () => importsIn("// " + "x".repeat(8e6) + '\\nrequire("./a-module-named-at-length.js");\\n');
+      const before = used();
+      const kept = names();
+      /a/.test("a"); // V8 keeps the last subject a regexp matched (RegExp.input): now another one
+      console.log(JSON.stringify({ kept, grewMB: (used() - before) / 2 ** 20 }));`);
+    expect(out.kept).toEqual(["./a-module-named-at-length.js"]);
+    expect(out.grewMB).toBeLessThan(1); // the text is 8 MB
+  });
+
+  it("notes a consulted path's stat signature, not the Stats object (and its four Dates)", async () => {
+    const out = await run(`
+      const { statSync } = require("node:fs");
+      const { consult, consultedPaths } = require(process.env.DIST + "/util/consulted.js");
+      const path = require.resolve(process.env.DIST + "/util/consulted.js");
+      let st = statSync(path);
+      const ref = new WeakRef(st);
+      const signature = [st.size, st.mtimeMs, st.ctimeMs, st.ino];
+      consult(path, st);
+      st = null;
+      // A WeakRef holds its target until the job that made it ends.
+      setImmediate(() => {
+        gc();
+        const noted = consultedPaths().get(path);
+        console.log(JSON.stringify({ statKept: ref.deref() !== undefined, noted, signature }));
+      });`);
+    expect(out.statKept).toBe(false);
+    expect(out.noted).toEqual(out.signature);
+  });
+
+  it("copies objects into results through one buffer, not a new megabyte each", async () => {
+    const out = await run(`
+      const { mkdtempSync } = require("node:fs");
+      const { join } = require("node:path");
+      const { tmpdir } = require("node:os");
+      const { Cache } = require(process.env.DIST + "/runner/store/cache.js");
+      const dir = mkdtempSync(join(tmpdir(), "medbench-held-"));
+      const cache = new Cache(join(dir, "cache"));
+      const hashes = [1, 2, 3, 4].map((i) => cache.put(String(i).repeat(3 * 2 ** 20)));
+      gc();
+      const before = process.memoryUsage().arrayBuffers;
+      hashes.forEach((hash, i) => cache.copyTo(hash, join(dir, "copy-" + i)));
+      const grewMB = (process.memoryUsage().arrayBuffers - before) / 2 ** 20;
+      require("node:fs").rmSync(dir, { recursive: true, force: true });
+      console.log(JSON.stringify({ grewMB }));`);
+    expect(out.grewMB).toBeLessThan(2); // a new 1 MB chunk per copy: 4 MB
+  });
+});
