@@ -8,7 +8,7 @@ import { STAGE_KINDS } from "../../stages/index.js";
 import { failuresOf } from "../../src/bundle/verify/failures.js";
 import { liveCheck } from "../../src/bundle/verify/live.js";
 import type { LiveReport } from "../../src/bundle/verify/types.js";
-import { exportedBundle, type ExportedBundle } from "../support/verify-bundle.js";
+import { exportedBundle, sha, type ExportedBundle } from "../support/verify-bundle.js";
 
 describe("the requests of a model stage without an answer", () => {
   let bundle: ExportedBundle;
@@ -31,7 +31,13 @@ describe("the requests of a model stage without an answer", () => {
 
   for (const [what, failing] of CASES)
     it(what, () => {
-      const rows = replies.map((reply, i) => (failing.includes(i) ? { ...reply, error: "HTTP 503" } : reply));
+      // The bundle's baseline sent no request (its replies' request_sha256 is null): each row gets a key of
+      // its own, as a model's reply has, so that the map of request key to item is filled and checked.
+      const rows = replies.map((reply, i) => ({
+        ...reply,
+        request_sha256: sha(`request ${i}`),
+        ...(failing.includes(i) ? { error: "HTTP 503" } : {}),
+      }));
       const items = new Map<string, string>();
       const text = rows.map((row) => JSON.stringify(row)).join("\n") + "\n";
       const failures = failuresOf("model", STAGE_KINDS.get("model"), { replies: text }, items);
@@ -41,8 +47,8 @@ describe("the requests of a model stage without an answer", () => {
         total: replies.length,
         ids: [...new Set(failing.map((i) => replies[i]!.id))].sort(),
       });
-      for (const reply of replies)
-        if (reply.request_sha256) expect(items.get(reply.request_sha256)).toBe(reply.id);
+      expect(items).toEqual(new Map(rows.map((row) => [row.request_sha256, row.id])));
+      expect(items.size).toBe(replies.length);
     });
 
   it("reads nothing from a stage kind that declares no answers", () => {
