@@ -60,5 +60,16 @@ describe("the check's beside: names", () => {
     const r = await p.run(["report", SPEC, "-o", "report.html"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(p.path("report.html"))).toBe(true);
+    // The page's data shows them beside the run's headline, each with the run's own value.
+    const data = /<script id="data" type="application\/json">([^<]*)<\/script>/.exec(p.read("report.html"));
+    const tasks = JSON.parse(data![1]!) as {
+      leaderboard: { beside: { metric: string; value: number }[] }[];
+    }[];
+    const rows = tasks.flatMap((task) => task.leaderboard);
+    expect(rows).toHaveLength(1);
+    const values = JSON.parse(p.read(RUN_METRICS)).metrics as Record<string, { value: number }>;
+    expect(rows[0]!.beside.map(({ metric, value }) => [metric, value])).toEqual(
+      held.map((name) => [name, values[name]!.value]),
+    );
   });
 });
