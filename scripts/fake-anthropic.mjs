@@ -19,14 +19,11 @@
 // shape, each with its public source) to the requests whose messages hash falls in that period, on their
 // first --fault-attempts attempts. GET /stats gives the request counts.
 import { createServer } from "node:http";
-import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { POLICIES } from "./fake-openai.mjs";
-import { loadReplies, replayed } from "./provider-replies/index.mjs";
 import { listening, runFromCommandLine } from "./fake-server-cli.mjs";
-
-const sha = (s) => createHash("sha256").update(s).digest("hex");
+import { parseProviderArgs, ProviderRequests } from "./fake-provider.mjs";
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), "provider-replies", "anthropic");
 
 // The request fields the Messages API takes (MessageCreateParamsBase in the SDK's messages.ts).
@@ -164,43 +161,14 @@ export function reply(body, out, key, opts) {
 }
 
 export function parseArgs(argv) {
-  const opts = {
-    port: 8002,
-    policy: "voice-command",
-    apiKey: null,
-    thinking: false,
-    replay: {},
-    faultAttempts: 1,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i],
-      value = () => argv[++i];
-    if (arg === "--port") opts.port = Number(value());
-    else if (arg === "--policy") opts.policy = value();
-    else if (arg === "--api-key") opts.apiKey = value();
-    else if (arg === "--thinking") opts.thinking = true;
-    else if (arg === "--fault-attempts") opts.faultAttempts = Number(value());
-    else if (arg === "--replay") {
-      const [name, period] = value().split("=");
-      opts.replay[name] = Number(period ?? 1);
-    } else throw new Error(`unknown option ${arg}`);
-  }
-  if (!(opts.policy in POLICIES)) throw new Error(`unknown policy ${opts.policy}`);
-  return opts;
+  const more = (opts, arg) => arg === "--thinking" && (opts.thinking = true);
+  return parseProviderArgs(argv, { port: 8002, thinking: false }, more);
 }
 
 export function startFakeAnthropic(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
-  const attempts = new Map();
   const stats = { requests: 0, received: [], faults: {}, replies: 0 };
-  const corpus = loadReplies(CORPUS);
-  const corpusEntry = (name) => {
-    if (!corpus[name]) throw new Error(`no Anthropic reply ${name} in scripts/provider-replies/anthropic`);
-    return corpus[name];
-  };
-  for (const name of Object.keys(opts.replay)) corpusEntry(name);
-  const replayFor = (h) =>
-    Object.keys(opts.replay).find((name, i) => h % opts.replay[name] === i % opts.replay[name]);
+  const requests = new ProviderRequests(opts, stats, { label: "Anthropic", dir: CORPUS });
   const send = (res, status, body) =>
     res
       .writeHead(status, { "content-type": "application/json", "request-id": "req_fake" })
@@ -224,35 +192,20 @@ export function startFakeAnthropic(options = {}) {
     } catch {
       return send(res, 400, invalid("There was an issue with the format of your request").body);
     }
-    stats.requests++;
-    const record = { body, url: req.url, apiKey: req.headers["x-api-key"] ?? null, headers: req.headers };
-    record.fault = null;
-    stats.received.push(record);
-    const count = (fault) => {
-      stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
-      record.fault = fault;
-    };
+    const apiKey = req.headers["x-api-key"] ?? null;
+    const count = requests.received({ body, url: req.url, apiKey, headers: req.headers });
     const refused = headerProblem(opts, req) ?? refusal(body);
     if (refused) return (count(`refused-${refused.status}`), send(res, refused.status, refused.body));
-    const chat = asChat(body);
-    const bodyKey = sha(JSON.stringify(body));
-    const n = (attempts.get(bodyKey) ?? 0) + 1;
-    attempts.set(bodyKey, n);
-    const h = parseInt(sha(JSON.stringify(chat.messages)).slice(0, 8), 16);
-    const out = POLICIES[opts.policy](chat, opts);
-    const shape = replayFor(h);
-    if (shape && n <= opts.faultAttempts) {
-      count(`replay-${shape}`);
-      const text = typeof out === "object" ? out.content : out;
-      const served = replayed(corpusEntry(shape), { model: body.model }, text);
-      return res.writeHead(served.status, served.headers).end(served.body);
-    }
-    if (typeof out === "object" && out.http_error) {
-      count(`policy-${out.http_error}`);
-      return send(res, out.http_error, apiError(out.http_error, "api_error", "Internal server error").body);
-    }
-    stats.replies++;
-    send(res, 200, reply(body, out, bodyKey, opts));
+    const served = requests.answer(
+      { body, chat: asChat(body), model: body.model, count },
+      {
+        errorBody: (status) => apiError(status, "api_error", "Internal server error").body,
+        reply: (out, bodyKey) => reply(body, out, bodyKey, opts),
+      },
+    );
+    // A replayed shape goes out with its own headers, as recorded.
+    if (served.headers) return res.writeHead(served.status, served.headers).end(served.body);
+    send(res, served.status, served.body);
   }
 
   return listening(server, opts, stats);

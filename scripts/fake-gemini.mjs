@@ -15,15 +15,14 @@
 // attempts. GET /stats gives the request counts. Its Batch API (batchGenerateContent and the batches'
 // operations) is scripts/fake-gemini-batch.mjs's, answering each request as this does.
 import { createServer } from "node:http";
-import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { POLICIES } from "./fake-openai.mjs";
-import { loadReplies, replayed } from "./provider-replies/index.mjs";
+import { replayed } from "./provider-replies/index.mjs";
 import { listening, runFromCommandLine } from "./fake-server-cli.mjs";
+import { parseProviderArgs, ProviderRequests, sha } from "./fake-provider.mjs";
 import { geminiBatches } from "./fake-gemini-batch.mjs";
 
-const sha = (s) => createHash("sha256").update(s).digest("hex");
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), "provider-replies", "gemini");
 
 // The fields of each object the API knows (https://ai.google.dev/api/generate-content,
@@ -192,29 +191,7 @@ function reply(model, body, out, key) {
 }
 
 export function parseArgs(argv) {
-  const opts = {
-    port: 8001,
-    policy: "voice-command",
-    apiKey: null,
-    replay: {},
-    faultAttempts: 1,
-    batchLifecycle: "succeeded",
-    batchErrorPeriod: 5,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i],
-      value = () => argv[++i];
-    if (arg === "--port") opts.port = Number(value());
-    else if (arg === "--policy") opts.policy = value();
-    else if (arg === "--api-key") opts.apiKey = value();
-    else if (arg === "--fault-attempts") opts.faultAttempts = Number(value());
-    else if (arg === "--replay") {
-      const [name, period] = value().split("=");
-      opts.replay[name] = Number(period ?? 1);
-    } else throw new Error(`unknown option ${arg}`);
-  }
-  if (!(opts.policy in POLICIES)) throw new Error(`unknown policy ${opts.policy}`);
-  return opts;
+  return parseProviderArgs(argv, { port: 8001, batchLifecycle: "succeeded", batchErrorPeriod: 5 });
 }
 
 /** The key check: none sent is a 403, a wrong one the API's 400 API_KEY_INVALID (corpus api-key-invalid). */
@@ -237,16 +214,9 @@ function keyProblem(opts, req, corpusEntry, model) {
 
 export function startFakeGemini(options = {}) {
   const opts = { ...parseArgs([]), port: 0, ...options };
-  const attempts = new Map();
   const stats = { requests: 0, received: [], faults: {}, replies: 0 };
-  const corpus = loadReplies(CORPUS);
-  const corpusEntry = (name) => {
-    if (!corpus[name]) throw new Error(`no Gemini reply ${name} in scripts/provider-replies/gemini`);
-    return corpus[name];
-  };
-  for (const name of Object.keys(opts.replay)) corpusEntry(name);
-  const replayFor = (h) =>
-    Object.keys(opts.replay).find((name, i) => h % opts.replay[name] === i % opts.replay[name]);
+  const requests = new ProviderRequests(opts, stats, { label: "Gemini", dir: CORPUS });
+  const corpusEntry = (name) => requests.entry(name);
   const send = (res, status, body) =>
     res
       .writeHead(status, { "content-type": "application/json; charset=UTF-8" })
@@ -284,54 +254,34 @@ export function startFakeGemini(options = {}) {
     const model = decodeURIComponent(match[1]);
     const chunks = [];
     req.on("data", (chunk) => chunks.push(chunk));
-    req.on("end", () => {
-      let body;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch {
-        return send(res, 400, statusError(400, "INVALID_ARGUMENT", "Invalid JSON payload received."));
-      }
-      stats.requests++;
-      const record = {
-        body,
-        model,
-        url: req.url,
-        apiKey: req.headers["x-goog-api-key"] ?? null,
-        fault: null,
-      };
-      stats.received.push(record);
-      const count = (fault) => {
-        stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
-        record.fault = fault;
-      };
-      const key = keyProblem(opts, req, corpusEntry, model);
-      if (key) return (count("key"), send(res, key.status, key.text ?? key.body));
-      const refused = refusal(model, body);
-      if (refused) return (count(`refused-${refused.status}`), send(res, refused.status, refused.body));
-      const chat = asChat(model, body);
-      const bodyKey = sha(JSON.stringify(body));
-      const n = (attempts.get(bodyKey) ?? 0) + 1;
-      attempts.set(bodyKey, n);
-      const h = parseInt(sha(JSON.stringify(chat.messages)).slice(0, 8), 16);
-      const out = POLICIES[opts.policy](chat, opts);
-      const shape = replayFor(h);
-      if (shape && n <= opts.faultAttempts) {
-        count(`replay-${shape}`);
-        const served = replayed(corpusEntry(shape), { model }, typeof out === "object" ? out.content : out);
-        return res.writeHead(served.status, served.headers).end(served.body);
-      }
-      if (typeof out === "object" && out.http_error) {
-        count(`policy-${out.http_error}`);
-        return send(
-          res,
-          out.http_error,
-          statusError(out.http_error, "INTERNAL", "An internal error has occurred."),
-        );
-      }
-      stats.replies++;
-      send(res, 200, reply(model, body, out, bodyKey));
-    });
+    req.on("end", () => generate(req, res, model, Buffer.concat(chunks).toString("utf8")));
   });
+
+  function generate(req, res, model, raw) {
+    let body;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return send(res, 400, statusError(400, "INVALID_ARGUMENT", "Invalid JSON payload received."));
+    }
+    const apiKey = req.headers["x-goog-api-key"] ?? null;
+    const count = requests.received({ body, model, url: req.url, apiKey });
+    const key = keyProblem(opts, req, corpusEntry, model);
+    if (key) return (count("key"), send(res, key.status, key.text ?? key.body));
+    const refused = refusal(model, body);
+    if (refused) return (count(`refused-${refused.status}`), send(res, refused.status, refused.body));
+    const served = requests.answer(
+      { body, chat: asChat(model, body), model, count },
+      {
+        errorBody: (status) => statusError(status, "INTERNAL", "An internal error has occurred."),
+        reply: (out, bodyKey) => reply(model, body, out, bodyKey),
+      },
+    );
+    // A replayed shape goes out with its own headers, as recorded.
+    if (served.headers) return res.writeHead(served.status, served.headers).end(served.body);
+    send(res, served.status, served.body);
+  }
+
   return listening(server, opts, stats).then((handle) => ({ ...handle, whenSubmitted: batch.whenSubmitted }));
 }
 
