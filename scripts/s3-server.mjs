@@ -2,7 +2,7 @@
 // An S3-compatible server (s3rver) on 127.0.0.1 for tests, benchmarks and trying MEDBENCH_REMOTE by hand:
 //   node scripts/s3-server.mjs --dir /tmp/s3 [--bucket medbench] [--port 0] [--no-conditional-writes]
 // Prints one JSON line {"endpoint": …, "bucket": …, "dir": …} once it listens, and serves until killed.
-// Tests can stall it through stdin (`stall MATCH N`, `go`: see stallable below).
+// Tests can stall it through stdin (`stall MATCH N`, `late METHOD MATCH`, `go`: see stallable, lateAnswers).
 // Its credentials are s3rver's fixed test pair (AWS_ACCESS_KEY_ID=S3RVER, AWS_SECRET_ACCESS_KEY=S3RVER).
 // Objects live as plain files under DIR/BUCKET/<key>._S3rver_object (tests damage them there).
 import S3rver from "s3rver";
@@ -79,11 +79,45 @@ function stallable(server) {
   };
 }
 
+/** An answer that comes late, for tests of a client's race between what it read and what it does next:
+ *  `late METHOD MATCH` makes the next METHOD request of a key holding MATCH carried out when it comes (a
+ *  GET reads what is there then) but answered only at `go`; `late?` says how many such answers wait. */
+function lateAnswers(server) {
+  let late = null;
+  const waiting = [];
+  server.middleware.unshift(async (ctx, next) => {
+    if (!late || ctx.method !== late.method || !ctx.path.includes(late.match)) return next();
+    late = null;
+    let failed = null; // an error answer (a GET of a name not there: 404) is late as well
+    try {
+      await next();
+      // A body read from a file is read now: the file may be replaced before the answer goes.
+      if (ctx.body && typeof ctx.body.pipe === "function") {
+        const chunks = [];
+        for await (const chunk of ctx.body) chunks.push(chunk);
+        ctx.body = Buffer.concat(chunks);
+      }
+    } catch (e) {
+      failed = e;
+    }
+    await new Promise((answer) => waiting.push(answer));
+    if (failed) throw failed;
+  });
+  return {
+    start: (method, match) => (late = { method, match }),
+    count: () => waiting.length,
+    end: () => waiting.splice(0).forEach((answer) => answer()),
+  };
+}
+
 /** Conditional writes as AWS S3 documents them (PutObject): with If-None-Match: *, 412 PreconditionFailed
  *  when the name exists; with If-Match: <etag>, 412 when the object's ETag differs and 404 NoSuchKey when
  *  there is no object of that name; 409 ConditionalRequestConflict while another conditional write of the
  *  name is under way (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html,
- *  "Conditional write behavior"). s3rver ignores both headers; `off` keeps it so (a store that cannot claim).
+ *  "Conditional write behavior"). Conditional deletes likewise (DeleteObject with If-Match: 412 when the
+ *  ETag differs, 404 when the name is gone, 409 beside another conditional request of the name;
+ *  https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html). s3rver ignores these
+ *  headers; `off` keeps it so (a store that cannot claim). DeleteObjects' per-object ETags are not read.
  */
 function conditionalWrites(server, off) {
   const writing = new Set();
@@ -95,7 +129,8 @@ function conditionalWrites(server, off) {
   server.middleware.unshift(async (ctx, next) => {
     const absent = ctx.get("if-none-match") === "*";
     const match = ctx.get("if-match");
-    if (off || ctx.method !== "PUT" || (!absent && !match)) return next();
+    const conditional = (ctx.method === "PUT" && (absent || match)) || (ctx.method === "DELETE" && match);
+    if (off || !conditional) return next();
     const [, bucket, ...rest] = ctx.path.split("/");
     const key = decodeURIComponent(rest.join("/"));
     const name = `${bucket}/${key}`;
@@ -128,7 +163,7 @@ function currentMd5(store, bucket, key) {
  *  as S3 answers a throttled call (503 SlowDown) or an internal error (500); `refuse off` ends them. */
 function refusals(server) {
   const rules = [];
-  const CODES = { 500: "InternalError", 503: "SlowDown" };
+  const CODES = { 500: "InternalError", 501: "NotImplemented", 503: "SlowDown" };
   server.middleware.unshift(async (ctx, next) => {
     const writer = ctx.get("x-amz-meta-medbench-writer");
     const rule = rules.find(
@@ -189,6 +224,7 @@ export async function startS3({ dir, bucket = "medbench", port = 0, conditional 
   writeWhole(server.store);
   conditionalWrites(server, !conditional);
   const stall = stallable(server);
+  const late = lateAnswers(server);
   const pace = pacing(server);
   const refused = refusals(server);
   const { port: bound } = await server.run();
@@ -197,6 +233,7 @@ export async function startS3({ dir, bucket = "medbench", port = 0, conditional 
     bucket,
     dir,
     stall,
+    late,
     pace,
     refused,
     close: () => server.close(),
@@ -222,7 +259,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     conditional: !process.argv.includes("--no-conditional-writes"),
   });
   process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, dir: s.dir }) + "\n");
-  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `go` ends it;
+  // Tests: a line `stall MATCH N [miss]` on stdin starts a stall (see stallable), `late METHOD MATCH` makes
+  // an answer late (see lateAnswers; `late?` counts those waiting), `go` ends both;
   // `throttle N` and `delay MS` pace it (see pacing); `refuse METHOD MATCH STATUS [WRITER]` and `refuse off`
   // (see refusals); each is acknowledged (`throttled` and `refused`: with their counts).
   process.stdin.setEncoding("utf8");
@@ -233,13 +271,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       const [word, match, allow, mode, writer] = pending.slice(0, i).trim().split(" ");
       pending = pending.slice(i + 1);
       if (word === "stall") s.stall.start(match, Number(allow), mode === "miss");
-      else if (word === "go") s.stall.end();
+      else if (word === "go") [s.stall, s.late].forEach((held) => held.end());
+      else if (word === "late") s.late.start(match, allow);
       else if (word === "throttle") s.pace.every = Number(match);
       else if (word === "delay") s.pace.delayMs = Number(match);
       else if (word === "refuse" && match === "off") s.refused.clear();
       else if (word === "refuse") s.refused.add(match, allow, Number(mode), writer);
       // `throttled` and `refused`: how many requests were answered 503 SlowDown, or refused, so far.
-      const counts = { throttled: s.pace.throttled, refused: s.refused.count() };
+      const counts = { throttled: s.pace.throttled, refused: s.refused.count(), "late?": s.late.count() };
       process.stdout.write(word in counts ? `${counts[word]}\n` : `${word}\n`);
     }
   });

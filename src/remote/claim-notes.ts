@@ -8,6 +8,8 @@ export interface ClaimBody {
   token: string; // the holding process's: its own claim, read back, is its own
   host: string;
   pid: number;
+  /** How long the claim holds unless renewed (its holder's MEDBENCH_CLAIM_TTL_S): absent in older claims. */
+  ttlMs?: number;
   nonce?: string;
 }
 
@@ -36,10 +38,7 @@ function clockTime(at: number): string {
 export class ClaimNotes {
   private readonly said = new Set<string>();
 
-  constructor(
-    private readonly inform: (message: string) => void,
-    private readonly ttlMs: number,
-  ) {}
+  constructor(private readonly inform: (message: string) => void) {}
 
   private once(key: string, message: () => string): void {
     if (this.said.has(key)) return;
@@ -48,9 +47,9 @@ export class ClaimNotes {
   }
 
   /** This machine waits for a reply another holds a claim to. */
-  waiting(holder: ClaimBody | null, until: number): void {
+  waiting(holder: ClaimBody | null, until: number, ttlMs: number): void {
     this.once(`wait ${holder?.token}`, () => {
-      const ttl = `MEDBENCH_CLAIM_TTL_S=${this.ttlMs / 1000}`;
+      const ttl = `its holder's MEDBENCH_CLAIM_TTL_S=${ttlMs / 1000}`;
       return (
         `waiting for ${holderName(holder)}, which claimed requests this build needs: their replies are ` +
         `taken from the remote as they come; a request is sent here if its claim is not answered by its ` +

@@ -6,10 +6,13 @@
 // over when the claim they read outlives its time (its machine died or stopped), when its machine is this
 // host and its process is gone or a zombie, or when the reply it led to was refused as damaged. A takeover
 // replaces the very claim read (If-Match: its ETag), so of the machines waiting one wins, and the clock
-// restarts whenever the claim there changes. A claim is answered once its reply is in the store; a reply
-// whose upload failed releases its claim at once, so that another machine sends it; unanswered claims are
-// released at the end of the run. A store that cannot claim (it accepts a second conditional write) or that
-// throttles claim writes turns claiming off for the run, with one warning: requests then go unclaimed.
+// restarts whenever the claim there changes; the time a claim holds is its holder's (it says it), as its
+// holder renews it. A claim won after waiting on another is followed by one more look for the reply, which
+// may have come meanwhile. A claim is answered once its reply is in the store; a reply whose upload failed
+// releases its claim at once, so that another machine sends it; unanswered claims are released at the end
+// of the run. A release deletes only the very claim this process wrote (If-Match), never one taken over.
+// A store that cannot claim (it accepts a second conditional write) or that throttles claim writes turns
+// claiming off for the run, with one warning: requests then go unclaimed.
 import { randomBytes } from "../util/builtins.js";
 import { hostname } from "node:os";
 import { processState } from "../util/fsutil.js";
@@ -29,6 +32,9 @@ export const claimName = (folder: string, key: string) => `claims/${folder}/${ke
 export type ClaimOutcome = { kind: "send" } | { kind: "found"; data: Buffer } | { kind: "unclaimed" };
 const SEND: ClaimOutcome = { kind: "send" };
 const UNCLAIMED: ClaimOutcome = { kind: "unclaimed" };
+
+/** The longest TTL a claim may say it holds for (MEDBENCH_CLAIM_TTL_S's own limit, a day). */
+const MOST_TTL_MS = 86_400_000;
 
 function parseClaim(data: Buffer): ClaimBody | null {
   try {
@@ -65,7 +71,7 @@ export class RequestClaims {
     inform: (message: string) => void,
     private readonly ttlMs: number,
   ) {
-    this.notes = new ClaimNotes(inform, ttlMs);
+    this.notes = new ClaimNotes(inform);
   }
 
   /** Once per process: does the store refuse a second conditional write of one name? */
@@ -96,13 +102,23 @@ export class RequestClaims {
    */
   async claim(name: string, reply: ReplyLookup): Promise<ClaimOutcome> {
     if (!(await this.supported())) return UNCLAIMED;
-    for (;;) {
+    for (let waited = false; ; waited = true) {
       const written = await this.write(name);
-      if (written === "created") return SEND;
+      if (written === "created") return waited ? this.lookAgain(name, reply) : SEND;
       if (written !== "exists") return UNCLAIMED;
-      const waited = await this.wait(name, reply);
-      if (waited !== null) return waited;
+      const outcome = await this.wait(name, reply);
+      if (outcome !== null) return outcome;
     }
+  }
+
+  /** A claim won after waiting on another's: its reply may have reached the store since the last look
+   *  (stored before that claim was released, or while this machine took it over). Found, the claim stays
+   *  as an answered one does. */
+  private async lookAgain(name: string, reply: ReplyLookup): Promise<ClaimOutcome> {
+    const data = await reply.lookup();
+    if (data === null) return SEND;
+    this.held.delete(name);
+    return { kind: "found", data };
   }
 
   /** Waits on another machine's claim: its reply, a takeover, or null when the claim went away. */
@@ -115,15 +131,17 @@ export class RequestClaims {
       if (current === null) return null; // released: claim it (or the remote is off: then unclaimed)
       const holder = parseClaim(current.data);
       if (holder?.token === this.token) return this.hold(name, current.etag); // its own write, retried
-      // The clock runs from when this machine first read this very claim: a new holder starts it again.
-      if (seen?.etag !== current.etag) seen = { etag: current.etag, until: performance.now() + this.ttlMs };
-      this.notes.waiting(holder, seen.until);
+      // The clock runs from when this machine first read this very claim, for as long as its holder says
+      // it holds (it renews it at a third of that): a new holder starts it again.
+      const ttlMs = this.heldFor(holder);
+      if (seen?.etag !== current.etag) seen = { etag: current.etag, until: performance.now() + ttlMs };
+      this.notes.waiting(holder, seen.until, ttlMs);
       const why = this.takeover(holder, seen.until, reply);
       if (why !== null) {
         const replaced = await this.write(name, current.etag);
         if (replaced === "created") {
           this.notes.tookOver(holder, why);
-          return SEND;
+          return this.lookAgain(name, reply);
         }
         if (replaced !== "exists") return UNCLAIMED;
         seen = null; // another machine replaced it first, or it was released: read it again
@@ -131,6 +149,12 @@ export class RequestClaims {
       }
       await new Promise((wake) => setTimeout(wake, POLL_MS + Math.random() * POLL_MS));
     }
+  }
+
+  /** How long a claim holds: as long as its holder says (machines may be set apart), else this one's. */
+  private heldFor(holder: ClaimBody | null): number {
+    const said = holder?.ttlMs;
+    return typeof said === "number" && said > 0 && said <= MOST_TTL_MS ? said : this.ttlMs;
   }
 
   /** Why a claim of another process may be taken over now, or null. */
@@ -160,7 +184,7 @@ export class RequestClaims {
         const current = this.held.get(name);
         if (current?.etag !== etag || performance.now() - since < this.ttlMs / 3 || since === -Infinity)
           continue; // answered meanwhile, written anew, fresh, or lost
-        const written = await this.write(name, etag);
+        const written = await this.write(name, etag, true);
         // Replaced by another machine (this process did not run for its TTL): it is that one's now.
         const mine = this.held.get(name);
         if (written === "exists" && mine?.etag === etag) mine.since = -Infinity;
@@ -193,14 +217,20 @@ export class RequestClaims {
     return this.claim(name, reply);
   }
 
-  /** A conditional write of this process's claim (`etag`: replacing the claim read). */
-  private async write(name: string, etag?: string): Promise<"created" | "exists" | "throttled" | "off"> {
+  /** A conditional write of this process's claim (`etag`: replacing the claim read; `renewal`: a claim
+   *  held, which stays released if it was answered or released while the write was under way). */
+  private async write(
+    name: string,
+    etag?: string,
+    renewal = false,
+  ): Promise<"created" | "exists" | "throttled" | "off"> {
     if (this.off) return "off";
     const body: ClaimBody = {
       writer: this.writer,
       token: this.token,
       host: hostname(),
       pid: process.pid,
+      ttlMs: this.ttlMs,
       nonce: randomBytes(4).toString("hex"), // each write its own ETag, so a waiter sees a new claim
     };
     const { written, etag: writtenTag } = await this.store.putClaim(
@@ -219,7 +249,7 @@ export class RequestClaims {
       await this.store.removeQuietly([name]);
       return this.write(name);
     }
-    if (written === "created") this.hold(name, writtenTag ?? "");
+    if (written === "created" && (!renewal || this.held.has(name))) this.hold(name, writtenTag ?? "");
     if (written === "gone") return "exists";
     return written === "down" ? "off" : written;
   }
@@ -251,17 +281,19 @@ export class RequestClaims {
       this.turnOff(
         `did not take ${UNSTORED_IN_A_ROW} replies of this machine in a row (throttled or refused)`,
       );
-    if (!this.held.delete(name)) return;
-    this.track(this.removeOwn([name]));
+    const claim = this.held.get(name);
+    if (!claim || !this.held.delete(name)) return;
+    this.track(this.removeOwn([[name, claim.etag]]));
   }
 
   /** Releases every claim still held (the end of the run, or the remote switched off). */
   async releaseAll(): Promise<void> {
-    const names = [...this.held.keys()];
+    await this.renewRound; // a renewal under way decides what is still held
+    const claims = [...this.held].map(([name, { etag }]): [string, string] => [name, etag]);
     this.held.clear();
     if (this.renewing) clearInterval(this.renewing);
     this.renewing = null;
-    if (names.length) this.track(this.removeOwn(names));
+    if (claims.length) this.track(this.removeOwn(claims));
     while (this.releases.size) await Promise.all([...this.releases]);
   }
 
@@ -270,14 +302,21 @@ export class RequestClaims {
     void release.finally(() => this.releases.delete(release));
   }
 
-  /** Deletes the claims that are still this process's (one another machine took over is left to it). */
-  private async removeOwn(names: string[]): Promise<void> {
-    if (!this.store.available) return this.store.removeQuietly(names, true);
-    const own: string[] = [];
-    for (const name of names) {
+  /**
+   * Deletes the claims that are still this process's, each only while it is the very claim read (If-Match):
+   * one another machine took over meanwhile is left to it. A remote switched off reads nothing: the claim
+   * this process last wrote (`[name, its ETag]`) is deleted, if it is still there.
+   */
+  private async removeOwn(claims: [string, string][]): Promise<void> {
+    await this.renewRound; // a renewal under way would write the claim anew after it was read
+    for (const [name, written] of claims) {
+      if (!this.store.available) {
+        await this.store.removeClaim(name, written, true);
+        continue;
+      }
       const current = await this.store.getPlain(name);
-      if (current !== null && parseClaim(current.data)?.token === this.token) own.push(name);
+      if (current !== null && parseClaim(current.data)?.token === this.token)
+        await this.store.removeClaim(name, current.etag);
     }
-    await this.store.removeQuietly(own);
   }
 }

@@ -503,6 +503,24 @@ export class RemoteStore implements Store {
     }
   }
 
+  /** Deletes a claim only while it is the very object read (If-Match: its ETag), so that a claim another
+   *  machine took over meanwhile is left to it: AWS S3 answers 412 when the ETag differs, 404 when the name
+   *  is gone (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html; the SDK's
+   *  DeleteObjectRequest.IfMatch). A store that refuses the header as such (400, 501) deletes it as before,
+   *  as putClaim falls back; any other failure leaves it (a claim left behind expires). */
+  async removeClaim(key: string, etag: string, evenIfOff = false): Promise<void> {
+    if (this.down !== null && !evenIfOff) return;
+    try {
+      const { DeleteObjectCommand } = await sdk();
+      await this.send(
+        new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.name(key), IfMatch: etag }),
+      );
+    } catch (e) {
+      const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 400 || status === 501) await this.removeQuietly([key], evenIfOff);
+    }
+  }
+
   async remove(keys: string[]): Promise<void> {
     const { DeleteObjectsCommand } = await sdk();
     for (let i = 0; i < keys.length; i += 1000)

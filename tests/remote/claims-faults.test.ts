@@ -5,7 +5,9 @@
 // throttled. All send to one fake server (one base_url: one request key), each with a key of its own, so
 // that who sent what is counted: every body goes out at most once from the healthy machines, and at most
 // once more from the faulty one; every result is byte-equal to one machine's alone; each machine that waited
-// named whom it waited for, and until when. Small TTLs (MEDBENCH_CLAIM_TTL_S) and counted events: no
+// named whom it waited for, and until when. A faulty holder whose claims must pass their deadline has a
+// small TTL (MEDBENCH_CLAIM_TTL_S=2, which its claims say); every other machine one no test waits out, so
+// that a loaded run, however slow, never takes a healthy machine's claim over. Counted events: no
 // wall-clock assertion.
 import { afterEach, describe, expect, it } from "vitest";
 import { execa, type ResultPromise } from "execa";
@@ -46,8 +48,10 @@ function machine(fake: Fake): Project {
   return p;
 }
 
-/** A machine's environment: the shared remote, a small TTL, its name and key and (`host`) its host name. */
-function machineEnv(s3: S3, name: string, host: boolean, ttl = "2"): Record<string, string> {
+/** A machine's environment: the shared remote, its claims' TTL, its name and key and (`host`) its host
+ *  name. A claim holds for its holder's TTL: "2" for a holder whose claims must pass their deadline. */
+const DEADLINE_TTL = "2";
+function machineEnv(s3: S3, name: string, host: boolean, ttl = "600"): Record<string, string> {
   return {
     ...remoteEnv(s3),
     MEDBENCH_CLAIM_TTL_S: ttl,
@@ -135,7 +139,7 @@ describe("claims under faults", () => {
   it("a holder killed on another host: its claims are taken over after their TTL, each by one", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake()]);
     hold(fake, "host-a");
-    const holder = machine(fake).start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true));
+    const holder = machine(fake).start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true, DEADLINE_TTL));
     await until(() => sentBy(fake, "host-a") >= 4); // its four workers' requests, claimed, in flight
     const names = ["host-b", "host-c", "host-d"];
     const machines = names.map(() => machine(fake));
@@ -161,7 +165,7 @@ describe("claims under faults", () => {
     // Its requests in flight when it stops; when it runs again, each gets a 5xx: another try is due.
     const release = hold(fake, "host-a", 503);
     const a = machine(fake);
-    const holder = a.start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true));
+    const holder = a.start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true, DEADLINE_TTL));
     await until(() => sentBy(fake, "host-a") >= 4);
     holder.kill("SIGSTOP");
     const names = ["host-b", "host-c", "host-d"];
@@ -193,15 +197,16 @@ describe("claims under faults", () => {
     const args = Project.fakeBuildArgs().join(" ");
     const parent = execa("sh", ["-c", `node ${BIN} ${args} >build.out 2>&1 & echo $!; exec sleep 100000`], {
       cwd: a.dir,
-      env: { NO_COLOR: "1", ...machineEnv(s3, "host-a", false, "600") },
+      env: { NO_COLOR: "1", ...machineEnv(s3, "host-a", false) },
       reject: false,
     });
     const pid = Number((await says(parent, /^\d+\n/, "stdout")).trim());
     await until(() => sentBy(fake, "host-a") >= 4);
     const names = ["host-b", "host-c"];
     const machines = names.map(() => machine(fake));
-    const env = (name: string) => machineEnv(s3, name, false, "600"); // a TTL no test waits out
-    const waiters = machines.map((m, i) => m.start(Project.fakeBuildArgs(), env(names[i]!)));
+    const waiters = machines.map((m, i) =>
+      m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, false)),
+    );
     await Promise.all(waiters.map((waiter) => says(waiter, WAITING("host-a", pid, hostname()))));
     process.kill(pid, "SIGKILL");
     await until(() => readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.startsWith("Z"));

@@ -19,6 +19,10 @@ export type S3 = {
    *  `miss`: those then find nothing, whatever was written meanwhile. */
   stall(match: string, allow: number, miss?: "miss"): Promise<void>;
   go(): Promise<void>;
+  /** The next `method` request of a key holding `match` is carried out when it comes (a GET reads what is
+   *  there then) and answered only at `go`; `lateAnswers` says how many such answers wait. */
+  late(method: string, match: string): Promise<void>;
+  lateAnswers(): Promise<number>;
   /** One request in N answered 503 SlowDown (0: none), and every request `delay` ms late. */
   throttle(every: number): Promise<void>;
   /** How many requests it answered 503 SlowDown so far. */
@@ -79,6 +83,8 @@ export async function startS3(args: string[] = []): Promise<S3> {
     stall: async (match, allow, miss) =>
       void (await command(`stall ${match} ${allow}${miss ? " miss" : ""}`)),
     go: async () => void (await command("go")),
+    late: async (method, match) => void (await command(`late ${method} ${match}`)),
+    lateAnswers: async () => Number(await command("late?")),
     throttle: async (every) => void (await command(`throttle ${every}`)),
     throttled: async () => Number(await command("throttled")),
     delay: async (ms) => void (await command(`delay ${ms}`)),
