@@ -6,13 +6,13 @@ import { execa } from "execa";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Project, cleanedAfterEach } from "../support/rig.js";
-import { filesUnder } from "../support/helpers.js";
+import { filesUnder, VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
 import { startFake, type Fake } from "../support/fake.js";
 
 const { servers, projects } = cleanedAfterEach();
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
-const N = 138; // requests of the voice-command sample
+const N = VOICE_SAMPLE_ITEMS; // requests of the voice-command sample
 
 /** A registry with tiny budgets: a request gives up within a second or two, never after minutes. */
 function registry(url: string, fields: string): string {

@@ -8,6 +8,7 @@ import { gzipSync } from "node:zlib";
 import type { AddressInfo } from "node:net";
 import { Project } from "../support/rig.js";
 import { startFake } from "../support/fake.js";
+import { VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
 
 const closers: (() => Promise<void>)[] = [];
 const projects: Project[] = [];
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 const RESULTS = "results/kor-surgical-robot-voice-command/fake_test-model";
-const N = 138; // requests of the voice-command sample
+const N = VOICE_SAMPLE_ITEMS; // requests of the voice-command sample
 
 function project(url: string, concurrency: number): Project {
   const p = new Project();

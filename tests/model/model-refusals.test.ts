@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { rmSync } from "node:fs";
 import { Project, cleanedAfterEach } from "../support/rig.js";
 import { fakeRoute, startFake, type Fake } from "../support/fake.js";
+import { VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
 
 const { servers, projects } = cleanedAfterEach();
 
@@ -50,7 +51,7 @@ describe("response format fallback", () => {
       expect(r.exitCode, r.stderr).toBe(0); // complete: refused items are final, not failures
       expect(fake.stats.faults[`replay-${shape}`]).toBeGreaterThanOrEqual(3);
       expect(formatsSent(fake)).toEqual(new Set(["json_schema"]));
-      expect(metrics(p).metrics.response_format).toEqual({ json_schema: 138 });
+      expect(metrics(p).metrics.response_format).toEqual({ json_schema: VOICE_SAMPLE_ITEMS });
       expect(replies(p).every((x) => x.format === "json_schema")).toBe(true);
       expect(r.stderr).not.toMatch(/lower response format/);
     },
@@ -67,7 +68,7 @@ describe("response format fallback", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     // Two items needed the lower format; later ones start there.
     expect(fake.stats.faults["refuse-schema"]).toBe(2);
-    expect(metrics(p).metrics.response_format).toEqual({ json_object: 138 });
+    expect(metrics(p).metrics.response_format).toEqual({ json_object: VOICE_SAMPLE_ITEMS });
   });
 });
 
@@ -101,7 +102,7 @@ describe("a refusal of the item", () => {
     for (const it of items.filter((x) => refusedIds.has(x.id))) expect(it.verdicts.api_error).toBeTruthy();
     expect(r.stderr).toMatch(
       new RegExp(
-        `the server refused ${refused.length} of 138 requests \\(context length ${refused.length}\\): ` +
+        `the server refused ${refused.length} of ${VOICE_SAMPLE_ITEMS} requests \\(context length ${refused.length}\\): ` +
           "final, .*--refresh model sends every request again\\); the first: HTTP 400: " +
           "This model's maximum context length is 4096 tokens",
       ),

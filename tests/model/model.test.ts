@@ -5,6 +5,7 @@ import { execa } from "execa";
 import { rmSync } from "node:fs";
 import { Project, BIN, cleanedAfterEach } from "../support/rig.js";
 import { startFake, type Fake } from "../support/fake.js";
+import { VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
 
 const { servers, projects } = cleanedAfterEach();
 
@@ -61,7 +62,7 @@ describe("requests", () => {
     const { messages, ...fields } = sent;
     expect({ ...m.metrics.request, messages: undefined }).toEqual({ ...fields, messages: undefined });
     expect(m.metrics.request.messages).toBe("per item: 2 messages (system, user)");
-    expect(m.metrics.response_format).toEqual({ json_schema: 138 });
+    expect(m.metrics.response_format).toEqual({ json_schema: VOICE_SAMPLE_ITEMS });
     expect(m.metrics.thinking_audit).toEqual({
       replies_with_reasoning_field: 0,
       replies_with_think_block: 0,
@@ -211,7 +212,7 @@ describe("faults", () => {
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(fake.stats.faults["refuse-schema"]).toBe(2);
-    expect(metrics(p).metrics.response_format).toEqual({ json_object: 138 });
+    expect(metrics(p).metrics.response_format).toEqual({ json_object: VOICE_SAMPLE_ITEMS });
   });
 });
 
@@ -223,7 +224,7 @@ describe("thinking audit", () => {
     const { p } = await setup({ reasoning: mode });
     expect((await build(p)).exitCode).toBe(0);
     const audit = metrics(p).metrics.thinking_audit;
-    expect(audit[counter]).toBe(138);
+    expect(audit[counter]).toBe(VOICE_SAMPLE_ITEMS);
     expect(audit.thinking_off).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { Project, cleanedAfterEach } from "../support/rig.js";
 import { fakeRoute, startFake, type Fake } from "../support/fake.js";
 import { sortedJson } from "../../src/util/json.js";
+import { VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
 
 const { servers, projects } = cleanedAfterEach();
 
@@ -47,7 +48,7 @@ describe("metrics.request", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = "results/kor-surgical-robot-voice-command/fake_test-model";
     const m = JSON.parse(p.read(`${dir}/metrics.json`));
-    const kinds = kindsOf(m.metrics.request, 138);
+    const kinds = kindsOf(m.metrics.request, VOICE_SAMPLE_ITEMS);
     expect([...kinds.keys()].sort()).toEqual(["json_object", "json_schema"]);
     expect(m.metrics.request).not.toHaveProperty("response_format"); // not every item had one
     // Each kind's items are the items of that format, as the replies and the format counts say.
@@ -65,7 +66,7 @@ describe("metrics.request", () => {
     expect(new Set([...kinds.values()].map((k) => sortedJson(k.fields)))).toEqual(answered);
     const lower = kinds.get("json_object")!.items;
     expect(r.stderr).toContain(
-      `${lower} of 138 items were sent with a lower response format than json_schema (json_object ${lower};`,
+      `${lower} of ${VOICE_SAMPLE_ITEMS} items were sent with a lower response format than json_schema (json_object ${lower};`,
     );
     expect(r.stderr).toMatch(/the server refused the schema \(HTTP 400: The provided JSON schema contains/);
   });

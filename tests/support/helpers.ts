@@ -1,4 +1,4 @@
-import { readdirSync, statSync, utimesSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,3 +27,9 @@ export function filesUnder(dir: string): string[] {
 export function age(dir: string, when: Date): void {
   for (const f of filesUnder(dir)) utimesSync(f, when, when);
 }
+
+/** The items of the voice-command sample shipped with its spec: a line a command in its benchmark files
+ *  (an expected count is read from the sample, never written in). */
+export const VOICE_SAMPLE_ITEMS = filesUnder(resolve(REPO, "specs/voice-command/sample/benchmark"))
+  .filter((file) => file.endsWith(".jsonl"))
+  .reduce((sum, file) => sum + readFileSync(file, "utf8").trim().split("\n").length, 0);
