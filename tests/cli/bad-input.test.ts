@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { BIN, expectCleanFailure, Project, SUMS_SPECS } from "../support/rig.js";
 import { REPO } from "../support/helpers.js";
 import { startFake, type Fake } from "../support/fake.js";
+import { inMountNamespace, namespacesWork } from "../support/small-disk.js";
 
 const SPEC = "specs/voice-command.yaml";
 const RESULT = "results/kor-surgical-robot-voice-command/medbench_prior";
@@ -257,14 +258,6 @@ describe("a route above 10 requests in flight", () => {
   });
 });
 
-function namespacesWork(): boolean {
-  try {
-    return execaSync("unshare", ["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"]).exitCode === 0;
-  } catch {
-    return false;
-  }
-}
-
 // The disk really full (as tests/runner/disk.test.ts does it): a private mount namespace with a small tmpfs
 // on the project's cache/, filled up to `freeKb` of room. Each room size stops the build at another write
 // (the build's lock, a stage's object, the stat cache saved after a failed stage, …).
@@ -277,14 +270,12 @@ describe.runIf(namespacesWork())("a full disk under cache/", () => {
 
   for (const freeKb of [0, 8, 24, 64])
     it(`with ${freeKb} KiB free: a clear "no space left" (exit 1), no stack, no lock left`, async () => {
-      const script = [
+      await inMountNamespace(p, [
         "mkdir -p cache && mount -t tmpfs -o size=256k tmpfs cache",
         `(dd if=/dev/zero of=cache/fill bs=1k count=${256 - freeKb} 2>/dev/null || true)`,
         `node ${BIN} build specs/sums.yaml 2>stderr.txt; echo $? > rc.txt`,
         "ls -A cache/locks > locks.txt 2>/dev/null || true",
-      ].join(" && ");
-      const r = await execa("unshare", ["-rm", "sh", "-c", script], { cwd: p.dir, reject: false });
-      expect(r.exitCode, r.stderr).toBe(0);
+      ]);
       const stderr = p.read("stderr.txt");
       expect(p.read("rc.txt").trim(), stderr).toBe("1");
       expect(stderr).toMatch(/no space left on (the )?device/i);

@@ -5,21 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { execa, execaSync } from "execa";
+import { execaSync } from "execa";
 import { BIN, Project, SUMS_SPECS } from "../support/rig.js";
+import { inMountNamespace, namespacesWork } from "../support/small-disk.js";
 
 const SPEC = "specs/sums.yaml";
 const RESULT = "results/fixture-sums/medbench_calculator";
 // A tmpfs file no larger than a page takes one page.
 const PAGE_KB = Number(execaSync("getconf", ["PAGESIZE"]).stdout.trim()) / 1024;
-
-function namespacesWork(): boolean {
-  try {
-    return execaSync("unshare", ["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"]).exitCode === 0;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs `medbench build` with a tmpfs of `kb` KiB on results/ holding a copy of `seed` (a folder of the
  *  project, or null); what results/ holds afterwards is copied to `after/`. */
@@ -28,18 +21,13 @@ async function buildOnSmallDisk(p: Project, kb: number, seed: string | null) {
   for (const f of ["rc.txt", "stderr.txt"]) rmSync(p.path(f), { force: true }); // never an earlier run's
   mkdirSync(p.path("results"), { recursive: true });
   mkdirSync(p.path("after"));
-  const script = [
+  const commands = [
     `mount -t tmpfs -o size=${kb}k tmpfs results`,
     seed ? `cp -a ${seed}/. results/` : "true",
     `node ${BIN} build ${SPEC} 2>stderr.txt; echo $? > rc.txt`,
     "cp -a results/. after/",
-  ].join(" && ");
-  const r = await execa("unshare", ["-rm", "sh", "-c", script], {
-    cwd: p.dir,
-    reject: false,
-    env: { NO_COLOR: "1" },
-  });
-  expect(r.exitCode, r.stderr).toBe(0);
+  ];
+  await inMountNamespace(p, commands, { NO_COLOR: "1" });
   return { exitCode: Number(p.read("rc.txt").trim()), stderr: p.read("stderr.txt") };
 }
 
