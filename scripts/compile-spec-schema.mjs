@@ -19,3 +19,16 @@ for (const [schemaFile, outFile] of [
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, standaloneCode.default(ajv, ajv.compile(schema)));
 }
+
+// The voice-command task's reply schema, as its spec pins it: the parse stage's process checks each reply
+// against it with this code instead of loading and compiling ajv (tasks/voice-command/parser.ts). Its
+// options are the parser's own, so the checks and messages are ajv's for the same schema.
+{
+  const text = readFileSync(resolve(root, "specs/voice-command/robot_command.schema.json"), "utf8");
+  const schema = JSON.parse(text);
+  const ajv = new Ajv({ allErrors: false, strict: false, code: { source: true } });
+  const code = standaloneCode.default(ajv, ajv.compile(schema));
+  const out = resolve(root, "dist/tasks/voice-command/robot-command-check.cjs");
+  const exported = `module.exports = { json: ${JSON.stringify(JSON.stringify(schema))}, validate: module.exports };`;
+  writeFileSync(out, `${code}\n${exported}\n`);
+}

@@ -1,6 +1,7 @@
 // The voice-command parser and scorer, one case per rule of the task document (metrics.exact_match, parser).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { firstJsonObject, parseReply, stripReply } from "../../tasks/voice-command/parser.js";
 import { exactMatch, executed, itemVerdicts, slotMatches } from "../../tasks/voice-command/scorer.js";
@@ -68,6 +69,44 @@ describe("parser: drop <think> blocks and code fences, then the first balanced J
   it("takes the first object when there are two", () => {
     expect(firstJsonObject('{"a": 1} {"b": 2}')).toBe('{"a": 1}');
     expect(stripReply("<THINK>x</THINK>y")).toBe("y");
+  });
+});
+
+// The built parser checks the spec's schema with the validator compiled when medbench was built
+// (scripts/compile-spec-schema.mjs); the sources, without it, compile the schema with ajv: the two agree.
+describe("parser: the spec's schema compiled at build time", () => {
+  const load = createRequire(import.meta.url);
+  const built = load(resolve(REPO, "dist/tasks/voice-command/parser.js")) as {
+    parseReply: typeof parseReply;
+    validatorFor(schema: object): unknown;
+  };
+  const pinned = load(resolve(REPO, "dist/tasks/voice-command/robot-command-check.cjs")) as {
+    validate: unknown;
+  };
+  const stop = A("STOP");
+  it.each([
+    ["a command", ok],
+    ["an unknown action type", JSON.stringify(cmd("execute", [A("DANCE")]))],
+    ["a missing member", '{"response": "reject", "actions": []}'],
+    ["an extra member", JSON.stringify({ ...cmd("execute", [stop]), extra: 1 })],
+    ["an action's extra member", JSON.stringify(cmd("execute", [{ ...stop, speed: 2 } as Action]))],
+    ["a number for a string", JSON.stringify({ ...cmd("reject"), message: 3 })],
+    [
+      "a direction outside its values",
+      JSON.stringify(cmd("execute", [A("MOVE_CAMERA", { direction: "x" })])),
+    ],
+    ["an unknown response", JSON.stringify(cmd("maybe" as Command["response"]))],
+    ["actions not an array", '{"response": "reject", "actions": {}, "message": ""}'],
+  ])("%s: the same verdict and message as ajv's", (_, text) => {
+    expect(built.validatorFor(schema)).toBe(pinned.validate);
+    expect(built.parseReply(text, req)).toEqual(parseReply(text, req));
+  });
+  it("compiles another schema with ajv", () => {
+    const other = { ...schema, required: ["response"] };
+    expect(built.validatorFor(other)).not.toBe(pinned.validate);
+    const otherReq = { ...req, schema: { name: "robot_command", schema: other } };
+    expect(built.parseReply('{"response": "reject", "actions": [], "message": ""}', otherReq).ok).toBe(true);
+    expect(built.parseReply('{"response": "reject"}', otherReq).ok).toBe(true);
   });
 });
 

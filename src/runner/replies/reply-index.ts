@@ -28,6 +28,9 @@ const MAGIC = "medbench-reply-index 1 ";
 const FANOUT = 256 * 4;
 /** A bucket this small is read at once and searched in memory. */
 const BLOCK = 16 * 1024;
+/** A run this small is read whole at its first lookup (one read instead of one a lookup: a rebuild of
+ *  2,070 items looks every reply up, and the reads were a third of its lookups' time). 4 MB: 87,000 keys. */
+const HELD = 4 * 1024 * 1024;
 
 export interface Coverage {
   name: string;
@@ -119,7 +122,10 @@ export class Run {
     closeSync(this.fd);
   }
 
+  private held: Buffer | null = null;
+
   private read(from: number, count: number): Buffer {
+    if (this.held) return this.held.subarray(from * ENTRY, (from + count) * ENTRY);
     const buf = Buffer.alloc(count * ENTRY);
     readSync(this.fd, buf, 0, buf.length, this.base + from * ENTRY);
     return buf;
@@ -136,6 +142,7 @@ export class Run {
 
   /** Where this run says the record of `key` (32 bytes) is, or null. A few small reads, whatever the size. */
   find(key: Buffer): Pointer | null {
+    if (!this.held && this.count * ENTRY <= HELD) this.held = this.read(0, this.count);
     const firstByte = key[0]!;
     let lo = firstByte === 0 ? 0 : this.fanout.readUInt32BE((firstByte - 1) * 4);
     let hi = this.fanout.readUInt32BE(firstByte * 4);

@@ -60,6 +60,15 @@ function parseRecords(buf: Buffer, base: number): { records: Parsed[]; end: numb
   return { records, end: base + start };
 }
 
+/** The payload of a record line read whole at its index entry's place (`key sha256 base64`, no newline),
+ *  when it is `key`'s and its bytes hash to its sha256: read by position, not by RECORD, since a damaged
+ *  byte anywhere fails the key, the layout or the hash. */
+function checkedPayload(line: Buffer, key: string): Buffer | null {
+  if (line[64] !== 0x20 || line[129] !== 0x20 || line.toString("latin1", 0, 64) !== key) return null;
+  const payload = Buffer.from(line.toString("latin1", 130), "base64");
+  return sha256Hex(payload) === line.toString("latin1", 65, 129) ? payload : null;
+}
+
 const writerAlive = (log: string) => {
   const pid = Number(/^(\d+)-/.exec(log)?.[1] ?? 0);
   return pid > 0 && processAlive(pid);
@@ -293,10 +302,7 @@ export class ReplyLog {
     }
     const buf = Buffer.alloc(lineLength(payloadLength));
     const bytesRead = readSync(fd, buf, 0, buf.length, offset);
-    const match = RECORD.exec(buf.toString("latin1", 0, bytesRead));
-    if (!match || match[1] !== key) return null;
-    const payload = Buffer.from(match[3]!, "base64");
-    return sha256Hex(payload) === match[2] ? payload : null;
+    return bytesRead === buf.length ? checkedPayload(buf, key) : null;
   }
 
   get(key: string): Buffer | null {
