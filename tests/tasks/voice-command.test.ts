@@ -83,17 +83,17 @@ describe("parser: the spec's schema compiled at build time", () => {
   const pinned = load(resolve(REPO, "dist/tasks/voice-command/robot-command-check.cjs")) as {
     validate: unknown;
   };
-  const stop = A("STOP");
+  const stop = act("STOP");
   it.each([
     ["a command", ok],
-    ["an unknown action type", JSON.stringify(cmd("execute", [A("DANCE")]))],
+    ["an unknown action type", JSON.stringify(cmd("execute", [act("DANCE")]))],
     ["a missing member", '{"response": "reject", "actions": []}'],
     ["an extra member", JSON.stringify({ ...cmd("execute", [stop]), extra: 1 })],
     ["an action's extra member", JSON.stringify(cmd("execute", [{ ...stop, speed: 2 } as Action]))],
     ["a number for a string", JSON.stringify({ ...cmd("reject"), message: 3 })],
     [
       "a direction outside its values",
-      JSON.stringify(cmd("execute", [A("MOVE_CAMERA", { direction: "x" })])),
+      JSON.stringify(cmd("execute", [act("MOVE_CAMERA", { direction: "x" })])),
     ],
     ["an unknown response", JSON.stringify(cmd("maybe" as Command["response"]))],
     ["actions not an array", '{"response": "reject", "actions": {}, "message": ""}'],
