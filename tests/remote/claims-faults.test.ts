@@ -252,9 +252,15 @@ describe("claims under faults", () => {
     await s3.refuse("PUT", "/claims/", 503); // every claim write: slow down
     const names = ["host-a", "host-b", "host-c"];
     const machines = names.map(() => machine(fake));
-    const runs = await Promise.all(
-      machines.map((m, i) => m.run(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true))),
-    );
+    // Every reply held until each machine has sent a request (so tried to claim first): one started late
+    // on a loaded machine would otherwise find every reply stored by the others, and claim nothing.
+    let open!: () => void;
+    fake.set({ gate: new Promise<void>((resolve) => (open = resolve)), holdAuthorization: null });
+    const builds = machines.map((m, i) => m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true)));
+    await until(() => names.every((name) => sentBy(fake, name) >= 1));
+    open();
+    fake.set({ gate: null });
+    const runs = await Promise.all(builds.map(ran));
     for (const run of runs) expect(run.exitCode, run.stderr).toBe(0);
     for (const run of runs) {
       const said = warnings(run.stderr);
