@@ -5,6 +5,7 @@
 // about an unknown key can list the known ones.
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { createRequire } from "node:module";
 import Ajv from "ajv";
 import standaloneCode from "ajv/dist/standalone/index.js";
 
@@ -20,12 +21,14 @@ for (const [schemaFile, outFile] of [
   writeFileSync(out, standaloneCode.default(ajv, ajv.compile(schema)));
 }
 
-// The voice-command task's reply schema, as its spec pins it: the parse stage's process checks each reply
-// against it with this code instead of loading and compiling ajv (tasks/voice-command/parser.ts). Its
-// options are the parser's own, so the checks and messages are ajv's for the same schema.
+// The voice-command task's reply schema, as its spec pins it and as the parse stage reads it from the
+// requests file (keys sorted): the stage's process checks each reply against it with this code instead of
+// loading and compiling ajv (tasks/voice-command/parser.ts). Its options are the parser's own, and the key
+// order the same (it orders the checks, so the first error named), so the verdicts and messages are ajv's.
 {
+  const { sortKeys } = createRequire(import.meta.url)(resolve(root, "dist/src/util/json.js"));
   const text = readFileSync(resolve(root, "specs/voice-command/robot_command.schema.json"), "utf8");
-  const schema = JSON.parse(text);
+  const schema = sortKeys(JSON.parse(text));
   const ajv = new Ajv({ allErrors: false, strict: false, code: { source: true } });
   const code = standaloneCode.default(ajv, ajv.compile(schema));
   const out = resolve(root, "dist/tasks/voice-command/robot-command-check.cjs");

@@ -8,6 +8,7 @@ import { exactMatch, executed, itemVerdicts, slotMatches } from "../../tasks/voi
 import type { Action, Command, Gold, GoldAction, VoiceMeta } from "../../tasks/voice-command/release.js";
 import type { TaskRequest } from "../../tasks/task.js";
 import { REPO } from "../support/helpers.js";
+import { sortKeys, type Json } from "../../src/util/json.js";
 
 const schema = JSON.parse(
   readFileSync(resolve(REPO, "specs/voice-command/robot_command.schema.json"), "utf8"),
@@ -98,8 +99,14 @@ describe("parser: the spec's schema compiled at build time", () => {
     ["an unknown response", JSON.stringify(cmd("maybe" as Command["response"]))],
     ["actions not an array", '{"response": "reject", "actions": {}, "message": ""}'],
   ])("%s: the same verdict and message as ajv's", (_, text) => {
-    expect(built.validatorFor(schema)).toBe(pinned.validate);
+    // As the parse stage reads it from the requests file: keys sorted.
+    const stored = { ...req, schema: { name: "robot_command", schema: sortKeys(schema) as Json } };
+    expect(built.validatorFor(stored.schema.schema as object)).toBe(pinned.validate);
+    expect(built.parseReply(text, stored)).toEqual(parseReply(text, stored));
     expect(built.parseReply(text, req)).toEqual(parseReply(text, req));
+  });
+  it("compiles the schema in another key order with ajv (the order names the first error)", () => {
+    expect(built.validatorFor(schema)).not.toBe(pinned.validate);
   });
   it("compiles another schema with ajv", () => {
     const other = { ...schema, required: ["response"] };
