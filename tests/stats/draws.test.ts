@@ -1,7 +1,7 @@
 // drawResamples keeps the draws of earlier calls (src/stats/intervals.ts): a call served from them must see
 // exactly the indices a fresh generator draws, for both generators, before and after others were kept.
 import { describe, expect, it } from "vitest";
-import { drawResamples, forgetDraws } from "../../src/stats/intervals.js";
+import { drawResamples, forgetDraws, keptDrawBytes } from "../../src/stats/intervals.js";
 import { NumpyGenerator } from "../../src/stats/pcg64.js";
 import { PyRandom } from "../../src/stats/mt19937.js";
 
@@ -43,20 +43,24 @@ describe("kept draws are the generator's draws", () => {
     expect(head()).toEqual(want); // not kept: drawn again, the same
   });
 
-  it("are let go by forgetDraws (a bootstrap stage's end), and drawn again the same", () => {
-    // Kept draws are views of one buffer: the same buffer again means they were kept.
-    const buffers = () => {
-      const out = new Set<ArrayBufferLike>();
-      drawResamples("python", 5, 4, 9, (idx) => out.add(idx.buffer));
-      return [...out];
-    };
-    const want = fresh("python", 5, 4, 9);
-    const first = buffers();
-    expect(buffers()[0]).toBe(first[0]);
+  it("are kept in two bytes an index below 65,536 clusters, in four above, and drawn again the same", () => {
     forgetDraws();
-    const again = buffers();
-    expect(again).toHaveLength(1);
-    expect(again[0]).not.toBe(first[0]);
+    const small = fresh("python", 5, 4, 9);
+    expect(collect("python", 5, 4, 9)).toEqual(small);
+    expect(keptDrawBytes()).toBe(4 * 9 * 2);
+    expect(collect("python", 5, 4, 9)).toEqual(small); // from the kept draws
+    const large = fresh("numpy", 2, 3, 70_000); // indices up to 69,999: two bytes would wrap them
+    expect(collect("numpy", 2, 3, 70_000)).toEqual(large);
+    expect(keptDrawBytes()).toBe(4 * 9 * 2 + 3 * 70_000 * 4);
+    expect(collect("numpy", 2, 3, 70_000)).toEqual(large); // from the kept draws
+  });
+
+  it("are let go by forgetDraws (a bootstrap stage's end), and drawn again the same", () => {
+    const want = fresh("python", 5, 4, 9);
+    collect("python", 5, 4, 9);
+    expect(keptDrawBytes()).toBeGreaterThan(0);
+    forgetDraws();
+    expect(keptDrawBytes()).toBe(0);
     expect(collect("python", 5, 4, 9)).toEqual(want);
   });
 });
