@@ -101,7 +101,8 @@ export interface Protocol {
   path(model: string): string;
   /** The headers that carry the key and the API version (the route's own headers are added to them). */
   headers(apiKey: string | undefined): Record<string, string>;
-  /** The exact body sent; throws UnsendableRequest when the route's rules refuse it. */
+  /** The exact body sent; throws UnsendableRequest when the route's rules refuse it, by the request's fields
+   *  other than its item's own text (`itemFields`): the check before sending makes one body per kind. */
   body(
     request: ChatRequest,
     params: BodyParams,
