@@ -18,10 +18,10 @@ export function namespacesWork(): boolean {
 /** Runs `commands`, one after the other while each succeeds, in a mount namespace of their own, in the
  *  project's folder; the commands themselves must succeed (a build's own exit goes to a file). */
 export async function inMountNamespace(p: Project, commands: string[], env: Record<string, string> = {}) {
-  const r = await execa("unshare", ["-rm", "sh", "-c", commands.join(" && ")], {
+  const run = await execa("unshare", ["-rm", "sh", "-c", commands.join(" && ")], {
     cwd: p.dir,
     reject: false,
     env,
   });
-  expect(r.exitCode, r.stderr).toBe(0);
+  expect(run.exitCode, run.stderr).toBe(0);
 }
