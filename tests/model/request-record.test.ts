@@ -6,6 +6,7 @@ import { Project, cleanedAfterEach } from "../support/rig.js";
 import { fakeRoute, startFake, type Fake } from "../support/fake.js";
 import { sortedJson } from "../../src/util/json.js";
 import { VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
+import { SAMPLE_NOTES } from "../support/note-errors.js";
 
 const { servers, projects } = cleanedAfterEach();
 
@@ -85,7 +86,7 @@ describe("metrics.request", () => {
     ]);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: the policy's permanent 500s
     const m = JSON.parse(p.read("results/syn-snuh-note-errors/fake_nurse-7b/all/metrics.json"));
-    const kinds = kindsOf(m.metrics.request, 4 * 128);
+    const kinds = kindsOf(m.metrics.request, 4 * SAMPLE_NOTES);
     expect([...kinds.keys()].sort()).toEqual([
       "conservative-greedy",
       "conservative-sample",
@@ -95,7 +96,7 @@ describe("metrics.request", () => {
     // Every distinct body received is of one recorded kind, and each kind has as many as its items.
     const bodies = new Map<string, string>(); // body -> its shape
     for (const x of fake.stats.received) bodies.set(sortedJson(x.body)!, shapeOf(x.body));
-    expect(bodies.size).toBe(4 * 128);
+    expect(bodies.size).toBe(4 * SAMPLE_NOTES);
     const byShape = new Map<string, number>();
     for (const shape of bodies.values()) byShape.set(shape, (byShape.get(shape) ?? 0) + 1);
     const recorded = new Map<string, number>(); // two configurations may differ in their prompts alone

@@ -9,6 +9,7 @@ import { REPO } from "../support/helpers.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { noteErrorsPolicy } from "../../scripts/fake-policies/note-errors.mjs";
 import { fakeRoute, startFake } from "../support/fake.js";
+import { SAMPLE_NOTES } from "../support/note-errors.js";
 
 type Body = { model: string; messages: { role: string; content: string }[] };
 type Reply = string | { content?: string; reasoning_content?: string; http_error?: number };
@@ -296,7 +297,7 @@ describe("medbench check over the note-errors roster", () => {
     expect(r.exitCode, r.stderr).toBe(1);
     const all = `${RESULTS}/${OTHER.replace("/", "_")}/all`;
     const m = JSON.parse(p.read(`${all}/metrics.json`));
-    expect(m.all_configurations.api_errors).toBe(2 * 128);
+    expect(m.all_configurations.api_errors).toBe(2 * SAMPLE_NOTES);
     expect(m.metrics.api_errors).toBe(0);
     // Only the --configurations all run of this model: the check reads its headline.
     rmSync(p.path(dirOf(OTHER)), { recursive: true });
@@ -312,13 +313,14 @@ describe("medbench check over the note-errors roster", () => {
     await build(STRONG, true);
     const audit = (metricsOf(STRONG).metrics as unknown as { thinking_audit: Record<string, unknown> })
       .thinking_audit;
-    expect(audit).toMatchObject({ replies_with_think_block: 128, thinking_off: false });
+    expect(audit).toMatchObject({ replies_with_think_block: SAMPLE_NOTES, thinking_off: false });
     const c = await check(1);
     expect(c.status).toBe("incomplete");
     const strong = c.runs.find((r) => r.role === "strong_reference")!;
     expect(strong.status).toBe("incomplete");
     expect(strong.reason).toContain(
-      "reasoning-on: 0 replies with a reasoning field and 128 with a think tag (metrics.thinking_audit)",
+      `reasoning-on: 0 replies with a reasoning field and ${SAMPLE_NOTES} with a think tag ` +
+        "(metrics.thinking_audit)",
     );
     expect(strong.reason).toMatch(/a run whose thinking audit holds completes the check/);
     expect(strong.tags).toContain("reasoning-on");

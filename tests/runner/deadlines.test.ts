@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server, type Socket } from "node:net";
 import { Project, cleanedAfterEach, expectCleanFailure } from "../support/rig.js";
 import { startFake } from "../support/fake.js";
+import { VOICE_SAMPLE_ITEMS } from "../support/helpers.js";
 
 const { servers, projects } = cleanedAfterEach();
 
@@ -101,9 +102,9 @@ describe("a model route that stalls or fails", () => {
     expectCleanFailure(r.stderr);
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/the route stalls: \d+ of \d+ requests got no answer within their deadline/);
-    expect(r.stderr).toMatch(/stopped after \d+ of 138 requests/);
+    expect(r.stderr).toMatch(new RegExp(`stopped after \\d+ of ${VOICE_SAMPLE_ITEMS} requests`));
     // Stopped early: not every request was sent.
-    expect(fake.stats.requests).toBeLessThan(138);
+    expect(fake.stats.requests).toBeLessThan(VOICE_SAMPLE_ITEMS);
   });
 
   it("exits 1 when requests failed, and --frozen refuses before sending any", async () => {
@@ -117,7 +118,9 @@ describe("a model route that stalls or fails", () => {
     const r = await p.buildAgainstFake();
     expectCleanFailure(r.stderr);
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/the build is incomplete: stage model: \d+ of 138 requests failed/);
+    expect(r.stderr).toMatch(
+      new RegExp(`the build is incomplete: stage model: \\d+ of ${VOICE_SAMPLE_ITEMS} requests failed`),
+    );
     expect(r.stderr).toMatch(/rerun the build to retry the failed requests/);
     const summary = JSON.parse(r.stdout.trim().split("\n").pop()!) as {
       stages: { name: string; incomplete?: string }[];
@@ -133,7 +136,8 @@ describe("a model route that stalls or fails", () => {
     const frozen = await p.buildAgainstFake(["--frozen"]);
     expectCleanFailure(frozen.stderr);
     expect(frozen.exitCode, frozen.stderr).toBe(1);
-    expect(frozen.stderr).toMatch(/its last run was incomplete \(\d+ of 138 requests failed\), and --frozen/);
+    const failed = `\\(\\d+ of ${VOICE_SAMPLE_ITEMS} requests failed\\)`;
+    expect(frozen.stderr).toMatch(new RegExp(`its last run was incomplete ${failed}, and --frozen`));
     expect(fake.stats.requests).toBe(sent); // nothing sent
     expect(p.snapshot()).toBe(before);
   });

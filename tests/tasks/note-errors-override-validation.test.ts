@@ -8,6 +8,7 @@ import { Project } from "../support/rig.js";
 // @ts-expect-error: a plain ESM script, also run by hand
 import { noteErrorsPolicy } from "../../scripts/fake-policies/note-errors.mjs";
 import { fakeRoute, startFake } from "../support/fake.js";
+import { SAMPLE_PAIRS } from "../support/note-errors.js";
 
 type Body = { model: string; messages: { role: string; content: string }[] };
 type Reply = string | { content?: string; reasoning_content?: string };
@@ -64,7 +65,7 @@ describe("a per-model override validated on train notes", () => {
   it("sends 4 train pairs with the override; records thinking was off and every pair parsed", async () => {
     const m = await build();
     // 64 test pairs and 4 train pairs, two notes each; the train notes are the train file's first four pairs.
-    expect(seen.length).toBe(2 * 64 + 2 * 4);
+    expect(seen.length).toBe(2 * SAMPLE_PAIRS + 2 * 4);
     const trainNotes = p
       .read(TRAIN)
       .split("\n")
