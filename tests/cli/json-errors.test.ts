@@ -49,7 +49,7 @@ describe("--json on failure", () => {
     [["hash", "nope.yaml", "--json"], 2, "bad-spec", /no such file/, /^nope\.yaml$/],
     [["diff", SPEC, "nope.yaml", "--json"], 2, "bad-spec", /no such file/, /^nope\.yaml$/],
     [["stats", "ci", "--value", "v", "--json"], 2, "bad-usage", /stats ci needs --input/, null],
-    [["compare", "a", "b", "--json"], 2, "bad-usage", /./, null],
+    [["compare", "a", "b", "--json"], 2, "bad-usage", /^a is not a result directory/, null],
     [["export", "results/x", "--json"], 2, "bad-usage", /export takes a result directory and -o/, null],
     [["verify", "--json"], 2, "bad-usage", /verify takes one bundle/, null],
     [["report", "--json"], 2, "bad-usage", /report needs -o/, null],
