@@ -96,6 +96,16 @@ describe("reply index", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("finds a reply written after a lookup read its log (a lookup reads on from the last read)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
+    const s = memoStore(new Cache(dir));
+    for (let i = 0; i < 4; i++) {
+      s.put("requests", key(i), `reply ${i}`);
+      for (let j = 0; j <= i; j++) expect(s.get("requests", key(j))?.toString()).toBe(`reply ${j}`);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it("indexes the logs of killed writers once and finds every reply through it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "medbench-memo-"));
     await writeElsewhere(dir, 0, 300, "v", true);

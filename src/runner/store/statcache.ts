@@ -67,7 +67,10 @@ export class StatCache {
       Object.entries(this.entries).sort(([left], [right]) => (left < right ? -1 : 1)),
     );
     try {
-      writeFileAtomic(this.file, sealed(JSON.stringify({ version: VERSION, entries: sorted })), this.tmpDir);
+      // Whole or absent, but not synced: it is saved after every stage, and a copy lost to a power cut
+      // (an older one, or one its seal refuses) costs a rehash, never a wrong hash (what it names is synced).
+      const text = sealed(JSON.stringify({ version: VERSION, entries: sorted }));
+      writeFileAtomic(this.file, text, this.tmpDir, false);
       this.dirty = false;
     } catch (e) {
       // Only a shortcut: a full or read-only disk costs the next build a re-read of the files, not this
