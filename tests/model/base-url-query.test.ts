@@ -56,14 +56,7 @@ describe("the query of a base_url", () => {
     expect(fake.stats.received[0]!.url).toBe(`/v1/chat/completions?key=${KEY}`);
     const reply = JSON.parse(p.read(`${RESULTS}/replies.jsonl`).split("\n")[0]!);
     expect(reply.reasoning_content).toBe("echo /v1/chat/completions?key=[redacted]");
-    const args = [
-      "status",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-    ];
+    const args = Project.fakeStatusArgs();
     for (const x of [await p.run(args), await p.run(["export", RESULTS, "-o", "bundle.tar.gz"])])
       outputs.push(x.stdout, x.stderr);
     await execa("mkdir", ["unpacked"], { cwd: p.dir });

@@ -80,14 +80,7 @@ describe("a failed request is not an answer (14.1)", () => {
     expect(metrics(p).metrics.api_errors).toBe(replies(p).filter((r) => r.error !== null).length);
     expect(metrics(p).incomplete).toBe(true);
     // `status` says why the model stage will run again.
-    const status = await p.run([
-      "status",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-    ]);
+    const status = await p.run(Project.fakeStatusArgs());
     expect(status.stdout + status.stderr).toMatch(/incomplete/);
 
     fake.set({ faults: {} });

@@ -44,14 +44,7 @@ function usages(p: Project): Usage[] {
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** `status` of the test model over the test routes, and the model stage's estimate in its JSON. */
-const STATUS = [
-  "status",
-  "specs/voice-command.yaml",
-  "--model",
-  "fake/test-model",
-  "--registry",
-  "routes.yaml",
-];
+const STATUS = Project.fakeStatusArgs();
 const modelEstimate = (stdout: string) =>
   JSON.parse(stdout).stages.find((stage: { kind: string }) => stage.kind === "model").estimate[
     "fake/test-model"

@@ -81,6 +81,19 @@ export class Project {
     });
   }
 
+  /** The args of `status` of what `buildAgainstFake` builds (the fake's route and model), then `args`. */
+  static fakeStatusArgs(args: string[] = []): string[] {
+    return [
+      "status",
+      "specs/voice-command.yaml",
+      "--model",
+      "fake/test-model",
+      "--registry",
+      "routes.yaml",
+      ...args,
+    ];
+  }
+
   /** The args of `buildAgainstFake`. */
   static fakeBuildArgs(args: string[] = []): string[] {
     return [
