@@ -282,7 +282,8 @@ export class RequestClaims {
         `did not take ${UNSTORED_IN_A_ROW} replies of this machine in a row (throttled or refused)`,
       );
     const claim = this.held.get(name);
-    if (!claim || !this.held.delete(name)) return;
+    if (!claim) return;
+    this.held.delete(name);
     this.track(this.removeOwn([[name, claim.etag]]));
   }
 
