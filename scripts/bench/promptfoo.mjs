@@ -92,7 +92,16 @@ const peerSent = async (before, n, what, pair) => {
   return false;
 };
 
-const r = { first: [], rerun: [], firstRss: [], rerunRss: [], pfFirstS: [], mbFirstS: [] };
+const r = {
+  first: [],
+  rerun: [],
+  firstRss: [],
+  rerunRss: [],
+  pfFirstS: [],
+  mbFirstS: [],
+  pfFirstMB: [],
+  mbFirstMB: [],
+};
 const loads = [];
 for (let i = 0; i < pairs; i++) {
   const sides = {
@@ -128,6 +137,8 @@ for (let i = 0; i < pairs; i++) {
     r.firstRss.push(got.medbench.first.rssKB / first.rssKB);
     r.mbFirstS.push(got.medbench.first.ms / 1000);
     r.pfFirstS.push(first.ms / 1000);
+    r.mbFirstMB.push(got.medbench.first.rssKB / 1024);
+    r.pfFirstMB.push(first.rssKB / 1024);
   }
   if (rerun) {
     r.rerun.push(got.medbench.rerun.ms / rerun.ms);
@@ -153,6 +164,7 @@ console.log(`  rerun, peak RSS                   ${figure(r.rerunRss)}`);
 if (r.mbFirstS.length)
   console.log(
     `  first run seconds (medians): medbench ${median(r.mbFirstS).toFixed(2)}, ` +
-      `promptfoo ${median(r.pfFirstS).toFixed(2)}`,
+      `promptfoo ${median(r.pfFirstS).toFixed(2)}; peak RSS (MB, medians): medbench ` +
+      `${median(r.mbFirstMB).toFixed(0)}, promptfoo ${median(r.pfFirstMB).toFixed(0)}`,
   );
 await fs.remove(work);
