@@ -20,7 +20,7 @@ let n = 0;
 const temp = () => join(dir, `f${n++}`);
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
-// Multi-byte text and lines long enough that some cross the 1 MiB chunks on either side.
+// Multi-byte text and lines long enough that some cross the reader's and writer's chunks on either side.
 const reply = (i: number): ReplyRecord => ({
   id: `r${i}`,
   request_sha256: null,

@@ -25,10 +25,9 @@ import { CorruptObjectError } from "./corrupt.js";
 
 export { CorruptObjectError };
 
-const COPY_CHUNK = 1 << 20;
-// One buffer for every copy (they run synchronously): a buffer each left a build's copied results holding
-// 1 MB of memory apiece until a collection, 4 MB at the end of a voice-command build, its peak.
-let copyChunk: Buffer | undefined;
+// Small: a buffer of 1 MB per object copied left a voice-command build's results holding 4 MB until a
+// collection, as the build ended (src/contract/records.ts says what a freed megabyte also costs).
+const COPY_CHUNK = 1 << 16;
 
 export type { StageManifest } from "./outcome.js";
 import { wholeManifest, type StageManifest } from "./outcome.js";
@@ -132,7 +131,7 @@ export class Cache {
       const hasher = this.verified.get(hash) === signature ? null : createHash("sha256");
       const out = openSync(dest, "w");
       try {
-        const chunk = (copyChunk ??= Buffer.allocUnsafe(COPY_CHUNK));
+        const chunk = Buffer.allocUnsafe(COPY_CHUNK);
         for (let bytesRead; (bytesRead = readSync(src, chunk, 0, COPY_CHUNK, null)) > 0; ) {
           hasher?.update(chunk.subarray(0, bytesRead));
           writeFileSync(out, chunk.subarray(0, bytesRead)); // at the file's position, all of it
