@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createRequire } from "node:module";
+import { createHash } from "node:crypto";
 import Ajv from "ajv";
 import standaloneCode from "ajv/dist/standalone/index.js";
 
@@ -34,4 +35,16 @@ for (const [schemaFile, outFile] of [
   const out = resolve(root, "dist/tasks/voice-command/robot-command-check.cjs");
   const exported = `module.exports = { json: ${JSON.stringify(JSON.stringify(schema))}, validate: module.exports };`;
   writeFileSync(out, `${code}\n${exported}\n`);
+}
+
+// The built-in route registry, parsed and checked now (a mistake in it fails the build), with its bytes'
+// sha256: a build reads its routes from dist/registry-parsed.json while the YAML is the same, instead of
+// parsing it each time (src/model/registry.ts).
+{
+  const registry = createRequire(import.meta.url)(resolve(root, "dist/src/model/registry.js"));
+  const file = resolve(root, "registry/providers.yaml");
+  const bytes = readFileSync(file);
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const routes = registry.checkedRoutes(bytes, file);
+  writeFileSync(resolve(root, registry.PARSED_REGISTRY), `${JSON.stringify({ sha256, routes })}\n`);
 }
