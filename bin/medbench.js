@@ -13,7 +13,8 @@ if (
   existsSync(`${root}/node_modules/typescript`)
 ) {
   process.stderr.write("medbench: compiling this checkout on first use (npm run build)\n");
-  // Imported here only: child_process brings net and streams, about 0.07 of Node's start-up to every command.
+  // Imported here only: child_process brings net and streams, about 0.07 of Node's start-up to every
+  // command.
   const { spawnSync } = await import("node:child_process");
   const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
   if (build.status !== 0) {
@@ -25,9 +26,11 @@ let main;
 try {
   ({ main } = await import(entry.href));
 } catch (e) {
-  // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc alone
-  // (without dist/package.json, Node takes the CommonJS files for ES modules): say so, not a stack trace.
-  const missing = e?.code === "ERR_MODULE_NOT_FOUND" && String(e.message).includes(decodeURI(entry.pathname));
+  // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc
+  // alone (without dist/package.json, Node takes the CommonJS files for ES modules): say so, not a stack
+  // trace.
+  const missing =
+    e?.code === "ERR_MODULE_NOT_FOUND" && String(e.message).includes(decodeURI(entry.pathname));
   const unmarked = e instanceof ReferenceError && /\b(exports|require) is not defined/.test(e.message);
   if (!missing && !unmarked) throw e;
   // The fix src/util/paths.ts compileFix() gives, which cannot be loaded here.

@@ -1,16 +1,17 @@
 // A fake of Anthropic's Message Batches on 127.0.0.1, for tests: POST /v1/messages/batches, GET
 // /v1/messages/batches/{id}, POST /v1/messages/batches/{id}/cancel, and the results at the batch's
 // results_url (docs.anthropic.com/en/api/creating-message-batches, retrieving-message-batches,
-// retrieving-message-batch-results, canceling-message-batches). A batch goes in_progress -> ended, a step per
-// GET; on a cancel, canceling -> ended. Each request's result, by `outcome(i, params)`, is one of the result
-// types the results document: succeeded (a Message: docs.anthropic.com/en/api/messages, "Response"),
+// retrieving-message-batch-results, canceling-message-batches). A batch goes in_progress -> ended, a step
+// per GET; on a cancel, canceling -> ended. Each request's result, by `outcome(i, params)`, is one of the
+// result types the results document: succeeded (a Message: docs.anthropic.com/en/api/messages, "Response"),
 // errored (an error object, e.g. invalid_request_error), canceled (the batch was cancelled first) or expired
 // (the batch's 24 hours ran out first). A batch object's shape: "Message Batch" in the same reference
-// (id, type message_batch, processing_status, request_counts, ended_at, results_url, …). The key must come in
-// x-api-key with an anthropic-version header, as the API requires. GET /v1/messages/batches?limit&after_id
-// lists them newest first (docs.anthropic.com/en/api/listing-message-batches: {data, has_more, first_id,
-// last_id}). `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller
-// dies while the provider answers; `whenSubmitted()` resolves at the next create taken.
+// (id, type message_batch, processing_status, request_counts, ended_at, results_url, …). The key must come
+// in x-api-key with an anthropic-version header, as the API requires. GET
+// /v1/messages/batches?limit&after_id lists them newest first
+// (docs.anthropic.com/en/api/listing-message-batches: {data, has_more, first_id, last_id}). `holdCreate`: a
+// create is taken (the batch made, counted) and never answered, as when the caller dies while the provider
+// answers; `whenSubmitted()` resolves at the next create taken.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { POLICIES } from "./fake-openai.mjs";
@@ -18,8 +19,10 @@ import { asChat, reply } from "./fake-anthropic.mjs";
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
-/** The message a request is answered with: with `policy`, the one scripts/fake-anthropic.mjs answers the same
- *  body with online (so a batch build's results can be compared with an online build's); else a fixed one. */
+/** The message a request is answered with: with `policy`, the one scripts/fake-anthropic.mjs answers the
+ *  same
+ *  body with online (so a batch build's results can be compared with an online build's); else a fixed
+ *  one. */
 function message(params, i, opts) {
   if (opts.policy)
     return reply(params, POLICIES[opts.policy](asChat(params), opts), sha(JSON.stringify(params)), opts);
@@ -136,7 +139,10 @@ export function startFakeAnthropicBatches(options = {}) {
       if ((m = /^\/v1\/messages\/batches\/([^/]+)\/results$/.exec(url.pathname)) && req.method === "GET") {
         const batch = batches.get(m[1]);
         if (!batch?.results)
-          return json(res, 404, { type: "error", error: { type: "not_found_error", message: "no results" } });
+          return json(res, 404, {
+            type: "error",
+            error: { type: "not_found_error", message: "no results" },
+          });
         const text = batch.results.map((row) => JSON.stringify(row)).join("\n") + "\n";
         return res.writeHead(200, { "content-type": "application/x-jsonl" }).end(text);
       }

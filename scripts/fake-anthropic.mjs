@@ -15,9 +15,9 @@
 // (scripts/fake-openai.mjs), given the request as the chat messages it stands for, so that the same answers
 // reach medbench through either protocol: as a tool_use block's input when the reply schema's tool is
 // forced, else as a text block; a model thinks (a thinking block, its tokens counted) when asked, or always
-// with --thinking. --replay NAME=PERIOD serves scripts/provider-replies/anthropic/NAME.json (a reply or error
-// shape, each with its public source) to the requests whose messages hash falls in that period, on their
-// first --fault-attempts attempts. GET /stats gives the request counts.
+// with --thinking. --replay NAME=PERIOD serves scripts/provider-replies/anthropic/NAME.json (a reply or
+// error shape, each with its public source) to the requests whose messages hash falls in that period, on
+// their first --fault-attempts attempts. GET /stats gives the request counts.
 import { createServer } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -52,7 +52,8 @@ const apiError = (status, type, message) => ({
 });
 const invalid = (message) => apiError(400, "invalid_request_error", message);
 
-/** The headers' checks: an anthropic-version (docs/en/api/versioning) and a key (docs/en/api/errors, 401). */
+/** The headers' checks: an anthropic-version (docs/en/api/versioning) and a key (docs/en/api/errors,
+ *  401). */
 function headerProblem(opts, req) {
   if (!req.headers["anthropic-version"]) return invalid("anthropic-version: header is required");
   const key = req.headers["x-api-key"];
@@ -102,7 +103,8 @@ function refusal(body) {
 }
 
 /** The request as the chat messages it stands for, so that the OpenAI fake's policies answer it: each
- *  message's fields in the order an OpenAI body arrives in (medbench sends sorted keys), as the policies hash
+ *  message's fields in the order an OpenAI body arrives in (medbench sends sorted keys), as the policies
+ *  hash
  *  them. */
 export function asChat(body) {
   const text = (content) =>
@@ -134,7 +136,8 @@ function answerBlock(body, content, key) {
 export function reply(body, out, key, opts) {
   const content = typeof out === "object" ? out.content : out;
   const thinks = body.thinking?.type === "enabled" || opts.thinking;
-  const thought = (typeof out === "object" && out.reasoning_content) || "I read the request and work it out.";
+  const thought =
+    (typeof out === "object" && out.reasoning_content) || "I read the request and work it out.";
   const blocks = [
     ...(thinks ? [{ type: "thinking", thinking: thought, signature: `sig_${key.slice(0, 16)}` }] : []),
     answerBlock(body, content, key),

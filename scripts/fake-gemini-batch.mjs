@@ -5,20 +5,20 @@
 // [{request, metadata}]}}}}, an Operation answered; BatchStats requestCount, successfulRequestCount,
 // failedRequestCount, pendingRequestCount) and googleapis/js-genai at commit
 // 6e9b35c45e21f0d37179a24d29dca01ebed698e6 (src/converters/_batches_converters.ts: the operation's name
-// batches/ID, its metadata.displayName, state, createTime, model and output.inlinedResponses.inlinedResponses
-// [{response | error, metadata}], the list's operations and nextPageToken; src/_transformers.ts tJobState:
-// the REST states BATCH_STATE_PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, EXPIRED). A failed or cancelled
-// batch's operation carries `error`, a google.rpc.Status (js-genai src/types.ts BatchJob.error: "Only
-// populated when the job's state is JOB_STATE_FAILED or JOB_STATE_CANCELLED"). A batch steps once per GET,
-// its lifecycle chosen by `batchLifecycle`:
+// batches/ID, its metadata.displayName, state, createTime, model and
+// output.inlinedResponses.inlinedResponses [{response | error, metadata}], the list's operations and
+// nextPageToken; src/_transformers.ts tJobState: the REST states BATCH_STATE_PENDING, RUNNING, SUCCEEDED,
+// FAILED, CANCELLED, EXPIRED). A failed or cancelled batch's operation carries `error`, a google.rpc.Status
+// (js-genai src/types.ts BatchJob.error: "Only populated when the job's state is JOB_STATE_FAILED or
+// JOB_STATE_CANCELLED"). A batch steps once per GET, its lifecycle chosen by `batchLifecycle`:
 //   succeeded: PENDING -> RUNNING -> SUCCEEDED, every request answered as generateContent answers it online;
 //   failed: PENDING -> FAILED, no output;
 //   expired: RUNNING -> EXPIRED ("running or pending for more than 48 hours", the guide's job states), no
 //     output;
 //   cancelled: RUNNING until a cancel, then CANCELLED, no output;
 //   line-errors: SUCCEEDED, every `batchErrorPeriod`th request answered with an error (a google.rpc.Status).
-// `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller dies while
-// the provider answers; `whenSubmitted()` resolves at the next create taken.
+// `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller dies
+// while the provider answers; `whenSubmitted()` resolves at the next create taken.
 import { createHash } from "node:crypto";
 
 const STEPS = {

@@ -6,14 +6,15 @@
 // googleapis/js-genai at commit 6e9b35c45e21f0d37179a24d29dca01ebed698e6, test/system/recordings/): the key
 // in x-goog-api-key, the body's fields checked as the API checks them (an unknown field, a role other than
 // user or model, a responseSchema without the JSON type, a thinking budget the model does not take: each a
-// 400 INVALID_ARGUMENT), and a reply of candidates, usageMetadata and modelVersion. The reply text comes from
-// the same policies as the OpenAI fake (scripts/fake-openai.mjs), given the request as the chat messages it
-// stands for, so that the same answers reach medbench through either protocol. A model that thinks reports
-// thoughtsTokenCount, and sends its thought summary as a part marked `thought` when includeThoughts is asked.
-// --replay NAME=PERIOD serves scripts/provider-replies/gemini/NAME.json (a real reply or error shape, each
-// with its source) to the requests whose contents hash falls in that period, on their first --fault-attempts
-// attempts. GET /stats gives the request counts. Its Batch API (batchGenerateContent and the batches'
-// operations) is scripts/fake-gemini-batch.mjs's, answering each request as this does.
+// 400 INVALID_ARGUMENT), and a reply of candidates, usageMetadata and modelVersion. The reply text comes
+// from the same policies as the OpenAI fake (scripts/fake-openai.mjs), given the request as the chat
+// messages it stands for, so that the same answers reach medbench through either protocol. A model that
+// thinks reports thoughtsTokenCount, and sends its thought summary as a part marked `thought` when
+// includeThoughts is asked. --replay NAME=PERIOD serves scripts/provider-replies/gemini/NAME.json (a real
+// reply or error shape, each with its source) to the requests whose contents hash falls in that period, on
+// their first --fault-attempts attempts. GET /stats gives the request counts. Its Batch API
+// (batchGenerateContent and the batches' operations) is scripts/fake-gemini-batch.mjs's, answering each
+// request as this does.
 import { createServer } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -282,7 +283,10 @@ export function startFakeGemini(options = {}) {
     send(res, served.status, served.body);
   }
 
-  return listening(server, opts, stats).then((handle) => ({ ...handle, whenSubmitted: batch.whenSubmitted }));
+  return listening(server, opts, stats).then((handle) => ({
+    ...handle,
+    whenSubmitted: batch.whenSubmitted,
+  }));
 }
 
 const USAGE = `usage: node scripts/fake-gemini.mjs [--port 8001] [--policy voice-command] [--api-key KEY]

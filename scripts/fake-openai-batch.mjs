@@ -15,9 +15,9 @@
 //     `status_code` and `body`, or `error` with `code` and `message`).
 // GET /v1/batches?limit&after lists the batches newest first, each with the `metadata` it was made with
 // (platform.openai.com/docs/api-reference/batch/list: {object: list, data, first_id, last_id, has_more}).
-// `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller dies while
-// the provider answers; "unmade": nor is the batch made, as when the caller dies before the provider took the
-// create. `whenSubmitted()` resolves at the next create taken.
+// `holdCreate`: a create is taken (the batch made, counted) and never answered, as when the caller dies
+// while the provider answers; "unmade": nor is the batch made, as when the caller dies before the provider
+// took the create. `whenSubmitted()` resolves at the next create taken.
 // Replies are the chat completions scripts/fake-openai.mjs answers online (its policies and usage), so a
 // batch build's results can be compared with an online build's.
 import { createServer } from "node:http";
@@ -91,7 +91,9 @@ export function startFakeBatches(options = {}) {
             : "This request was not executed because the batch was cancelled.";
         errors.push({ id, custom_id: line.custom_id, response: null, error: { code, message } });
       } else if (lineErrors && (i + 1) % opts.errorPeriod === 0) {
-        const body = { error: { message: "Invalid value for 'temperature'", type: "invalid_request_error" } };
+        const body = {
+          error: { message: "Invalid value for 'temperature'", type: "invalid_request_error" },
+        };
         errors.push({ id, custom_id: line.custom_id, response: { status_code: 400, body }, error: null });
       } else {
         const body = completionFor(opts, line.body);
@@ -119,7 +121,10 @@ export function startFakeBatches(options = {}) {
     if (batch.status === "completed") finish(batch, batch.lines.length, batch.lifecycle === "line-errors");
     if (batch.status === "expired") finish(batch, Math.floor(batch.lines.length / 2), false);
     if (batch.status === "failed")
-      batch.errors = { object: "list", data: [{ code: "invalid_json_line", message: "line 1 is not JSON" }] };
+      batch.errors = {
+        object: "list",
+        data: [{ code: "invalid_json_line", message: "line 1 is not JSON" }],
+      };
   }
 
   const view = (batch) => ({

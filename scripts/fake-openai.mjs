@@ -16,12 +16,12 @@
 // --dead-after N: after N replies the server accepts every request and never answers. set(options) changes
 // them at run time (from a test, `gate`: a promise every reply waits for). `stats` counts connections too (a
 // keep-alive client opens few). GET /stats gives request counts per body; GET /v1/models lists the models it
-// answers for. --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply shape)
-// to the requests whose body hash falls in that period, on their first --fault-attempts attempts, like a
-// fault. --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in that period
-// (all by default) with the entry NAME (a provider's own refusal); from a test, refuseSchemaPeriod.
-// --rate-limit RPM[:BURST] puts a token bucket before all of it (scripts/fake-rate-limit.mjs): OpenAI's
-// rate-limit headers on every reply, 429 when it is empty.
+// answers for. --replay NAME=PERIOD serves scripts/provider-replies/NAME.json (a real provider's reply
+// shape) to the requests whose body hash falls in that period, on their first --fault-attempts attempts,
+// like a fault. --refuse-schema NAME[=PERIOD] answers the json_schema requests whose body hash falls in
+// that period (all by default) with the entry NAME (a provider's own refusal); from a test,
+// refuseSchemaPeriod. --rate-limit RPM[:BURST] puts a token bucket before all of it
+// (scripts/fake-rate-limit.mjs): OpenAI's rate-limit headers on every reply, 429 when it is empty.
 import { createServer } from "node:http";
 import { createWriteStream } from "node:fs";
 import { createHash } from "node:crypto";
@@ -438,7 +438,8 @@ export function startFakeOpenAI(options = {}) {
       const message = { role: "assistant", content };
       if (opts.reasoning === "think") message.content = `<think>생각 중…</think>${content}`;
       if (opts.reasoning === "field") message.reasoning_content = "생각 중…";
-      if (typeof out === "object" && out.reasoning_content) message.reasoning_content = out.reasoning_content;
+      if (typeof out === "object" && out.reasoning_content)
+        message.reasoning_content = out.reasoning_content;
       // Tests: a gateway that echoes a request header back (its value must be redacted by the client).
       if (opts.echoHeader) message.reasoning_content = `echo ${req.headers[opts.echoHeader] ?? "(none)"}`;
       // Tests: a gateway that echoes the URL it was sent to (a key in its query must be redacted).
@@ -483,10 +484,12 @@ export function startFakeOpenAI(options = {}) {
 }
 
 /**
- * A reply's usage. "counted": OpenAI's usage object with its details, as the chat completion object documents
+ * A reply's usage. "counted": OpenAI's usage object with its details, as the chat completion object
+ * documents
  * it (platform.openai.com/docs/api-reference/chat/object: prompt_tokens includes
  * prompt_tokens_details.cached_tokens, completion_tokens includes
- * completion_tokens_details.reasoning_tokens), with counts that differ by request: the messages' characters /
+ * completion_tokens_details.reasoning_tokens), with counts that differ by request: the messages'
+ * characters /
  * 4, the reply's characters plus 7 reasoning tokens, and 64 cached when the prompt has 128 or more.
  */
 export function usageOf(opts, body, content) {

@@ -15,7 +15,8 @@ export function goDuration(ms) {
 /** `RPM` or `RPM:BURST` (the command line's form) as { requestsPerMinute, burst }. */
 export function parseRateLimit(text) {
   const [rpm, burst] = String(text).split(":").map(Number);
-  if (!(rpm > 0) || (burst !== undefined && !(burst >= 1))) throw new Error("--rate-limit takes RPM[:BURST]");
+  if (!(rpm > 0) || (burst !== undefined && !(burst >= 1)))
+    throw new Error("--rate-limit takes RPM[:BURST]");
   return { requestsPerMinute: rpm, ...(burst !== undefined ? { burst } : {}) };
 }
 

@@ -98,7 +98,8 @@ function labValue(rng, lab, level) {
       return `FPG ${high ? rng.int(185, 240) : rng.int(96, 124)} mg/dL`;
     case "bp":
       return (
-        `BP ${high ? rng.int(156, 172) : rng.int(116, 128)}/` + `${high ? rng.int(96, 104) : rng.int(72, 80)}`
+        `BP ${high ? rng.int(156, 172) : rng.int(116, 128)}/` +
+        `${high ? rng.int(96, 104) : rng.int(72, 80)}`
       );
     case "ldl":
       return `LDL ${high ? rng.int(168, 205) : rng.int(62, 88)} mg/dL`;
@@ -157,7 +158,9 @@ function makePair(rng, ruleId, split, index) {
   const at = template.indexOf(PH);
   const error_note = template.replace(PH, err);
   const clean_note = template.replace(PH, twin);
-  const pair_id = createHash("sha256").update(`medbench-sample\0${split}\0${ruleId}\0${index}`).digest("hex");
+  const pair_id = createHash("sha256")
+    .update(`medbench-sample\0${split}\0${ruleId}\0${index}`)
+    .digest("hex");
   return {
     pair_id: pair_id.slice(0, 16),
     category: rule.category,

@@ -195,7 +195,8 @@ function seeded(seed) {
 }
 
 /** A store under load, for tests: `throttle N` answers one request in N, drawn from a seeded sequence, 503
- *  SlowDown (as S3 asks a client to slow down; N = 0 stops it); `delay MS` answers every request MS later. */
+ *  SlowDown (as S3 asks a client to slow down; N = 0 stops it); `delay MS` answers every request MS
+ *  later. */
 function pacing(server) {
   const pace = { every: 0, draw: seeded(1), delayMs: 0, throttled: 0 };
   server.middleware.unshift(async (ctx, next) => {

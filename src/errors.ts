@@ -43,7 +43,8 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   return lines.join("\n");
 }
 
-/** `build --batch` without `--wait` that submitted provider batches: not a failure, not done either (exit 3):
+/** `build --batch` without `--wait` that submitted provider batches: not a failure, not done either (exit
+ *  3):
  *  a later build collects the batches (docs/model-requests.md, "Batches"). The one exit code of its kind. */
 export const BATCHES_PENDING_EXIT = 3;
 

@@ -270,6 +270,17 @@ function readInputs(ctx: StageContext): {
   return { scored, tables, audit, info };
 }
 
+/** The run's counts. With several configurations they are the headline's (as its metrics are); each
+ *  configuration's are beside its metrics, and the pooled ones in all_configurations. */
+function ownCounts(
+  audit: Record<string, Json>,
+  byConf: Record<string, RunCounts> | undefined,
+  headline: string | undefined,
+): RunCounts {
+  if (byConf && headline !== undefined && byConf[headline]) return byConf[headline];
+  return { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
+}
+
 /** The stage's outputs: every interval of the scored metrics, and the result around them. */
 function resultOf(ctx: StageContext, procedures: Procedures): Record<string, StageOutput> {
   const params = ctx.params as unknown as Params;
@@ -277,14 +288,12 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
   const { metrics, paired } = intervalsOf(scored, ctx.task.statistics, params, procedures);
   // More than one request configuration: each one's metrics, and each metric's mean and SD over them.
   const perConfiguration = configurationIntervals(ctx, scored, params, procedures);
-  // With several configurations, the run's counts are the headline's (as its metrics are); each
-  // configuration's are beside its metrics, and the pooled ones in all_configurations.
   const byConf = audit.by_configuration as Record<string, RunCounts> | undefined;
-  const headline = scored.headline ?? info?.configurations?.[0];
-  const own: RunCounts =
-    perConfiguration && byConf && headline !== undefined && byConf[headline]
-      ? byConf[headline]
-      : { api_errors: num(audit.api_errors), truncated: num(audit.truncated), n: num(audit.n) };
+  const own = ownCounts(
+    audit,
+    perConfiguration ? byConf : undefined,
+    scored.headline ?? info?.configurations?.[0],
+  );
   const runFields = runFieldsOf(ctx, audit, own);
   // One name, one value: a task metric may not share a name with the run's own fields.
   const clash = Object.keys(metrics).filter((metricName) => metricName in runFields);
@@ -305,7 +314,9 @@ function resultOf(ctx: StageContext, procedures: Procedures): Record<string, Sta
     // How the requests sent differ from the spec's (src/model/deviations.ts), when they do.
     ...(Array.isArray(audit.deviations) ? { deviations: audit.deviations } : {}),
     partial: info?.partial ?? false,
-    selection: info ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total } : null,
+    selection: info
+      ? { subset: info.subset, limit: info.limit, items: info.selected, of: info.total }
+      : null,
     incomplete: audit.incomplete === true,
     ...(ctx.inputs.validation_model ? { validation: validationOf(ctx) } : {}),
     // A model fine-tuned on the task's own data is tagged and kept off the headline (check, report).

@@ -17,7 +17,11 @@ export const fit: StageKind = {
   inputs: { release: { release: true, description: "the release the baseline learns from" } },
   outputs: { fit: "fit" },
   params: {
-    model: { type: "string", pattern: "^[^/\\s]+/\\S+$", description: "ROUTE/MODEL (only medbench/ learns)" },
+    model: {
+      type: "string",
+      pattern: "^[^/\\s]+/\\S+$",
+      description: "ROUTE/MODEL (only medbench/ learns)",
+    },
     seed: { type: "integer", minimum: 0, description: "the baseline's seed" },
     baseline: { type: "object", description: "the baseline's parameters (as the model stage's)" },
   },

@@ -25,7 +25,8 @@ interface Params {
   [field: string]: Json | undefined;
 }
 
-/** The judges a stage names (one or a list), leaving out what is not a name (its parameter check says so). */
+/** The judges a stage names (one or a list), leaving out what is not a name (its parameter check says
+ *  so). */
 function judgeList(params: Json): string[] {
   const declared = (params as Params).judges as Json;
   const list = typeof declared === "string" ? [declared] : Array.isArray(declared) ? declared : [];

@@ -82,7 +82,9 @@ export function warnRefused(
   refused: RefusedCounts,
 ) {
   const first = replies.find((reply) => reply?.request_refused)!.request_refused!;
-  const kinds = Object.entries(refused.by_kind).map(([kind, count]) => `${kind.replace(/_/g, " ")} ${count}`);
+  const kinds = Object.entries(refused.by_kind).map(
+    ([kind, count]) => `${kind.replace(/_/g, " ")} ${count}`,
+  );
   ctx.emit({
     type: "warning",
     stage: ctx.stage,
@@ -127,7 +129,10 @@ export function noteOtherShards(ctx: StageContext, model: string, total: number,
 }
 
 /** API errors, truncated replies and requests of each request configuration (replies in request order). */
-export function countsByConfiguration(requests: TaskRequest[], replies: ReplyRecord[]): Record<string, Json> {
+export function countsByConfiguration(
+  requests: TaskRequest[],
+  replies: ReplyRecord[],
+): Record<string, Json> {
   const out: Record<string, { api_errors: number; truncated: number; n: number }> = {};
   requests.forEach((req, i) => {
     const counts = (out[req.configuration ?? ""] ??= { api_errors: 0, truncated: 0, n: 0 });

@@ -1,9 +1,9 @@
 // build --batch: a model stage's requests without a reply sent as provider batches (the route's protocol's
 // batch API, src/model/batch-api.ts: OpenAI's Batch API, Anthropic's Message Batches, Gemini's Batch API)
 // instead of one by one. The batches made for a set of requests are recorded in
-// the reply memo (namespace `batches`, under the set's key; the shared remote holds it too), so a later build
-// on any machine collects them instead of submitting again. Each reply is stored exactly as an online reply
-// is (same memo entry, same key): the results are those of an online build with the same replies.
+// the reply memo (namespace `batches`, under the set's key; the shared remote holds it too), so a later
+// build on any machine collects them instead of submitting again. Each reply is stored exactly as an online
+// reply is (same memo entry, same key): the results are those of an online build with the same replies.
 import type { StageContext } from "../src/contract/stage.js";
 import type { Route } from "../src/model/registry.js";
 import { sha256Hex } from "../src/hash/sha256.js";
@@ -216,7 +216,8 @@ export function noBatchApi(route: Route): StageError {
   );
 }
 
-/** Requests split into batches within a provider's limits: at most `requests` entries, `bytes` bytes each. */
+/** Requests split into batches within a provider's limits: at most `requests` entries, `bytes` bytes
+ *  each. */
 export function splitBatches<T extends { line: Buffer }>(
   items: readonly T[],
   limits: { requests: number; bytes: number },

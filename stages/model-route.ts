@@ -286,7 +286,8 @@ class RouteRun {
       if (step === "done") break;
       level++;
     }
-    if (level > first && ++this.formats.needed >= 2) this.formats.start = Math.max(this.formats.start, level);
+    if (level > first && ++this.formats.needed >= 2)
+      this.formats.start = Math.max(this.formats.start, level);
     if (owned) this.sent.add(prepared.body, req.configuration, formats[level]!);
     this.done++;
     this.report();

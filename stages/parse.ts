@@ -1,4 +1,5 @@
-// parse: the task's parser on each whole reply; an unparseable reply is a wrong answer, never a failed build.
+// parse: the task's parser on each whole reply; an unparseable reply is a wrong answer, never a failed
+// build.
 import type { StageKind } from "../src/contract/stage.js";
 import { RecordsWriter, type ParsedRecord, type ReplyRecord } from "../src/contract/records.js";
 import type { ParseInput } from "../src/contract/task.js";

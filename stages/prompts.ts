@@ -142,7 +142,8 @@ export function chosenConfigurations(
   return names.filter((name) => wanted.includes(name)).map((name) => [name, declared[name]!]);
 }
 
-/** Each request of a configuration carries its name (in its id, so ids stay unique) and generation fields. */
+/** Each request of a configuration carries its name (in its id, so ids stay unique) and generation
+ *  fields. */
 function withConfiguration(
   name: string,
   configuration: RequestConfiguration,

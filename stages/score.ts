@@ -89,7 +89,9 @@ function rescoreOutputs(
 ): Outputs | null {
   if (!task.rescore) return null;
   const byId =
-    replies === undefined ? null : new Map(readRecords("replies", replies).map((reply) => [reply.id, reply]));
+    replies === undefined
+      ? null
+      : new Map(readRecords("replies", replies).map((reply) => [reply.id, reply]));
   const groups = byConfiguration(readRecords("items", items), (item) => item.meta.configuration);
   const outs = new Map(
     [...groups].map(([name, its]) => [
@@ -129,7 +131,9 @@ export const score: StageKind = {
       replies = new Map();
       for (const record of await inputRecords(ctx, "replies", "replies")) replies.set(record.id, record);
     }
-    const judged = ctx.inputs.judged ? judgedReplies(await inputRecords(ctx, "judged", "judged")) : undefined;
+    const judged = ctx.inputs.judged
+      ? judgedReplies(await inputRecords(ctx, "judged", "judged"))
+      : undefined;
     const scoreOf = (group: TaskRequest[]) =>
       ctx.task.score({
         requests: group,

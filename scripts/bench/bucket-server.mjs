@@ -5,7 +5,8 @@
 //                 and x-ratelimit-*-requests that claim the minute's limit (limit 600, reset ~100 ms), as
 //                 a gateway counting per second but reporting per minute does
 //   tokens        a tokens-per-minute limit with OpenAI's token headers only (x-ratelimit-*-tokens), the
-//                 tokens counted the server's way (the messages' characters / 4 + max_tokens), not medbench's
+//                 tokens counted the server's way (the messages' characters / 4 + max_tokens), not
+// medbench's
 //   openai        OpenAI's requests headers, consistent with the bucket (limit, remaining, reset to full)
 //   headerless    a bare 429 with no header at all
 //   http-date     Retry-After as an HTTP date only (RFC 9110 §10.2.3)
@@ -110,7 +111,10 @@ export async function bucketServer({ variant, upstream, perMinute, burst }) {
       if (!ok) {
         stats.limited++;
         limitedAt.push(now - stats.first);
-        const error = { message: "Rate limit reached. Please try again later.", code: "rate_limit_exceeded" };
+        const error = {
+          message: "Rate limit reached. Please try again later.",
+          code: "rate_limit_exceeded",
+        };
         res.writeHead(429, { ...headers, "content-type": "application/json" });
         return res.end(JSON.stringify({ error }));
       }

@@ -2,8 +2,8 @@
 // What a model build costs beyond the physical limit, at each size N (a synthetic voice-command release of N
 // items, every request body distinct: ./release.mjs), against the fake server (scripts/fake-openai.mjs, zero
 // latency) running as its own process and keeping no body. Every ratio is formed within one pair of runs
-// taken back to back, the pairs interleaved (the order inside a pair alternates), and printed as min / median
-// / max over the pairs with the load average, since a shared machine's noise is large:
+// taken back to back, the pairs interleaved (the order inside a pair alternates), and printed as min /
+// median / max over the pairs with the load average, since a shared machine's noise is large:
 //   overhead ratio   first run (empty cache) / (full rebuild from the cached replies + bare loop)
 //   sending          the first run's model stage from its first request to its last reply (the last
 //                    progress event's ms) / bare loop: both sides' sending alone
@@ -17,9 +17,9 @@
 // which makes the ratios stricter). Builds are whole processes, start-up included, as a user waits for them.
 // A full rebuild: every stage record and object and the results removed, the reply memo kept; it must send
 // nothing and give the first run's metrics byte for byte (checked).
-// Goals (docs/performance.md): overhead <= 1.15 at 2,000, 20,000 and 100,000 items; sending <= 1.2 at 20,000;
-// per-item first-run time at 100,000 within 10 % of 2,000's; peak <= 25 KB/item at 2,000, <= 8 at 100,000;
-// verify no slower than a rebuild at 20,000.
+// Goals (docs/performance.md): overhead <= 1.15 at 2,000, 20,000 and 100,000 items; sending <= 1.2 at
+// 20,000; per-item first-run time at 100,000 within 10 % of 2,000's; peak <= 25 KB/item at 2,000, <= 8 at
+// 100,000; verify no slower than a rebuild at 20,000.
 //   node scripts/bench/model.mjs [--items 2000,20000] [--pairs 3] [--concurrency 64] [--verify 20000]
 //        [--medbench DIR]
 import { fs, path, os, argv } from "zx";
@@ -52,7 +52,8 @@ const events = (out) =>
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l));
 const stageMs = (out, stage) => events(out).find((e) => e.type === "stage-done" && e.stage === stage)?.ms;
-const sendingMs = (out, stage) => events(out).findLast((e) => e.type === "progress" && e.stage === stage)?.ms;
+const sendingMs = (out, stage) =>
+  events(out).findLast((e) => e.type === "progress" && e.stage === stage)?.ms;
 // A build of the real release (--data-dir) of a spec that bundles a sample writes to <results.dir>.release/.
 const resultDir = async (dir) => {
   const base = path.join(dir, "results/kor-surgical-robot-voice-command/fake_bench");

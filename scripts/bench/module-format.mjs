@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Why dist/ is CommonJS: whole processes that load a chain of N small modules, as ES modules and as CommonJS,
-// against `node -e 0`, interleaved in one run (ratios, and the cost per module beyond node -e 0).
+// Why dist/ is CommonJS: whole processes that load a chain of N small modules, as ES modules and as
+// CommonJS, against `node -e 0`, interleaved in one run (ratios, and the cost per module beyond node -e 0).
 //   node scripts/bench/module-format.mjs [--modules 66] [--runs 21]
 import { argv, fs, os, path } from "zx";
 import { timed } from "./timed.mjs";

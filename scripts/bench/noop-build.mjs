@@ -36,7 +36,10 @@ async function project(bigMB) {
       "        train/train_v0.2.jsonl: null",
       "        train/train_v0.2.jsonl: null\n        big.bin: null",
     );
-    text = text.replace(/(          train\/train_v0.2.jsonl: [0-9a-f]{64})/, `$1\n          big.bin: ${sha}`);
+    text = text.replace(
+      /(          train\/train_v0.2.jsonl: [0-9a-f]{64})/,
+      `$1\n          big.bin: ${sha}`,
+    );
     await fs.writeFile(spec, text);
     // An old mtime, as a downloaded release has: a file modified in the last seconds is rehashed by design.
     const old = new Date(Date.now() - 3600_000);

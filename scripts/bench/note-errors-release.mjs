@@ -1,9 +1,9 @@
 // A synthetic note-errors project of about N items (notes) for benchmarks: the bundled sample's pairs (test
 // and train alike) repeated with new pair ids and a last line in both notes of a pair naming its copy, so
 // that every note, request body and conjunction feature row differs from every other. The SOAP lines, header
-// code and edit offsets are left as they are (the marker line comes after them). The pairs are written as the
-// project's own sample (`synthetic: true` kept, so the page's counts are not checked) and the copied spec's
-// sample pins are updated to them: a build of the project needs no --data-dir.
+// code and edit offsets are left as they are (the marker line comes after them). The pairs are written as
+// the project's own sample (`synthetic: true` kept, so the page's counts are not checked) and the copied
+// spec's sample pins are updated to them: a build of the project needs no --data-dir.
 //   import { noteErrorsProject } from "./note-errors-release.mjs";
 //   const { dir, items } = await noteErrorsProject(20000, work)
 import { createHash } from "node:crypto";

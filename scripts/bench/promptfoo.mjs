@@ -6,8 +6,8 @@
 //   first run   medbench build from an empty cache / promptfoo eval with an empty cache
 //   rerun       medbench full rebuild from cached replies (every stage record, object and result removed)
 //               / promptfoo eval again with its cache (it sends nothing either; both are checked)
-// Wall time of the whole process (start-up included) and peak RSS, over interleaved pairs (the order inside a
-// pair alternates), printed as min / median / max with the load average. promptfoo is not a dependency of
+// Wall time of the whole process (start-up included) and peak RSS, over interleaved pairs (the order inside
+// a pair alternates), printed as min / median / max with the load average. promptfoo is not a dependency of
 // medbench: install it anywhere (`npm i promptfoo@0.121.20` in an empty folder) and pass that folder.
 //   node scripts/bench/promptfoo.mjs --promptfoo DIR [--items 2000] [--pairs 4] [--concurrency 64]
 // Goals (docs/performance.md): first run <= 0.05 of promptfoo's wall time, rerun <= 0.03, peak RSS <= 0.15.

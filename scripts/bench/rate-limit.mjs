@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // First builds against rate limiters held out from medbench's pacer (./bucket-server.mjs, over real HTTP in
 // front of the fake server, scripts/fake-openai.mjs as its own process), one variant at a time, each on a
-// synthetic voice-command release whose bodies all differ (./release.mjs). Printed, from the servers' counts:
+// synthetic voice-command release whose bodies all differ (./release.mjs). Printed, from the servers'
+// counts:
 //   answered       replies / distinct bodies sent (the fake tells bodies by their messages, so each is sent
 //                  once by each build that shares a limit), and the build's exit (every item answered)
 //   429s           429s / requests received; the goal is < 10 %

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Model-stage start-up against the size of the reply store: the time and memory a fresh process needs to open
-// the reply memo and answer one stage's requests (200 lookups of replies it already has; timed from when the
-// code is loaded, so that Node's own module loading does not drown the store's cost), with the store at
-// 1x and at 10x (many earlier builds' logs). Printed as ratios 10x/1x (flat is 1.00), with the absolute
-// figures beside them, for the indexed store (src/runner/replies/reply-log.ts, compiled in dist/) and, as the
-// baseline timed in the same run, the reader it replaced: every log read whole into a map (reimplemented
-// below in a few lines, as src/runner/replies/memo.ts did it before the index).
+// Model-stage start-up against the size of the reply store: the time and memory a fresh process needs to
+// open the reply memo and answer one stage's requests (200 lookups of replies it already has; timed from
+// when the code is loaded, so that Node's own module loading does not drown the store's cost), with the
+// store at 1x and at 10x (many earlier builds' logs). Printed as ratios 10x/1x (flat is 1.00), with the
+// absolute figures beside them, for the indexed store (src/runner/replies/reply-log.ts, compiled in dist/)
+// and, as the baseline timed in the same run, the reader it replaced: every log read whole into a map
+// (reimplemented below in a few lines, as src/runner/replies/memo.ts did it before the index).
 // Usage: npm run build && node scripts/bench/replies.mjs [--base 2000] [--runs 5]
 import { $, fs, path, os, argv } from "zx";
 import { createHash, randomBytes } from "node:crypto";
@@ -126,10 +126,9 @@ for (let step = 1; step <= 10; step++) {
 }
 const runsLeft = (await fs.readdir(dir)).filter((f) => f.endsWith(".idx")).length;
 const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
-const storeBytes = (await Promise.all((await fs.readdir(dir)).map((f) => fs.stat(path.join(dir, f))))).reduce(
-  (a, s) => a + s.size,
-  0,
-);
+const storeBytes = (
+  await Promise.all((await fs.readdir(dir)).map((f) => fs.stat(path.join(dir, f))))
+).reduce((a, s) => a + s.size, 0);
 console.log(
   `reply store: ${base} replies at 1x, ${10 * base} at 10x (${mb(storeBytes)} on disk, ` +
     `${runsLeft} index runs); 200 lookups per start, median of ${runs} fresh processes`,

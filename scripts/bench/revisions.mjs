@@ -134,7 +134,8 @@ console.log(`load average: start ${loadStart}; after each pair: ${got.loads.join
 console.log("figure                   | CPU A → B (medians), B/A min / median / max | wall, the same");
 for (const fig of FIGURES)
   console.log(
-    `${LABEL[fig].padEnd(24)} | ${cell(fig, "cpuMs", " s", 1000, 3)} | ` + cell(fig, "wallMs", " s", 1000, 3),
+    `${LABEL[fig].padEnd(24)} | ${cell(fig, "cpuMs", " s", 1000, 3)} | ` +
+      cell(fig, "wallMs", " s", 1000, 3),
   );
 console.log(`first build, peak RSS    | ${cell("first", "rssKB", " MB", 1024, 0)}`);
 console.log(`rebuild, peak RSS        | ${cell("rebuild", "rssKB", " MB", 1024, 0)}`);

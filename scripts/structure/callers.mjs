@@ -12,7 +12,8 @@ const isFunctionNode = (node) =>
 
 /** The function node a declaration names, when it is a named function with a body. */
 function namedFunction(node) {
-  if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name && node.body) return node;
+  if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name && node.body)
+    return node;
   if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
     const value = node.initializer;
     if (ts.isArrowFunction(value) || ts.isFunctionExpression(value)) return value;

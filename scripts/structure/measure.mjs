@@ -91,7 +91,8 @@ function importSpecifiers(source) {
     }
     if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
-      if (argument && ts.isStringLiteral(argument)) found.push({ specifier: argument.text, typeOnly: false });
+      if (argument && ts.isStringLiteral(argument))
+        found.push({ specifier: argument.text, typeOnly: false });
     }
     ts.forEachChild(node, visit);
   };

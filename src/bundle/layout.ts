@@ -1,6 +1,7 @@
 // The result bundle: a result with everything needed to check it elsewhere (no data, no secret).
 //   bundle.json                 what was built: spec path and hash, stage keys and output hashes, pins
-//   spec/<path>                 the spec file and its file inputs (templates, schemas) at their project paths
+//   spec/<path>                 the spec file and its file inputs (templates, schemas) at their project
+// paths
 //   stages/<stage>.json         each stage's key record (kind, code hashes, params, input hashes)
 //   outputs/<stage>/<output>    every stage output but the downloaded data
 import type { KeyRecord } from "../runner/keys/keys.js";

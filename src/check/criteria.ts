@@ -1,5 +1,5 @@
-// Each criterion kind over the roster's runs: pass, fail, or incomplete (a run it needs is missing or has too
-// many API errors), always with the numbers it was decided on. Paired statistics use the same code as
+// Each criterion kind over the roster's runs: pass, fail, or incomplete (a run it needs is missing or has
+// too many API errors), always with the numbers it was decided on. Paired statistics use the same code as
 // `medbench stats paired` (src/stats/intervals.ts).
 import { pairedComparison } from "../stats/intervals.js";
 import { lookupPointer } from "../specfile/load.js";
@@ -281,7 +281,10 @@ function failureRates(
 }
 
 /** A run's parse failures: the share over every reply the named metrics cover (each weighted by its n). */
-function parseShare(criterion: Extract<Criterion, { kind: "failure_rates" }>, run: RosterRun): number | null {
+function parseShare(
+  criterion: Extract<Criterion, { kind: "failure_rates" }>,
+  run: RosterRun,
+): number | null {
   if (!criterion.parseFailures) return null;
   const metrics = run.metrics!.metrics ?? {};
   let failed = 0,
@@ -305,7 +308,8 @@ function audit(criterion: Extract<Criterion, { kind: "audit" }>, ctx: CriterionC
   const rows = runs.map((run) => {
     const got = lookupPointer(run.metrics as unknown as Json, criterion.field);
     const holds = got !== undefined && stableJson(got) === want;
-    // Only the roster's own tags make an exception: a failed audit tags a run reasoning-on, excusing nothing.
+    // Only the roster's own tags make an exception: a failed audit tags a run reasoning-on, excusing
+    // nothing.
     const exception = !holds && run.tags.some((tag) => criterion.exceptTags.includes(tag));
     return { r: run, got: got ?? null, holds, exception };
   });
@@ -324,7 +328,10 @@ function audit(criterion: Extract<Criterion, { kind: "audit" }>, ctx: CriterionC
     field: criterion.field,
     equals: criterion.equals,
     runs: Object.fromEntries(
-      rows.map((x) => [x.r.role, { model: x.r.model, value: x.got, holds: x.holds, exception: x.exception }]),
+      rows.map((x) => [
+        x.r.role,
+        { model: x.r.model, value: x.got, holds: x.holds, exception: x.exception },
+      ]),
     ),
   });
 }

@@ -93,7 +93,8 @@ export function declaredCheck(spec: SpecFile): CheckDecl | null {
   if (problems.length) throw new DiagnosticError(problems);
   const reader = new CheckReader(spec, problems);
   const metric = raw.metric;
-  if (typeof metric !== "string") reader.at("/metric", "the check's metric is not a metric name", "e.g. bcr");
+  if (typeof metric !== "string")
+    reader.at("/metric", "the check's metric is not a metric name", "e.g. bcr");
   const roster = readRoster(reader, raw.roster as Record<string, Raw>);
   reader.roles = new Set(roster.map((entry) => entry.role));
   const tags: TagRule[] = ((raw.tags as Raw[] | undefined) ?? []).map((tag, i) => ({
@@ -130,7 +131,11 @@ class CheckReader {
 
   role(pointer: string, name: Json): string {
     if (typeof name === "string" && this.roles.has(name)) return name;
-    this.at(pointer, `no roster entry ${JSON.stringify(name)}`, `name one of: ${[...this.roles].join(", ")}`);
+    this.at(
+      pointer,
+      `no roster entry ${JSON.stringify(name)}`,
+      `name one of: ${[...this.roles].join(", ")}`,
+    );
     return String(name);
   }
 
@@ -167,7 +172,12 @@ class CheckReader {
         "numpy (default_rng) or python",
       );
     return {
-      resamples: this.number(`${pointer}/resamples`, options.resamples!, integer(1), "a count of at least 1"),
+      resamples: this.number(
+        `${pointer}/resamples`,
+        options.resamples!,
+        integer(1),
+        "a count of at least 1",
+      ),
       seed: this.number(`${pointer}/seed`, options.seed!, integer(0), "an integer seed of 0 or more"),
       rng: rng ?? "numpy",
       level: this.number(
@@ -222,7 +232,8 @@ function readCriterion(reader: CheckReader, raw: Raw, index: number, ids: Set<st
   const base = {
     id,
     description: typeof raw.description === "string" ? raw.description : null,
-    refuseDeviations: refuse === "all" ? ("all" as const) : Array.isArray(refuse) ? refuse.map(String) : null,
+    refuseDeviations:
+      refuse === "all" ? ("all" as const) : Array.isArray(refuse) ? refuse.map(String) : null,
   };
   const kind = raw.kind as Criterion["kind"];
   const read = Object.hasOwn(CRITERION_READERS, kind) ? CRITERION_READERS[kind] : undefined;
@@ -231,7 +242,11 @@ function readCriterion(reader: CheckReader, raw: Raw, index: number, ids: Set<st
 }
 
 /** A criterion's own fields, kind by kind (what follows its id and description). */
-type KindFields = Criterion extends infer Each ? (Each extends Base ? Omit<Each, keyof Base> : never) : never;
+type KindFields = Criterion extends infer Each
+  ? Each extends Base
+    ? Omit<Each, keyof Base>
+    : never
+  : never;
 type KindReader = (reader: CheckReader, raw: Raw, pointer: string) => KindFields;
 
 const intervalCriterion: KindReader = (reader, raw, pointer) => ({

@@ -64,7 +64,8 @@ interface Audit {
   thinking_off?: boolean;
 }
 
-/** Why the run does not hold the requirement (null when it does); `build` is the command that rebuilds it. */
+/** Why the run does not hold the requirement (null when it does); `build` is the command that rebuilds
+ *  it. */
 export function reasoningProblem(
   need: ReasoningRequirement | null,
   metrics: MetricsJson,
@@ -105,7 +106,8 @@ export function reasoningProblem(
       `thinking sent ${JSON.stringify(lowest.sent)}, rule ${lowest.rule}), ` +
       `and the roster needs it off: ${fix}`
     );
-  if (asked) return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
+  if (asked)
+    return `its recorded request asks for reasoning (${asked}), and the roster needs it off: ${fix}`;
   if (!audit) return `it records no thinking audit (metrics.thinking_audit): ${fix}`;
   if (audit.thinking_off === true) return null;
   const counts = [

@@ -90,7 +90,9 @@ export interface Interval {
 }
 
 export function intervalOf(metrics: MetricsJson, metric: string): Interval | null {
-  const e = metrics.metrics?.[metric] as { value?: number; lo?: number; hi?: number; n?: number } | undefined;
+  const e = metrics.metrics?.[metric] as
+    | { value?: number; lo?: number; hi?: number; n?: number }
+    | undefined;
   if (!e || typeof e !== "object" || !("value" in e)) return null;
   return { value: e.value ?? null, lo: e.lo ?? null, hi: e.hi ?? null, n: e.n ?? null };
 }
@@ -120,7 +122,8 @@ export const onSample = (metrics: MetricsJson): boolean => typeof metrics.synthe
 export const FINE_TUNED = "fine-tuned";
 
 /**
- * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it was
+ * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it
+ * was
  * built from a bundled sample, `fine-tuned` when its build said the model was trained on the task's data,
  * `reasoning-on` when its thinking audit does not hold, and `deviating` when its requests differed from the
  * spec by its route's rules (metrics.json deviations).

@@ -24,7 +24,8 @@ export function jsonSummary(specHash: string, report: BuildReport): string {
 
 /** A build whose model requests did not all get an answer is not a success (exit 1): its results are written
  *  and marked incomplete, and the next build sends only the failed requests (docs/model-requests.md). One
- *  whose only unanswered requests wait in provider batches exits BATCHES_PENDING_EXIT. `stderr`: what to say. */
+ *  whose only unanswered requests wait in provider batches exits BATCHES_PENDING_EXIT. `stderr`: what to
+ *  say. */
 export function incompleteVerdict(unwhole: { name: string; incomplete?: string }[]): {
   exit: number;
   stderr: string;

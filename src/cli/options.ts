@@ -141,14 +141,16 @@ export function buildOptions(values: Record<string, unknown>): {
 
 /**
  * The project a command works in: the current folder, or `--project DIR`, which must name a medbench project
- * (an existing folder holding specs/ or medbench.lock): never a missing folder, a file or a system folder, in
+ * (an existing folder holding specs/ or medbench.lock): never a missing folder, a file or a system folder,
+ * in
  * which a command would create cache/ before failing (docs/hardening.md, on what medbench owns).
  */
 export function projectDir(option: unknown): string {
   if (option === undefined) return process.cwd();
   const dir = String(option);
   const st = statSync(dir, { throwIfNoEntry: false });
-  if (!st?.isDirectory()) throw new UsageError(`--project ${dir}: ${st ? "not a folder" : "no such folder"}`);
+  if (!st?.isDirectory())
+    throw new UsageError(`--project ${dir}: ${st ? "not a folder" : "no such folder"}`);
   if (!existsSync(join(dir, "specs")) && !existsSync(join(dir, "medbench.lock")))
     throw new UsageError(
       `--project ${dir} is not a medbench project (it holds neither specs/ nor medbench.lock): ` +
@@ -168,7 +170,8 @@ function listOption(values: Record<string, unknown>, name: string): string {
   return value;
 }
 
-/** `--var NAME=VALUE`: numbers, true/false and null as such (as YAML would read them), anything else text. */
+/** `--var NAME=VALUE`: numbers, true/false and null as such (as YAML would read them), anything else
+ *  text. */
 function varValue(raw: string): Json {
   if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
   if (raw === "true" || raw === "false") return raw === "true";

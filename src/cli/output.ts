@@ -1,7 +1,7 @@
-// Where a command may write its `-o` file (export's bundle, report's page): one policy for all. A new file in
-// an existing folder, or an earlier file of the same kind (one this command wrote), which it replaces; never
-// a folder, a link, any other existing file (medbench.lock, a spec, README.md), nor a file inside a results
-// folder, which the next build would refuse to replace (docs/hardening.md, on what medbench owns).
+// Where a command may write its `-o` file (export's bundle, report's page): one policy for all. A new file
+// in an existing folder, or an earlier file of the same kind (one this command wrote), which it replaces;
+// never a folder, a link, any other existing file (medbench.lock, a spec, README.md), nor a file inside a
+// results folder, which the next build would refuse to replace (docs/hardening.md, on what medbench owns).
 import { closeSync, lstatSync, openSync, readSync, statSync } from "../util/builtins.js";
 import { constants, gunzipSync } from "node:zlib";
 import { dirname, relative, resolve, sep } from "node:path";

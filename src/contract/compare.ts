@@ -22,7 +22,10 @@ export interface VerdictComparison {
   declared: boolean;
 }
 
-export function comparisonOf(decl: CompareDecl | null | undefined, items: ComparedItem[]): VerdictComparison {
+export function comparisonOf(
+  decl: CompareDecl | null | undefined,
+  items: ComparedItem[],
+): VerdictComparison {
   if (decl) return { decl, declared: true };
   const names = new Set<string>();
   for (const i of items)

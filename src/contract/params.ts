@@ -58,7 +58,9 @@ export function checkValue(value: Json, decl: ParamDecl, at = ""): ParamProblem[
   const types = typeof decl.type === "string" ? [decl.type] : decl.type;
   const type = typeOf(value);
   if (!(types.includes(type) || (type === "integer" && types.includes("number")))) {
-    return [{ pointer: at, message: `must be ${describeType(decl)}, not ${show(value)}`, fix: fixFor(decl) }];
+    return [
+      { pointer: at, message: `must be ${describeType(decl)}, not ${show(value)}`, fix: fixFor(decl) },
+    ];
   }
   if (decl.enum && !decl.enum.some((e) => show(e) === show(value)))
     return [
@@ -76,7 +78,8 @@ export function checkValue(value: Json, decl: ParamDecl, at = ""): ParamProblem[
       (decl.maximum !== undefined && value > decl.maximum) ||
       (decl.exclusiveMinimum !== undefined && value <= decl.exclusiveMinimum) ||
       (decl.exclusiveMaximum !== undefined && value >= decl.exclusiveMaximum);
-    if (bad) return [{ pointer: at, message: `${value} is out of range`, fix: `use a value ${range(decl)}` }];
+    if (bad)
+      return [{ pointer: at, message: `${value} is out of range`, fix: `use a value ${range(decl)}` }];
   }
   if (typeof value === "string" && decl.pattern && !new RegExp(decl.pattern, "u").test(value))
     return [{ pointer: at, message: `${show(value)} is not of the expected form`, fix: fixFor(decl) }];

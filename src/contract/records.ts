@@ -26,7 +26,8 @@ export interface GenerationFields {
 /** One model request of a task, before any route's fields are applied (prompts/requests). */
 export interface RequestRecord {
   id: string; // the instance id, e.g. clean/lap_sigmoid-02-en; unique within a run
-  /** The unit the item belongs to (e.g. a pair): --limit takes whole units, the bootstrap resamples units. */
+  /** The unit the item belongs to (e.g. a pair): --limit takes whole units, the bootstrap resamples
+   *  units. */
   unit?: string;
   /** The request configuration it was built for (absent when the task declares none). */
   configuration?: string;
@@ -132,7 +133,9 @@ export const carriesAnswers = (type: RecordType): type is AnswerType =>
 
 /** Whether a record stands for a request that got no answer (an API error): a failure, never a verdict. */
 export function unanswered(type: AnswerType, record: ReplyRecord | JudgedRecord): boolean {
-  return type === "replies" ? (record as ReplyRecord).error !== null : (record as JudgedRecord).text === null;
+  return type === "replies"
+    ? (record as ReplyRecord).error !== null
+    : (record as JudgedRecord).text === null;
 }
 
 export interface RecordShapes {
@@ -185,7 +188,8 @@ export function expandRequest(stored: StoredRequest, shared: ReadonlyMap<string,
   return out;
 }
 
-/** Each part of the requests (message contents, schemas) to its JSON, and how many times each JSON occurs. */
+/** Each part of the requests (message contents, schemas) to its JSON, and how many times each JSON
+ *  occurs. */
 function partJsons(rows: readonly RequestRecord[]): {
   jsonOf: Map<unknown, string>;
   byJson: Map<string, number>;
@@ -299,7 +303,8 @@ export interface WrittenFile {
 }
 
 /** Bytes gathered before they are appended to the file (and hashed), and read at a time. Small: a model
- *  stage's replies (800 KB at 2,070 items) were gathered whole at 1 MB, as strings, their join and its bytes,
+ *  stage's replies (800 KB at 2,070 items) were gathered whole at 1 MB, as strings, their join and its
+ *  bytes,
  *  at the moment the stage's heap is fullest, and each megabyte's buffer, once freed, raised the C
  *  allocator's threshold for memory it hands back: a 2,070-item first build peaked 6 MB higher. */
 const FLUSH_AT = 1 << 16;

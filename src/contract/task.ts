@@ -81,7 +81,8 @@ export interface MetricRows {
   name: string;
   label: string;
   rows: MetricRow[];
-  /** `mean` (default): the mean of row values. Otherwise the name of a task statistic over the drawn rows. */
+  /** `mean` (default): the mean of row values. Otherwise the name of a task statistic over the drawn
+   *  rows. */
   statistic?: string;
   /** Where the bootstrap stage puts the row for the summary (e.g. the primary first). */
   primary?: boolean;
@@ -113,7 +114,8 @@ export interface ScoreOutput {
 export interface BaselineInput {
   release: ReleaseFiles;
   requests: TaskRequest[];
-  /** The baseline's parameters (declared in `Baseline.params`, set by the model stage's `baseline` param). */
+  /** The baseline's parameters (declared in `Baseline.params`, set by the model stage's `baseline`
+   *  param). */
   params: Json;
   seed: number;
   /** A learning baseline's fitted model, as its fit stage recorded it. */

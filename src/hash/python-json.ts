@@ -114,7 +114,13 @@ class PyJsonScanner {
     const hex = text.slice(at + 1, end);
     if (!HEX.test(hex)) this.fail("Invalid \\uXXXX escape", end - 5);
     let code = parseInt(hex, 16);
-    if (code >= 0xd800 && code <= 0xdbff && end + 6 < length && text[end] === "\\" && text[end + 1] === "u") {
+    if (
+      code >= 0xd800 &&
+      code <= 0xdbff &&
+      end + 6 < length &&
+      text[end] === "\\" &&
+      text[end + 1] === "u"
+    ) {
       const hex2 = text.slice(end + 2, end + 6);
       if (!HEX.test(hex2)) this.fail("Invalid \\uXXXX escape", end + 1);
       const low = parseInt(hex2, 16);
@@ -166,7 +172,8 @@ class PyJsonScanner {
     let i = this.skip(start);
     if (i >= length || text[i] !== "}") {
       for (;;) {
-        if (i >= length || text[i] !== '"') this.fail("Expecting property name enclosed in double quotes", i);
+        if (i >= length || text[i] !== '"')
+          this.fail("Expecting property name enclosed in double quotes", i);
         const [key, afterKey] = this.scanString(i + 1);
         i = this.skip(afterKey);
         if (i >= length || text[i] !== ":") this.fail("Expecting ':' delimiter", i);

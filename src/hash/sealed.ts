@@ -1,8 +1,8 @@
-// The files medbench writes to read back later (derived caches): a first line holding the sha256 of the rest,
-// so that a reader takes back exactly what was written or nothing. A hand edit, a cut-off write or a file of
-// another version fails the check and is treated as absent (the reader derives the value again). The seal
-// guards against accidents and careless edits, not against someone who recomputes it: whoever can write
-// cache/ can also run medbench (docs/hardening.md, "What medbench checks before use").
+// The files medbench writes to read back later (derived caches): a first line holding the sha256 of the
+// rest, so that a reader takes back exactly what was written or nothing. A hand edit, a cut-off write or a
+// file of another version fails the check and is treated as absent (the reader derives the value again).
+// The seal guards against accidents and careless edits, not against someone who recomputes it: whoever can
+// write cache/ can also run medbench (docs/hardening.md, "What medbench checks before use").
 import { readFileSync } from "../util/builtins.js";
 import { sha256Hex } from "./sha256.js";
 

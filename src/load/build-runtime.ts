@@ -6,7 +6,8 @@ import type { BuildOptions, Runtime } from "../runner/execution/executor.js";
 import { commandRoutes } from "../model/routes.js";
 import { loadRuntime } from "./runtime.js";
 
-/** The spec's runtime, with every `--refresh` naming one of its stages or kinds; `say` tells of downloads. */
+/** The spec's runtime, with every `--refresh` naming one of its stages or kinds; `say` tells of
+ *  downloads. */
 export async function loadBuildRuntime(
   specPath: string,
   vars: Record<string, Json>,

@@ -8,7 +8,8 @@
 //   about 15 ms of start-up (Node then refuses its built-in code cache). The growth factor, read at each
 //   growth, can be set as the process runs: the young generation grows to 4 MB per semi-space at most.
 // - The old generation's garbage. A stage's rows outlive a few young collections, so they are promoted, and
-//   are garbage once the stage is done; V8 lets the old generation grow to a few times what survived its last
+//   are garbage once the stage is done; V8 lets the old generation grow to a few times what survived its
+// last
 //   full collection before it collects again, so a small run's stages piled up their dead rows (a 2,070-item
 //   run made one full collection in its last 1.7 s). A full collection after each stage that ran keeps the
 //   pile to one stage's: that run's peak went from 101-104 MB to 87-88, for about 3 % more CPU. Only after a
@@ -34,7 +35,8 @@ let small: boolean | undefined;
 let usedAtStart = 0;
 
 /** What a build's events say of the heap: the young generation held from the first stage, a collection
- *  after each stage that ran and left garbage, both until a stage's progress counts LARGE_RUN items or more. */
+ *  after each stage that ran and left garbage, both until a stage's progress counts LARGE_RUN items or
+ *  more. */
 export function sizeHeap(e: BuildEvent): void {
   if (e.type === "stage-start" && small === undefined) {
     small = true;

@@ -54,7 +54,8 @@ export class ConsoleLogger implements Logger {
       case "stage-start": {
         // Why it runs (status's words): a few reasons, the rest counted.
         const reasons = e.reasons ?? [];
-        const why = reasons.length > 3 ? [...reasons.slice(0, 3), `and ${reasons.length - 3} more`] : reasons;
+        const why =
+          reasons.length > 3 ? [...reasons.slice(0, 3), `and ${reasons.length - 3} more`] : reasons;
         const kind = colours.dim(`(${e.kind})`);
         this.say(`  ${colours.cyan("run  ")} ${e.stage} ${kind}${why.length ? `: ${why.join("; ")}` : ""}`);
         break;

@@ -4,8 +4,8 @@
 // (anthropic-sdk-typescript at bfa9197, src/client.ts shouldRetry), 529 overloaded_error among them; a 429
 // waits for retry-after, else the anthropic-ratelimit-* reset of the limit it hit
 // (docs/en/api/rate-limits).
-// A spend limit or an empty balance stops the route at once, in the provider's words (waiting does not help);
-// "prompt is too long" is the item's final context-length refusal.
+// A spend limit or an empty balance stops the route at once, in the provider's words (waiting does not
+// help); "prompt is too long" is the item's final context-length refusal.
 import type { IncomingHttpHeaders } from "node:http";
 import type { ErrorReading, ErrorReply } from "./protocol.js";
 import type { Refusal, RefusalKind } from "./refusal.js";
@@ -96,7 +96,8 @@ function limitOf(headers: IncomingHttpHeaders, kind: string, now: number): Limit
   return { limit: number("limit"), remaining: number("remaining"), resetMs: Math.max(0, reset - now) };
 }
 
-// Anthropic's limits are per minute: a reset further ahead is a clock apart from ours, not a rate to pace at.
+// Anthropic's limits are per minute: a reset further ahead is a clock apart from ours, not a rate to pace
+// at.
 const LONGEST_RESET_MS = 120_000;
 
 /** What a limit gives back per millisecond: the part used comes back by its reset. */

@@ -245,6 +245,7 @@ export const anthropic: Protocol = {
   outputBound: (body) => numberAt(body, ["max_tokens"]),
   error: anthropicError,
   refusal: anthropicRefusal,
-  // The system prompt is an item's text too (a task may vary it per item): never recorded in metrics.request.
+  // The system prompt is an item's text too (a task may vary it per item): never recorded in
+  // metrics.request.
   itemFields: ["messages", "system"],
 };

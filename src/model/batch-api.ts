@@ -27,7 +27,8 @@ export interface BatchLine {
 }
 
 /** A batch about to be made, recorded before the create call (stages/model-batch.ts): the name the provider
- *  keeps it by (`tag`), when, and how many requests, so that a build killed before it recorded the batch's id
+ *  keeps it by (`tag`), when, and how many requests, so that a build killed before it recorded the batch's
+ *  id
  *  finds the batch rather than submit its requests twice. */
 export interface PendingBatch {
   tag: string;
@@ -53,7 +54,8 @@ export interface BatchApi {
   cancel(id: string): Promise<void>;
 }
 
-/** The HTTP of a batch API: the route's base URL, the protocol's headers and the route's, errors redacted. */
+/** The HTTP of a batch API: the route's base URL, the protocol's headers and the route's, errors
+ *  redacted. */
 export class BatchHttp {
   constructor(
     private readonly route: Route,
@@ -96,7 +98,8 @@ export async function batchApiOf(
 ): Promise<BatchApi | null> {
   const http = new BatchHttp(route, protocol.headers(apiKey), secrets);
   if (protocol.name === "openai") return new (await import("./openai-batch.js")).OpenAIBatches(http);
-  if (protocol.name === "anthropic") return new (await import("./anthropic-batch.js")).AnthropicBatches(http);
+  if (protocol.name === "anthropic")
+    return new (await import("./anthropic-batch.js")).AnthropicBatches(http);
   if (protocol.name === "gemini") return new (await import("./gemini-batch.js")).GeminiBatches(http, model);
   return null;
 }

@@ -21,7 +21,8 @@ export class RouteBreaker {
   /**
    * `concurrency`: the route's requests in flight. The tries being sent share one "abort" listener on
    * `signal` (src/model/http.ts); a request waiting to retry holds one of its own until its wait ends
-   * (src/model/client.ts), so the signal has at most `concurrency` + 1 listeners by construction, not a leak.
+   * (src/model/client.ts), so the signal has at most `concurrency` + 1 listeners by construction, not a
+   * leak.
    * Node warns past 10 listeners ("possible memory leak"); the limit is that bound, so that a real leak past
    * it would still be reported.
    */

@@ -1,6 +1,6 @@
 // `build --max-cost USD`: one budget for every model and judge stage of a build. A stage refuses to start
-// when what it would send is estimated to cost more than is left, and stops when what its replies cost (their
-// usage at the route's price) reaches the limit (docs/model-requests.md, "Cost").
+// when what it would send is estimated to cost more than is left, and stops when what its replies cost
+// (their usage at the route's price) reaches the limit (docs/model-requests.md, "Cost").
 import type { Json } from "../util/json.js";
 import { costOf, dollars, type Price } from "./price.js";
 

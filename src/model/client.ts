@@ -1,10 +1,11 @@
 // One request through a route, with retries: what a reply or an error means is the route's protocol's
-// (src/model/protocol.ts: its path, headers, "is this 2xx a reply", "what does this error mean"); this module
-// moves the bytes. Transient errors (per the protocol: for OpenAI's, 408, 409, 429, 5xx) and successes that
-// are no reply are retried with exponential backoff and jitter, the server's wait honoured; a rate limit
-// pauses the whole route (src/model/pacer.ts); resets and timeouts are retried; other HTTP errors are
-// refusals, returned as such. Each request has one deadline (retry.max_total_s) that its tries and the waits
-// between them share. Whatever the server sends back is redacted of secrets before it leaves this module.
+// (src/model/protocol.ts: its path, headers, "is this 2xx a reply", "what does this error mean"); this
+// module moves the bytes. Transient errors (per the protocol: for OpenAI's, 408, 409, 429, 5xx) and
+// successes that are no reply are retried with exponential backoff and jitter, the server's wait honoured;
+// a rate limit pauses the whole route (src/model/pacer.ts); resets and timeouts are retried; other HTTP
+// errors are refusals, returned as such. Each request has one deadline (retry.max_total_s) that its tries
+// and the waits between them share. Whatever the server sends back is redacted of secrets before it leaves
+// this module.
 import type { Route } from "./registry.js";
 import type { Json } from "../util/json.js";
 import type { ErrorReading, Protocol, RoutedModel } from "./protocol.js";

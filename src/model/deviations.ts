@@ -53,7 +53,8 @@ export function ruledRequest<R extends ChatRequest>(
   return { req: ruled, params: fields as BodyParams, deviations };
 }
 
-/** A stage whose no_deviation names a field the model fixes to another value: refused, as without deviate. */
+/** A stage whose no_deviation names a field the model fixes to another value: refused, as without
+ *  deviate. */
 function strictRefusal(
   route: Route,
   model: string,

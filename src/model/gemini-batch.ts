@@ -1,19 +1,21 @@
 // Gemini's Batch API (ai.google.dev/gemini-api/docs/batch-mode; reference ai.google.dev/api/batch-mode; the
-// REST shapes as googleapis/js-genai reads and writes them at commit 6e9b35c45e21f0d37179a24d29dca01ebed698e6,
-// src/batches.ts and src/converters/_batches_converters.ts): POST {base}/v1beta/models/{model}:
-// batchGenerateContent with {batch: {displayName, inputConfig: {requests: {requests: [{request, metadata}]}}}}
-// (inlined requests: each a GenerateContentRequest, its metadata {key: the request key}), answered by an
-// operation {name: "batches/ID", metadata: {displayName, state, output, ...}}; GET /v1beta/batches/ID for its
-// state; POST /v1beta/batches/ID:cancel; GET /v1beta/batches?pageSize&pageToken ({operations,
-// nextPageToken}). Once done, metadata.output.inlinedResponses.inlinedResponses holds one {response} or
-// {error} (a google.rpc.Status) per request, "in the same order as the input requests" (js-genai src/types.ts
-// BatchJobDestination), each with the request's metadata.
+// REST shapes as googleapis/js-genai reads and writes them at commit
+// 6e9b35c45e21f0d37179a24d29dca01ebed698e6, src/batches.ts and src/converters/_batches_converters.ts): POST
+// {base}/v1beta/models/{model}: batchGenerateContent with {batch: {displayName, inputConfig: {requests:
+// {requests: [{request, metadata}]}}}} (inlined requests: each a GenerateContentRequest, its metadata {key:
+// the request key}), answered by an operation {name: "batches/ID", metadata: {displayName, state, output,
+// ...}}; GET /v1beta/batches/ID for its state; POST /v1beta/batches/ID:cancel; GET
+// /v1beta/batches?pageSize&pageToken ({operations, nextPageToken}). Once done,
+// metadata.output.inlinedResponses.inlinedResponses holds one {response} or {error} (a google.rpc.Status)
+// per request, "in the same order as the input requests" (js-genai src/types.ts BatchJobDestination), each
+// with the request's metadata.
 import type { Json } from "../util/json.js";
 import type { BatchApi, BatchHttp, BatchLine, BatchState, PendingBatch } from "./batch-api.js";
 import { geminiPath } from "./gemini.js";
 
 /** Inlined requests suit "smaller batches that keep the total request size under 20MB" (the guide,
- *  "Creating a batch job"): 20 MB read as 20,000,000 bytes, less 100,000 for the request's frame and the comma
+ *  "Creating a batch job"): 20 MB read as 20,000,000 bytes, less 100,000 for the request's frame and the
+ *  comma
  *  between two requests (each request here is far over 100 bytes). The docs give no count of requests. */
 export const GEMINI_BATCH_LIMITS = { requests: Number.MAX_SAFE_INTEGER, bytes: 19_900_000 };
 

@@ -39,7 +39,8 @@ export function geminiSuccess(
     return { problem: "malformed response body (no candidates and no promptFeedback.blockReason)" };
   const first = candidates[0];
   if (!isObj(first)) return { problem: "malformed response body (the first candidate is no object)" };
-  if (typeof first.finishReason !== "string") return { problem: "malformed response body (no finishReason)" };
+  if (typeof first.finishReason !== "string")
+    return { problem: "malformed response body (no finishReason)" };
   // Ended normally with no answer text (only thoughts, or nothing): no reply, as gemini-cli takes it.
   if (first.finishReason === "STOP" && answerText(first) === "")
     return { problem: "an empty reply (finishReason STOP, no text part but thoughts)" };

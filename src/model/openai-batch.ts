@@ -40,7 +40,9 @@ export class OpenAIBatches implements BatchApi {
 
   entry(key: string, payload: Buffer): Buffer {
     return Buffer.concat([
-      Buffer.from(`{"custom_id":${JSON.stringify(key)},"method":"POST","url":"/v1/chat/completions","body":`),
+      Buffer.from(
+        `{"custom_id":${JSON.stringify(key)},"method":"POST","url":"/v1/chat/completions","body":`,
+      ),
       payload,
       Buffer.from("}\n"),
     ]);

@@ -29,7 +29,8 @@ import {
   numberAt,
 } from "./protocol.js";
 
-/** The task's messages and the generation fields: the stage's, then the request's own (its configuration). */
+/** The task's messages and the generation fields: the stage's, then the request's own (its
+ *  configuration). */
 function generationBody(req: ChatRequest, params: BodyParams, route: Route, model: string): Fields {
   const body: Fields = { model, messages: req.messages as unknown as Json };
   // The spec's max_tokens goes out under the name the model takes (route.request.token_field, models).

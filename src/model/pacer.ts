@@ -51,7 +51,8 @@ export class Pacer {
   private window = Infinity;
   /** The window below which answers open it by one each (slow start), as TCP's ssthresh. */
   private threshold = Infinity;
-  /** 429s whose cut the store has not yet decided: nothing is let go meanwhile (it would go at the old pace). */
+  /** 429s whose cut the store has not yet decided: nothing is let go meanwhile (it would go at the old
+   *  pace). */
   private deciding = 0;
   private readonly sends: number[] = [];
   private readonly counts = { sent: 0, limited: 0, queuedMs: 0, queuedSince: 0, firstAt: 0, lastAt: 0 };

@@ -80,7 +80,8 @@ export type ErrorReading =
   /** The request is refused; `Protocol.refusal` reads what about. */
   | { kind: "refused" };
 
-/** A model as a stage reaches it: through a route (its server, limits and fields), in the route's protocol. */
+/** A model as a stage reaches it: through a route (its server, limits and fields), in the route's
+ *  protocol. */
 export interface RoutedModel {
   route: Route;
   protocol: Protocol;
@@ -112,7 +113,8 @@ export interface Protocol {
   ): Record<string, Json>;
   /** The body's bytes as sent and its key, hashed from the same bytes. */
   serialise(route: Route, body: Json): { payload: Buffer; key: string };
-  /** A 2xx's text as a reply body, or why it is none (an error inside it, a malformed body): a failed try. */
+  /** A 2xx's text as a reply body, or why it is none (an error inside it, a malformed body): a failed
+   *  try. */
   success(text: string, contentType: string | null): { body: Json } | { problem: string };
   /** What a reply body says. */
   reply(body: Json): ReplyFields;
@@ -131,7 +133,8 @@ export interface Protocol {
   readonly itemFields?: readonly string[];
 }
 
-/** The first number found at one of the `paths` (field names from the body's top) of a body; null if none. */
+/** The first number found at one of the `paths` (field names from the body's top) of a body; null if
+ *  none. */
 export function numberAt(body: Json, ...paths: readonly (readonly string[])[]): number | null {
   for (const path of paths) {
     let value: unknown = body;

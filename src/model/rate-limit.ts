@@ -44,7 +44,8 @@ function limitOf(headers: IncomingHttpHeaders, kind: "requests" | "tokens"): Lim
   return { limit: number("limit"), remaining: number("remaining"), resetMs };
 }
 
-/** What a limit refills per millisecond: the part used (limit - remaining) comes back over its reset time. */
+/** What a limit refills per millisecond: the part used (limit - remaining) comes back over its reset
+ *  time. */
 function refillPerMs(limit: Limit): number | null {
   if (limit.limit === null || limit.remaining === null || limit.resetMs <= 0) return null;
   const used = limit.limit - limit.remaining;
@@ -81,7 +82,8 @@ export function rateAdvice(headers: IncomingHttpHeaders, tokens: number, now = D
     requests && exhausted(requests, 1) ? ([requests, 1] as const) : null,
     tokenLimit && exhausted(tokenLimit, tokens) ? ([tokenLimit, tokens] as const) : null,
   ].filter((x) => x !== null);
-  // Neither limit shows exhausted: the larger wait of those given, as a limit the reply does not name may be.
+  // Neither limit shows exhausted: the larger wait of those given, as a limit the reply does not name may
+  // be.
   const considered = hit.length
     ? hit
     : [requests, tokenLimit].flatMap((limit) => (limit ? [[limit, 1] as const] : []));

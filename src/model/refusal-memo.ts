@@ -1,7 +1,7 @@
 // A request's final refusal in the reply memo: a server that refused the item itself (its context length, a
 // parameter) refuses it again, so later builds take the refusal from the memo instead of sending the request
-// each time; `--refresh model` sends it again (docs/model-requests.md, "Refusals"). Never an answer: recall()
-// of src/model/reply-memo.ts ignores these entries.
+// each time; `--refresh model` sends it again (docs/model-requests.md, "Refusals"). Never an answer:
+// recall() of src/model/reply-memo.ts ignores these entries.
 import type { CallOutcome } from "./client.js";
 
 export interface MemoRefusal {

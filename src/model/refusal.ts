@@ -37,7 +37,8 @@ export const stopsRoute = (status: number): boolean => status === 401 || status 
 const PAYMENT_REQUIRED = 402;
 
 /** A refusal of the item itself, final: the same request would be refused again until the server or the
- *  request changes. Any other refusal (one we cannot read) is a failed request, re-sent by the next build. */
+ *  request changes. Any other refusal (one we cannot read) is a failed request, re-sent by the next
+ *  build. */
 export const isFinal = (refusal: Refusal): boolean =>
   refusal.kind === "context_length" ||
   refusal.kind === "unsupported_parameter" ||

@@ -223,7 +223,8 @@ function envBaseUrl(route: string, variable: string | null | undefined): string 
     {
       file: `$${variable}`,
       message:
-        `route ${route} takes its base URL from $${variable}, which ${problem} ` + "(its value is not shown)",
+        `route ${route} takes its base URL from $${variable}, which ${problem} ` +
+        "(its value is not shown)",
       fix:
         `set ${variable} to the server's address, e.g. https://api.example.com/v1, with any credential in ` +
         `the route's key variable or a header, or unset it to use the route's base_url`,

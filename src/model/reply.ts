@@ -68,7 +68,8 @@ export function notAReply(parsed: unknown): NotAReply | null {
 /** A 200's body text as a chat completion, or why it is none (a failed try), naming the content type. */
 export function successBody(text: string, contentType: string | null): { body: Json } | { problem: string } {
   const type = (contentType ?? "no content-type").split(";")[0]!.trim();
-  if (type === "text/event-stream" || /^\s*(data|event):/.test(text)) return { problem: streamProblem(text) };
+  if (type === "text/event-stream" || /^\s*(data|event):/.test(text))
+    return { problem: streamProblem(text) };
   let parsed: Json;
   try {
     parsed = JSON.parse(text) as Json;
@@ -128,7 +129,9 @@ export function readReply(body: Json): ReplyReading {
     finish_reason: typeof first.finish_reason === "string" ? first.finish_reason : null,
     tool_calls: Array.isArray(msg.tool_calls) ? msg.tool_calls.length : 0,
     reasoning:
-      REASONING_FIELDS.some((field) => typeof msg[field] === "string" && (msg[field] as string).length > 0) ||
+      REASONING_FIELDS.some(
+        (field) => typeof msg[field] === "string" && (msg[field] as string).length > 0,
+      ) ||
       (Array.isArray(msg.reasoning_details) && msg.reasoning_details.length > 0) ||
       list?.reasoning === true,
     reasoning_content: typeof reasoningText === "string" ? reasoningText : null,

@@ -73,7 +73,11 @@ function sameFields({ fields, size }: Kind, body: Record<string, Json>, itemFiel
   let count = 0;
   for (const field in body) {
     if (itemFields.includes(field)) continue;
-    if (!Object.hasOwn(body, field) || !Object.hasOwn(fields, field) || !sameJson(fields[field], body[field]))
+    if (
+      !Object.hasOwn(body, field) ||
+      !Object.hasOwn(fields, field) ||
+      !sameJson(fields[field], body[field])
+    )
       return false;
     count++;
   }
@@ -83,7 +87,8 @@ function sameFields({ fields, size }: Kind, body: Record<string, Json>, itemFiel
 /** Plain values equal member for member (the same object, or plain objects and arrays of equal members). */
 function sameJson(left: unknown, right: unknown): boolean {
   if (left === right) return true;
-  if (!isPlainData(left) || !isPlainData(right) || Array.isArray(left) !== Array.isArray(right)) return false;
+  if (!isPlainData(left) || !isPlainData(right) || Array.isArray(left) !== Array.isArray(right))
+    return false;
   if (Array.isArray(left)) {
     const other = right as unknown[];
     if (left.length !== other.length) return false;

@@ -11,7 +11,8 @@ export interface AuditedReply {
   think: boolean;
   /** The server's usage object as returned. */
   usage?: Json | null;
-  /** The reasoning tokens a protocol read from its usage (Anthropic's thinking tokens, Gemini's thoughts). */
+  /** The reasoning tokens a protocol read from its usage (Anthropic's thinking tokens, Gemini's
+   *  thoughts). */
   reasoning_tokens?: number;
 }
 
@@ -30,7 +31,8 @@ const isObject = (value: Json | null | undefined): value is Record<string, Json>
   value !== null && value !== undefined && typeof value === "object" && !Array.isArray(value);
 
 /**
- * The audit recorded in metrics.thinking_audit. `replies_with_reasoning_tokens` is there only when some reply
+ * The audit recorded in metrics.thinking_audit. `replies_with_reasoning_tokens` is there only when some
+ * reply
  * reported a reasoning-token count (0 included): absent, the server reports none, which is not the same as
  * reporting none spent. Thinking is off only when no reply shows reasoning by any sign.
  */

@@ -1,7 +1,12 @@
 // How the shared remote is paced: a throttled call (S3's 503 SlowDown, or 429) is tried again after an
 // exponential, jittered wait, as S3 asks of its clients, instead of switching the remote off; and the
 // latency of every call is kept, so that a build slowed down by its remote says so once at its end.
-const THROTTLE_CODES = new Set(["SlowDown", "Throttling", "ThrottlingException", "TooManyRequestsException"]);
+const THROTTLE_CODES = new Set([
+  "SlowDown",
+  "Throttling",
+  "ThrottlingException",
+  "TooManyRequestsException",
+]);
 /** Tries of one throttled call (each also retried once by the SDK itself). */
 export const THROTTLED_TRIES = 6;
 const BASE_WAIT_MS = 200;
@@ -48,9 +53,11 @@ export class RemotePace {
     const slow = sorted.length >= 4 && median >= SLOW_CALL_MS;
     if (!slow && this.gaveUp === 0) return null;
     const parts = [`remote cache ${url} was the bottleneck of this build:`];
-    if (slow) parts.push(`its median call took ${(median / 1000).toFixed(1)} s over ${sorted.length} calls;`);
+    if (slow)
+      parts.push(`its median call took ${(median / 1000).toFixed(1)} s over ${sorted.length} calls;`);
     if (this.throttled) parts.push(`${this.throttled} calls were throttled (slow down) and tried again;`);
-    if (this.gaveUp) parts.push(`${this.gaveUp} still throttled were skipped (found or uploaded next time);`);
+    if (this.gaveUp)
+      parts.push(`${this.gaveUp} still throttled were skipped (found or uploaded next time);`);
     parts.push("check the store's region and load, or build without MEDBENCH_REMOTE");
     return parts.join(" ");
   }

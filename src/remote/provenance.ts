@@ -3,7 +3,8 @@
 // they are (docs/remote-cache.md).
 import { readByWriter } from "./store.js";
 
-/** The build's lines on the stages (of `stages`, by key) and replies it read from a remote, one per writer. */
+/** The build's lines on the stages (of `stages`, by key) and replies it read from a remote, one per
+ *  writer. */
 export function remoteProvenance(stages: { name: string; key: string }[]): string[] {
   const lines: string[] = [];
   const nameOf = new Map(stages.map((stage) => [`${stage.key}.json`, stage.name]));

@@ -135,7 +135,8 @@ function secondsFromEnv(
 export const remoteDeadlineMs = (env: Record<string, string | undefined>): number =>
   secondsFromEnv(env, "MEDBENCH_REMOTE_TIMEOUT_S", DEFAULT_DEADLINE_S, 3600);
 
-/** How long a claim holds before another machine takes its request over: MEDBENCH_CLAIM_TTL_S, else 600 s. */
+/** How long a claim holds before another machine takes its request over: MEDBENCH_CLAIM_TTL_S, else 600
+ *  s. */
 const claimTtlMs = (env: Record<string, string | undefined>): number =>
   secondsFromEnv(env, "MEDBENCH_CLAIM_TTL_S", DEFAULT_CLAIM_TTL_S, 86_400);
 

@@ -63,7 +63,10 @@
   function expand(page, item) {
     const part = (x) => (x && typeof x === "object" && "$shared" in x ? page.shared[x.$shared] : x);
     if (!item.request) return item;
-    const messages = item.request.messages.map((message) => ({ ...message, content: part(message.content) }));
+    const messages = item.request.messages.map((message) => ({
+      ...message,
+      content: part(message.content),
+    }));
     return { ...item, request: { ...item.request, messages, schema: part(item.request.schema) } };
   }
 

@@ -17,7 +17,11 @@
 
   /** A value of a metric: a score with two decimals, a proportion as a percentage. */
   const fmt = (metric, x) =>
-    x === null || x === undefined ? "–" : metric.unit === "score" ? x.toFixed(2) : (100 * x).toFixed(1) + "%";
+    x === null || x === undefined
+      ? "–"
+      : metric.unit === "score"
+        ? x.toFixed(2)
+        : (100 * x).toFixed(1) + "%";
 
   const cell = (content) =>
     content instanceof Node
@@ -106,7 +110,8 @@
         fmt(row, row.value),
         fmt(row, row.lo) + " – " + fmt(row, row.hi),
         ...(row.beside || []).map(
-          (metric) => fmt(row, metric.value) + " (" + fmt(row, metric.lo) + " – " + fmt(row, metric.hi) + ")",
+          (metric) =>
+            fmt(row, metric.value) + " (" + fmt(row, metric.lo) + " – " + fmt(row, metric.hi) + ")",
         ),
         row.n ?? "",
         row.configuration || "–",
@@ -338,7 +343,8 @@
     sec.append(table(["run", "comparison", "difference", "95% CI", "McNemar p", "b / c"], paired));
   }
 
-  /** The run's parse failures: the count its task's tables record, and per side where the task splits them. */
+  /** The run's parse failures: the count its task's tables record, and per side where the task splits
+   *  them. */
   function parseFailures(metrics) {
     const tables = metrics.tables || {};
     const counts = tables.counts || {};

@@ -105,7 +105,11 @@ export async function collectRuns(
     const rt = await loadRuntime(path, {});
     const task = await taskOf(rt.spec, rt.task.module.headline ?? null, spec, root, routes);
     const { privateRelease = null, compare } = rt.task.module;
-    tasks.push({ ...task, privateRelease, compared: compare?.verdicts.map((verdict) => verdict.name) ?? [] });
+    tasks.push({
+      ...task,
+      privateRelease,
+      compared: compare?.verdicts.map((verdict) => verdict.name) ?? [],
+    });
   }
   return tasks;
 }

@@ -316,7 +316,9 @@ export function resolveRefs(value: Json, at: string, refs: RefScope): Json {
   if (keys.length === 1 && keys[0] === "$var") {
     const name = String(value.$var);
     if (!(name in vars))
-      out.push(diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"));
+      out.push(
+        diagnosticAt(src(), `${at}/$var`, `no variable \`${name}\``, "declare it under `variables:`"),
+      );
     return vars[name] ?? null;
   }
   const resolved: { [key: string]: Json } = {};
@@ -400,7 +402,8 @@ function resultsPathDiagnostics(
   const out: Diagnostic[] = unfillable(source, results.dir, variables, given);
   const fix = "keep results paths relative and inside the project (no absolute path, no `..`)";
   const dir = fillResultsDir(results.dir, slug, variables);
-  if ("message" in dir && !out.length) out.push(diagnosticAt(source(), "/results/dir", dir.message, dir.fix));
+  if ("message" in dir && !out.length)
+    out.push(diagnosticAt(source(), "/results/dir", dir.message, dir.fix));
   for (const name of Object.keys(results.files))
     if (escapes(name) || name.trim() === "")
       out.push(

@@ -30,7 +30,10 @@ export const fillable = (value: Json | undefined): boolean =>
  * the results folder's marker, so that two values that fill the folder alike (`a/b` and `a_b`, both `a_b`)
  * never share it (src/runner/results/ownership.ts). The slug is the spec's own, which the marker names.
  */
-export function placeholderValues(template: string, variables: Record<string, Json>): Record<string, string> {
+export function placeholderValues(
+  template: string,
+  variables: Record<string, Json>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [, name] of template.matchAll(PLACEHOLDER))
     if (name !== "slug" && name! in variables) out[name!] = String(variables[name!] ?? "");

@@ -15,7 +15,10 @@ export interface Schema {
   source: string; // the schema file, named in fixes
 }
 
-export const SPEC_SCHEMA: Schema = { validator: "dist/spec-validator.cjs", source: "specs/spec.schema.json" };
+export const SPEC_SCHEMA: Schema = {
+  validator: "dist/spec-validator.cjs",
+  source: "specs/spec.schema.json",
+};
 export const REGISTRY_SCHEMA: Schema = {
   validator: "dist/registry-validator.cjs",
   source: "registry/registry.schema.json",
@@ -39,10 +42,12 @@ export function schemaIdentity(schema: Schema): string {
   return factsOf(resolve(installRoot(), schema.validator), "sha256", (bytes) => sha256Hex(bytes));
 }
 
-/** Throws a DiagnosticError when `value` does not match; `source` gives positions (parsed only if needed). */
+/** Throws a DiagnosticError when `value` does not match; `source` gives positions (parsed only if
+ *  needed). */
 export function checkSchema(value: unknown, source: () => SourceDoc, schema: Schema): void {
   const validate = validatorOf(schema);
-  if (!validate(value)) throw new DiagnosticError(schemaDiagnostics(source(), validate.errors ?? [], schema));
+  if (!validate(value))
+    throw new DiagnosticError(schemaDiagnostics(source(), validate.errors ?? [], schema));
 }
 
 function schemaDiagnostics(src: SourceDoc, errors: ErrorObject[], schema: Schema): Diagnostic[] {

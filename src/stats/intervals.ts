@@ -16,7 +16,8 @@ export interface Clusters {
   order: (string | number)[];
 }
 
-/** Clusters in order of first appearance (`members`: each one's row indices, in row order); without a cluster
+/** Clusters in order of first appearance (`members`: each one's row indices, in row order); without a
+ *  cluster
  *  id every row is its own. */
 export function clustersOf(
   rows: Row[],

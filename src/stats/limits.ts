@@ -6,5 +6,6 @@
  *  a loaded 2-core machine (a million took 36 s); the work grows with resamples times clusters. */
 export const MAX_RESAMPLES = 100_000;
 
-/** The size of one `stats` input file: JSONL of a few hundred thousand rows, far below what Node can read. */
+/** The size of one `stats` input file: JSONL of a few hundred thousand rows, far below what Node can
+ *  read. */
 export const MAX_INPUT_BYTES = 256 * 1024 * 1024;

@@ -1,5 +1,6 @@
 // A file's stat signature: what the stat cache and the code memo trust in place of rereading a file. The
-// ctime is what a writer cannot set back: a file edited in any way (its mtime put back or not) has a new one.
+// ctime is what a writer cannot set back: a file edited in any way (its mtime put back or not) has a new
+// one.
 import type { Stats } from "node:fs";
 
 export interface StatSignature {

@@ -47,7 +47,8 @@ export interface Sparse {
   data: Float64Array;
 }
 
-/** A vocabulary (sorted by code point, as CountVectorizer sorts it) and the count matrix of the documents. */
+/** A vocabulary (sorted by code point, as CountVectorizer sorts it) and the count matrix of the
+ *  documents. */
 export function fitVocabulary(docs: string[][]): string[] {
   const set = new Set<string>();
   for (const doc of docs) for (const feature of doc) set.add(feature);

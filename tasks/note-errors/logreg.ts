@@ -126,7 +126,11 @@ function newtonStep(features: Sparse, gradient: Gradient): Point {
   let residualSquare = dot(residual, residual);
   const initialNorm = Math.sqrt(residualSquare);
   const tolerance = Math.min(0.5, Math.sqrt(initialNorm)) * initialNorm * 1e-3;
-  for (let iteration = 0; iteration < 10 * (cols + 1) && Math.sqrt(residualSquare) > tolerance; iteration++) {
+  for (
+    let iteration = 0;
+    iteration < 10 * (cols + 1) && Math.sqrt(residualSquare) > tolerance;
+    iteration++
+  ) {
     const product = hessianTimes(features, gradient.curvature, direction);
     const alpha = residualSquare / dot(direction, product);
     for (let column = 0; column < cols; column++) {

@@ -1,5 +1,5 @@
-// Every reported metric as a function of per-pair rows, so that the bootstrap can resample pairs and call the
-// same function on each resample. Definitions (and where the document is silent, our choices) are in
+// Every reported metric as a function of per-pair rows, so that the bootstrap can resample pairs and call
+// the same function on each resample. Definitions (and where the document is silent, our choices) are in
 // docs/protocols/note-errors.md.
 import { PyRandom } from "../../src/stats/mt19937.js";
 import type { NoVerdictReason, Verdict } from "./verdict.js";
@@ -40,7 +40,7 @@ export type Parser = "tolerant" | "strict";
 const verdictOf = (side: SideRow, parser: Parser) => (parser === "strict" ? side.strict : side.verdict);
 const ratio = (num: number, den: number): number | null => (den === 0 ? null : num / den);
 
-// ---- pair outcomes ----------------------------------------------------------------------------------------
+// ---- pair outcomes ---------------------------------------------------------------------------------------
 export type Outcome = "both_correct" | "both_yes" | "both_no" | "both_wrong" | "no_verdict";
 export function outcome(row: PairRow, parser: Parser = "tolerant"): Outcome {
   const errorVerdict = verdictOf(row.e, parser),
@@ -64,7 +64,7 @@ export function bcrSkip(rows: PairRow[]): number | null {
   return ratio(kept.filter((row) => outcome(row) === "both_correct").length, kept.length);
 }
 
-// ---- pointwise metrics: notes with a verdict, error notes positive ----------------------------------------
+// ---- pointwise metrics: notes with a verdict, error notes positive ---------------------------------------
 export interface Confusion {
   tp: number;
   fn: number;
@@ -126,7 +126,7 @@ export const categoryAccuracy = (category: string) => (rows: PairRow[]) =>
 export const categoryRecall = (category: string) => (rows: PairRow[]) =>
   sensitivity(rows.filter((row) => row.category === category));
 
-// ---- independence -----------------------------------------------------------------------------------------
+// ---- independence ----------------------------------------------------------------------------------------
 export function expectedBcr(rows: PairRow[]): number | null {
   const sens = sensitivity(rows),
     spec = specificity(rows);
@@ -138,7 +138,7 @@ export function independenceRatio(rows: PairRow[]): number | null {
   return observed === null || expected === null || expected === 0 ? null : observed / expected;
 }
 
-// ---- probes -----------------------------------------------------------------------------------------------
+// ---- probes ----------------------------------------------------------------------------------------------
 /**
  * Paired accuracy of a score-reading probe (the leak gates' measure): the share of pairs whose error note
  * scores above its twin, a tie counting half. Undefined unless every pair has both scores.
@@ -158,7 +158,7 @@ export function bcrSwapNull(rows: PairRow[]): number | null {
   return (outcomeShare("both_correct")(rows)! + outcomeShare("both_wrong")(rows)!) / 2;
 }
 
-// ---- failures ---------------------------------------------------------------------------------------------
+// ---- failures --------------------------------------------------------------------------------------------
 /** Share of one side's notes whose reply came back but gave no verdict (API errors are counted apart). */
 export const parseFailureRate = (side: "e" | "c") => (rows: PairRow[]) =>
   ratio(
@@ -179,7 +179,7 @@ export const apiErrorRate = (rows: PairRow[]) =>
     2 * rows.length,
   );
 
-// ---- imputation -------------------------------------------------------------------------------------------
+// ---- imputation ------------------------------------------------------------------------------------------
 /**
  * The code's random-assignment imputation, as the page describes it ("asymmetrically, fitted on the run
  * itself"): a note without a verdict gets Yes with its own side's flag rate on the run, the error notes' for
@@ -214,7 +214,8 @@ export function sideFlagRate(rows: PairRow[], side: "e" | "c"): number | null {
 }
 
 /**
- * The corrected imputation: a missing error-note verdict is Yes with the run's sensitivity and a missing twin
+ * The corrected imputation: a missing error-note verdict is Yes with the run's sensitivity and a missing
+ * twin
  * verdict is No with its specificity (each side's own rate), and the expectation is taken exactly instead of
  * by draws: a pair missing its error verdict counts sens × [twin No], its twin verdict [error Yes] × spec,
  * both: sens × spec.
@@ -232,7 +233,7 @@ export function bcrImputedCorrected(rows: PairRow[]): number | null {
   return sum / rows.length;
 }
 
-// ---- evidence-contrast analysis ---------------------------------------------------------------------------
+// ---- evidence-contrast analysis --------------------------------------------------------------------------
 export type EcaCategory = "A" | "B" | "C" | "D" | "E" | "X";
 /** Over pairs flagged on both sides: A both hit, B error only, C twin only, D neither, E one side without
  * Evidence (extraction failed), X neither side has Evidence. */

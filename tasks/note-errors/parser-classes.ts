@@ -184,7 +184,9 @@ export function parserClass(reply: ReplyView, parsed: Omit<ParsedVerdict, "class
     if (closed) return "truncated_after_think";
     return "truncated_reasoning_field";
   }
-  const afterClose = closed ? reply.text.slice(reply.text.toLowerCase().lastIndexOf("</think>")) : reply.text;
+  const afterClose = closed
+    ? reply.text.slice(reply.text.toLowerCase().lastIndexOf("</think>"))
+    : reply.text;
   if (/<think>/i.test(afterClose)) return "unclosed_think";
   const raw = answer.split(/\r?\n/).filter((line) => errorLine.test(line.replace(decoration, "").trim()));
   const last = raw[raw.length - 1];
@@ -232,7 +234,8 @@ export function parserClassTable(): string {
       entry.example.finish_reason ? `finish_reason ${entry.example.finish_reason}` : "",
       entry.example.reasoning ? "reasoning field" : "",
     ].filter(Boolean);
-    const example = `\`${cell(entry.example.text) || " "}\`` + (extra.length ? ` (${extra.join(", ")})` : "");
+    const example =
+      `\`${cell(entry.example.text) || " "}\`` + (extra.length ? ` (${extra.join(", ")})` : "");
     const reading =
       entry.reading === "Yes" || entry.reading === "No" ? entry.reading : `no verdict (${entry.reading})`;
     const source = entry.source === "page" ? "page rule" : "our choice";

@@ -20,7 +20,12 @@ const TABLES = {
 } as const;
 
 /** What is wrong with one split of the real release against the page, one line each (none: it agrees). */
-export function releaseProblems(pairs: Pair[], file: string, page: Counts, exposed: number | null): string[] {
+export function releaseProblems(
+  pairs: Pair[],
+  file: string,
+  page: Counts,
+  exposed: number | null,
+): string[] {
   const out: string[] = [];
   const firstDefault = new Map<string, number>();
   pairs.forEach((pair, i) =>

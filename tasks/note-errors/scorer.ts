@@ -1,5 +1,5 @@
-// From parsed replies to items (one per note: ids, labels and verdicts, never note or Evidence text) and from
-// items to pair rows, the unit every metric and the bootstrap resample.
+// From parsed replies to items (one per note: ids, labels and verdicts, never note or Evidence text) and
+// from items to pair rows, the unit every metric and the bootstrap resample.
 import type { Json } from "../../src/util/json.js";
 import { sideEvidence, type EvidenceRef } from "./evidence.js";
 import { breakdown, reportedMetrics, type BreakdownKey, type PairRow, type SideRow } from "./metrics.js";

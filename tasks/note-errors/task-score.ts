@@ -20,7 +20,10 @@ export function score({ requests, parsed, replies }: ScoreInput): ScoreOutput {
       parserClass(view, parsedVerdict),
     );
     // Items hold ids, labels and verdicts only: `parsed` is the verdict, never the Evidence text.
-    const meta = { ...item.meta, ...(request.configuration ? { configuration: request.configuration } : {}) };
+    const meta = {
+      ...item.meta,
+      ...(request.configuration ? { configuration: request.configuration } : {}),
+    };
     return { ...item, unit: item.meta.pair_id, meta, parsed: parsedVerdict.verdict as Json };
   });
   return scoreItems(items);

@@ -20,7 +20,8 @@ function compile(schema: object): Validate {
   return ajv.compile(schema);
 }
 
-/** The spec's robot_command schema compiled by ajv when medbench was built (scripts/compile-spec-schema.mjs),
+/** The spec's robot_command schema compiled by ajv when medbench was built
+ *  (scripts/compile-spec-schema.mjs),
  *  with the JSON it was compiled from (keys sorted, as a requests file holds it): a request with that
  *  schema is checked by the same code without loading and compiling ajv, about 70 ms of the parse stage's
  *  own process. Absent beside the sources. */

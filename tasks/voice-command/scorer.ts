@@ -120,7 +120,8 @@ const metric = (name: string, label: string, rows: Row[], primary = false): Metr
   ciFallback: "clopper-pearson",
 });
 
-/** Each metric: its name, label, and the verdict it counts over one subset's items (the first is primary). */
+/** Each metric: its name, label, and the verdict it counts over one subset's items (the first is
+ *  primary). */
 const METRICS: [name: string, label: string, subset: Subset, verdict: string][] = [
   ["exact_match", "exact match, clean", "clean", "exact"],
   ["exact_match_asr_generic", "exact match, generic ASR", "asr_generic", "exact"],

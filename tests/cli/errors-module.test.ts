@@ -1,4 +1,5 @@
-// src/errors.ts: each failure the user can meet maps to one exit code, one stderr text and one --json object.
+// src/errors.ts: each failure the user can meet maps to one exit code, one stderr text and one --json
+// object.
 import { describe, expect, it } from "vitest";
 import {
   BuildFailure,

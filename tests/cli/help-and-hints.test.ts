@@ -15,7 +15,8 @@ describe("help and hints", () => {
     const r = await p.run(["status", "--help"]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout.trim().split("\n").length).toBeGreaterThan(5);
-    for (const option of ["--model", "--data-dir", "--project", "--json"]) expect(r.stdout).toContain(option);
+    for (const option of ["--model", "--data-dir", "--project", "--json"])
+      expect(r.stdout).toContain(option);
     expect(r.stdout).toContain("writes nothing");
   });
 

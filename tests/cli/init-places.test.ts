@@ -37,7 +37,11 @@ describe("init and new-task write only new files in real folders", () => {
       [".gitignore", () => mkdirSync(p.path(".gitignore")), /\.gitignore exists and is not a plain file/],
       [".gitignore", () => symlinkSync(join(outside, "none"), p.path(".gitignore")), /\.gitignore/],
       [".gitignore", () => symlinkSync(join(outside, "keep.txt"), p.path(".gitignore")), /\.gitignore/],
-      ["routes.yaml", () => symlinkSync(join(outside, "none"), p.path("routes.yaml")), /routes\.yaml exists/],
+      [
+        "routes.yaml",
+        () => symlinkSync(join(outside, "none"), p.path("routes.yaml")),
+        /routes\.yaml exists/,
+      ],
     ];
     for (const [name, make, what] of cases) {
       make();

@@ -96,8 +96,8 @@ describe("--json on failure", () => {
   });
 });
 
-// The rule (README, "Commands"): a command that did its job prints its result, whose verdict is in it (exit 1
-// when the verdict is no); a command that could not do its job prints {"error": …} (exit 1 or 2).
+// The rule (README, "Commands"): a command that did its job prints its result, whose verdict is in it (exit
+// 1 when the verdict is no); a command that could not do its job prints {"error": …} (exit 1 or 2).
 describe("--json: a verdict is the result's, a failure is an error object", () => {
   let p: Project;
   beforeAll(async () => {

@@ -19,7 +19,17 @@ describe("--json on every command", () => {
       ).join("\n") + "\n";
     p.write("a.jsonl", rows(1));
     p.write("b.jsonl", rows(2));
-    const ci = await p.run(["stats", "ci", "--input", "a.jsonl", "--value", "v", "--cluster", "g", "--json"]);
+    const ci = await p.run([
+      "stats",
+      "ci",
+      "--input",
+      "a.jsonl",
+      "--value",
+      "v",
+      "--cluster",
+      "g",
+      "--json",
+    ]);
     expect(ci.exitCode, ci.stderr).toBe(0);
     const plain = await p.run(["stats", "ci", "--input", "a.jsonl", "--value", "v", "--cluster", "g"]);
     expect(oneObject(ci.stdout)).toEqual(oneObject(plain.stdout));

@@ -1,6 +1,7 @@
 // Setting up a repository and a task of one's own: what the file system refuses and what a task author gets
-// wrong is a clean refusal (exit 2, what and where, a fix), never a stack trace. The tests run as root, which
-// no permission bit stops: a folder of sysfs (/sys/kernel) refuses a new file to root as to anyone (EACCES).
+// wrong is a clean refusal (exit 2, what and where, a fix), never a stack trace. The tests run as root,
+// which no permission bit stops: a folder of sysfs (/sys/kernel) refuses a new file to root as to anyone
+// (EACCES).
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectCleanFailure, Project, userTaskProject } from "../support/rig.js";

@@ -10,7 +10,8 @@ import { PROJECT_README, ROUTES_TEMPLATE } from "../../src/cli/project-template.
 
 describe("templates", () => {
   it("ships src/cli/templates with the package", () => {
-    const files = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] }).files;
+    const files = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] })
+      .files;
     expect(files).toContain("src");
     const folders = readdirSync(join(REPO, "src/cli/templates")).sort();
     expect(folders).toEqual(["project", "task"]);

@@ -71,7 +71,9 @@ describe("medbench installed from its packed tarball into an empty folder", () =
   it("init, a built-in task, a task of the repository built, edited, exported and verified", async () => {
     // Packs the dist/ this test run compiled (`npm test` builds first); --ignore-scripts so that prepack
     // does not recompile dist/ under the other test files running at the same time.
-    const packed = await execa("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], { cwd: REPO });
+    const packed = await execa("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], {
+      cwd: REPO,
+    });
     const tarball = packed.stdout.trim().split("\n").at(-1)!;
     expect(existsSync(join(dir, tarball))).toBe(true);
     await execa("mkdir", [project]);
@@ -208,9 +210,9 @@ describe("medbench installed from its packed tarball into an empty folder", () =
     const copied = await medbench("init", "--task", "voice-command");
     expect(copied.exitCode, copied.stderr).toBe(0);
     await build("specs/voice-command.yaml");
-    expect(existsSync(join(project, "results/kor-surgical-robot-voice-command/project/medbench_prior"))).toBe(
-      true,
-    );
+    expect(
+      existsSync(join(project, "results/kor-surgical-robot-voice-command/project/medbench_prior")),
+    ).toBe(true);
     expect(Object.values(await build("voice-command")).every((s) => s === "fresh")).toBe(true);
     // report covers the built-in task built by name; check, hash and diff take a built-in's name.
     const report = await medbench("report", "-o", "report.html", "--json");

@@ -21,7 +21,10 @@ const request: ChatRequest = {
     { role: "system", content: "Answer in JSON." },
     { role: "user", content: "Stop the robot." },
   ],
-  schema: { name: "robot_command", schema: { type: "object", properties: { response: { type: "string" } } } },
+  schema: {
+    name: "robot_command",
+    schema: { type: "object", properties: { response: { type: "string" } } },
+  },
 };
 const body = (params: object, format: "json_schema" | "none" = "json_schema") =>
   anthropic.body(request, { max_tokens: 4096, ...params }, route, "claude-sonnet-4-5", format);

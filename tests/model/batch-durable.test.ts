@@ -1,10 +1,11 @@
-// A build --batch killed loses nothing, for each protocol against its fake batch API over real HTTP: a second
-// clone sharing the remote collects its batch, no request is submitted twice, and the results are an online
-// build's byte for byte. Killed after submitting (the batch's id recorded), or while the provider answers its
-// "create batch" (the batch made and paid for, its id never received; the fake holds the create's answer
-// until the test has killed the build): the batch was recorded as being made before the call, under a label
-// the provider keeps where it keeps one (OpenAI's metadata, Gemini's display name; Anthropic's by when and
-// how many), so the second clone finds it among the provider's batches (and `cache batches` lists it).
+// A build --batch killed loses nothing, for each protocol against its fake batch API over real HTTP: a
+// second clone sharing the remote collects its batch, no request is submitted twice, and the results are an
+// online build's byte for byte. Killed after submitting (the batch's id recorded), or while the provider
+// answers its "create batch" (the batch made and paid for, its id never received; the fake holds the
+// create's answer until the test has killed the build): the batch was recorded as being made before the
+// call, under a label the provider keeps where it keeps one (OpenAI's metadata, Gemini's display name;
+// Anthropic's by when and how many), so the second clone finds it among the provider's batches (and `cache
+// batches` lists it).
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { Project, cleanedAfterEach } from "../support/rig.js";

@@ -231,7 +231,9 @@ describe("a spec's no_deviation refuses as before", () => {
     const r = await p.run(["build", NE, "--model", "openai/o3", "--configurations", "all"], envAt(fake.url));
     expect(r.exitCode).not.toBe(0);
     expectCleanFailure(r.stderr);
-    expect(r.stderr).toMatch(/\(request configuration [a-z-]+\); the stage's no_deviation names temperature/);
+    expect(r.stderr).toMatch(
+      /\(request configuration [a-z-]+\); the stage's no_deviation names temperature/,
+    );
     expect(fake.stats.requests).toBe(0);
   });
 

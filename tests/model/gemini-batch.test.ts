@@ -1,9 +1,9 @@
 // Gemini's Batch API through medbench's client (src/model/gemini-batch.ts) against the fake Gemini server's
 // (scripts/fake-gemini-batch.mjs) over real HTTP: the lifecycle PENDING -> RUNNING -> SUCCEEDED with each
 // request's inline response or error read by its key, a failed batch, a cancel, a batch found by its display
-// name, the split under the 20 MB of inlined requests; and build --batch on a Gemini route: the results of an
-// online build byte for byte, submitted then collected by a rerun, and the requests a batch did not answer
-// (line errors, expired) sent again by the next build, they alone.
+// name, the split under the 20 MB of inlined requests; and build --batch on a Gemini route: the results of
+// an online build byte for byte, submitted then collected by a rerun, and the requests a batch did not
+// answer (line errors, expired) sent again by the next build, they alone.
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import { BatchHttp } from "../../src/model/batch-api.js";
@@ -38,9 +38,11 @@ async function start(options: Record<string, unknown> = {}): Promise<GeminiFake>
 
 const client = (url: string, key = KEY) =>
   new GeminiBatches(
-    new BatchHttp({ name: "gm", base_url: url, headers: {} } as unknown as Route, { "x-goog-api-key": key }, [
-      key,
-    ]),
+    new BatchHttp(
+      { name: "gm", base_url: url, headers: {} } as unknown as Route,
+      { "x-goog-api-key": key },
+      [key],
+    ),
     MODEL,
   );
 const body = (text: string) =>

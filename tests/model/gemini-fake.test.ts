@@ -83,7 +83,11 @@ describe("the fake checks a body as the API does", () => {
   });
 
   it.each([
-    ["gemini-2.5-pro", { thinkingBudget: 0 }, "Budget 0 is invalid. This model only works in thinking mode."],
+    [
+      "gemini-2.5-pro",
+      { thinkingBudget: 0 },
+      "Budget 0 is invalid. This model only works in thinking mode.",
+    ],
     ["gemini-2.5-pro", { thinkingBudget: 64 }, "between 128 and 32768"],
     ["gemini-2.5-flash-lite", { thinkingBudget: 100 }, "between 512 and 24576"],
     ["gemini-2.5-flash", { thinkingLevel: "LOW" }, "Thinking level is not supported"],

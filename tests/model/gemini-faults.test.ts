@@ -1,8 +1,8 @@
 // The Gemini API's replies and errors through the CLI (voice-command against the fake Gemini server, which
 // replays scripts/provider-replies/gemini/, each shape with its source): a 429 and a 503 are tried again and
-// answered, a blocked prompt and a safety stop are answers counted as filtered, a context-length refusal is a
-// final refusal of its item, a reply without candidates is a failed try; a refused key stops the route. The
-// next build sends nothing that has an answer or a final refusal.
+// answered, a blocked prompt and a safety stop are answers counted as filtered, a context-length refusal is
+// a final refusal of its item, a reply without candidates is a failed try; a refused key stops the route.
+// The next build sends nothing that has an answer or a final refusal.
 import { afterEach, describe, expect, it } from "vitest";
 import { Project, expectCleanFailure } from "../support/rig.js";
 import { geminiRoute, startGeminiFake, type GeminiFake } from "../support/fake-gemini.js";

@@ -1,7 +1,7 @@
 // Reading what the Gemini API sends back (src/model/gemini-reply.ts), on every shape of the Gemini corpus
 // (scripts/provider-replies/gemini/, each with its public source): an answer is a reply, a retry is a failed
-// try or a transient error (a 429 waits RetryInfo.retryDelay), a refused item is final and a refused route is
-// the route's; and what each reply says (its text without thoughts, its finish in medbench's words, its
+// try or a transient error (a 429 waits RetryInfo.retryDelay), a refused item is final and a refused route
+// is the route's; and what each reply says (its text without thoughts, its finish in medbench's words, its
 // reasoning tokens, its served model, its token totals).
 import { describe, expect, it } from "vitest";
 import { REPO } from "../support/helpers.js";
@@ -27,7 +27,11 @@ const CORPUS = loadReplies(`${REPO}/scripts/provider-replies/gemini`) as Record<
 
 /** The entry as the fake serves it: its status, headers and body text. */
 function served(name: string): { status: number; headers: Record<string, string>; text: string } {
-  const { status, headers, body } = replayed(CORPUS[name], { model: "gemini-2.5-flash" }, '{"response":"x"}');
+  const { status, headers, body } = replayed(
+    CORPUS[name],
+    { model: "gemini-2.5-flash" },
+    '{"response":"x"}',
+  );
   return { status, headers, text: body };
 }
 

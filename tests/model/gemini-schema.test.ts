@@ -32,7 +32,10 @@ describe("a reply schema as Gemini's responseSchema", () => {
     expect(converted.type).toBe("OBJECT");
     expect(converted.required).toEqual(["response", "actions", "message"]);
     expect(converted.propertyOrdering).toEqual(["response", "actions", "message"]);
-    expect(converted.properties.response).toEqual({ type: "STRING", enum: ["execute", "clarify", "reject"] });
+    expect(converted.properties.response).toEqual({
+      type: "STRING",
+      enum: ["execute", "clarify", "reject"],
+    });
     const action = converted.properties.actions.items;
     expect(action.propertyOrdering).toEqual(["type", "target", "instrument", "direction", "magnitude"]);
     expect(action.properties.target).toEqual({ type: "STRING", nullable: true });

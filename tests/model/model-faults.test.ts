@@ -1,6 +1,6 @@
-// Faults that must lose nothing and leak nothing, against the fake OpenAI-compatible server over real HTTP: a
-// failed request is never an answer and the next build sends exactly the failed ones; `choices: []` is an API
-// error; a dead server stops the stage; a key echoed by a 401 reaches no file and no output.
+// Faults that must lose nothing and leak nothing, against the fake OpenAI-compatible server over real HTTP:
+// a failed request is never an answer and the next build sends exactly the failed ones; `choices: []` is an
+// API error; a dead server stops the stage; a key echoed by a 401 reaches no file and no output.
 import { describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { readFileSync } from "node:fs";
@@ -249,8 +249,8 @@ max_failures_in_a_row: ${budgets.max_failures_in_a_row}`;
 
   it("continues where the stopped build left off, sending only what had no reply", async () => {
     // The 20 answered requests must each reach the client within its deadline, even on a loaded machine
-    // (one that times out would be re-sent by the second build): a deadline of seconds, not one, and one try,
-    // so that the two dead requests in a row cost one deadline.
+    // (one that times out would be re-sent by the second build): a deadline of seconds, not one, and one
+    // try, so that the two dead requests in a row cost one deadline.
     const { fake, p } = await setup(
       { deadAfter: 20 },
       dead({ timeout_s: 15, max_attempts: 1, max_total_s: 15, max_failures_in_a_row: 2 }),

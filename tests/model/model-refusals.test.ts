@@ -130,7 +130,9 @@ describe("a refusal of the item", () => {
     p.edit("routes.yaml", (t) => t.replace("max_failures_in_a_row: 1000", "max_failures_in_a_row: 3"));
     const r = await p.buildAgainstFake();
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toMatch(/3 requests in a row failed \(the last: HTTP 404: .*test-model. does not exist/);
+    expect(r.stderr).toMatch(
+      /3 requests in a row failed \(the last: HTTP 404: .*test-model. does not exist/,
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(fake.stats.requests).toBeLessThanOrEqual(3 + 4); // those in flight at most, besides
     expect(formatsSent(fake)).toEqual(new Set(["json_schema"])); // no other format tried

@@ -1,5 +1,5 @@
-// The shipped openai route's per-model rules (registry/providers.yaml request.models), driven through the CLI
-// against the fake server over real HTTP: what OpenAI's reasoning models take is what is sent
+// The shipped openai route's per-model rules (registry/providers.yaml request.models), driven through the
+// CLI against the fake server over real HTTP: what OpenAI's reasoning models take is what is sent
 // (max_completion_tokens, their own thinking-off or lowest-effort fields), and a field a model takes only at
 // another value that no rule deviates (an override's temperature 0 to gpt-5) is refused before anything is
 // sent, at the spec's line (deviations: tests/model/deviations.test.ts).

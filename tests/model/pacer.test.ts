@@ -339,7 +339,8 @@ describe("the pace ledger", () => {
       await vi.advanceTimersByTimeAsync(2000);
       const sorted = times.flat().sort((x, y) => x - y);
       expect(sorted.length).toBe(4);
-      for (let i = 1; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThanOrEqual(100);
+      for (let i = 1; i < sorted.length; i++)
+        expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThanOrEqual(100);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -25,7 +25,12 @@ const TOUCHED = {
   ],
   docs: ["docs/model-requests.md", "docs/architecture.md", "CHANGELOG.md"],
 };
-const TRANSPORT = ["src/model/client.ts", "src/model/http.ts", "src/model/pacer.ts", "src/model/replicas.ts"];
+const TRANSPORT = [
+  "src/model/client.ts",
+  "src/model/http.ts",
+  "src/model/pacer.ts",
+  "src/model/replicas.ts",
+];
 const OTHER_PROTOCOL = ["src/model/openai.ts", "src/model/reply.ts", "src/model/refusal.ts"];
 
 const sources = (folder: string) =>

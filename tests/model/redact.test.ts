@@ -20,7 +20,9 @@ describe("redact", () => {
   });
 
   it("takes only configured values out of a reply's own text", () => {
-    expect(redactSecrets(`echo ${KEY}; Bearer words stay`, [KEY])).toBe("echo [redacted]; Bearer words stay");
+    expect(redactSecrets(`echo ${KEY}; Bearer words stay`, [KEY])).toBe(
+      "echo [redacted]; Bearer words stay",
+    );
   });
 
   it("collects every route's key from the environment and its header values, short ones too", () => {

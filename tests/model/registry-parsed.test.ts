@@ -1,6 +1,7 @@
 // The built-in route registry as medbench's build recorded it (dist/registry-parsed.json, written by
-// scripts/compile-spec-schema.mjs) is registry/providers.yaml's routes as parsing and checking it gives them,
-// for those very bytes (src/model/registry.ts takes it only when the file's sha256 is the one recorded).
+// scripts/compile-spec-schema.mjs) is registry/providers.yaml's routes as parsing and checking it gives
+// them, for those very bytes (src/model/registry.ts takes it only when the file's sha256 is the one
+// recorded).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 // Every body medbench sends for the three tasks, through each route it ships or shows
 // (registry/providers.yaml, examples/routes.yaml, the init template), in each response format, is valid
-// against a schema written from OpenAI's CreateChatCompletionRequest (tests/data/openai-request/); the openai
-// route sends nothing the spec deprecates; and the fields OpenAI does not define are exactly those
+// against a schema written from OpenAI's CreateChatCompletionRequest (tests/data/openai-request/); the
+// openai route sends nothing the spec deprecates; and the fields OpenAI does not define are exactly those
 // docs/model-requests.md lists per route.
 import { beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";

@@ -63,7 +63,9 @@ describe("metrics.request", () => {
       expect(m.metrics.response_format[label]).toBe(kind.items);
     }
     // The fields of each kind are those of bodies the server received, and every body answered is one.
-    const answered = new Set(fake.stats.received.filter((x) => x.fault === null).map((x) => shapeOf(x.body)));
+    const answered = new Set(
+      fake.stats.received.filter((x) => x.fault === null).map((x) => shapeOf(x.body)),
+    );
     expect(new Set([...kinds.values()].map((k) => sortedJson(k.fields)))).toEqual(answered);
     const lower = kinds.get("json_object")!.items;
     expect(r.stderr).toContain(

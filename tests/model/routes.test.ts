@@ -15,7 +15,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function registryFile(name: string, baseUrl: string): string {
   const file = join(dir, name);
-  writeFileSync(file, `routes:\n  mine:\n    base_url: ${baseUrl}\n    request:\n      extra: { seed: 1 }\n`);
+  writeFileSync(
+    file,
+    `routes:\n  mine:\n    base_url: ${baseUrl}\n    request:\n      extra: { seed: 1 }\n`,
+  );
   return file;
 }
 

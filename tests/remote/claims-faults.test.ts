@@ -139,18 +139,25 @@ describe("claims under faults", () => {
   it("a holder killed on another host: its claims are taken over after their TTL, each by one", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake()]);
     hold(fake, "host-a");
-    const holder = machine(fake).start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true, DEADLINE_TTL));
+    const holder = machine(fake).start(
+      Project.fakeBuildArgs(),
+      machineEnv(s3, "host-a", true, DEADLINE_TTL),
+    );
     await until(() => sentBy(fake, "host-a") >= 4); // its four workers' requests, claimed, in flight
     const names = ["host-b", "host-c", "host-d"];
     const machines = names.map(() => machine(fake));
-    const waiters = machines.map((m, i) => m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true)));
+    const waiters = machines.map((m, i) =>
+      m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true)),
+    );
     await Promise.all(waiters.map((waiter) => says(waiter, WAITING("host-a", holder.pid))));
     holder.kill("SIGKILL");
     await holder;
     const runs = await Promise.all(waiters.map(ran));
     for (const run of runs) expect(run.exitCode, run.stderr).toBe(0);
     for (const run of runs) expect(infos(run.stderr).join("\n")).toMatch(WAITING("host-a", holder.pid));
-    const takeovers = runs.flatMap((run) => infos(run.stderr)).filter((line) => line.includes("taking over"));
+    const takeovers = runs
+      .flatMap((run) => infos(run.stderr))
+      .filter((line) => line.includes("taking over"));
     expect(takeovers.join("\n")).toMatch(/claimed by host-a .*passed its deadline/);
     // The killed holder's four bodies went out once more, from one machine each; every other body once.
     expect(sentBy(fake, "host-a")).toBe(4);
@@ -213,7 +220,9 @@ describe("claims under faults", () => {
     const runs = await Promise.all(waiters.map(ran));
     parent.kill("SIGKILL");
     for (const run of runs) expect(run.exitCode, run.stderr).toBe(0);
-    const takeovers = runs.flatMap((run) => infos(run.stderr)).filter((line) => line.includes("taking over"));
+    const takeovers = runs
+      .flatMap((run) => infos(run.stderr))
+      .filter((line) => line.includes("taking over"));
     expect(takeovers.join("\n")).toMatch(/claimed by host-a .*a zombie/);
     expect(most(sends(fake, names))).toBe(1);
     expect(most(sends(fake))).toBeLessThanOrEqual(2);
@@ -229,7 +238,9 @@ describe("claims under faults", () => {
     await until(() => sentBy(fake, "host-a") >= 4);
     const names = ["host-b", "host-c"];
     const machines = names.map(() => machine(fake));
-    const waiters = machines.map((m, i) => m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true)));
+    const waiters = machines.map((m, i) =>
+      m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true)),
+    );
     const runs = await Promise.all([holder, ...waiters].map(ran));
     for (const run of runs) expect(run.exitCode, run.stderr).toBe(0);
     const waits = runs

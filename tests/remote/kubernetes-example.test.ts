@@ -139,7 +139,11 @@ async function image(): Promise<string> {
 }
 
 /** Where a pod's mounts are on this machine: each ConfigMap's files written out, each claim one folder. */
-function mounts(job: Job, claims: Map<string, string>, route: (text: string) => string): Map<string, string> {
+function mounts(
+  job: Job,
+  claims: Map<string, string>,
+  route: (text: string) => string,
+): Map<string, string> {
   const out = new Map<string, string>();
   const volumes = job.spec.template.spec.volumes ?? [];
   for (const mount of containerOf(job).volumeMounts ?? []) {
@@ -258,7 +262,8 @@ describe("the Kubernetes example", () => {
     const documented = documentedSecrets();
     const secrets = [SHARDS, ASSEMBLE].flatMap((job) => containerOf(job).envFrom ?? []);
     expect(secrets.length).toBeGreaterThan(0);
-    for (const from of secrets) expect(documented.has(from.secretRef!.name), from.secretRef!.name).toBe(true);
+    for (const from of secrets)
+      expect(documented.has(from.secretRef!.name), from.secretRef!.name).toBe(true);
     // The route file's key variable is one of the provider Secret's keys.
     const routes = find("ConfigMap", "medbench-routes").data!["routes.yaml"]!;
     const keyVariables = [...routes.matchAll(/api_key_env: (\w+)/g)].map((match) => match[1]!);

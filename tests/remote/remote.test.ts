@@ -163,7 +163,9 @@ describe("a shared remote cache", () => {
     const logs = p.path("cache/memo/requests");
     const stored = () =>
       existsSync(logs) &&
-      readdirSync(logs).some((f) => f.endsWith(".log") && readFileSync(join(logs, f), "utf8").includes(twin));
+      readdirSync(logs).some(
+        (f) => f.endsWith(".log") && readFileSync(join(logs, f), "utf8").includes(twin),
+      );
     while (!stored()) await new Promise((r) => setTimeout(r, 5));
     await s3.go();
     const r = await build;

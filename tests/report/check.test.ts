@@ -1,6 +1,7 @@
-// medbench check over the note-errors roster, built through the CLI against the fake OpenAI-compatible server
-// (policies of different strength for the four roster models) plus the four built-in baselines. Every number
-// the check reports is recomputed here from the results folders (metrics.json) or by `stats paired`.
+// medbench check over the note-errors roster, built through the CLI against the fake OpenAI-compatible
+// server (policies of different strength for the four roster models) plus the four built-in baselines.
+// Every number the check reports is recomputed here from the results folders (metrics.json) or by `stats
+// paired`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, rmSync } from "node:fs";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";

@@ -136,6 +136,8 @@ describe("medbench compare (generic)", () => {
       ne("medbench/note-errors-conjunction-lr"),
     ]);
     expect(alias.exitCode).toBe(2);
-    expect(alias.stderr).toMatch(/is a run of syn-snuh-note-errors, not of kor-surgical-robot-voice-command/);
+    expect(alias.stderr).toMatch(
+      /is a run of syn-snuh-note-errors, not of kor-surgical-robot-voice-command/,
+    );
   });
 });

@@ -1,4 +1,5 @@
-// The HTML report in a real browser: Debian's chromium driven by playwright-core, offline, no console errors.
+// The HTML report in a real browser: Debian's chromium driven by playwright-core, offline, no console
+// errors.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";

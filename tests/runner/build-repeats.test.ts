@@ -44,7 +44,10 @@ async function counted(p: Project, args: string[]): Promise<Counted> {
     COUNT_CALLS_OUT: `${out}.calls.json`,
   });
   expect(run.exitCode, run.stderr).toBe(0);
-  const traced = JSON.parse(readFileSync(`${out}.fs.json`, "utf8")) as Record<string, Record<string, number>>;
+  const traced = JSON.parse(readFileSync(`${out}.fs.json`, "utf8")) as Record<
+    string,
+    Record<string, number>
+  >;
   const manifests = new Map(
     Object.entries(traced)
       .filter(([path]) => path.startsWith(p.path("cache/stages/")) && path.endsWith(".json"))

@@ -40,7 +40,11 @@ describe("medbench build on the sample release", () => {
       name = basename(summary.results);
     const dead = spawnSync("node", ["-e", "0"]).pid!; // a pid that has exited
     const left = [`.${name}.tmp-${dead}-ab12`, `.${name}.old-${dead}-cd34`];
-    const kept = [`.${name}.tmp-${process.pid}-ef56`, `.x${name}.tmp-${dead}-gh78`, `.${name}.tmp-x-${dead}`];
+    const kept = [
+      `.${name}.tmp-${process.pid}-ef56`,
+      `.x${name}.tmp-${dead}-gh78`,
+      `.${name}.tmp-x-${dead}`,
+    ];
     for (const n of [...left, ...kept]) mkdirSync(join(parent, n));
     rmSync(summary.results, { recursive: true }); // the next build writes the results folder again
     await p.buildSpec(SPEC);

@@ -89,7 +89,9 @@ describe("medbench cache push and pull", () => {
     const { dir: _b, ...here } = (await status(b)).local as Counts & { dir: string };
     const { dir: _a, ...there } = (await status(a)).local as Counts & { dir: string };
     expect(here).toEqual(there);
-    expect((await b.run(["cache", "pull"], env)).stdout).toContain("0 objects, 0 stage manifests, 0 replies");
+    expect((await b.run(["cache", "pull"], env)).stdout).toContain(
+      "0 objects, 0 stage manifests, 0 replies",
+    );
 
     // Without the remote: everything it needs is local now.
     const build = await b.build(["--model", "fake/test-model", "--registry", "routes.yaml"]);

@@ -1,6 +1,6 @@
-// Editing code reruns the stages that run it (never stale compiled code under a fresh key); diff shows what a
-// spec change invalidates. On the fixture task (tests/fixtures/README.md) and an editable copy of medbench;
-// a task source edited before and after compiling: tests/runner/runner-fixture.test.ts.
+// Editing code reruns the stages that run it (never stale compiled code under a fresh key); diff shows what
+// a spec change invalidates. On the fixture task (tests/fixtures/README.md) and an editable copy of
+// medbench; a task source edited before and after compiling: tests/runner/runner-fixture.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execa } from "execa";

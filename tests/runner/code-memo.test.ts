@@ -40,7 +40,8 @@ describe("the code memo", () => {
       if (statSync(path).isDirectory()) age(path, HOUR_AGO);
       else utimesSync(path, HOUR_AGO, HOUR_AGO);
     }
-    // utimes sets the ctime to now: past the memo's 2 s margin, the stats are trusted (a margin, not a race).
+    // utimes sets the ctime to now: past the memo's 2 s margin, the stats are trusted (a margin, not a
+    // race).
     await new Promise((r) => setTimeout(r, 2200));
     p = new Project(SUMS_SPECS);
     await p.buildSpec(SPEC, [], {}, install.bin);

@@ -1,7 +1,7 @@
 // Two builds of the same spec and model at once: the second waits for the first and reuses
 // its replies, so every request is sent once; a waiter whose holder is killed takes the build lock at once.
-// Against the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that the two builds
-// overlap however loaded the machine is. On the fixture task (tests/fixtures/README.md).
+// Against the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that the two
+// builds overlap however loaded the machine is. On the fixture task (tests/fixtures/README.md).
 import { describe, expect, it } from "vitest";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -29,8 +29,8 @@ describe("calls of task code in runs under the deadline", () => {
       waitMs(1000);
       return x;
     };
-    // Ten calls of 1 s under a 6 s deadline: the run passes it, each call is 5 s inside it (room for a loaded
-    // machine's scheduling delays).
+    // Ten calls of 1 s under a 6 s deadline: the run passes it, each call is 5 s inside it (room for a
+    // loaded machine's scheduling delays).
     const args = Array.from({ length: 10 }, (_, i) => i);
     expect(eachUnderDeadline("f()", 6, slow, args)).toEqual(args);
     expect(calls.length).toBeGreaterThan(10); // the call cut off with its run was made again

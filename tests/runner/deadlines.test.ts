@@ -94,8 +94,8 @@ describe("a model route that stalls or fails", () => {
     servers.push(fake);
     const p = new Project();
     projects.push(p);
-    // One request at a time, so that an answer always comes between two hangs and the route is seen to stall,
-    // never to fail 4 in a row; a deadline of seconds, so that a loaded machine does not time out the
+    // One request at a time, so that an answer always comes between two hangs and the route is seen to
+    // stall, never to fail 4 in a row; a deadline of seconds, so that a loaded machine does not time out the
     // answers.
     p.write("routes.yaml", route(fake.url, "    max_failures_in_a_row: 4\n", 1, 5));
     const r = await p.buildAgainstFake();

@@ -163,7 +163,13 @@ describe("--data-dir", () => {
     expect(r.stderr).toMatch(/rules_v0\.1\.txt changed since it was trusted on first use/);
     expect(r.stderr).toMatch(/--trust-changed/);
     expect(p.read("medbench.lock")).toBe(lock);
-    const ok = await p.run(["build", "specs/voice-command.yaml", "--data-dir", "release", "--trust-changed"]);
+    const ok = await p.run([
+      "build",
+      "specs/voice-command.yaml",
+      "--data-dir",
+      "release",
+      "--trust-changed",
+    ]);
     expect(ok.exitCode, ok.stderr).toBe(0);
     expect(ok.stderr).toMatch(/changed and accepted with --trust-changed/);
   });

@@ -4,7 +4,15 @@
 // results and lock removed) makes: medbench.lock, which holds every stage's key and outputs, compared byte
 // for byte. Each subject reuses one project; the edits run in order, each on the state the one before left.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { BIN, Install, Project, expectCleanFailure, type Run } from "../support/rig.js";
 import { REPO } from "../support/helpers.js";
@@ -178,7 +186,8 @@ for (const s of [VOICE, USER])
     /** The incremental build's lock, then a clean build's: they must be the same. */
     const sameAsClean = async (env: Record<string, string> = {}) => {
       const incremental = rig.project.read("medbench.lock");
-      for (const p of ["cache", "results", "medbench.lock"]) rmSync(rig.project.path(p), { recursive: true });
+      for (const p of ["cache", "results", "medbench.lock"])
+        rmSync(rig.project.path(p), { recursive: true });
       await statuses(env);
       expect(rig.project.read("medbench.lock")).toBe(incremental);
     };
@@ -272,7 +281,8 @@ for (const s of [VOICE, USER])
     });
   });
 
-/** One edit of the task's code past what the source rules see: where it goes, what it reads, and what a build
+/** One edit of the task's code past what the source rules see: where it goes, what it reads, and what a
+ *  build
  *  must then do (`built`: build, equal to a clean build; a pattern: fail, saying it, with a fix). */
 interface StageEntry {
   key: string;

@@ -84,7 +84,10 @@ const PATTERNS: Pattern[] = [
     name: "JSON data imported",
     source: `import table from "./pattern-data.json";\n${fn("return table.units;")}`,
   },
-  { name: "JSON.parse and stringify", source: fn('return JSON.stringify(JSON.parse(\'{"b":1,"a":[2]}\'));') },
+  {
+    name: "JSON.parse and stringify",
+    source: fn('return JSON.stringify(JSON.parse(\'{"b":1,"a":[2]}\'));'),
+  },
   {
     name: "an async function",
     source: `async function later(n: number): Promise<number> { return n + 1; }\n${fn(

@@ -144,7 +144,9 @@ describe("local state checked before use (25.2)", () => {
         async () => {
           const forged = await prior();
           expect(forged.run).toMatchObject({ status: "missing", value: null });
-          expect(forged.run.reason).toMatch(/build\.json records bootstrap\/metrics as .*the cache's record/);
+          expect(forged.run.reason).toMatch(
+            /build\.json records bootstrap\/metrics as .*the cache's record/,
+          );
         },
       );
       const text = await p.run(["check", "specs/note-errors.yaml"]);

@@ -1,5 +1,5 @@
-// medbench.lock under faults (a lock file left by a killed build, a build that fails late), per variable set,
-// and read from the older schema. On the fixture task (tests/fixtures/README.md).
+// medbench.lock under faults (a lock file left by a killed build, a build that fails late), per variable
+// set, and read from the older schema. On the fixture task (tests/fixtures/README.md).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appendFileSync, cpSync, mkdirSync, utimesSync } from "node:fs";
 import { hostname } from "node:os";
@@ -109,7 +109,9 @@ describe("medbench.lock per variable set", () => {
         "routes.yaml",
       ]);
       expect(r.exitCode).toBe(1);
-      expect(r.stderr).toMatch(/medbench\.lock records no build of specs\/sums\.yaml with .*fake\/new-model/);
+      expect(r.stderr).toMatch(
+        /medbench\.lock records no build of specs\/sums\.yaml with .*fake\/new-model/,
+      );
       expect(r.stderr).toMatch(/fix: run `medbench build` without --frozen/);
       expect(fake.stats.requests).toBe(0);
       expect(p.snapshot(["medbench.lock", "results"])).toBe(before);

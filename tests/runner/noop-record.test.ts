@@ -68,7 +68,10 @@ describe("a no-op build answered from its record", () => {
       // A results file in a subfolder of the results folder (the subfolder is consulted too).
       if (name === "subfolder")
         projects[name].edit(SPEC, (t) =>
-          t.replace("    metrics.json: bootstrap/metrics\n", "$&    notes/metrics.json: bootstrap/metrics\n"),
+          t.replace(
+            "    metrics.json: bootstrap/metrics\n",
+            "$&    notes/metrics.json: bootstrap/metrics\n",
+          ),
         );
       await projects[name].buildSpec(SPEC, ARGS[name] ?? [], {}, install.bin);
     }
@@ -152,8 +155,13 @@ describe("a no-op build answered from its record", () => {
     // tests/support/remove-on-read.mjs removes the spec when the build reads the metrics, after it read
     // the spec.
     const preload = pathToFileURL(resolve(REPO, "tests/support/remove-on-read.mjs")).href;
-    const env = { NODE_OPTIONS: `--import ${preload}`, REMOVE_ON_READ: "metrics.json", REMOVE: p.path(SPEC) };
-    // Arguments of their own: the first no-op of that key, so a full one (the record made above is not used).
+    const env = {
+      NODE_OPTIONS: `--import ${preload}`,
+      REMOVE_ON_READ: "metrics.json",
+      REMOVE: p.path(SPEC),
+    };
+    // Arguments of their own: the first no-op of that key, so a full one (the record made above is not
+    // used).
     const during = await noop(p, ["--quiet"], env);
     expect(during.replayed).toBe(false);
     allFresh(during.status);

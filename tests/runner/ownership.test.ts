@@ -1,9 +1,10 @@
 // Nothing outside medbench's own folders is ever deleted or overwritten. A results.dir naming a
-// folder medbench did not make (.git, specs, docs, cache, results, the project root), a misspelt placeholder,
-// a variable that is empty, `.` or `..`, a user's file in a results folder, another spec's results, a link
-// leading out, a spec outside the project, a bad `-o` or `--project`: each is refused (exit 2, at its place)
-// before anything runs, and the whole project tree (every folder, file and link) is the same byte for byte.
-// On the fixture task (tests/fixtures/README.md): what medbench owns is the runner's business, not a task's.
+// folder medbench did not make (.git, specs, docs, cache, results, the project root), a misspelt
+// placeholder, a variable that is empty, `.` or `..`, a user's file in a results folder, another spec's
+// results, a link leading out, a spec outside the project, a bad `-o` or `--project`: each is refused (exit
+// 2, at its place) before anything runs, and the whole project tree (every folder, file and link) is the
+// same byte for byte. On the fixture task (tests/fixtures/README.md): what medbench owns is the runner's
+// business, not a task's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   cpSync,
@@ -36,7 +37,8 @@ const DIR_LINE = "  dir: results/{slug}/{model}";
 const RESULT = "results/fixture-sums/medbench_calculator";
 const MARKER = ".medbench-results.json";
 
-/** Every folder, file (with its bytes' hash) and link under `root`, links not followed: the tree as it is. */
+/** Every folder, file (with its bytes' hash) and link under `root`, links not followed: the tree as it
+ *  is. */
 function tree(root: string): string[] {
   const out: string[] = [];
   const walk = (rel: string) => {
@@ -84,7 +86,8 @@ describe("what medbench owns (25.1)", () => {
     rmSync(outside, { recursive: true, force: true });
   });
 
-  /** Runs the CLI with SPEC replaced by `spec` (then restored): refused with exit 2, cleanly, and the project
+  /** Runs the CLI with SPEC replaced by `spec` (then restored): refused with exit 2, cleanly, and the
+   *  project
    *  and the folder outside it exactly as they were. */
   async function refusedWhole(args: string[], spec = fixture.pristine): Promise<Run> {
     p.write(SPEC, spec);

@@ -84,7 +84,9 @@ describe("the runner on the fixture task", () => {
     before = p.snapshot(untouched);
     const unknown = await p.run(["build", SPEC, "--frozen", "--subset", "hard"]);
     expect(unknown.exitCode).toBe(1);
-    expect(unknown.stderr).toMatch(/medbench\.lock records no build of specs\/sums\.yaml with .*subset=hard/);
+    expect(unknown.stderr).toMatch(
+      /medbench\.lock records no build of specs\/sums\.yaml with .*subset=hard/,
+    );
     expect(p.snapshot(untouched)).toBe(before);
   });
 });

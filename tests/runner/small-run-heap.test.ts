@@ -99,9 +99,9 @@ const REPORT_AT_EXIT = `process.on("exit", () => process.stderr.write("new space
 `;
 
 // After each stage that ran, in a small run, a full collection: the stage's promoted rows are garbage by
-// then. The program keeps ~30 MB of small objects over many turns (promoted to the old generation), lets them
-// go, and reports the heap's used size just before and just after the stage-done event: nothing allocates in
-// between, so only a collection the event makes can lower it.
+// then. The program keeps ~30 MB of small objects over many turns (promoted to the old generation), lets
+// them go, and reports the heap's used size just before and just after the stage-done event: nothing
+// allocates in between, so only a collection the event makes can lower it.
 const GARBAGE = `
 const v8 = require("node:v8");
 const usedMB = () => v8.getHeapStatistics().used_heap_size / 2 ** 20;

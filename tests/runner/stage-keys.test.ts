@@ -64,10 +64,14 @@ describe("stage key closures", () => {
       ).filter((f) => f.startsWith("dist/tasks/"));
     const dir = "dist/tasks/voice-command";
     expect(files("prompts")).toEqual([`${dir}/prompts.js`, `${dir}/release.js`]);
-    expect(files("parse")).toEqual([`${dir}/parser.js`]);
+    // The parser, and the reply schema's check compiled as medbench is built (compile-spec-schema.mjs).
+    expect(files("parse")).toEqual([`${dir}/parser.js`, `${dir}/robot-command-check.cjs`]);
     expect(files("score")).toEqual([`${dir}/scorer.js`]);
     expect(files("bootstrap")).toEqual([]);
-    expect(files("model", { model: "medbench/prior" })).toEqual([`${dir}/baselines.js`, `${dir}/release.js`]);
+    expect(files("model", { model: "medbench/prior" })).toEqual([
+      `${dir}/baselines.js`,
+      `${dir}/release.js`,
+    ]);
     expect(files("model", { model: "fake/served-model" })).toEqual([]);
   });
 });

@@ -29,7 +29,14 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 /** A stage manifest naming `outputs`, under a key of its own. */
 function manifest(name: string, outputs: Record<string, string>, incomplete?: string): StageManifest {
   const record = { kind: "parse" } as unknown as KeyRecord;
-  return { key: sha(name), kind: "parse", outputs, record, paths: {}, ...(incomplete ? { incomplete } : {}) };
+  return {
+    key: sha(name),
+    kind: "parse",
+    outputs,
+    record,
+    paths: {},
+    ...(incomplete ? { incomplete } : {}),
+  };
 }
 
 describe("copy between two stores", () => {

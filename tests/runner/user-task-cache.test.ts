@@ -1,7 +1,7 @@
 // A task of the user's repository runs from its compiled copy under cache/compiled/
-// (src/runner/code/user-task.ts). That copy and its compiled.json are cache entries: edited, they must change
-// no result and remove nothing outside the compiled folder. A bundle of such a task carries its code: verify
-// runs it only when asked.
+// (src/runner/code/user-task.ts). That copy and its compiled.json are cache entries: edited, they must
+// change no result and remove nothing outside the compiled folder. A bundle of such a task carries its
+// code: verify runs it only when asked.
 import {
   cpSync,
   existsSync,
@@ -128,8 +128,8 @@ describe("a bundle of a user's task, verified", () => {
 });
 
 // A stage's key holds the task folder's own code, and only the folder's sources are
-// compiled, so a module that imports a file outside it (../common/x.js, another task's module) would run code
-// no key holds (an edit there reruns nothing) or another task's compiled copy. Refused at the import.
+// compiled, so a module that imports a file outside it (../common/x.js, another task's module) would run
+// code no key holds (an edit there reruns nothing) or another task's compiled copy. Refused at the import.
 describe("a user's task imports only from its own folder", () => {
   const SCORER = "tasks/t1/scorer.ts";
   /** The scorer made to compare through `same`, imported from `from` (the first line of the file). */
@@ -179,7 +179,10 @@ describe("a user's task imports only from its own folder", () => {
       // The helper copied in, it builds; a type imported from outside is no code (the compiler drops it).
       p.write(SCORER, pristine);
       p.write("tasks/t1/helper.ts", HELPER);
-      p.edit(SCORER, (t) => `import type { Verdict } from "../common/x.js";\n${importing("./helper.js")(t)}`);
+      p.edit(
+        SCORER,
+        (t) => `import type { Verdict } from "../common/x.js";\n${importing("./helper.js")(t)}`,
+      );
       await p.buildSpec("specs/t1.yaml");
       expect(accuracy(p)).toBe(1);
     } finally {

@@ -1,4 +1,5 @@
-// spec_hash as medbench.kr computes it: Python's json.dumps(sort_keys, compact, ensure_ascii=False) + sha256.
+// spec_hash as medbench.kr computes it: Python's json.dumps(sort_keys, compact, ensure_ascii=False) +
+// sha256.
 import { describe, expect, it } from "vitest";
 import { pyDumps, pyFloatRepr, compareCodePoints } from "../../src/hash/pyjson.js";
 import { parseSourceDoc, pyValueAt } from "../../src/specfile/document.js";

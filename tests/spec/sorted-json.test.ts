@@ -53,7 +53,8 @@ describe("sortedJson is JSON.stringify(sortKeys(value))", () => {
     ["a sorted record with a nested unsorted one", { a: { z: 1, y: 2 }, b: [{ d: 1, c: 2 }] }],
     ["an object with its own toJSON", { b: 1, toJSON: () => "x" }],
     ["a Buffer", { data: Buffer.from("ab") }],
-    // A dozen keys are sorted in place, many as an array sort; both by code unit (a surrogate before \uFFFF).
+    // A dozen keys are sorted in place, many as an array sort; both by code unit (a surrogate before
+    // \uFFFF).
     [
       "a record's keys in reverse",
       Object.fromEntries([..."lkjihgfedcba", "\uFFFF", "\u{1F600}"].map((k) => [k, k])),

@@ -118,6 +118,8 @@ describe("the spec checked against the declarations", () => {
 
   it("a required parameter missing", async () => {
     const err = await refused((t) => t.replace("      rng: numpy\n", ""));
-    expect(err).toMatch(/stages\.bootstrap\.params: stage bootstrap \(bootstrap\) needs the parameter `rng`/);
+    expect(err).toMatch(
+      /stages\.bootstrap\.params: stage bootstrap \(bootstrap\) needs the parameter `rng`/,
+    );
   });
 });

@@ -27,7 +27,8 @@ describe("start-up imports", () => {
   });
 });
 
-/** The modules (install-relative) that `medbench ...args` loads, through tests/support/loaded-modules.cjs. */
+/** The modules (install-relative) that `medbench ...args` loads, through
+ *  tests/support/loaded-modules.cjs. */
 async function loadedBy(args: string[], cwd = REPO): Promise<string[]> {
   const r = await execa("node", ["-r", join(REPO, "tests/support/loaded-modules.cjs"), BIN, ...args], {
     reject: false,

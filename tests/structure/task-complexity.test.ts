@@ -98,7 +98,7 @@ const baselineCases = (
     },
   ]);
 
-// ---- voice-command: the bundled sample's rows repeated, every utterance, id and group distinct ------------
+// ---- voice-command: the bundled sample's rows repeated, every utterance, id and group distinct -----------
 const VC = "specs/voice-command/sample";
 const VC_FILES = [
   "benchmark/commands_v0.1.jsonl",
@@ -165,7 +165,7 @@ const voiceCases: Case[] = [
   ...baselineCases(voiceCommand, ["medbench/prior", "medbench/keyword-stop"], 100, voiceRelease, vcRequests),
 ];
 
-// ---- note-errors: the sample's pairs repeated, a last line naming the copy in both notes ------------------
+// ---- note-errors: the sample's pairs repeated, a last line naming the copy in both notes -----------------
 const NE = "specs/note-errors/sample";
 function pairsText(file: string, pairs: number): string {
   const rows = lines(read(`${NE}/${file}`));
@@ -271,7 +271,7 @@ const noteCases: Case[] = [
   ],
 ];
 
-// ---- mtsamples: the notes HELM keeps, each repeated as a new file with a first line naming its copy -------
+// ---- mtsamples: the notes HELM keeps, each repeated as a new file with a first line naming its copy ------
 const MT = resolve(REPO, "tests/data/mtsamples_processed");
 const mtNotes = readdirSync(MT)
   .filter((f) => f.endsWith(".txt"))
@@ -344,7 +344,7 @@ const mtCases: Case[] = [
   ],
 ];
 
-// ---- the bootstrap stage's intervals (the runner's, every task's): clusters of two rows each --------------
+// ---- the bootstrap stage's intervals (the runner's, every task's): clusters of two rows each -------------
 const rowsOf = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ id: `r${i}`, value: i % 3 ? 1 : 0, cluster: `g${i >> 1}` }));
 const bootstrapCases: Case[] = [
@@ -362,7 +362,8 @@ const bootstrapCases: Case[] = [
     (n) => {
       const rows = rowsOf(n);
       const share = (rs: readonly { value: number }[]) => rs.filter((r) => r.value === 1).length / rs.length;
-      return () => intervals.statisticCi(rows, share, { resamples: 20, seed: 0, rng: "python", level: 0.95 });
+      return () =>
+        intervals.statisticCi(rows, share, { resamples: 20, seed: 0, rng: "python", level: 0.95 });
     },
   ],
 ];
@@ -372,7 +373,8 @@ const DRAWS: Counted[] = [
   [NumpyGenerator.prototype, "integers", (args) => Number(args[2] ?? 1)],
   [PyRandom.prototype, "choicesIndex", (args) => Number(args[1])],
 ];
-/** A scored block of six metrics over the same n units (pairs of two rows), four means and two statistics. */
+/** A scored block of six metrics over the same n units (pairs of two rows), four means and two
+ *  statistics. */
 function scoredBlock(n: number) {
   const rows = Array.from({ length: 2 * n }, (_, i) => ({
     id: `r${i}`,

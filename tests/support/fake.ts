@@ -1,5 +1,5 @@
-// The fake OpenAI-compatible server (scripts/fake-openai.mjs) as the tests use it: its handle typed once, and
-// a routes-file entry pointing a project at it.
+// The fake OpenAI-compatible server (scripts/fake-openai.mjs) as the tests use it: its handle typed once,
+// and a routes-file entry pointing a project at it.
 // @ts-expect-error: a plain ESM script, also run by hand
 import { startFakeOpenAI } from "../../scripts/fake-openai.mjs";
 

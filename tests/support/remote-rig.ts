@@ -15,7 +15,8 @@ export type S3 = {
   endpoint: string;
   dir: string;
   child: ResultPromise;
-  /** GETs of keys holding `match`: `allow` more are answered, the rest wait for `go` (scripts/s3-server.mjs);
+  /** GETs of keys holding `match`: `allow` more are answered, the rest wait for `go`
+   *  (scripts/s3-server.mjs);
    *  `miss`: those then find nothing, whatever was written meanwhile. */
   stall(match: string, allow: number, miss?: "miss"): Promise<void>;
   go(): Promise<void>;

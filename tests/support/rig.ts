@@ -113,7 +113,8 @@ export class Project {
     return this.buildSpec("specs/voice-command.yaml", args, env);
   }
 
-  /** `build SPEC --json` of any spec (with `bin`: another medbench install): the stages' statuses by name. */
+  /** `build SPEC --json` of any spec (with `bin`: another medbench install): the stages' statuses by
+   *  name. */
   async buildSpec(
     spec: string,
     args: string[] = [],
@@ -139,7 +140,8 @@ export class Project {
 
   /**
    * Edits a file (a spec, by default the voice-command one; `null`: no edit), runs the command, restores the
-   * file, and checks that the command was refused cleanly: the exit code, no stack trace, and cache, lock and
+   * file, and checks that the command was refused cleanly: the exit code, no stack trace, and cache, lock
+   * and
    * results untouched. Returns stderr, for the message's own checks.
    */
   async refuses(
@@ -278,7 +280,8 @@ export function expectCleanFailure(stderr: string): void {
   expect(stderr).not.toContain("internal error");
 }
 
-/** A project of the fixture task (SUMS_SPECS) for a describe's tests: made at once, its spec built before the
+/** A project of the fixture task (SUMS_SPECS) for a describe's tests: made at once, its spec built before
+ *  the
  *  tests (`pristine`: the spec's text then, to write back after an edit), removed after them. */
 export function builtFixture(): { p: Project; pristine: string } {
   const fixture = { p: new Project(SUMS_SPECS), pristine: "" };

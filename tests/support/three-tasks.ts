@@ -1,5 +1,5 @@
-// The three shipped tasks as a protocol's build test runs them (tests/model/protocol-builds.test.ts), and the
-// pinned MTSamples notes served as the upstream would serve them.
+// The three shipped tasks as a protocol's build test runs them (tests/model/protocol-builds.test.ts), and
+// the pinned MTSamples notes served as the upstream would serve them.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";

@@ -71,6 +71,8 @@ describe("results are those of the pre-v2 code", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = `results/${run}`;
     expect(p.read(`${dir}/items.jsonl`) === golden(run, "items.jsonl")).toBe(true);
-    expect(withoutVersions(p.read(`${dir}/metrics.json`))).toBe(withoutVersions(golden(run, "metrics.json")));
+    expect(withoutVersions(p.read(`${dir}/metrics.json`))).toBe(
+      withoutVersions(golden(run, "metrics.json")),
+    );
   });
 });

@@ -13,7 +13,10 @@ import { Project } from "../support/rig.js";
 import { readRecords, type RequestRecord } from "../../src/contract/records.js";
 
 interface Golden {
-  instances: Record<Variant, Record<string, { input_sha256?: string; reference?: string; skipped?: string }>>;
+  instances: Record<
+    Variant,
+    Record<string, { input_sha256?: string; reference?: string; skipped?: string }>
+  >;
   fills: { template: string; values: Record<string, string>; prompt: string }[];
   replies: {
     text: string;
@@ -113,7 +116,9 @@ describe("through the CLI", () => {
       Object.entries(golden.instances.medarc).map(([f, e]) => [f, e.input_sha256]),
     );
     expect(got).toEqual(want);
-    expect(sent.filter((q) => q.messages.find((m) => m.role === "user")!.content.endsWith("\n")).length).toBe(
+    expect(
+      sent.filter((q) => q.messages.find((m) => m.role === "user")!.content.endsWith("\n")).length,
+    ).toBe(
       Object.values(golden.instances.medarc).filter(
         (e) => (e as { input_ends_with_newline?: boolean }).input_ends_with_newline,
       ).length,

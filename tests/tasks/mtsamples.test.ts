@@ -267,9 +267,9 @@ describe("medbench build specs/mtsamples.yaml", () => {
   });
 
   it("exports a result that verifies by replay, judges included", async () => {
-    expect((await p.run(["export", "results/mtsamples-replicate/fake_gen", "-o", "m.tar.gz"])).exitCode).toBe(
-      0,
-    );
+    expect(
+      (await p.run(["export", "results/mtsamples-replicate/fake_gen", "-o", "m.tar.gz"])).exitCode,
+    ).toBe(0);
     const r = await p.run(["verify", "m.tar.gz", "--json"]);
     expect(r.exitCode, r.stdout).toBe(0);
     expect(JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === "replay").ok).toBe(true);

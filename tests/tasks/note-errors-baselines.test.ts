@@ -1,5 +1,6 @@
 // The four baselines on the synthetic sample, through the same parser and scorer as a model: each gives what
-// its definition implies (constant-yes BCR 0 and F1 2/3; prior BCR 0; random = numpy default_rng(0)'s draws).
+// its definition implies (constant-yes BCR 0 and F1 2/3; prior BCR 0; random = numpy default_rng(0)'s
+// draws).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";

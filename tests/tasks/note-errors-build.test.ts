@@ -22,7 +22,12 @@ const RESULTS = "results/syn-snuh-note-errors";
 interface Item {
   id: string;
   meta: { pair_id: string; side: "error" | "clean"; configuration?: string; instance_id: string };
-  verdicts: { verdict: "Yes" | "No" | null; reason: string | null; truncated: boolean; parser_class: string };
+  verdicts: {
+    verdict: "Yes" | "No" | null;
+    reason: string | null;
+    truncated: boolean;
+    parser_class: string;
+  };
 }
 const itemsOf = (p: Project, dir: string): Item[] =>
   p
@@ -206,7 +211,9 @@ describe("note-errors against the fake server, four configurations", () => {
     const bodies = fake.stats.received.map((x) => x.body);
     const distinct = new Set(bodies.map((b) => JSON.stringify(b)));
     expect(distinct.size).toBe(4 * SAMPLE_NOTES);
-    expect(bodies.filter((b) => b.top_p === 0.9 && b.temperature === 0.7).length).toBeGreaterThanOrEqual(256);
+    expect(bodies.filter((b) => b.top_p === 0.9 && b.temperature === 0.7).length).toBeGreaterThanOrEqual(
+      256,
+    );
     expect(bodies.every((b) => b.max_tokens === 2048)).toBe(true);
     const dir = `${RESULTS}/fake_nurse-7b/all`;
     const m = JSON.parse(p.read(`${dir}/metrics.json`));
@@ -280,7 +287,9 @@ describe("note-errors against the fake server, four configurations", () => {
     const byItems = head.filter((it) => ours.has(it.verdicts.parser_class)).length;
     expect(counts.parser_our_choice).toBe(byItems);
     expect(classes.markdown).toBeGreaterThan(0);
-    expect(counts.parser_our_choice).toBeGreaterThanOrEqual(classes.markdown! + classes.other_case_or_words!);
+    expect(counts.parser_our_choice).toBeGreaterThanOrEqual(
+      classes.markdown! + classes.other_case_or_words!,
+    );
     // No note text in what a result publishes beside the replies.
     const published = p.read(`${dir}/items.jsonl`) + p.read(`${dir}/metrics.json`) + r.stdout + r.stderr;
     for (const line of noteLines()) expect(published).not.toContain(line);
@@ -300,8 +309,8 @@ describe("note-errors against the fake server, four configurations", () => {
   });
 });
 
-// With the real release (MEDBENCH_NOTE_ERRORS_DATA=DIR holding the three pinned files): the document's counts
-// tables and the P-line baseline. Skipped where the private files are absent (CI, a user's clone).
+// With the real release (MEDBENCH_NOTE_ERRORS_DATA=DIR holding the three pinned files): the document's
+// counts tables and the P-line baseline. Skipped where the private files are absent (CI, a user's clone).
 const REAL = process.env.MEDBENCH_NOTE_ERRORS_DATA;
 describe.skipIf(!REAL)("note-errors on the real release", () => {
   it("matches spec.counts and the P-line baseline of 0.484", async () => {
@@ -318,7 +327,10 @@ describe.skipIf(!REAL)("note-errors on the real release", () => {
         ["per_edited_line", "edited_line"],
       ] as const) {
         const got = Object.fromEntries(
-          Object.entries(m.tables.breakdowns[key] as Record<string, { n: number }>).map(([k, v]) => [k, v.n]),
+          Object.entries(m.tables.breakdowns[key] as Record<string, { n: number }>).map(([k, v]) => [
+            k,
+            v.n,
+          ]),
         );
         expect(got, table).toEqual(counts[table]);
       }

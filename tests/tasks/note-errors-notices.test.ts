@@ -1,6 +1,7 @@
-// How many replies were read by a parser rule of medbench's own choice (where the task document is silent) is
-// a notice of the run: shown after each build, under the run in `medbench check`, and in the report's data.
-// A run none of whose replies was read so (a built-in baseline, which sends nothing) has no such notice.
+// How many replies were read by a parser rule of medbench's own choice (where the task document is silent)
+// is a notice of the run: shown after each build, under the run in `medbench check`, and in the report's
+// data. A run none of whose replies was read so (a built-in baseline, which sends nothing) has no such
+// notice.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Project } from "../support/rig.js";
 import { fakeRoute, startFake } from "../support/fake.js";

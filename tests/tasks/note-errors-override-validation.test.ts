@@ -1,8 +1,8 @@
-// spec.request.thinking: "a per-model override replaces [the route's thinking-off fields] after validation on
-// train notes". A build of a model with an override (spec.request.overrides: GLM-5.3) also sends the first 4
-// train pairs as its run is sent, and metrics.json records whether thinking was off and every pair parsed;
-// the check reads it (criteria override_thinking_off, override_parses). Against the fake OpenAI-compatible
-// server over real HTTP.
+// spec.request.thinking: "a per-model override replaces [the route's thinking-off fields] after validation
+// on train notes". A build of a model with an override (spec.request.overrides: GLM-5.3) also sends the
+// first 4 train pairs as its run is sent, and metrics.json records whether thinking was off and every pair
+// parsed; the check reads it (criteria override_thinking_off, override_parses). Against the fake
+// OpenAI-compatible server over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Project } from "../support/rig.js";
 // @ts-expect-error: a plain ESM script, also run by hand
@@ -64,7 +64,8 @@ describe("a per-model override validated on train notes", () => {
 
   it("sends 4 train pairs with the override; records thinking was off and every pair parsed", async () => {
     const m = await build();
-    // 64 test pairs and 4 train pairs, two notes each; the train notes are the train file's first four pairs.
+    // 64 test pairs and 4 train pairs, two notes each; the train notes are the train file's first four
+    // pairs.
     expect(seen.length).toBe(2 * SAMPLE_PAIRS + 2 * 4);
     const trainNotes = p
       .read(TRAIN)

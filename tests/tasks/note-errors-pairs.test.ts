@@ -78,7 +78,11 @@ describe("refusals name the file, the line and the field", () => {
       JSON.stringify({ ...base, category: "dose" }),
       /field category .* "dose", not one of/,
     ],
-    ["bad line", JSON.stringify({ ...base, edited_line: "X" }), /field edited_line .* not one of S, O, A, P/],
+    [
+      "bad line",
+      JSON.stringify({ ...base, edited_line: "X" }),
+      /field edited_line .* not one of S, O, A, P/,
+    ],
     [
       "no header code anywhere",
       JSON.stringify({ ...base, error_note: "S: x", clean_note: "S: y" }),

@@ -1,8 +1,9 @@
-// A public bundle of note-errors (a private release) holds no span of a test note and no unkeyed hash of one,
-// and still verifies. The run is against the fake OpenAI-compatible server, whose replies quote a line of the
-// note in their Evidence (mostly the edited line) and reason in think blocks and reasoning fields; every
-// member of the exported bundle, every string inside its JSON, the raw tar stream and the results folder are
-// scanned for every edited test-note line and for the sha256 of every private text the run handled.
+// A public bundle of note-errors (a private release) holds no span of a test note and no unkeyed hash of
+// one, and still verifies. The run is against the fake OpenAI-compatible server, whose replies quote a line
+// of the note in their Evidence (mostly the edited line) and reason in think blocks and reasoning fields;
+// every member of the exported bundle, every string inside its JSON, the raw tar stream and the results
+// folder are scanned for every edited test-note line and for the sha256 of every private text the run
+// handled.
 import { describe, expect, it } from "vitest";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -117,7 +118,10 @@ describe("note-errors: a public bundle leaks no test note", () => {
       ["the tar stream", gunzipSync(readFileSync(p.path("public.tar.gz"))).toString("utf8")],
       ...members.map((m): [string, string] => [m, readFileSync(join(unpacked, m), "utf8")]),
       ...members.flatMap((m) =>
-        strings(readFileSync(join(unpacked, m), "utf8")).map((s): [string, string] => [`${m} (a string)`, s]),
+        strings(readFileSync(join(unpacked, m), "utf8")).map((s): [string, string] => [
+          `${m} (a string)`,
+          s,
+        ]),
       ),
       // The results folder is published too.
       ...filesUnder(p.path(DIR)).map((f): [string, string] => [`${DIR}/${f}`, p.read(`${DIR}/${f}`)]),

@@ -1,6 +1,6 @@
 // Results of the bundled synthetic sample: labelled synthetic in metrics.json, after the
-// build and in the report; a build of the real release (--data-dir) writes to a folder of its own, so neither
-// result overwrites the other.
+// build and in the report; a build of the real release (--data-dir) writes to a folder of its own, so
+// neither result overwrites the other.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync } from "node:fs";
 import { Project } from "../support/rig.js";

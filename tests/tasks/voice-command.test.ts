@@ -13,7 +13,12 @@ import { sortKeys, type Json } from "../../src/util/json.js";
 const schema = JSON.parse(
   readFileSync(resolve(REPO, "specs/voice-command/robot_command.schema.json"), "utf8"),
 );
-const req: TaskRequest = { id: "clean/x", messages: [], schema: { name: "robot_command", schema }, meta: {} };
+const req: TaskRequest = {
+  id: "clean/x",
+  messages: [],
+  schema: { name: "robot_command", schema },
+  meta: {},
+};
 const EMPTY_SLOTS = { target: null, instrument: null, direction: null, magnitude: null };
 /** A reply's action: its type and the slots given, the others null. */
 const act = (type: string, slots: Partial<Action> = {}): Action => ({ type, ...EMPTY_SLOTS, ...slots });

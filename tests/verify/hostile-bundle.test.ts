@@ -80,7 +80,10 @@ describe("verify refuses a hostile bundle before reading it", () => {
 
   it("refuses a spec path that climbs out of the bundle (it never parses the file there)", async () => {
     const dir = await unpacked((d) =>
-      editManifest(d, (b) => void (b.spec = relative(`${d}/spec`, bundle.elsewhere.path("kubeconfig.yaml")))),
+      editManifest(
+        d,
+        (b) => void (b.spec = relative(`${d}/spec`, bundle.elsewhere.path("kubeconfig.yaml"))),
+      ),
     );
     await refused(dir, /bundle\.json spec "\.\.\/.*kubeconfig\.yaml" has an empty, `\.` or `\.\.` segment/);
   });
@@ -232,7 +235,10 @@ describe("verify of a bundle within the limits whose records are not valid", () 
 
   it("requests that are not JSON: refused, naming the member and the line", async () => {
     const targets = await edited((d) => writeFileSync(`${d}/outputs/prompts/requests`, "not json\n"));
-    await refusedBoth(targets, /stage parse stopped: outputs\/prompts\/requests line 1 is not a JSON record/);
+    await refusedBoth(
+      targets,
+      /stage parse stopped: outputs\/prompts\/requests line 1 is not a JSON record/,
+    );
   });
 
   it("a member that is a file and also a folder, in either order: refused, named", async () => {

@@ -23,7 +23,14 @@ interface LiveJson {
   ok: boolean;
   live: {
     compare: { declared: boolean; by: string | null; headline: string | null };
-    verdicts: { key: string; group: string; n: number; changed: number; to_false: number; items: string[] }[];
+    verdicts: {
+      key: string;
+      group: string;
+      n: number;
+      changed: number;
+      to_false: number;
+      items: string[];
+    }[];
     metrics: { metric: string; live: number | null; published: number | null }[];
   };
 }
@@ -44,7 +51,14 @@ describe("verify --live on the fixture task", () => {
     v = new Project(false);
     a.write("routes.yaml", `routes:\n${fakeRoute("fake", published.url)}`);
     v.write("routes.yaml", `routes:\n${fakeRoute("fake", live.url)}`);
-    const built = await a.run(["build", "specs/sums.yaml", "--model", "fake/m", "--registry", "routes.yaml"]);
+    const built = await a.run([
+      "build",
+      "specs/sums.yaml",
+      "--model",
+      "fake/m",
+      "--registry",
+      "routes.yaml",
+    ]);
     expect(built.exitCode, built.stderr).toBe(0);
     const exported = await a.run(["export", RESULTS, "-o", "b.tar.gz"]);
     expect(exported.exitCode, exported.stderr).toBe(0);

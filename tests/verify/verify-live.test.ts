@@ -44,7 +44,14 @@ async function published(live: Record<string, unknown>, extra?: string, timeoutS
   expect(exported.exitCode, exported.stderr).toBe(0);
   v.write("routes.yaml", routes(faulty.url, extra, timeoutS));
   const verify = (json = true) =>
-    v.run(["verify", a.path("b.tar.gz"), "--live", "--registry", "routes.yaml", ...(json ? ["--json"] : [])]);
+    v.run([
+      "verify",
+      a.path("b.tar.gz"),
+      "--live",
+      "--registry",
+      "routes.yaml",
+      ...(json ? ["--json"] : []),
+    ]);
   return { faulty, verify };
 }
 

@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rmSync } from "node:fs";
 import { checkOutputs } from "../../src/bundle/verify/outputs.js";
 import { publishedOutputs, resultNamer } from "../../src/bundle/verify/read.js";
-import { editMember, exportedBundle, readManifestOf, type ExportedBundle } from "../support/verify-bundle.js";
+import {
+  editMember,
+  exportedBundle,
+  readManifestOf,
+  type ExportedBundle,
+} from "../support/verify-bundle.js";
 
 const HI = /("exact_match": \{\n(?:.*\n)*?\s+"hi": )[0-9.]+/;
 

@@ -5,7 +5,8 @@ import { checkPartial } from "../../src/bundle/verify/partial.js";
 import type { BundleManifest } from "../../src/bundle/layout.js";
 
 const manifest = { results: { "metrics.json": "bootstrap/metrics" } } as unknown as BundleManifest;
-const published = (metrics: string) => new Map([["bootstrap", new Map([["metrics", Buffer.from(metrics)]])]]);
+const published = (metrics: string) =>
+  new Map([["bootstrap", new Map([["metrics", Buffer.from(metrics)]])]]);
 
 describe("the partial check", () => {
   const CASES: [string, string, string | null][] = [

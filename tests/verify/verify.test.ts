@@ -214,8 +214,8 @@ describe("verify --live", () => {
       expect(live.request_differences).toEqual([]);
       const em = live.metrics.find((m: { metric: string }) => m.metric === "exact_match");
       expect(em.live).toBe(
-        JSON.parse(b.read("results/kor-surgical-robot-voice-command/fake_m/metrics.json")).metrics.exact_match
-          .value,
+        JSON.parse(b.read("results/kor-surgical-robot-voice-command/fake_m/metrics.json")).metrics
+          .exact_match.value,
       );
       // Live replies went to their own namespace; the published ones were not touched.
       expect(v.exists("cache/memo/live")).toBe(true);

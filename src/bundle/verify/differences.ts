@@ -23,7 +23,8 @@ function itemDifferences(name: string, published: Buffer, recomputed: Buffer): D
       });
     left.delete(item.id);
   }
-  for (const id of left.keys()) out.push({ what: `${name} ${id}`, published: "(present)", recomputed: null });
+  for (const id of left.keys())
+    out.push({ what: `${name} ${id}`, published: "(present)", recomputed: null });
   return out;
 }
 

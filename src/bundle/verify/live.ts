@@ -109,7 +109,9 @@ function requestDifferences(
     const sent = JSON.parse(outputText(live, at, "null")) as Json;
     for (const diff of jsonDiff(request(recorded), request(sent))) {
       // What came back (counts, token totals), not what was sent.
-      if (!/thinking_audit|api_errors|truncated|response_format|incomplete|tokens|usage|\/n$/.test(diff.path))
+      if (
+        !/thinking_audit|api_errors|truncated|response_format|incomplete|tokens|usage|\/n$/.test(diff.path)
+      )
         differences.push({ stage, path: diff.path, recorded: diff.from, sent: diff.to });
     }
   }

@@ -28,7 +28,8 @@ function sameTaskSpec(root: string, slug: string): { file: string; value: Json }
 
 export function checkLocalSpec(root: string, dir: string, manifest: BundleManifest): Check | null {
   if (!existsSync(join(root, "specs"))) return null;
-  const bundled = parseSourceDoc(readFileSync(join(dir, "spec", manifest.spec)), manifest.spec).value as Json;
+  const bundled = parseSourceDoc(readFileSync(join(dir, "spec", manifest.spec)), manifest.spec)
+    .value as Json;
   const local = sameTaskSpec(root, manifest.slug);
   if (!local) return null;
   const { file, value } = local;

@@ -9,7 +9,9 @@ export function partialRun(published: Outputs, manifest: BundleManifest): string
   const at = resultSource(manifest.results["metrics.json"] ?? "");
   let metrics: { partial?: unknown; selection?: { subset?: unknown; limit?: unknown } | null };
   try {
-    metrics = JSON.parse(published.get(at.stage)?.get(at.output)?.toString("utf8") ?? "{}") as typeof metrics;
+    metrics = JSON.parse(
+      published.get(at.stage)?.get(at.output)?.toString("utf8") ?? "{}",
+    ) as typeof metrics;
   } catch {
     return null; // not JSON: the outputs check names it
   }

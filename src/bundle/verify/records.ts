@@ -58,7 +58,8 @@ function recordLines(manifest: BundleManifest, decl: StageDecl, now: KeyRecord):
   };
   if (stageKey(record) !== stage.key)
     lines.push(`stage ${decl.name}: its key ${stage.key.slice(0, 12)}… is not the hash of its record`);
-  if (record.kind !== decl.kind) lines.push(`stage ${decl.name}: its record is of kind ${show(record.kind)}`);
+  if (record.kind !== decl.kind)
+    lines.push(`stage ${decl.name}: its record is of kind ${show(record.kind)}`);
   differs("params", record.params, now.params, "from the spec and the bundle's variables");
   for (const change of jsonDiff(record.inputs, now.inputs)) {
     const [input] = pointerWords(change.path).split(".");

@@ -20,7 +20,8 @@ import { UsageError, StageError } from "../../errors.js";
 type Hashes = Map<string, Record<string, string>>;
 type StageRun = Awaited<ReturnType<StageKind["run"]>>;
 
-/** The bundled members a replayed stage reads (outputs of the stages taken from the bundle, not replayed). */
+/** The bundled members a replayed stage reads (outputs of the stages taken from the bundle, not
+ *  replayed). */
 function bundledInputs(decl: StageDecl, produced: Recomputed, published: Outputs) {
   const read = new Map<string, Buffer>();
   for (const ref of Object.values(decl.inputs)) {

@@ -7,7 +7,8 @@ import type { BundleManifest } from "../layout.js";
 import type { VerifyOptions } from "./types.js";
 import { UsageError } from "../../errors.js";
 
-/** A hostile bundle reads nothing outside its temp dir, but its task's code, run, could: the user decides. */
+/** A hostile bundle reads nothing outside its temp dir, but its task's code, run, could: the user
+ *  decides. */
 export function refuseTaskCode(label: string, manifest: BundleManifest, options: VerifyOptions): void {
   const files = manifest.task_files;
   if (!files?.length || options.runTaskCode) return;

@@ -42,7 +42,8 @@ export interface LiveReport {
   /** Why the live run is not whole (requests that failed, a stage that stopped), or null when it is. */
   incomplete: string | null;
   /** Live replies taken from the shared remote instead of sent from here, by the machine that wrote them
-   *  (its object metadata): anyone who can write the bucket could have planted one (docs/remote-cache.md). */
+   *  (its object metadata): anyone who can write the bucket could have planted one
+   *  (docs/remote-cache.md). */
   from_remote: { remote: string; writers: { writer: string; replies: number; items: string[] }[] } | null;
   metrics: {
     metric: string;

@@ -1,4 +1,5 @@
-// medbench check SPEC: the task's check (its `check:` block) over the roster's results; exit 0 when it holds.
+// medbench check SPEC: the task's check (its `check:` block) over the roster's results; exit 0 when it
+// holds.
 import { paint, useColour } from "../../log/loggers.js";
 import { parse } from "../args.js";
 import { UsageError } from "../../errors.js";

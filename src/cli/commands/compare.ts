@@ -43,7 +43,12 @@ async function declOf(root: string, slug: string): Promise<CompareDecl | null> {
 }
 
 /** compare, and compare-voice-command (the same for one task, named as its document names it). */
-export async function runCompare(argv: string[], cmd: Command, name: string, slug?: string): Promise<number> {
+export async function runCompare(
+  argv: string[],
+  cmd: Command,
+  name: string,
+  slug?: string,
+): Promise<number> {
   const { values, positionals } = parse(
     argv,
     {

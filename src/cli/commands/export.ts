@@ -31,7 +31,8 @@ async function run(argv: string[]): Promise<number> {
       "warning: a partial run (--limit or --subset): the bundle says so, and verify never accepts it as " +
         "the published result\n",
     );
-  if (output !== "-") process.stdout.write(values.json ? JSON.stringify({ bundle: out }) + "\n" : `${out}\n`);
+  if (output !== "-")
+    process.stdout.write(values.json ? JSON.stringify({ bundle: out }) + "\n" : `${out}\n`);
   return 0;
 }
 

@@ -40,7 +40,8 @@ async function run(argv: string[]): Promise<number> {
     },
     "init",
   );
-  if (positionals.length) throw usageError(command, `init takes no arguments (got ${positionals.join(" ")})`);
+  if (positionals.length)
+    throw usageError(command, `init takes no arguments (got ${positionals.join(" ")})`);
   const root = resolve((values.project as string | undefined) ?? ".");
   const task = values.task as string | undefined;
   const names = builtInSpecNames();
@@ -117,7 +118,8 @@ function copyFromInstall(root: string, rel: string): void {
 }
 
 /** The copy's results go to a folder of their own (results/<slug>/project/…): the built-in spec, built by
- *  name, keeps its folder, so both build side by side (a model's folder always holds `_`, never this one). */
+ *  name, keeps its folder, so both build side by side (a model's folder always holds `_`, never this
+ *  one). */
 function resultsApart(file: string, task: string): void {
   const text = readFileSync(file, "utf8");
   const apart = text.replace(

@@ -50,7 +50,8 @@ async function run(argv: string[]): Promise<number> {
     );
   else {
     process.stdout.write(`${out.file}: ${out.runs} runs of ${out.tasks} tasks\n`);
-    for (const broken of out.broken) process.stderr.write(`warning: broken run, listed as such: ${broken}\n`);
+    for (const broken of out.broken)
+      process.stderr.write(`warning: broken run, listed as such: ${broken}\n`);
     for (const modified of out.modified)
       process.stderr.write(`warning: run modified since build, listed apart and not ranked: ${modified}\n`);
   }

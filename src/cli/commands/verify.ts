@@ -69,7 +69,11 @@ function reportLines(report: VerifyReport, colour: Paint): string[] {
   ];
   for (const check of report.checks) {
     const mark =
-      check.ok === true ? colour.green("ok  ") : check.ok === false ? colour.red("FAIL") : colour.dim("--  ");
+      check.ok === true
+        ? colour.green("ok  ")
+        : check.ok === false
+          ? colour.red("FAIL")
+          : colour.dim("--  ");
     const [first = "", ...rest] = check.lines.map(shown);
     out.push(`  ${mark} ${shown(check.name)}: ${first}`, ...rest.map((line) => `         ${line}`));
   }

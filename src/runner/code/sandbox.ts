@@ -63,7 +63,9 @@ function fixClock(): void {
   const Real = Date;
   function FixedDate(this: unknown, ...args: unknown[]): unknown {
     if (!new.target) return new Real(FIXED_TIME_MS).toString();
-    return args.length ? Reflect.construct(Real, args, new.target) : Reflect.construct(Real, [FIXED_TIME_MS]);
+    return args.length
+      ? Reflect.construct(Real, args, new.target)
+      : Reflect.construct(Real, [FIXED_TIME_MS]);
   }
   Object.setPrototypeOf(FixedDate, Real);
   FixedDate.prototype = Real.prototype;

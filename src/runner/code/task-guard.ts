@@ -164,7 +164,11 @@ export function guardTask(task: TaskModule, options: GuardOptions): TaskModule {
     };
   const guarded: TaskModule = {
     ...task,
-    buildRequests: wrap(at(partFile(parts, "prompts"), "buildRequests"), task.buildRequests, requestProblems),
+    buildRequests: wrap(
+      at(partFile(parts, "prompts"), "buildRequests"),
+      task.buildRequests,
+      requestProblems,
+    ),
     parseReply: wrap(at(partFile(parts, "parse"), "parseReply"), task.parseReply, parseProblems),
     score: wrap(at(partFile(parts, "score"), "score"), task.score, (scores) =>
       scoreProblems(scores, options.primary),

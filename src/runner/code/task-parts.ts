@@ -8,7 +8,8 @@ import { taskFolder } from "../../contract/task-folder.js";
 import { unguarded } from "./task-guard.js";
 
 /** Where a declared part's value comes from: its compiled module (install-relative) and, per task member,
- *  the name it is exported under (a renamed or swapped export changes the key, as the module's code does). */
+ *  the name it is exported under (a renamed or swapped export changes the key, as the module's code
+ *  does). */
 export interface PartBinding {
   module: string;
   exports: Record<string, string>;

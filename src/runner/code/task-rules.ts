@@ -2,9 +2,9 @@
 // a stage can observe (docs/records.md, "What a stage's key covers"). A task's module computes from its
 // arguments and the modules it imports by literal name; it reads no file, process or network itself, reads
 // only the environment variables the task declares (keyed by value), and its wiring module (index.ts) only
-// wires: nothing it runs at load can change what a part computes. Each breach is refused at file:line:column.
-// The checks read the source's syntax tree (TypeScript's parser), remembered per file by the code memo, so
-// the compiler is loaded only when a task source changed.
+// wires: nothing it runs at load can change what a part computes. Each breach is refused at
+// file:line:column. The checks read the source's syntax tree (TypeScript's parser), remembered per file by
+// the code memo, so the compiler is loaded only when a task source changed.
 import { lstatSync, readdirSync } from "../../util/builtins.js";
 import { join, relative } from "node:path";
 import type * as TS from "typescript";

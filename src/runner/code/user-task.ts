@@ -1,8 +1,8 @@
 // A task in the user's own repository: `tasks/<name>/index.ts` beside the user's `specs/<name>.yaml`,
 // compiled by medbench, module by module, to CommonJS files under the project's cache
 // (`cache/compiled/tasks/<name>/`), so that its code identity is scanned exactly as a built-in task's dist/
-// folder is (src/runner/code/code.ts). The compiler is TypeScript's single-file transpiler, pinned exactly as
-// a dependency of medbench: no type check (a task's author runs tsc for that), one output per source, the
+// folder is (src/runner/code/code.ts). The compiler is TypeScript's single-file transpiler, pinned exactly
+// as a dependency of medbench: no type check (a task's author runs tsc for that), one output per source, the
 // same output for the same source and compiler version. A source whose sha256 is unchanged since the last
 // compile (compiled.json) is not compiled again, so a no-op build does not load the compiler.
 import {
@@ -92,7 +92,10 @@ function readManifest(file: string): CompiledManifest | null {
       value !== null &&
       !Array.isArray(value) &&
       Object.entries(value).every(([name, field]) => inside(name) && typeof field === "string");
-    return manifest && typeof manifest.compiler === "string" && map(manifest.sources) && map(manifest.outputs)
+    return manifest &&
+      typeof manifest.compiler === "string" &&
+      map(manifest.sources) &&
+      map(manifest.outputs)
       ? manifest
       : null;
   } catch {
@@ -155,7 +158,8 @@ function previousCompilation(task: UserTask, manifestFile: string, compiler: str
   return read ?? { compiler, sources: {}, outputs: {} };
 }
 
-/** The sources to compile again: changed, compiled by another compiler, or whose output is gone or edited. */
+/** The sources to compile again: changed, compiled by another compiler, or whose output is gone or
+ *  edited. */
 function staleSources(
   task: UserTask,
   sources: Source[],
@@ -220,7 +224,8 @@ const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
 
 /**
  * A task's modules import only sources of its own folder: a stage's key holds the task folder's code, and
- * the compiled modules are the folder's alone, so an import of `../common/x.js` or `../other-task/y.js` would
+ * the compiled modules are the folder's alone, so an import of `../common/x.js` or `../other-task/y.js`
+ * would
  * run code no key holds (an edit there reruns nothing) or another task's compiled copy, stale or missing.
  * Refused where the import is written (file:line:column). `fresh`: the modules just compiled, by compiled
  * name; the others are read from the compiled folder (through the code memo: a no-op build reads none).

@@ -1,6 +1,6 @@
-// Runs a planned spec: walk its stages keyed, take the fresh ones, run the rest, record the lock and results.
-// One stage's life is a sequence of named steps (key and look up, check, run, store, record), on the state
-// one build carries (BuildRun).
+// Runs a planned spec: walk its stages keyed, take the fresh ones, run the rest, record the lock and
+// results. One stage's life is a sequence of named steps (key and look up, check, run, store, record), on
+// the state one build carries (BuildRun).
 import { rmSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import { acquireFileLock } from "../../util/filelock.js";
@@ -45,7 +45,8 @@ export interface StageReport {
   kind: string;
   status: StageStatus;
   key: StageKey;
-  /** Why this run of the stage is not whole (failed requests): the build exits 1 (docs/model-requests.md). */
+  /** Why this run of the stage is not whole (failed requests): the build exits 1
+   *  (docs/model-requests.md). */
   incomplete?: string;
 }
 export interface BuildReport {
@@ -72,12 +73,14 @@ interface BuildRun {
 }
 
 /**
- * Builds of the same spec with the same variables (and shard) run one at a time, across processes: the second
+ * Builds of the same spec with the same variables (and shard) run one at a time, across processes: the
+ * second
  * waits for the first, then finds its stages fresh or its replies in the memo, so no request is sent twice.
  */
 export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
   const shard = shardPolicy(opts.shard);
-  // Before anything is written (even the build lock): the spec's own, and the results folders it may replace.
+  // Before anything is written (even the build lock): the spec's own, and the results folders it may
+  // replace.
   checkResultsOwner(rt.spec, opts.project, shard.resultsSuffixes(opts.resultsSuffix));
   const specKey = projectPath(opts.project, rt.spec.path);
   const variableSet = buildId(rt.spec.variables);
@@ -163,7 +166,14 @@ async function stageLife(run: BuildRun, walked: WalkedStage): Promise<void> {
     const reused = forced ? null : keyed.fresh;
     run.frozen.stage(decl.name, keyed.key, reused === null, keyed.last);
     if (reused) {
-      emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key: keyed.key, status: "fresh", ms: 0 });
+      emit({
+        type: "stage-done",
+        stage: decl.name,
+        kind: decl.kind,
+        key: keyed.key,
+        status: "fresh",
+        ms: 0,
+      });
       recordStage(run, walked, reused.outputs, "fresh");
     } else {
       const ran = await runStage(run, walked, forced ? ["--refresh"] : walked.reasons);
@@ -185,7 +195,8 @@ interface Ran {
   incomplete?: string;
 }
 
-/** Runs the stage and stores what it made, with its manifest (`reasons`: why it runs, for its stage line). */
+/** Runs the stage and stores what it made, with its manifest (`reasons`: why it runs, for its stage
+ *  line). */
 async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): Promise<Ran> {
   const { decl } = walked;
   const keyed = walked.keyed!;
@@ -205,7 +216,8 @@ async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): 
   // A stage whose outputs a bundle carries (data fetched, model replies) may differ on a rerun by nature;
   // one computed from its inputs (prompts included) may not.
   const computed = kind.inBundle !== "data" && kind.inBundle !== "model";
-  if (keyed.fresh && computed) refuseUnreproduced(decl.name, cache, keyed.fresh, outputs, scope.opts.project);
+  if (keyed.fresh && computed)
+    refuseUnreproduced(decl.name, cache, keyed.fresh, outputs, scope.opts.project);
   cache.writeManifest(
     stageManifest({ key: keyed.key, kind: decl.kind, outputs }, keyed.record, keyed.paths, incomplete),
   );
@@ -288,18 +300,22 @@ async function recordLock(run: BuildRun, entry: LockSpec): Promise<boolean> {
   const { spec } = run.scope.rt;
   const { specKey, variableSet } = run;
   try {
-    return await writeLock(project.lockPath, join(project.cacheDir, "locks", "medbench.lock.lck"), (lock) => {
-      // Read again under the lock: a build of other variables may have recorded itself meanwhile.
-      const now = lock.specs[specKey];
-      lock.specs[specKey] =
-        now?.spec_hash === spec.specHash
-          ? {
-              ...entry,
-              pins: mergePins(now.pins, run.scope.newPins),
-              builds: { ...now.builds, [variableSet]: entry.builds[variableSet]! },
-            }
-          : entry;
-    });
+    return await writeLock(
+      project.lockPath,
+      join(project.cacheDir, "locks", "medbench.lock.lck"),
+      (lock) => {
+        // Read again under the lock: a build of other variables may have recorded itself meanwhile.
+        const now = lock.specs[specKey];
+        lock.specs[specKey] =
+          now?.spec_hash === spec.specHash
+            ? {
+                ...entry,
+                pins: mergePins(now.pins, run.scope.newPins),
+                builds: { ...now.builds, [variableSet]: entry.builds[variableSet]! },
+              }
+            : entry;
+      },
+    );
   } catch (e) {
     throw writeFailure(e, "medbench.lock", "lock");
   }

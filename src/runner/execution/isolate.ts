@@ -1,5 +1,5 @@
-// A stage that calls task code, run in its own process (src/runner/code/isolation.ts): its job assembled from
-// the stage's context, and what the process may read, from its key (the code it loads) and its inputs.
+// A stage that calls task code, run in its own process (src/runner/code/isolation.ts): its job assembled
+// from the stage's context, and what the process may read, from its key (the code it loads) and its inputs.
 import { lstatSync, mkdirSync } from "../../util/builtins.js";
 import { dirname, join } from "node:path";
 import { HOST_MODULE, isolatedCode } from "../keys/stage-code.js";

@@ -107,7 +107,8 @@ export function shardPolicy(shard: Shard | undefined): ShardPolicy {
     // A shard leaves the other shards' requests by design: that alone is not a failure.
     fails: (incomplete) => Boolean(incomplete) && !/other shards/.test(incomplete!),
     endsAfterStages: async (cache) => {
-      // A share of the requests: its replies are in the (shared) cache; results and lock wait for all shares.
+      // A share of the requests: its replies are in the (shared) cache; results and lock wait for all
+      // shares.
       await cache.remote?.settle();
       // A share that did not reach the shared cache is not done: the plain build would send it all again.
       if (cache.remote && !cache.remote.available)

@@ -54,5 +54,11 @@ export function ownChanges(
   const old = lockedKey ? cache.readManifest(lockedKey) : null;
   if (!old?.record) return [];
   const { packages, task } = code;
-  return explain(old.record, { ...old.record, code: code.code, packages, task, params: decl.params as Json });
+  return explain(old.record, {
+    ...old.record,
+    code: code.code,
+    packages,
+    task,
+    params: decl.params as Json,
+  });
 }

@@ -53,7 +53,8 @@ export async function stageStates(rt: Runtime, opts: BuildOptions): Promise<Stag
       stages: walk.outcomes,
       privatePartial: privatePartial(rt, opts),
     });
-    if (reasons.length) states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
+    if (reasons.length)
+      states.push({ name: "results", kind: "results", state: "stale", key: null, reasons });
   }
   return states;
 }

@@ -55,7 +55,8 @@ export interface KeyedStage {
 export interface WalkedStage {
   decl: StageDecl;
   freshness: Freshness;
-  /** Why it is not fresh, worded for the walk's reader (`status`, or a build's stage line); none if fresh. */
+  /** Why it is not fresh, worded for the walk's reader (`status`, or a build's stage line); none if
+   *  fresh. */
   reasons: string[];
   /** Its key in the last build of these variables that medbench.lock records. */
   lockedKey: string | undefined;
@@ -82,7 +83,8 @@ export class KeyedWalk {
     private readonly lookup: Lookup | null,
   ) {}
 
-  /** The stage's outputs are known (taken as fresh, made by a run, or as recorded): its readers are keyed. */
+  /** The stage's outputs are known (taken as fresh, made by a run, or as recorded): its readers are
+   *  keyed. */
   settle(decl: StageDecl, key: string, outputs: Record<string, string>): void {
     this.source.upstream.set(decl.name, outputs);
     this.outcomes[decl.name] = { kind: decl.kind, key, outputs } satisfies StageOutcome;
@@ -100,7 +102,9 @@ export class KeyedWalk {
   private async visit(decl: StageDecl): Promise<WalkedStage> {
     const lockedKey = this.lookup?.locked?.stages[decl.name]?.key;
     const waitingOn = Object.values(decl.inputs).flatMap((ref) =>
-      "stage" in ref && (this.held.has(ref.stage) || !this.source.upstream.has(ref.stage)) ? [ref.stage] : [],
+      "stage" in ref && (this.held.has(ref.stage) || !this.source.upstream.has(ref.stage))
+        ? [ref.stage]
+        : [],
     );
     if (waitingOn.length) return this.waiting(decl, lockedKey, waitingOn);
     const temps: string[] = [];
@@ -151,7 +155,8 @@ export class KeyedWalk {
     return { record: keyRecord({ kind: decl.kind, code, packages, task, params, inputs, identity }), paths };
   }
 
-  /** A stage that reads one not settled: what changed in its own code and parameters is all that is known. */
+  /** A stage that reads one not settled: what changed in its own code and parameters is all that is
+   *  known. */
   private waiting(decl: StageDecl, lockedKey: string | undefined, waitingOn: string[]): WalkedStage {
     const { cache, wording } = this.lookup ?? {};
     const reasons =
@@ -168,8 +173,10 @@ export class KeyedWalk {
 
 /**
  * A recorded build (export's result, verify's bundle: its stages' manifests) walked again: each stage keyed
- * from the spec, its files (`fileHash`) and the outputs the stages it reads recorded, with the code its record
- * names and the identity `identity` works out again (null: as recorded), then settled with its recorded outputs.
+ * from the spec, its files (`fileHash`) and the outputs the stages it reads recorded, with the code its
+ * record
+ * names and the identity `identity` works out again (null: as recorded), then settled with its recorded
+ * outputs.
  */
 export async function rekeyRecorded(
   order: StageDecl[],
@@ -186,7 +193,8 @@ export async function rekeyRecorded(
       return { code: record?.code ?? {}, packages: record?.packages ?? {}, task: record?.task ?? null };
     },
     fileHash,
-    identity: async (decl) => ((await identity?.(decl)) ?? { value: recordOf(decl)?.identity as Json }).value,
+    identity: async (decl) =>
+      ((await identity?.(decl)) ?? { value: recordOf(decl)?.identity as Json }).value,
   };
   const walk = new KeyedWalk(source, null);
   const out = new Map<string, WalkedStage>();

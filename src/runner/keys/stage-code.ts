@@ -125,7 +125,8 @@ function environmentOf(
 }
 
 /**
- * A task of the user's repository (src/runner/code/user-task.ts), keyed as an installed task is: per part the
+ * A task of the user's repository (src/runner/code/user-task.ts), keyed as an installed task is: per part
+ * the
  * stage calls, the compiled module declared for it and what that imports (under the project's
  * cache/compiled), or, for a part the task does not declare, every compiled module of the task; the
  * packages they load and the compiler's version.
@@ -172,7 +173,8 @@ function userStageCode(
 export const WHOLE_USER_TASK = "whole task folder of the repository";
 
 /** What an isolated stage's process loads and reads as code: its entries, the part modules (absolute), or
- *  the task's index.js when a part is keyed on the whole folder; and the declared variables its key holds. */
+ *  the task's index.js when a part is keyed on the whole folder; and the declared variables its key
+ *  holds. */
 export interface IsolatedCode {
   files: string[];
   modules: { part: TaskPart; module: string; exports: Record<string, string> }[];

@@ -49,7 +49,9 @@ export function specFileOf(project: Project, specPath: string): string {
 /** Resolves `rel` under `base` and refuses anything that leaves it (.. or a symlink out). */
 export function insideDir(base: string, rel: string, what: string, specFile: string): string {
   const fail = (message: string) =>
-    new DiagnosticError([{ file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` }]);
+    new DiagnosticError([
+      { file: specFile, message, fix: `keep ${what} paths relative and inside ${base}` },
+    ]);
   if (isAbsolute(rel)) throw fail(`${what} path ${rel} is absolute`);
   const target = resolve(base, rel);
   consult(target);

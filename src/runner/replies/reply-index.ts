@@ -1,10 +1,11 @@
-// The index of a reply namespace: immutable sorted runs (`run-<seq>-<tag>.idx`), each mapping request keys to
-// where their record lies in the append-only logs, so that a model stage reads only the records it asks for
-// instead of every log ever written. A run is written whole (temp file, rename) and never changed; a new run
-// indexes what the logs gained since the last one, and runs are merged so that each is at least twice the
-// size of the next newer one (at most log2(N) of them; each record is rewritten O(log N) times in all).
-// Newer runs win, as later log records do (--refresh). A run names the byte ranges of the logs it covers, so
-// whatever no run covers (a log written since, a run lost to a kill) is read from the logs and indexed next.
+// The index of a reply namespace: immutable sorted runs (`run-<seq>-<tag>.idx`), each mapping request keys
+// to where their record lies in the append-only logs, so that a model stage reads only the records it asks
+// for instead of every log ever written. A run is written whole (temp file, rename) and never changed; a
+// new run indexes what the logs gained since the last one, and runs are merged so that each is at least
+// twice the size of the next newer one (at most log2(N) of them; each record is rewritten O(log N) times in
+// all). Newer runs win, as later log records do (--refresh). A run names the byte ranges of the logs it
+// covers, so whatever no run covers (a log written since, a run lost to a kill) is read from the logs and
+// indexed next.
 //
 // Layout: `medbench-reply-index 1 <header bytes>\n`, the header JSON {logs: [{name, from, to, sealed}]},
 // a fan-out table (256 big-endian uint32: entries whose key's first byte is <= b; the last is the count),
@@ -140,7 +141,8 @@ export class Run {
     };
   }
 
-  /** Where this run says the record of `key` (32 bytes) is, or null. A few small reads, whatever the size. */
+  /** Where this run says the record of `key` (32 bytes) is, or null. A few small reads, whatever the
+   *  size. */
   find(key: Buffer): Pointer | null {
     if (!this.held && this.count * ENTRY <= HELD) this.held = this.read(0, this.count);
     const firstByte = key[0]!;
@@ -199,7 +201,8 @@ export function* mergeRuns(older: Run, newer: Run): Generator<IndexEntry> {
       yield olderEntry.value!;
       olderEntry = olderEntries.next();
     } else {
-      if (!olderEntry.done && olderEntry.value.key === newerEntry.value.key) olderEntry = olderEntries.next();
+      if (!olderEntry.done && olderEntry.value.key === newerEntry.value.key)
+        olderEntry = olderEntries.next();
       yield newerEntry.value;
       newerEntry = newerEntries.next();
     }

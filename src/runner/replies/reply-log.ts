@@ -1,9 +1,10 @@
 // One namespace of model replies: append-only logs (`<pid>-<tag>.log`, one per writing process, one line per
 // reply: `key sha256 base64(payload)`, written with one write call the moment the reply arrives) and the
 // index of those logs (reply-index.ts). Opening a namespace reads the index's small headers and only the log
-// bytes no run covers yet (and indexes them); a lookup reads a few index entries and the one record. A record
-// torn by a killed process fails its pattern or hash and is skipped, so an entry is whole or absent; logs are
-// never rewritten, except by `cache gc` (compact), which writes the new one whole before removing any.
+// bytes no run covers yet (and indexes them); a lookup reads a few index entries and the one record. A
+// record torn by a killed process fails its pattern or hash and is skipped, so an entry is whole or absent;
+// logs are never rewritten, except by `cache gc` (compact), which writes the new one whole before removing
+// any.
 import {
   closeSync,
   existsSync,
@@ -306,7 +307,12 @@ export class ReplyLog {
   }
 
   /** The record a pointer names, checked; undefined when its log is gone (removed by a gc since). */
-  private readAt(log: string, offset: number, payloadLength: number, key: string): Buffer | null | undefined {
+  private readAt(
+    log: string,
+    offset: number,
+    payloadLength: number,
+    key: string,
+  ): Buffer | null | undefined {
     let fd = this.readers.get(log);
     if (fd === undefined) {
       try {

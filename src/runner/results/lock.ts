@@ -107,8 +107,9 @@ function parsedLock(path: string, text: string | null): LockFile {
   return parsed.schema === 1 ? fromSchema1(parsed) : parsed;
 }
 
-// The lock is read back by every build, and a build trusts it to name keys and outputs: a member of the wrong
-// shape (a hand edit, a bad merge) is refused before anything runs, never found as a crash after the stages.
+// The lock is read back by every build, and a build trusts it to name keys and outputs: a member of the
+// wrong shape (a hand edit, a bad merge) is refused before anything runs, never found as a crash after the
+// stages.
 type Shape = "string" | "any" | { fields: Record<string, Shape> } | { each: Shape };
 const STRINGS: Shape = { each: "string" };
 const STAGE: Shape = { fields: { kind: "string", key: "string", outputs: STRINGS } };
@@ -167,7 +168,8 @@ export function lockText(lock: LockFile): string {
 
 /** Writes the lock if its content changed; returns whether it did. Serialised by the lock file `guard`, kept
  *  in the cache (cache/locks/): one beside medbench.lock would change the project folder's mtime in every
- *  build, a no-op too, and a no-op whose project folder changed is never replayed (src/cli/noop-record.ts). */
+ *  build, a no-op too, and a no-op whose project folder changed is never replayed
+ *  (src/cli/noop-record.ts). */
 export async function writeLock(
   path: string,
   guard: string,

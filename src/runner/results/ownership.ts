@@ -221,7 +221,8 @@ function claimOf(
 }
 
 /**
- * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results files
+ * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results
+ * files
  * are `files` and whose variables in results.dir have the `values` (placeholderValues) (null: it may). The
  * folders on the way from the project root must be real folders (no link), none of them another build's
  * results folder; `dir` itself is new, or a folder this spec's build made for the same values (its sealed

@@ -44,7 +44,8 @@ export function resultsDir(spec: SpecFile, project: Project, suffix: string): st
   return resolve(project.root, rel);
 }
 
-/** Every results file with the content hash it takes from its stage; refuses a source that does not exist. */
+/** Every results file with the content hash it takes from its stage; refuses a source that does not
+ *  exist. */
 export function resultContents(
   spec: SpecFile,
   upstream: Map<string, Record<string, string>>,

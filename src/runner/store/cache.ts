@@ -38,7 +38,8 @@ const fileSignature = (st: Stats) => `${st.size}:${st.mtimeMs}:${st.ino}`;
 export class Cache {
   readonly tmp: string;
   readonly stat: StatCache;
-  /** Objects hashed (or written) by this process, by their file signature then: not hashed again on reads. */
+  /** Objects hashed (or written) by this process, by their file signature then: not hashed again on
+   *  reads. */
   private readonly verified = new Map<string, string>();
 
   /** `remote`: the shared store behind this one (read-through and write-through), if any. */

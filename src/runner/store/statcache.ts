@@ -1,6 +1,6 @@
 // size + mtime + ctime + inode -> sha256, so a no-op build does not rehash a large release file (DVC's
-// lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p onto
-// it) has a new ctime, so it is hashed again and its damage seen.
+// lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p
+// onto it) has a new ctime, so it is hashed again and its damage seen.
 import { statSync } from "../../util/builtins.js";
 import { resolve } from "node:path";
 import { sha256File } from "../../hash/sha256.js";
@@ -68,7 +68,8 @@ export class StatCache {
     );
     try {
       // Whole or absent, but not synced: it is saved after every stage, and a copy lost to a power cut
-      // (an older one, or one its seal refuses) costs a rehash, never a wrong hash (what it names is synced).
+      // (an older one, or one its seal refuses) costs a rehash, never a wrong hash (what it names is
+      // synced).
       const text = sealed(JSON.stringify({ version: VERSION, entries: sorted }));
       writeFileAtomic(this.file, text, this.tmpDir, false);
       this.dirty = false;

@@ -1,10 +1,10 @@
 // `medbench cache gc`: removes from the local cache what no recorded build needs. A build is recorded by
 // medbench.lock (every variable set of every spec) and by the build.json of every results folder in the
 // project; what it needs is the manifest of each of its stages, every output they name, and the model
-// replies those outputs were made from (the `request_sha256` of their records), so that a rebuild reuses them
-// and a changed stage upstream of the model resends nothing. Lock and results are only read. Anything written
-// in the last `keepRecentMs` is kept (a build running now may not have recorded it yet), and so is every
-// reply log whose writer still runs.
+// replies those outputs were made from (the `request_sha256` of their records), so that a rebuild reuses
+// them and a changed stage upstream of the model resends nothing. Lock and results are only read. Anything
+// written in the last `keepRecentMs` is kept (a build running now may not have recorded it yet), and so is
+// every reply log whose writer still runs.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "../../util/builtins.js";
 import { join, relative } from "node:path";
 import type { Cache } from "../store/cache.js";

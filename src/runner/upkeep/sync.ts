@@ -1,7 +1,7 @@
 // `medbench cache push|pull|status`: what the local cache and the shared remote each hold that the other
 // lacks, and copying it across. Everything copied is immutable and checked against its hash on the way
-// (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or not
-// at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
+// (a damaged local object is not uploaded, a damaged remote one is refused), and each copy lands whole or
+// not at all: one PutObject of complete bytes there, a temp file and a rename (or one log record) here.
 import { wholeManifest } from "../store/outcome.js";
 import type { Inventory } from "./inventory.js";
 import { SHA256_RE } from "../../hash/sha256.js";
