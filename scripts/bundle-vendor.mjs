@@ -69,7 +69,8 @@ writeFileSync(
     minify: false,
     comments: { legal: true, annotation: true, jsdoc: false },
     banner:
-      `// yaml@${require(yamlManifest).version}, joined into one file by scripts/bundle-vendor.mjs. Its licence:\n` +
+      `// yaml@${require(yamlManifest).version}, ` +
+      `joined into one file by scripts/bundle-vendor.mjs. Its licence:\n` +
       licence.replace(/^/gm, "// "),
   });
   await yamlBundle.close();

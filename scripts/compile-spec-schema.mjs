@@ -33,7 +33,8 @@ for (const [schemaFile, outFile] of [
   const ajv = new Ajv({ allErrors: false, strict: false, code: { source: true } });
   const code = standaloneCode.default(ajv, ajv.compile(schema));
   const out = resolve(root, "dist/tasks/voice-command/robot-command-check.cjs");
-  const exported = `module.exports = { json: ${JSON.stringify(JSON.stringify(schema))}, validate: module.exports };`;
+  const json = JSON.stringify(JSON.stringify(schema));
+  const exported = `module.exports = { json: ${json}, validate: module.exports };`;
   writeFileSync(out, `${code}\n${exported}\n`);
 }
 

@@ -94,7 +94,8 @@ function refusal(body) {
   const bad = body.messages.find((message) => !["user", "assistant"].includes(message.role));
   if (bad)
     return invalid(
-      `messages: Unexpected role "${bad.role}". The Messages API accepts a top-level \`system\` parameter, ` +
+      `messages: Unexpected role "${bad.role}". ` +
+        "The Messages API accepts a top-level `system` parameter, " +
         `not "${bad.role}" as an input message role.`,
     );
   if (body.temperature !== undefined && !(body.temperature >= 0 && body.temperature <= 1))

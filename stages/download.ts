@@ -112,7 +112,8 @@ function check(ctx: StageContext, origin: Where, path: string, actual: string): 
   if (trusted && trusted !== actual && !ctx.options.trustChanged) {
     throw new StageError(
       `${path} changed since it was trusted on first use\n  recorded ${trusted}\n  actual   ${actual}`,
-      "if the new file is right, run again with --trust-changed; otherwise restore the original release file",
+      "if the new file is right, run again with --trust-changed; " +
+        "otherwise restore the original release file",
     );
   }
   if (!trusted)

@@ -141,7 +141,8 @@ await fake.close();
 agent.destroy();
 console.log(
   `medbench's HTTP client / a bare node:http loop: ${n} requests, concurrency ${concurrency}, ${rounds} ` +
-    `interleaved rounds; node ${process.version}, ${os.cpus().length} cores; load ${loadBefore} -> ${load()}`,
+    `interleaved rounds; node ${process.version}, ${os.cpus().length} cores; ` +
+    `load ${loadBefore} -> ${load()}`,
 );
 console.log(`  min / median / max   ${spread(ratios)}   (median ${median(ratios).toFixed(3)})`);
 for (const [us, xs] of perSpin)

@@ -84,7 +84,8 @@ for (const phase of ["first", "rebuild"]) {
   const iso = stats(seconds.isolated[phase]);
   const base = stats(seconds.inProcess[phase]);
   console.log(
-    `${phase.padEnd(8)} isolated / in-process: ${fmt(ratio.min)} / ${fmt(ratio.median)} / ${fmt(ratio.max)}` +
+    `${phase.padEnd(8)} isolated / in-process: ` +
+      `${fmt(ratio.min)} / ${fmt(ratio.median)} / ${fmt(ratio.max)}` +
       `   (median ${fmt(iso.median)} s against ${fmt(base.median)} s)`,
   );
 }

@@ -31,8 +31,7 @@ console.log(`${n} chained modules, median of ${runs} runs each, against node -e 
 for (const k of ["esm", "cjs"]) {
   const m = median(t[k]);
   const per = (m - base) / n;
-  console.log(
-    `${k === "esm" ? "ES modules" : "CommonJS  "}  ${(m / base).toFixed(2)}  (${per.toFixed(2)} ms a module)`,
-  );
+  const label = k === "esm" ? "ES modules" : "CommonJS  ";
+  console.log(`${label}  ${(m / base).toFixed(2)}  (${per.toFixed(2)} ms a module)`);
 }
 await fs.remove(dir);

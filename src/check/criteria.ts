@@ -234,7 +234,8 @@ function headroomSummary(
       `CI ${entry.best_hi_below_ceiling ? "below" : "not below"} C`,
   );
   const otherBest = other
-    ? `; best model not /${criterion.alsoBestExcluding!.source}/: ${other.role} (${other.model}) ${ci(other)}`
+    ? `; best model not /${criterion.alsoBestExcluding!.source}/: ` +
+      `${other.role} (${other.model}) ${ci(other)}`
     : "";
   return `best ${top.role} (${top.model}) ${ci(top)}: ` + ceilings.join("; ") + otherBest;
 }

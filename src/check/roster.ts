@@ -198,8 +198,9 @@ function whyMissing(search: RosterSearch, entry: RosterEntry, cmd: string): stri
       `which is kept off the headline and stands for no roster entry: ${cmd}, without --var trained_on`
     );
   const headline = whole.filter((x) => options.headline === null || x.m.configuration === options.headline);
+  const configuration = String(whole[0]!.m.configuration);
   if (!headline.length)
-    return `only runs of configuration ${String(whole[0]!.m.configuration)}, not ${options.headline}: ${cmd}`;
+    return `only runs of configuration ${configuration}, not ${options.headline}: ${cmd}`;
   return inputs === "release"
     ? `only a run on the bundled sample (${headline[0]!.dir}); the other runs are on the release: ` +
         `${cmd} --data-dir DIR`

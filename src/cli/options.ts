@@ -77,9 +77,9 @@ export function specOrBuiltIn(arg: string, name: string, projectRoot: string): s
   if (outside && existsSync(own) && realpathSync(own) !== realpathSync(installed))
     throw new UsageError(
       `${arg} names both medbench's built-in spec and this project's specs/${arg}.yaml, ` +
-        `which medbench.lock ` +
-        `would record under one name (medbench is installed outside the project): use the project's by its ` +
-        `path (medbench ${name} specs/${arg}.yaml), or install medbench in the project (npm i -D medbench)`,
+        `which medbench.lock would record under one name (medbench is installed outside the project): ` +
+        `use the project's by its path (medbench ${name} specs/${arg}.yaml), ` +
+        `or install medbench in the project (npm i -D medbench)`,
     );
   return installed;
 }

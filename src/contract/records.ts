@@ -50,7 +50,7 @@ export interface ReplyRecord {
   error: string | null; // a final API error: no verdict for this item
   finish_reason: string | null;
   reasoning: boolean; // a reasoning field came back (reasoning, reasoning_content, thinking, …_details)
-  think: boolean; // the content held a think tag (<think>, or a bare </think> closing a block opened earlier)
+  think: boolean; // the content held a think tag (<think>, or a bare </think> closing one opened earlier)
   /** The reasoning text when the server returned one in a separate field. */
   reasoning_content?: string | null;
   /** The server's usage object as returned (token counts). */

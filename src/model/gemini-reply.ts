@@ -169,7 +169,8 @@ export function readGeminiError({ status, headers, text }: ErrorReply, _tokens: 
     return {
       kind: "stop_route",
       why:
-        `the provider says a daily quota is used up (HTTP 429 ${daily}: ${error ? wording(error) : text}): ` +
+        `the provider says a daily quota is used up ` +
+        `(HTTP 429 ${daily}: ${error ? wording(error) : text}): ` +
         "waiting minutes will not help; build again after the quota resets, or use a key of a higher tier",
     };
   if (!isTransient(status)) return { kind: "refused" };

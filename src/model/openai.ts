@@ -93,7 +93,8 @@ const thinkingOffFieldsOf = (route: Route, model: string): Fields =>
   thinkingOffFields(route, model, (lowest) => ({
     message:
       `route ${route.name} does not declare how to switch thinking off` +
-      `${lowest ? ` (or the lowest reasoning effort for ${model})` : ""}, and this task runs with thinking off`,
+      `${lowest ? ` (or the lowest reasoning effort for ${model})` : ""}, ` +
+      "and this task runs with thinking off",
     fix:
       `add request.${lowest ? "reasoning_low" : "thinking_off"} to route ${route.name} ` +
       "(e.g. chat_template_kwargs: {enable_thinking: false}) in its registry file",

@@ -58,7 +58,8 @@ export function notAReply(parsed: unknown): NotAReply | null {
   const first = firstChoice(parsed);
   if (!isObj(first)) return malformed("the first choice has no message");
   if (first.finish_reason === "error" || (first.error !== undefined && first.error !== null)) {
-    const why = `a failed generation in a 200 reply (finish_reason "error"): ${providerMessage(first.error)}`;
+    const why =
+      `a failed generation in a 200 reply (finish_reason "error"): ` + providerMessage(first.error);
     return { reported: true, why };
   }
   if (!isObj(first.message)) return malformed("the first choice has no message");

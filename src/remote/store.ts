@@ -288,8 +288,9 @@ export class RemoteStore implements Store {
     for (const secret of this.secrets) if (secret.length >= 4) why = why.split(secret).join("***");
     this.down = why;
     this.warn(
-      `remote cache ${this.config.url} failed (${why.slice(0, 200)}); continuing with the local cache only ` +
-        "for the rest of this run (`medbench cache push` uploads what it made)",
+      `remote cache ${this.config.url} failed (${why.slice(0, 200)}); ` +
+        "continuing with the local cache only for the rest of this run " +
+        "(`medbench cache push` uploads what it made)",
     );
     // The claims this process holds would keep other machines waiting for replies that cannot come now.
     void this.claims.releaseAll();

@@ -127,7 +127,8 @@
           { class: "withheld" },
           "Request and reply text is not in this report: the task's release is private (" +
             info.items.withheld +
-            "); publishing them would publish the private notes. Ids, verdicts, metadata and pairs are shown.",
+            "); publishing them would publish the private notes. " +
+            "Ids, verdicts, metadata and pairs are shown.",
         ),
       );
     return head;

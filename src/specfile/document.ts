@@ -59,7 +59,10 @@ export function readDocumentBytes(file: string, displayName = file): Buffer {
     if (st.size > MAX_DOCUMENT_BYTES)
       fail({
         file: displayName,
-        message: `${st.size} bytes: larger than a spec or task document can be (${MAX_DOCUMENT_BYTES} bytes)`,
+        message:
+          `${st.size} bytes: ` +
+          "larger than a spec or task document can be " +
+          `(${MAX_DOCUMENT_BYTES} bytes)`,
         fix: "name a spec or task document file",
       });
     return readFileSync(file);
@@ -140,7 +143,9 @@ function refuseMalformed({ file, text, doc, lines }: Parsed): void {
     fail({
       ...at(tagged.range![0]),
       message: `the YAML tag ${tagged.tag!.replace(/^tag:yaml\.org,2002:/, "!!")} is not one medbench reads`,
-      fix: "remove the tag: write the plain value (only !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
+      fix:
+        "remove the tag: write the plain value " +
+        "(only !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
     });
 }
 

@@ -76,7 +76,8 @@ function schemaDiagnostics(src: SourceDoc, errors: ErrorObject[], schema: Schema
     } else if (e.keyword === "pattern" && String(e.params.pattern).includes("{64}")) {
       message = "is not a SHA-256 pin (64 lowercase hexadecimal characters)";
       fix =
-        "copy the pin exactly as published (`sha256sum FILE` prints it), or write null to trust on first use";
+        "copy the pin exactly as published (`sha256sum FILE` prints it), " +
+        "or write null to trust on first use";
     } else if (e.keyword === "type") {
       const actual = value === null ? "null" : Array.isArray(value) ? "a list" : `a ${typeof value}`;
       message = `${message}, not ${actual}`;

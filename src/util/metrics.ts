@@ -63,7 +63,8 @@ export function deviationLine(deviation: Deviation): string {
     ? ` (request configurations ${deviation.configurations.join(", ")})`
     : "";
   return (
-    `deviation from the spec: ${deviation.field}: the spec asks ${shown(deviation.spec)}, ${sent}${where}; ` +
+    `deviation from the spec: ${deviation.field}: ` +
+    `the spec asks ${shown(deviation.spec)}, ${sent}${where}; ` +
     `rule ${deviation.rule}`
   );
 }

@@ -45,7 +45,8 @@ export const task: TaskModule = {
   privateRelease: {
     why:
       "its requests hold the private test notes, its replies and parses quote them (Evidence, reasoning) " +
-      "and carry a per-request hash of the note, and the fitted baseline's vocabulary holds train-note words",
+      "and carry a per-request hash of the note, " +
+      "and the fitted baseline's vocabulary holds train-note words",
     withhold: ["requests", "fit", "replies", "parsed"],
   },
 };

@@ -132,7 +132,9 @@ export const PARSER_CLASSES: ParserClass[] = [
     example: { text: FOUR("Error: True") },
     reading: "no_error_line",
     source: "ours",
-    why: "a word other than yes/no (True, False) is not read: the page's verdict is Yes or No (conservative)",
+    why:
+      "a word other than yes/no (True, False) is not read: " +
+      "the page's verdict is Yes or No (conservative)",
   },
   {
     id: "value_on_next_line",

@@ -155,7 +155,8 @@ const byItem = (items: ItemVerdict[]) =>
 /** ASR versus clean on the same commands: rows matched by item id. */
 function pairedRows(bySubset: (subset: Subset) => ItemVerdict[]): PairedRows[] {
   const clean = bySubset("clean");
-  const cleanIds = new Set(byItem(clean).map((row) => row.id)); // a lookup per ASR row: linear, not quadratic
+  // a lookup per ASR row: linear, not quadratic
+  const cleanIds = new Set(byItem(clean).map((row) => row.id));
   const pairedOn = (asr: Subset): PairedRows | null => {
     const asrRows = byItem(bySubset(asr));
     const cleanRows = byItem(clean);

@@ -56,8 +56,8 @@ function manifestLines(manifest: BundleManifest, spec: SpecFile | null, withheld
   const field = (name: string, recorded: unknown, want: unknown) => {
     for (const diff of jsonDiff(recorded, want))
       lines.push(
-        `bundle.json ${name}${diff.path === "/" ? "" : "." + pointerWords(diff.path)}: ${show(diff.from)}, ` +
-          `the bundled spec gives ${show(diff.to)}`,
+        `bundle.json ${name}${diff.path === "/" ? "" : "." + pointerWords(diff.path)}: ` +
+          `${show(diff.from)}, the bundled spec gives ${show(diff.to)}`,
       );
   };
   if (manifest.format !== BUNDLE_FORMAT)

@@ -89,9 +89,7 @@ function renderCheck(
   for (const broken of report.broken) out.push(`  ${colour.yellow("broken")} ${broken.dir}: ${broken.why}`);
   for (const modified of report.modified)
     out.push(`  ${colour.yellow("modified since build, not counted")} ${modified.dir}: ${modified.why}`);
-  out.push(
-    "",
-    `check ${status(report.status === "pass" ? "holds" : report.status === "fail" ? "fails" : "incomplete")}`,
-  );
+  const verdict = report.status === "pass" ? "holds" : report.status === "fail" ? "fails" : "incomplete";
+  out.push("", `check ${status(verdict)}`);
   return out.join("\n") + "\n";
 }

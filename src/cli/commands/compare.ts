@@ -10,7 +10,8 @@ import { projectDir } from "../options.js";
 import type { Json } from "../../util/json.js";
 
 export const command: Command = {
-  help: `usage: medbench compare RUN_A RUN_B [--flips] [--project DIR] [--registry FILE] [--json]
+  help:
+    `usage: medbench compare RUN_A RUN_B [--flips] [--project DIR] [--registry FILE] [--json]
 
   RUN_A and RUN_B are results folders of full runs of one spec (same spec_hash). The task's \`compare\`
   says what is paired (item verdicts, rows by a field, clusters, the bootstrap's generator); a task that
@@ -18,7 +19,8 @@ export const command: Command = {
   default_rng(0)). Prints A - B in percentage points with its interval and the exact McNemar p, and each
   run's cost: its token totals at the prices of the registry (and --registry FILE routes). Then the flips:
   how many items (units, for a comparison by units) changed value on each compared verdict, per direction
-  ("true → false": true in A, false in B); --flips lists each of them by id (with --json: \`flips[].items\`).`,
+  ("true → false": true in A, false in B); --flips lists each of them by id ` +
+    "(with --json: `flips[].items`).",
   run: (argv) => runCompare(argv, command, "compare"),
 };
 

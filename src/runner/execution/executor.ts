@@ -350,7 +350,8 @@ function refuseUnreproduced(
   const differ = names.filter((name) => cached.outputs[name] !== outputs[name]);
   if (!differ.length) return;
   throw new StageError(
-    `--refresh ran stage ${stage} again under the same key, and its outputs differ (${differ.join(", ")}): ` +
+    `--refresh ran stage ${stage} again under the same key, ` +
+      `and its outputs differ (${differ.join(", ")}): ` +
       'its key misses something it reads (docs/records.md, "What a stage\'s key covers"); the cache ' +
       "keeps the earlier outputs",
     "find what the stage reads that its key does not hold (an undeclared environment variable, a file " +

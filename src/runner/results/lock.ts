@@ -95,7 +95,8 @@ function parsedLock(path: string, text: string | null): LockFile {
         file: path,
         message:
           `medbench.lock was written with hash recipe ${parsed.hash_recipe}; this medbench uses recipe ` +
-          `${HASH_RECIPE} (${RECIPE_CHANGES[HASH_RECIPE] ?? "a new key recipe"}), so every stage key changes`,
+          `${HASH_RECIPE} (${RECIPE_CHANGES[HASH_RECIPE] ?? "a new key recipe"}), ` +
+          "so every stage key changes",
         fix:
           "rebuild deliberately: `mv medbench.lock medbench.lock.old`, then `medbench build` each spec " +
           "(cached model replies are reused: no request is sent again)",
@@ -117,7 +118,8 @@ const BUILD: Shape = { fields: { variables: { each: "any" }, stages: { each: STA
 const SPEC: Shape = {
   fields: { slug: "string", spec_hash: "string", pins: { each: STRINGS }, builds: { each: BUILD } },
 };
-const SPEC_1: Shape = { fields: { slug: "string", spec_hash: "string" } }; // schema 1: what fromSchema1 keeps
+// schema 1: what fromSchema1 keeps
+const SPEC_1: Shape = { fields: { slug: "string", spec_hash: "string" } };
 
 /** The JSON pointer of the first member of `lock` that is not of its shape, or null. */
 function shapeProblem(lock: LockFile): string | null {

@@ -263,11 +263,13 @@ function wayProblem(project: Project, dir: string, name: string): OwnershipProbl
     consult(path);
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (!st) return "new";
-    if (st.isSymbolicLink())
+    if (st.isSymbolicLink()) {
+      const target = readlinkSync(path);
       return {
-        message: `${at} is a link (to ${readlinkSync(path)}): medbench writes results only into real folders`,
+        message: `${at} is a link (to ${target}): medbench writes results only into real folders`,
         fix: `replace the link ${at} by a folder (to keep results on another disk, move the project there)`,
       };
+    }
     if (!st.isDirectory())
       return {
         message: `${at} exists and is not a folder`,
@@ -294,12 +296,13 @@ function valuesProblem(
     if (before !== value)
       return {
         message:
-          `${name} holds the results of ${variable}=${before}, not of ${variable}=${value}: the two values ` +
+          `${name} holds the results of ${variable}=${before}, ` +
+          `not of ${variable}=${value}: the two values ` +
           `name the same folder (results.dir makes a folder name of a value by replacing anything but ` +
           "letters, digits, `.`, `_` and `-` by `_`)",
         fix:
-          `choose another value of ${variable}, or a results.dir that keeps the two apart; or move ${name} ` +
-          `away if the results of ${variable}=${before} are no longer wanted`,
+          `choose another value of ${variable}, or a results.dir that keeps the two apart; ` +
+          `or move ${name} away if the results of ${variable}=${before} are no longer wanted`,
       };
   }
   return null;
@@ -317,7 +320,8 @@ function contentsProblem(
   if (changed.length)
     return {
       message:
-        `${name} holds files that are not what its build wrote there: ${listOf(changed)} (its marker lists ` +
+        `${name} holds files that are not what its build wrote there: ` +
+        `${listOf(changed)} (its marker lists ` +
         "them and this build does not write them, but their sha256 is not the output its build.json " +
         "records for them: edited since, or not medbench's)",
       fix:
