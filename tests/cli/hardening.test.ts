@@ -167,7 +167,7 @@ describe("hardening: clear refusals", () => {
     expect(err).toMatch(/reg\.yaml:3:15: routes\.x\.base_url: must be string, not a number/);
   });
 
-  it("a --registry file is checked before anything runs, even when the model is a built-in one", async () => {
+  it("a --registry file is checked before anything runs, even for a built-in model", async () => {
     p.write("reg.yaml", "routes:\n  x:\n    base_ur: http://127.0.0.1:9\n");
     const err = await refused(["build", SPEC, "--registry", "reg.yaml"]);
     expect(err).toMatch(/reg\.yaml:3:5: routes\.x\.base_ur: unknown key `base_ur`/);

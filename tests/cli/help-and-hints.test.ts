@@ -20,7 +20,7 @@ describe("help and hints", () => {
     expect(r.stdout).toContain("writes nothing");
   });
 
-  it("check suggests a build that can run: a route medbench does not ship is to be added first", async () => {
+  it("check suggests a runnable build: a route medbench does not ship must be added first", async () => {
     const p = new Project();
     projects.push(p);
     const r = await p.run(["check", "specs/note-errors.yaml"]);

@@ -52,7 +52,7 @@ describe("a newcomer's mistakes", () => {
     expect(init.stderr).toContain("\n  fix: move them aside");
   });
 
-  it("build --roster with a broken registry says its error once, then names the runs it failed", async () => {
+  it("build --roster with a broken registry says its error once, then names the failed runs", async () => {
     const p = project(true);
     p.write("routes.yaml", "routes:\n  deepseek:\n    base_url: 12\n");
     const r = await p.run(["build", "specs/note-errors.yaml", "--roster", "--registry", "routes.yaml"]);

@@ -276,7 +276,7 @@ describe("a rule's deviate is checked where it is written", () => {
 });
 
 describe("the base URL from the environment", () => {
-  it("is the request keys' base URL: another server is asked again, not answered from the memo", async () => {
+  it("goes into the request keys: another server is asked again, not answered from the memo", async () => {
     const { fake, p } = await setup();
     const other = await startFake({ policy: "voice-command" });
     servers.push(other);

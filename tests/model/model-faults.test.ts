@@ -142,7 +142,7 @@ describe("a malformed success (14.2)", () => {
     expect(replies(p).every((x) => x.text.length > 0)).toBe(true);
   });
 
-  it("records `choices: []` as an API error, not an empty reply, and sends it again next build", async () => {
+  it("records `choices: []` as an API error, not an empty reply, and resends it next build", async () => {
     const { fake, p } = await setup({ faults: { empty: 5 }, faultAttempts: 99 });
     const r = await build(p);
     expect(r.exitCode, r.stderr).toBe(1); // incomplete: some requests failed

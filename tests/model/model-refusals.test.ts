@@ -102,7 +102,8 @@ describe("a refusal of the item", () => {
     for (const it of items.filter((x) => refusedIds.has(x.id))) expect(it.verdicts.api_error).toBeTruthy();
     expect(r.stderr).toMatch(
       new RegExp(
-        `the server refused ${refused.length} of ${VOICE_SAMPLE_ITEMS} requests \\(context length ${refused.length}\\): ` +
+        `the server refused ${refused.length} of ${VOICE_SAMPLE_ITEMS} requests ` +
+          `\\(context length ${refused.length}\\): ` +
           "final, .*--refresh model sends every request again\\); the first: HTTP 400: " +
           "This model's maximum context length is 4096 tokens",
       ),

@@ -91,7 +91,7 @@ describe("requests", () => {
     expect(fake.stats.requests).toBe(2 * sent);
   });
 
-  it("applies per-model overrides in place of the route's thinking-off fields and records them", async () => {
+  it("applies per-model overrides instead of the route's thinking-off fields and records them", async () => {
     const { fake, p } = await setup(
       {},
       "    request:\n" +

@@ -60,7 +60,7 @@ describe("the pacer", () => {
     expect(times).toEqual([0, 0, 0, 0]);
   });
 
-  it("after a 429 waits the server's time, then spreads the queue at the rate its headers give", async () => {
+  it("after a 429 waits the server's time, then paces the queue at the rate its headers give", async () => {
     const pacer = new Pacer();
     const tickets: Ticket[] = [];
     released(pacer, 1, 1, tickets);
@@ -75,7 +75,7 @@ describe("the pacer", () => {
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(gap - 1);
   });
 
-  it("a 429 without headers cuts the rate it was sending at and pauses the route by no backoff", async () => {
+  it("a 429 without headers cuts the rate it was sending at; no backoff pauses the route", async () => {
     const pacer = new Pacer();
     const tickets: Ticket[] = [];
     // 33 requests spread over 320 ms: the route was sending 100 a second.

@@ -68,7 +68,7 @@ describe("a billing stop", () => {
 });
 
 describe("a wait given only in a 429's body", () => {
-  it("OpenRouter's error.metadata.headers.X-RateLimit-Reset: waited for, retried, never stored", async () => {
+  it("OpenRouter's error.metadata.headers.X-RateLimit-Reset: waited, retried, never stored", async () => {
     const name = "openrouter-rate-limit-reset-in-body";
     const { fake, p } = await setup(
       { replay: { [name]: 16 } },

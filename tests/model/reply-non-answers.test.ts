@@ -89,7 +89,7 @@ describe("replies that are no text answer", () => {
 });
 
 describe("a reply with no text and nothing that says why", () => {
-  it("is counted and said (content null, no refusal, filter or tool call), not scored invalid unsaid", () => {
+  it("is counted and said (content null; no refusal, filter, tool call), not scored invalid unsaid", () => {
     const reply = { error: null, finish_reason: "stop", text: "" };
     const audit = auditReplies([reply, { ...reply, text: "yes" }], "fake/m", "m");
     expect(audit.counts.empty).toBe(1);

@@ -69,7 +69,8 @@ describe("metrics.request", () => {
     expect(new Set([...kinds.values()].map((k) => sortedJson(k.fields)))).toEqual(answered);
     const lower = kinds.get("json_object")!.items;
     expect(r.stderr).toContain(
-      `${lower} of ${VOICE_SAMPLE_ITEMS} items were sent with a lower response format than json_schema (json_object ${lower};`,
+      `${lower} of ${VOICE_SAMPLE_ITEMS} items were sent with a lower response format than json_schema ` +
+        `(json_object ${lower};`,
     );
     expect(r.stderr).toMatch(/the server refused the schema \(HTTP 400: The provided JSON schema contains/);
   });

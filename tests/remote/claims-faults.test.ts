@@ -196,7 +196,7 @@ describe("claims under faults", () => {
     for (const m of [a, ...machines]) expect(results(m)).toEqual(solo);
   });
 
-  it("a zombie holder on this host is dead: its claims are taken over at once, not after a TTL", async () => {
+  it("a zombie holder on this host is dead: its claims are taken at once, not after a TTL", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake()]);
     hold(fake, "host-a");
     const a = machine(fake);

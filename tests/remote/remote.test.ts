@@ -54,7 +54,7 @@ describe("a shared remote cache", () => {
     }
   });
 
-  it("falls back to the local cache with a warning when the remote dies mid-build, losing none", async () => {
+  it("warns and falls back to the local cache when the remote dies mid-build, losing none", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake({ latencyMs: 40 })]);
     const p = clone(fake);
     const build = p.buildAgainstFake([], remoteEnv(s3));

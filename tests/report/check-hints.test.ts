@@ -36,7 +36,7 @@ describe("check hints", () => {
     return JSON.parse(r.stdout) as Check;
   };
 
-  it("carries the user's registries into the build it suggests for an overridden shipped route", async () => {
+  it("carries the user's registries into its suggested build for an overridden shipped route", async () => {
     const check = await checkOf(["--registry", "routes.yaml"]);
     const weak = check.missing.find((entry) => entry.model === WEAK)!;
     expect(weak.reason).toBe(`no run: medbench build ${SPEC} --model ${WEAK} --registry routes.yaml`);
@@ -58,7 +58,7 @@ describe("check hints", () => {
     expect(JSON.stringify(data[0]!.check)).not.toContain("after adding a route `deepseek`");
   });
 
-  it("fails the format criterion on a usable run's parse failures while other runs are missing", async () => {
+  it("fails the format criterion on a usable run's parse failures while others are missing", async () => {
     const format = (await checkOf(["--registry", "routes.yaml"])).criteria.find((c) => c.id === "format")!;
     expect(format.status).toBe("fail");
     expect(format.summary).toMatch(/^strong_reference parse failures 100\.0%/);

@@ -308,7 +308,7 @@ describe("medbench check over the note-errors roster", () => {
     expect(criterion(c, "format").numbers.runs.other_reference.api_errors).toBe(0);
   });
 
-  it("counts no reference that reasoned behind a bare </think>, and says what run completes it", async () => {
+  it("counts no reference that reasoned behind a bare </think>; says which run completes it", async () => {
     const plain = reviewer(0.9);
     serve[STRONG] = (b) => `The template opened the block.\n</think>\n${plain(b) as string}`;
     await build(STRONG, true);

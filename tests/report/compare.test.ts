@@ -109,7 +109,7 @@ describe("medbench compare (generic)", () => {
     }
   });
 
-  it("compares a task without a declaration on its primary, unit by unit, as stats paired does", async () => {
+  it("compares a task with no declaration on its primary unit by unit, as stats paired does", async () => {
     const lr = ne("medbench/note-errors-conjunction-lr"),
       random = ne("medbench/random");
     const r = await p.run(["compare", lr, random, "--json"]);

@@ -59,7 +59,7 @@ function forgetStage(p: Project, stage: string): void {
 const remoteReplies = (s3: S3) => join(s3.dir, "medbench", PREFIX, "replies/requests");
 
 describe("medbench cache push and pull", () => {
-  it("moves a machine's cache to another through the remote; the second builds with 0 requests", async () => {
+  it("moves a machine's cache to another via the remote; the second builds with 0 requests", async () => {
     const [s3, fake] = await Promise.all([startS3(), startFake()]);
     const env = remoteEnv(s3);
     const a = clone(fake);
@@ -196,7 +196,7 @@ const OTHER_MODEL_BUILD = [
 ];
 
 describe("medbench cache gc", () => {
-  it("keeps what the recorded builds need, removes the rest; a frozen rebuild sends 0 requests", async () => {
+  it("keeps what recorded builds need, removes the rest; a frozen rebuild sends 0 requests", async () => {
     const fake = await startFake();
     const p = clone(fake);
     expect((await p.buildAgainstFake()).exitCode).toBe(0);

@@ -41,7 +41,7 @@ describe("code identity", () => {
     await install.compile();
   });
 
-  it("editing the wiring module alone reruns nothing; a part's export swapped reruns its stage", async () => {
+  it("a wiring-module edit alone reruns nothing; a part's export swapped reruns its stage", async () => {
     appendFileSync(install.path("tests/fixtures/sums/task/index.ts"), "\n// a wiring edit\n");
     await install.compile();
     expect(Object.values(await build())).toEqual(Array(6).fill("fresh"));

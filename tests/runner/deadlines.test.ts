@@ -44,7 +44,7 @@ const remoteEnv = (endpoint: string) => ({
 });
 
 describe("a remote that never answers", () => {
-  it("costs build and cache status their deadline; the local cache carries on with one warning", async () => {
+  it("costs build and cache status their deadline; the local cache goes on with one warning", async () => {
     const s3 = await silentServer();
     silent.push(s3);
     const p = new Project();

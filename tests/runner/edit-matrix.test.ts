@@ -224,7 +224,7 @@ for (const s of [VOICE, USER])
       await rig.write("index.ts", readText(rig.file("index.ts")).replace(tail, ""));
     });
 
-    it("an undeclared variable, a file read, a computed require, a link: each refused in place", async () => {
+    it("an undeclared variable, file read, computed require or link: each refused in place", async () => {
       const parser = `${s.folder}/${s.parser}`;
       const head = readText(rig.file(s.parser));
       const cases: [string, RegExp][] = [
@@ -267,7 +267,7 @@ for (const s of [VOICE, USER])
       await statuses();
     });
 
-    it("an added file is in no key; a comment edit stops at parse; an edit reruns what it hits", async () => {
+    it("a new file is in no key; a comment edit stops at parse; an edit reruns what it hits", async () => {
       await rig.write("README.md", "notes on the task\n");
       expect(Object.values(await statuses()).every((x) => x === "fresh")).toBe(true);
       await sameAsClean();
@@ -632,7 +632,7 @@ describe("edit matrix: packages of a user's task", () => {
     writeFileSync(manifest, JSON.stringify(entry));
   };
 
-  it("--refresh that makes other outputs under the same key says so and keeps the cached entry", async () => {
+  it("--refresh making other outputs under the same key says so and keeps the cached entry", async () => {
     foreignEntry("parse");
     const lock = p.read("medbench.lock");
     const before = p.snapshot(["cache/stages", "medbench.lock", "results"]);

@@ -23,7 +23,8 @@ describe("memory a build holds", () => {
     const out = await run(`
       const { importsIn } = require(process.env.DIST + "/runner/code/code.js");
       const used = () => (gc(), require("node:v8").getHeapStatistics().used_heap_size);
-      const names = () => importsIn("// " + "x".repeat(8e6) + '\\nrequire("./a-module-named-at-length.js");\\n');
+      const names = () =>
+        importsIn("// " + "x".repeat(8e6) + '\\nrequire("./a-module-named-at-length.js");\\n');
       const before = used();
       const kept = names();
       /a/.test("a"); // V8 keeps the last subject a regexp matched (RegExp.input): now another one

@@ -36,7 +36,7 @@ describe("local state checked before use (25.2)", () => {
     }
   }
 
-  it("an edited parsed-spec cache entry is discarded with a warning, and the spec parsed again", async () => {
+  it("an edited parsed-spec cache entry is discarded with a warning, the spec reparsed", async () => {
     const metrics = p.read(`${PRIOR}/metrics.json`);
     const entries = readdirSync(p.path("cache/specs"));
     expect(entries.length).toBeGreaterThan(0);

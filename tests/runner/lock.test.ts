@@ -61,7 +61,7 @@ describe("medbench.lock per variable set", () => {
   });
   afterEach(() => p.remove());
 
-  it("records each model's build: alternating models changes nothing, --frozen passes for both", async () => {
+  it("records each model's build: alternating them changes nothing, --frozen passes for both", async () => {
     expect((await p.run(["build", SPEC, "--quiet"])).exitCode).toBe(0);
     expect((await p.run(["build", SPEC, "--quiet", ...OTHER])).exitCode).toBe(0);
     const lock = p.read("medbench.lock");

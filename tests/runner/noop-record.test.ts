@@ -303,7 +303,7 @@ describe("a no-op build answered from its record", () => {
     expect(broken.stderr).toContain("routes.yaml:2:");
   });
 
-  it("status says all stages fresh from the record, as keying does; keys them once one changed", async () => {
+  it("status, like keying, says all stages fresh from the record; keys them once one changed", async () => {
     const p = projects.status;
     // Which modules a status loaded (dist/ is CommonJS): the stage keying is runner/execution/status.js.
     const dir = mkdtempSync(join(tmpdir(), "medbench-loaded-"));
@@ -352,7 +352,7 @@ describe("a no-op build answered from its record", () => {
   });
 
   // Last: it edits the install the other projects share.
-  it("medbench's compiled code edited (size and mtime kept), or a file added to the task: seen", async () => {
+  it("medbench's compiled code edited (same size and mtime), or a task file added: seen", async () => {
     const p = projects.code;
     const scorer = install.path("dist/tests/fixtures/sums/task/scorer.js");
     const before = statSync(scorer);

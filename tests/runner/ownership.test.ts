@@ -234,7 +234,7 @@ describe("what medbench owns (25.1)", () => {
     rmSync(p.path("report.html"));
   });
 
-  it("--project must name a medbench project: no missing folder made, nor cache/ in a stranger", async () => {
+  it("--project must be a medbench project: no missing folder made, nor cache/ in a stranger", async () => {
     const missing = join(outside, "nowhere");
     const r = await refusedWhole(["build", SPEC, "--project", missing]);
     expect(r.stderr).toMatch(/--project .*nowhere: no such folder/);

@@ -36,7 +36,7 @@ describe("the runner on the fixture task", () => {
     expect(p.snapshot(["results"])).toBe(results);
   });
 
-  it("a score parameter change reruns exactly score and bootstrap; undone, everything is fresh", async () => {
+  it("a score parameter change reruns just score and bootstrap; undone, everything is fresh", async () => {
     p.edit(SPEC, (t) => t.replace("tolerance: 0", "tolerance: 1"));
     const status = await p.run(["status", SPEC]);
     expect(status.stdout).toMatch(/stale\s+score[\s\S]*params changed: tolerance 0 -> 1/);

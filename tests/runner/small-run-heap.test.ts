@@ -94,7 +94,8 @@ describe("the young generation held", () => {
 });
 
 const REPORT_AT_EXIT = `process.on("exit", () => process.stderr.write("new space " +
-  require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 2 ** 20 +
+  require("node:v8").getHeapSpaceStatistics()
+    .find((s) => s.space_name === "new_space").space_size / 2 ** 20 +
   "\\n"));
 `;
 
@@ -179,7 +180,7 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
   });
 
   const { projects } = cleanedAfterEach();
-  it("a build collects at most once after each stage that ran, never when all stages are fresh", async () => {
+  it("a build collects at most once after each stage run, never when all stages are fresh", async () => {
     const p = new Project();
     projects.push(p);
     p.write("count.cjs", COUNT_COLLECTIONS);

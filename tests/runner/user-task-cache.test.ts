@@ -149,7 +149,7 @@ describe("a user's task imports only from its own folder", () => {
     expect(p.snapshot(["medbench.lock", "results"])).toBe(before);
   }
 
-  it("another task's module is refused (its edit would rerun nothing), as is a taskless folder", async () => {
+  it("refuses another task's module (its edit would rerun nothing) and a taskless folder", async () => {
     const p = new Project(false);
     try {
       expect((await p.run(["init"])).exitCode).toBe(0);
@@ -206,7 +206,8 @@ describe("a user's task imports only from its own folder", () => {
         .replace('score: "scorer.ts"', 'score: "../t2/scorer.ts"');
       expect(loaded).toContain("require(other)");
       const outside = (source: string) =>
-        `tasks/t1/index.ts: parts.score names ${source}, which is not a source file inside the task's folder`;
+        `tasks/t1/index.ts: parts.score names ${source}, ` +
+        "which is not a source file inside the task's folder";
       for (const [text, said] of [
         // The computed name is refused first, where it is written, before any of the task's code runs.
         [loaded, "tasks/t1/index.ts:8:19: a computed module name"],

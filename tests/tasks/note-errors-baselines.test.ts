@@ -51,7 +51,7 @@ describe("baselines on the sample's test pairs", () => {
   const fixture = JSON.parse(
     readFileSync(resolve(REPO, "tests/data/note-errors/random-fixture.json"), "utf8"),
   ) as { verdicts: Record<string, "Yes" | "No">; bcr: number };
-  it("medbench/random: numpy default_rng(0)'s draws, note by note, and BCR near its expectation 0.25", () => {
+  it("medbench/random: numpy default_rng(0)'s draws note by note, and BCR near its expected 0.25", () => {
     const v = randomVerdicts(test);
     expect(Object.fromEntries(v)).toEqual(fixture.verdicts);
     const rows = rowsOf(requests.map((r) => reply(v.get(r.id)!, "coin")));
@@ -76,7 +76,7 @@ describe("baselines on the sample's test pairs", () => {
 
   // The page's probe row: paired accuracy and BCR's null beside the BCR. Paired accuracy from scikit-learn's
   // own decision scores (tests/data/note-errors/lr-fixture.json), error note before twin.
-  it("the conjunction probe row: paired accuracy as scikit-learn's scores give it, and the swap null", () => {
+  it("the conjunction probe row: paired accuracy from scikit-learn's scores, and the swap null", () => {
     const model = fitConjunction(read("train"));
     const notes = test.flatMap((p) => [
       { note: p.error_note, code: p.header_code },

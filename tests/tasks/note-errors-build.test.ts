@@ -64,7 +64,7 @@ describe("note-errors: offline build and baselines", () => {
   });
   afterAll(() => p.remove());
 
-  it("runs the main job offline: BCR and its interval first, labelled synthetic, reconstructed", async () => {
+  it("runs the main job offline: BCR and interval first, labelled synthetic, reconstructed", async () => {
     const r = await p.run(["build", SPEC]);
     expect(r.exitCode, r.stderr).toBe(0);
     const table = r.stdout.split("\n").filter((l) => /\d+\.\d%/.test(l));

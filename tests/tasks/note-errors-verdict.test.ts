@@ -94,7 +94,7 @@ describe('rule 4: a last Error line that echoes the template ("No or Yes") is no
   });
 });
 
-describe("rule 5: the tolerant parser (the last Error line's first yes/no), the strict one beside it", () => {
+describe("rule 5: the tolerant parser (last Error line's first yes/no), the strict one beside it", () => {
   it.each<[string, string, "Yes" | "No" | null, "Yes" | "No" | null]>([
     ["the four-line format", FOUR("Yes"), "Yes", "Yes"],
     ["lower case", "Error: yes", "Yes", null],

@@ -79,7 +79,7 @@ describe("a private bundle's verdicts", () => {
     other.remove();
   });
 
-  it("made by other code than the verifier's are not verifiable; by the same code, they verify", async () => {
+  it("made by other code than the verifier's do not verify; made by the same code, they do", async () => {
     await p.buildSpec(SPEC, [], {}, other.bin);
     const ex = await p.run(["export", RESULT, "-o", "other.tar.gz"], {}, other.bin);
     expect(ex.exitCode, ex.stderr).toBe(0);

@@ -58,7 +58,7 @@ async function published(live: Record<string, unknown>, extra?: string, timeoutS
 const changed = (r: LiveJson) => r.live.verdicts.reduce((n, g) => n + g.changed, 0);
 
 describe("verify --live under faults (14.9)", () => {
-  it("all live requests failing: no verdict counted flipped; incomplete, exit 1, progress said", async () => {
+  it("all live requests fail: no verdict counted flipped; incomplete, exit 1, progress said", async () => {
     const { verify } = await published({ faults: { 503: 1 }, faultAttempts: 99 });
     const r = await verify();
     expect(r.exitCode, r.stderr).toBe(1);
