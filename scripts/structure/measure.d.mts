@@ -55,12 +55,16 @@ export interface Facts {
   singleLetterOutsideKeptPercent: number;
   singleCaller: SingleCaller | null;
   buildCommandLines: number | null;
+  /** Lines of COLUMN_LIMIT columns or more, in tests and scripts too: `file:line (N columns)`. */
+  longLines: string[];
 }
 
 type GroupOf = (path: string) => string | null;
 
 export const MAX_PARAMETERS: number;
+export const COLUMN_LIMIT: number;
 export function productFiles(repo?: string): string[];
+export function longLines(repo?: string): string[];
 export function folderOf(path: string): string;
 export function roomOf(path: string): string | null;
 export function readStructure(repo?: string): Structure;

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Measures the product code's shape: the import graph against the floors and the runner's rooms
 // (scripts/structure/floors.json), long functions, long parameter lists, single-letter names, how many
-// functions have a single caller, and the build command's length. The counters behind the structural goals
-// in docs/architecture.md; tests/structure/shape.test.ts and tests/structure/layers.test.ts assert on them
-// through this module.
-// `--json` prints them as data. Product code is src/, stages/, tasks/ and bin/ (tests and scripts are not
-// counted).
+// functions have a single caller, the build command's length, and lines too wide. The counters behind the
+// structural goals in docs/architecture.md; tests/structure/shape.test.ts and tests/structure/layers.test.ts
+// assert on them through this module.
+// `--json` prints them as data. Product code is src/, stages/, tasks/ and bin/ (tests and scripts are
+// counted only for the width of their lines).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,22 +13,47 @@ import ts from "typescript";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const ROOTS = ["src", "stages", "tasks", "bin"];
+/** Where the width of lines is counted: the product code, its tests (fixtures too) and the scripts. */
+const LINE_ROOTS = [...ROOTS, "tests", "scripts"];
+/** A line of this many columns or more breaks the house rules (lines < 110 columns). */
+export const COLUMN_LIMIT = 110;
 /** The single letters the house rules allow: a loop index, a caught error, an unknown value. */
 const KEPT_LETTERS = new Set(["i", "e", "x"]);
 /** More parameters than this want a context object (the house rules). */
 export const MAX_PARAMETERS = 5;
 const BUILD_COMMAND = "src/cli/commands/build.ts";
 
-function sourceFiles(dir) {
+/** TypeScript and JavaScript of every module kind (.ts .mts .cts .js .mjs .cjs), and their declarations. */
+const CODE = /\.[cm]?[jt]s$/;
+const DECLARATION = /\.d\.[cm]?ts$/;
+
+function sourceFiles(dir, declarations) {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|js|mjs)$/.test(name) && !name.endsWith(".d.ts") ? [path] : [];
+    if (statSync(path).isDirectory()) return sourceFiles(path, declarations);
+    return CODE.test(name) && (declarations || !DECLARATION.test(name)) ? [path] : [];
   });
 }
 
-export const productFiles = (repo = REPO) =>
-  ROOTS.filter((root) => existsSync(join(repo, root))).flatMap((root) => sourceFiles(join(repo, root)));
+const filesUnder = (repo, roots, declarations = false) =>
+  roots
+    .filter((root) => existsSync(join(repo, root)))
+    .flatMap((root) => sourceFiles(join(repo, root), declarations));
+
+export const productFiles = (repo = REPO) => filesUnder(repo, ROOTS);
+
+/** Lines of COLUMN_LIMIT columns or more, as `file:line (N columns)`. Columns are code points, as an editor
+ *  counts them: `é` is one column, though two bytes. */
+export function longLines(repo = REPO) {
+  return filesUnder(repo, LINE_ROOTS, true).flatMap((file) => {
+    const path = relative(repo, file);
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .map((text, index) => ({ line: index + 1, columns: [...text].length }))
+      .filter((entry) => entry.columns >= COLUMN_LIMIT)
+      .map((entry) => `${path}:${entry.line} (${entry.columns} columns)`);
+  });
+}
 
 /** The folder a repository-relative path counts in: src/<room>, or the top folder (stages, tasks, bin). */
 export function folderOf(path) {
@@ -272,6 +297,7 @@ export function summary(result, structure = readStructure(), callerShare = null,
     ...lettersSummary(result.names),
     singleCaller: callerShare,
     buildCommandLines: buildCommandLines(repo),
+    longLines: longLines(repo),
   };
 }
 
@@ -304,6 +330,7 @@ export function report(facts) {
     );
   }
   out.push(`build command (${BUILD_COMMAND}): ${facts.buildCommandLines ?? "absent"} lines`);
+  list(`lines of ${COLUMN_LIMIT} columns or more (product code, tests, scripts)`, facts.longLines);
   return out;
 }
 

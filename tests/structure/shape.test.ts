@@ -1,12 +1,19 @@
 // The product code (src/, stages/, tasks/, bin/) keeps the project's shape rules: every variable and
 // parameter has a name that says what it holds (only i, e and x are kept as single letters), no
-// function runs over 60 lines, and none takes more than five parameters. Counted by
-// scripts/structure/measure.mjs, the script that prints the figures.
+// function runs over 60 lines, and none takes more than five parameters. No line of it, of the tests or of
+// the scripts is 110 columns wide or more. Counted by scripts/structure/measure.mjs, the script that prints
+// the figures.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_PARAMETERS, measure, readStructure, summary } from "../../scripts/structure/measure.mjs";
+import {
+  COLUMN_LIMIT,
+  MAX_PARAMETERS,
+  measure,
+  readStructure,
+  summary,
+} from "../../scripts/structure/measure.mjs";
 import { callers } from "../../scripts/structure/callers.mjs";
 import { REPO } from "../support/helpers.js";
 
@@ -20,6 +27,9 @@ describe("the product code keeps the shape rules", () => {
   });
   it("have no function over five parameters (a named context object instead)", () => {
     expect(facts.functionsOverFiveParameters).toEqual([]);
+  });
+  it(`have no line of ${COLUMN_LIMIT} columns or more, nor have the tests and scripts`, () => {
+    expect(facts.longLines).toEqual([]);
   });
 });
 
@@ -53,6 +63,24 @@ describe("the measuring script", () => {
       `src/long.ts:66 many (${MAX_PARAMETERS + 1} parameters)`,
     ]);
     expect(facts.buildCommandLines).toBeNull();
+    expect(facts.longLines).toEqual([]);
+  });
+
+  it("counts a line of 110 columns or more in code points, in tests and scripts too", () => {
+    const repo = mkdtempSync(join(tmpdir(), "medbench-columns-"));
+    for (const folder of ["src", "tests/support", "scripts"])
+      mkdirSync(join(repo, folder), { recursive: true });
+    const line = (columns: number, letter = "x") => `// ${letter.repeat(columns - 3)}`;
+    // 109 columns of two-byte letters: 215 bytes, still under the limit.
+    writeFileSync(join(repo, "src/narrow.ts"), [line(COLUMN_LIMIT - 1, "é"), ""].join("\n"));
+    writeFileSync(join(repo, "tests/support/wide.cjs"), ["", line(COLUMN_LIMIT), ""].join("\n"));
+    writeFileSync(join(repo, "scripts/wide.mjs"), [line(COLUMN_LIMIT + 5, "é"), ""].join("\n"));
+    writeFileSync(join(repo, "scripts/notes.md"), line(COLUMN_LIMIT + 5));
+    const facts = summary(measure(repo), { floors: new Map(), rooms: new Map() }, null, repo);
+    expect(facts.longLines.sort()).toEqual([
+      `scripts/wide.mjs:1 (${COLUMN_LIMIT + 5} columns)`,
+      `tests/support/wide.cjs:2 (${COLUMN_LIMIT} columns)`,
+    ]);
   });
 
   it("counts a function's callers: named functions, a callback as its function, recursion left out", () => {
