@@ -92,8 +92,13 @@ const infos = (stderr: string): string[] =>
     .filter((event) => event.type === "info")
     .map((event) => event.message ?? "");
 
-const until = async (done: () => boolean) => {
-  while (!done()) await new Promise((wake) => setTimeout(wake, 10));
+/** Waits for `done`; fails, rather than wait forever, once a build it waits on (`on`) has ended. */
+const until = async (done: () => boolean, on: Child[] = []) => {
+  while (!done()) {
+    const ended = on.find((child) => child.exitCode !== null || child.signalCode !== null);
+    if (ended) throw new Error(`a build ended first:\n${(await ran(ended)).stderr}`);
+    await new Promise((wake) => setTimeout(wake, 10));
+  }
 };
 
 /** Sends per body (its JSON) by the machines named, or by all. */
@@ -143,7 +148,7 @@ describe("claims under faults", () => {
       Project.fakeBuildArgs(),
       machineEnv(s3, "host-a", true, DEADLINE_TTL),
     );
-    await until(() => sentBy(fake, "host-a") >= 4); // its four workers' requests, claimed, in flight
+    await until(() => sentBy(fake, "host-a") >= 4, [holder]); // its four workers' requests, claimed
     const names = ["host-b", "host-c", "host-d"];
     const machines = names.map(() => machine(fake));
     const waiters = machines.map((m, i) =>
@@ -173,7 +178,7 @@ describe("claims under faults", () => {
     const release = hold(fake, "host-a", 503);
     const a = machine(fake);
     const holder = a.start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true, DEADLINE_TTL));
-    await until(() => sentBy(fake, "host-a") >= 4);
+    await until(() => sentBy(fake, "host-a") >= 4, [holder]);
     holder.kill("SIGSTOP");
     const names = ["host-b", "host-c", "host-d"];
     const machines = names.map(() => machine(fake));
@@ -235,7 +240,7 @@ describe("claims under faults", () => {
     await s3.refuse("PUT", "/replies/", 503, "host-a"); // every reply upload of one machine: slow down
     const a = machine(fake);
     const holder = a.start(Project.fakeBuildArgs(), machineEnv(s3, "host-a", true));
-    await until(() => sentBy(fake, "host-a") >= 4);
+    await until(() => sentBy(fake, "host-a") >= 4, [holder]);
     const names = ["host-b", "host-c"];
     const machines = names.map(() => machine(fake));
     const waiters = machines.map((m, i) =>
@@ -268,7 +273,7 @@ describe("claims under faults", () => {
     let open!: () => void;
     fake.set({ gate: new Promise<void>((resolve) => (open = resolve)), holdAuthorization: null });
     const builds = machines.map((m, i) => m.start(Project.fakeBuildArgs(), machineEnv(s3, names[i]!, true)));
-    await until(() => names.every((name) => sentBy(fake, name) >= 1));
+    await until(() => names.every((name) => sentBy(fake, name) >= 1), builds);
     open();
     fake.set({ gate: null });
     const runs = await Promise.all(builds.map(ran));
