@@ -31,7 +31,8 @@ describe("claims on requests in a shared remote", () => {
     // Its claims say their TTL, which the survivor waits out.
     const dying = doomed.start(Project.fakeBuildArgs(), { ...remoteEnv(s3), MEDBENCH_CLAIM_TTL_S: "2" });
     while (fake.stats.requests < 6) {
-      if (dying.exitCode !== null) throw new Error(`the build ended first:\n${String((await dying).stderr)}`);
+      if (dying.exitCode !== null)
+        throw new Error(`the build ended first:\n${String((await dying).stderr)}`);
       await new Promise((wake) => setTimeout(wake, 10));
     }
     dying.kill("SIGKILL");
