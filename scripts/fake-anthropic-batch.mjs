@@ -20,8 +20,7 @@ import { asChat, reply } from "./fake-anthropic.mjs";
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 
 /** The message a request is answered with: with `policy`, the one scripts/fake-anthropic.mjs answers the
- *  same
- *  body with online (so a batch build's results can be compared with an online build's); else a fixed
+ *  same body with online (so a batch build's results can be compared with an online build's); else a fixed
  *  one. */
 function message(params, i, opts) {
   if (opts.policy)

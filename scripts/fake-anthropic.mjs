@@ -105,8 +105,7 @@ function refusal(body) {
 
 /** The request as the chat messages it stands for, so that the OpenAI fake's policies answer it: each
  *  message's fields in the order an OpenAI body arrives in (medbench sends sorted keys), as the policies
- *  hash
- *  them. */
+ *  hash them. */
 export function asChat(body) {
   const text = (content) =>
     typeof content === "string" ? content : (content ?? []).map((block) => block.text ?? "").join("");

@@ -485,12 +485,10 @@ export function startFakeOpenAI(options = {}) {
 
 /**
  * A reply's usage. "counted": OpenAI's usage object with its details, as the chat completion object
- * documents
- * it (platform.openai.com/docs/api-reference/chat/object: prompt_tokens includes
+ * documents it (platform.openai.com/docs/api-reference/chat/object: prompt_tokens includes
  * prompt_tokens_details.cached_tokens, completion_tokens includes
- * completion_tokens_details.reasoning_tokens), with counts that differ by request: the messages'
- * characters /
- * 4, the reply's characters plus 7 reasoning tokens, and 64 cached when the prompt has 128 or more.
+ * completion_tokens_details.reasoning_tokens), with counts that differ by request: the messages' characters
+ * / 4, the reply's characters plus 7 reasoning tokens, and 64 cached when the prompt has 128 or more.
  */
 export function usageOf(opts, body, content) {
   if (opts.usage !== "counted") return { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };

@@ -196,8 +196,8 @@ export const bootstrap: StageKind = {
     validation_model: { outputs: { audit: "audit" }, optional: true },
   },
   outputs: { metrics: "result", units: "units" },
-  // It evaluates the task's metric statistics, when it has any (`mean` is the kind's own): their part's
-  // code is in its key.
+  // It evaluates the task's metric statistics, when it has any (`mean` is the kind's own): their part's code
+  // is in its key.
   taskParts: (_params, task) => (task.statistics ? ["statistics"] : []),
   required: ["resamples", "seed", "rng", "level"],
   params: {

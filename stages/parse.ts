@@ -19,8 +19,8 @@ export const parse: StageKind = {
     const requests = await inputRecords(ctx, "requests", "requests");
     const replies = await inputRecords(ctx, "replies", "replies");
     // The model stage writes replies in request order: each is read when its request comes; replies read
-    // ahead (out of order, or of no request) wait in `ahead`; in the usual case nothing waits
-    // (ids are unique).
+    // ahead (out of order, or of no request) wait in `ahead`; in the usual case nothing waits (ids are
+    // unique).
     const ahead = new Map<string, ReplyRecord>();
     const replyOf = (id: string): ReplyRecord | undefined => {
       const waiting = ahead.get(id);

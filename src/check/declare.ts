@@ -1,7 +1,6 @@
-// The `check:` block of a spec file in machine form: the roster of runs by model name, tags, and criteria
-// of a few generic kinds. `$spec` pointers take values from the published spec (which stays as published
-// and alone makes spec_hash). Every value is checked here, with its file:line:column, before any result
-// is read.
+// The `check:` block of a spec file in machine form: the roster of runs by model name, tags, and criteria of
+// a few generic kinds. `$spec` pointers take values from the published spec (which stays as published and
+// alone makes spec_hash). Every value is checked here, with its file:line:column, before any result is read.
 import { diagnosticAt } from "../specfile/document.js";
 import { DiagnosticError, type Diagnostic } from "../errors.js";
 import { resolveRefs, type SpecFile } from "../specfile/load.js";

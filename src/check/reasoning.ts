@@ -1,9 +1,9 @@
 // What a roster entry's `reasoning` requires of its run, read from what the run recorded: the fields its
 // requests sent (metrics.request: the route's and any override's, in OpenAI's, Anthropic's or Gemini's
 // fields), its deviations from the spec (a thinking-off task sent at the model's lowest effort) and its
-// thinking audit (the model stage counts every reply with a reasoning field, a think tag or reasoning
-// tokens in its usage). A run that does
-// not hold cannot stand for the entry; the reason names what was recorded and the build that would hold.
+// thinking audit (the model stage counts every reply with a reasoning field, a think tag or reasoning tokens
+// in its usage). A run that does not hold cannot stand for the entry; the reason names what was recorded and
+// the build that would hold.
 import type { Json } from "../util/json.js";
 import type { ReasoningRequirement } from "./declare.js";
 import { headlineDeviations, type MetricsJson } from "./runs.js";

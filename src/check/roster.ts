@@ -41,8 +41,7 @@ export interface RosterOptions {
 /** The build to suggest for a roster model: as is for a built-in baseline (`medbench/…`); with the
  *  registries given when they hold its route (they may override a shipped route: a build without them would
  *  go to the shipped route's server); as is for a route medbench ships; else with a registry that must add
- *  it
- *  (a route no registry has would only fail). */
+ *  it (a route no registry has would only fail). */
 function suggestBuild(specPath: string, model: string, shipped: Routes, withGiven: Routes): string {
   const registries = withGiven.given;
   const route = model.split("/")[0]!;

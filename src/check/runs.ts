@@ -123,10 +123,9 @@ export const FINE_TUNED = "fine-tuned";
 
 /**
  * A run's tags: the roster's for its model, the tag rules that match its name, `synthetic-sample` when it
- * was
- * built from a bundled sample, `fine-tuned` when its build said the model was trained on the task's data,
- * `reasoning-on` when its thinking audit does not hold, and `deviating` when its requests differed from the
- * spec by its route's rules (metrics.json deviations).
+ * was built from a bundled sample, `fine-tuned` when its build said the model was trained on the task's
+ * data, `reasoning-on` when its thinking audit does not hold, and `deviating` when its requests differed
+ * from the spec by its route's rules (metrics.json deviations).
  */
 export function tagsOf(check: CheckDecl | null, metrics: MetricsJson): string[] {
   const tags = new Set<string>();

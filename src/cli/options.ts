@@ -142,8 +142,7 @@ export function buildOptions(values: Record<string, unknown>): {
 /**
  * The project a command works in: the current folder, or `--project DIR`, which must name a medbench project
  * (an existing folder holding specs/ or medbench.lock): never a missing folder, a file or a system folder,
- * in
- * which a command would create cache/ before failing (docs/hardening.md, on what medbench owns).
+ * in which a command would create cache/ before failing (docs/hardening.md, on what medbench owns).
  */
 export function projectDir(option: unknown): string {
   if (option === undefined) return process.cwd();

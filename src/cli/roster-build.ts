@@ -163,8 +163,7 @@ export async function buildRosterRuns(
 /**
  * `build SPEC --roster`: one build per run of the spec's check roster, each with its model and the other
  * options given (`argv`, `values`: the command's), then the check. A run that fails or is incomplete does
- * not
- * stop the others (the check names it; exit 1); a usage or spec mistake is exit 2.
+ * not stop the others (the check names it; exit 1); a usage or spec mistake is exit 2.
  */
 export async function buildRoster(
   specPath: string,

@@ -1,8 +1,8 @@
 // Pairing items by a task's `compare` declaration, as `medbench compare` and `verify --live` both do: which
 // verdicts, which groups (a meta field, or every item as one), which items are left out of both sides.
 // Without a declaration the two differ on purpose: `compare` pairs the primary metric's units (its
-// bootstrap's statistics), verify --live every boolean verdict (what changed when the requests were
-// sent again).
+// bootstrap's statistics), verify --live every boolean verdict (what changed when the requests were sent
+// again).
 import type { CompareDecl } from "./task.js";
 import type { Json } from "../util/json.js";
 

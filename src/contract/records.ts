@@ -304,8 +304,7 @@ export interface WrittenFile {
 
 /** Bytes gathered before they are appended to the file (and hashed), and read at a time. Small: a model
  *  stage's replies (800 KB at 2,070 items) were gathered whole at 1 MB, as strings, their join and its
- *  bytes,
- *  at the moment the stage's heap is fullest, and each megabyte's buffer, once freed, raised the C
+ *  bytes, at the moment the stage's heap is fullest, and each megabyte's buffer, once freed, raised the C
  *  allocator's threshold for memory it hands back: a 2,070-item first build peaked 6 MB higher. */
 const FLUSH_AT = 1 << 16;
 

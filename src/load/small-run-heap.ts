@@ -52,8 +52,8 @@ export function sizeHeap(e: BuildEvent): void {
 }
 
 /** The young generation held before a command's first heavy work that is not a stage's: checking a task's
- *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any
- *  stage started. */
+ *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any stage
+ *  started. */
 export function holdBeforeWork(): void {
   if (!youngHeld && !userSized()) holdYoungGeneration();
 }

@@ -28,8 +28,7 @@ export interface BatchLine {
 
 /** A batch about to be made, recorded before the create call (stages/model-batch.ts): the name the provider
  *  keeps it by (`tag`), when, and how many requests, so that a build killed before it recorded the batch's
- *  id
- *  finds the batch rather than submit its requests twice. */
+ *  id finds the batch rather than submit its requests twice. */
 export interface PendingBatch {
   tag: string;
   at: string;

@@ -13,10 +13,9 @@ import type { Json } from "../util/json.js";
 import type { BatchApi, BatchHttp, BatchLine, BatchState, PendingBatch } from "./batch-api.js";
 import { geminiPath } from "./gemini.js";
 
-/** Inlined requests suit "smaller batches that keep the total request size under 20MB" (the guide,
- *  "Creating a batch job"): 20 MB read as 20,000,000 bytes, less 100,000 for the request's frame and the
- *  comma
- *  between two requests (each request here is far over 100 bytes). The docs give no count of requests. */
+/** Inlined requests suit "smaller batches that keep the total request size under 20MB" (the guide, "Creating
+ *  a batch job"): 20 MB read as 20,000,000 bytes, less 100,000 for the request's frame and the comma between
+ *  two requests (each request here is far over 100 bytes). The docs give no count of requests. */
 export const GEMINI_BATCH_LIMITS = { requests: Number.MAX_SAFE_INTEGER, bytes: 19_900_000 };
 
 /** The REST states (BatchState: BATCH_STATE_*) by the names the guide and the SDKs give them (JOB_STATE_*,

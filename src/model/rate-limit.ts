@@ -111,8 +111,8 @@ export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): nu
 /**
  * A billing stop, which no wait cures: OpenAI's 429 insufficient_quota (error code or type), or a 402
  * Payment Required (OpenRouter: "Your account or API key has insufficient credits",
- * https://openrouter.ai/docs/errors). What the provider says (status, code, message), or null for any
- * other reply.
+ * https://openrouter.ai/docs/errors). What the provider says (status, code, message), or null for any other
+ * reply.
  */
 export function quotaProblem(status: number, text: string): string | null {
   const error = errorObject(text);

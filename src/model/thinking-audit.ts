@@ -32,9 +32,8 @@ const isObject = (value: Json | null | undefined): value is Record<string, Json>
 
 /**
  * The audit recorded in metrics.thinking_audit. `replies_with_reasoning_tokens` is there only when some
- * reply
- * reported a reasoning-token count (0 included): absent, the server reports none, which is not the same as
- * reporting none spent. Thinking is off only when no reply shows reasoning by any sign.
+ * reply reported a reasoning-token count (0 included): absent, the server reports none, which is not the
+ * same as reporting none spent. Thinking is off only when no reply shows reasoning by any sign.
  */
 export function thinkingAudit(replies: readonly AuditedReply[]): Record<string, Json> {
   let field = 0,

@@ -17,8 +17,7 @@ export interface Clusters {
 }
 
 /** Clusters in order of first appearance (`members`: each one's row indices, in row order); without a
- *  cluster
- *  id every row is its own. */
+ *  cluster id every row is its own. */
 export function clustersOf(
   rows: Row[],
   values: number[][] = [rows.map((row) => row.value)],

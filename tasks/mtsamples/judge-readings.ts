@@ -5,8 +5,8 @@ import { toJs } from "../../src/hash/python-json.js";
 import { helmAnnotation, helmReading, medarcObject, medarcReading } from "./readings.js";
 
 /** HELM: greedy {.*} across lines, parsed with Python's json; on "Expecting ',' delimiter" one } is
- *  appended,
- *  once; the annotation must hold the three criteria, each with score and explanation (exact keys). */
+ *  appended, once; the annotation must hold the three criteria, each with score and explanation (exact
+ *  keys). */
 export function helmParse(text: string): Record<string, Json> | null {
   const annotation = helmAnnotation(text);
   return annotation ? (toJs(annotation) as Record<string, Json>) : null;

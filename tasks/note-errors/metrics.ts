@@ -215,10 +215,9 @@ export function sideFlagRate(rows: PairRow[], side: "e" | "c"): number | null {
 
 /**
  * The corrected imputation: a missing error-note verdict is Yes with the run's sensitivity and a missing
- * twin
- * verdict is No with its specificity (each side's own rate), and the expectation is taken exactly instead of
- * by draws: a pair missing its error verdict counts sens × [twin No], its twin verdict [error Yes] × spec,
- * both: sens × spec.
+ * twin verdict is No with its specificity (each side's own rate), and the expectation is taken exactly
+ * instead of by draws: a pair missing its error verdict counts sens × [twin No], its twin verdict [error
+ * Yes] × spec, both: sens × spec.
  */
 export function bcrImputedCorrected(rows: PairRow[]): number | null {
   if (rows.length === 0) return null;

@@ -21,10 +21,9 @@ function compile(schema: object): Validate {
 }
 
 /** The spec's robot_command schema compiled by ajv when medbench was built
- *  (scripts/compile-spec-schema.mjs),
- *  with the JSON it was compiled from (keys sorted, as a requests file holds it): a request with that
- *  schema is checked by the same code without loading and compiling ajv, about 70 ms of the parse stage's
- *  own process. Absent beside the sources. */
+ *  (scripts/compile-spec-schema.mjs), with the JSON it was compiled from (keys sorted, as a requests file
+ *  holds it): a request with that schema is checked by the same code without loading and compiling ajv,
+ *  about 70 ms of the parse stage's own process. Absent beside the sources. */
 function pinnedValidator(): { json: string; validate: Validate } | null {
   try {
     return require("./robot-command-check.cjs") as { json: string; validate: Validate };

@@ -1,7 +1,7 @@
 // The model client's HTTP layer (node:http with a keep-alive agent per route): connections reused and never
 // more than the route's concurrency, a redirect refused with its target named (a POST is not silently
-// re-sent as a GET), a reply a server compressed unasked still read. Real servers on 127.0.0.1, the CLI as
-// a user runs it.
+// re-sent as a GET), a reply a server compressed unasked still read. Real servers on 127.0.0.1, the CLI as a
+// user runs it.
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { gzipSync } from "node:zlib";

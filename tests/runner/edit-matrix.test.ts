@@ -282,8 +282,7 @@ for (const s of [VOICE, USER])
   });
 
 /** One edit of the task's code past what the source rules see: where it goes, what it reads, and what a
- *  build
- *  must then do (`built`: build, equal to a clean build; a pattern: fail, saying it, with a fix). */
+ *  build must then do (`built`: build, equal to a clean build; a pattern: fail, saying it, with a fix). */
 interface StageEntry {
   key: string;
   outputs: Record<string, string>;

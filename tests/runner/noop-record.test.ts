@@ -152,8 +152,8 @@ describe("a no-op build answered from its record", () => {
 
   it("a file removed while the no-op ran is not recorded as absent all along", async () => {
     const p = projects.removed;
-    // tests/support/remove-on-read.mjs removes the spec when the build reads the metrics, after it read
-    // the spec.
+    // tests/support/remove-on-read.mjs removes the spec when the build reads the metrics, after it read the
+    // spec.
     const preload = pathToFileURL(resolve(REPO, "tests/support/remove-on-read.mjs")).href;
     const env = {
       NODE_OPTIONS: `--import ${preload}`,

@@ -87,8 +87,7 @@ describe("what medbench owns (25.1)", () => {
   });
 
   /** Runs the CLI with SPEC replaced by `spec` (then restored): refused with exit 2, cleanly, and the
-   *  project
-   *  and the folder outside it exactly as they were. */
+   *  project and the folder outside it exactly as they were. */
   async function refusedWhole(args: string[], spec = fixture.pristine): Promise<Run> {
     p.write(SPEC, spec);
     const before = [tree(p.dir), tree(outside)];

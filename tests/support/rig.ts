@@ -141,8 +141,7 @@ export class Project {
   /**
    * Edits a file (a spec, by default the voice-command one; `null`: no edit), runs the command, restores the
    * file, and checks that the command was refused cleanly: the exit code, no stack trace, and cache, lock
-   * and
-   * results untouched. Returns stderr, for the message's own checks.
+   * and results untouched. Returns stderr, for the message's own checks.
    */
   async refuses(
     edit: ((text: string) => string) | null,
@@ -281,8 +280,7 @@ export function expectCleanFailure(stderr: string): void {
 }
 
 /** A project of the fixture task (SUMS_SPECS) for a describe's tests: made at once, its spec built before
- *  the
- *  tests (`pristine`: the spec's text then, to write back after an edit), removed after them. */
+ *  the tests (`pristine`: the spec's text then, to write back after an edit), removed after them. */
 export function builtFixture(): { p: Project; pristine: string } {
   const fixture = { p: new Project(SUMS_SPECS), pristine: "" };
   beforeAll(async () => {

@@ -105,8 +105,8 @@ export async function protocolRig<F extends { url: string; close(): Promise<void
 
 /** A run's numbers as two protocols' runs of the same answers must share them: without the record of what
  *  was sent (`request`: each protocol's own fields), the tokens each fake counts its own way and the fields
- *  named in `dropped`, and with the route's name in place of the other's (a judge's metrics are named by
- *  its route). */
+ *  named in `dropped`, and with the route's name in place of the other's (a judge's metrics are named by its
+ *  route). */
 export function comparable(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- metrics.json, read field by field
   metrics: any,

@@ -208,10 +208,8 @@ function installFilesUnder(dir: string): string[] {
  * into them (docs/tasks.md, "What a stage's key holds"); only the model and judge stages load any. The table
  * of protocols is not followed either: a route's own protocol is keyed with the route (stages/model.ts
  * routeIdentity), so that adding a protocol re-keys no stage. Nor are the batch APIs: a reply is stored the
- * same
- * whichever way it came (stages/model-batch.ts stores a batch's answers as the HTTP client stores online
- * ones),
- * so how a build sends (build --batch) is no part of what a stage computes.
+ * same whichever way it came (stages/model-batch.ts stores a batch's answers as the HTTP client stores
+ * online ones), so how a build sends (build --batch) is no part of what a stage computes.
  */
 export const INFRASTRUCTURE: readonly string[] = [
   "dist/src/runner/store/cache.js",
@@ -354,8 +352,7 @@ function addPackageFile(installed: Map<string, PackageFacts>, dir: string, file:
 
 /**
  * A task of the user's repository (src/runner/code/user-task.ts): its compiled modules, scanned as a
- * built-in
- * task's dist/ folder is, and its folder's other files, named `project:tasks/<name>/…` wherever the
+ * built-in task's dist/ folder is, and its folder's other files, named `project:tasks/<name>/…` wherever the
  * repository is; the packages they import at the versions the repository pins; and the compiler's version.
  */
 export function userTaskIdentity(task: UserTask, modules?: string[]): CodeIdentity {

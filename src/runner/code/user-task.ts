@@ -225,10 +225,10 @@ const jsName = (rel: string): string => rel.replace(/\.ts$/, ".js");
 /**
  * A task's modules import only sources of its own folder: a stage's key holds the task folder's code, and
  * the compiled modules are the folder's alone, so an import of `../common/x.js` or `../other-task/y.js`
- * would
- * run code no key holds (an edit there reruns nothing) or another task's compiled copy, stale or missing.
- * Refused where the import is written (file:line:column). `fresh`: the modules just compiled, by compiled
- * name; the others are read from the compiled folder (through the code memo: a no-op build reads none).
+ * would run code no key holds (an edit there reruns nothing) or another task's compiled copy, stale or
+ * missing. Refused where the import is written (file:line:column). `fresh`: the modules just compiled, by
+ * compiled name; the others are read from the compiled folder (through the code memo: a no-op build reads
+ * none).
  */
 function refuseForeignImports(task: UserTask, sources: Source[], fresh: Map<string, string>): void {
   const known = new Set(sources.map((source) => source.rel));

@@ -74,8 +74,8 @@ interface BuildRun {
 
 /**
  * Builds of the same spec with the same variables (and shard) run one at a time, across processes: the
- * second
- * waits for the first, then finds its stages fresh or its replies in the memo, so no request is sent twice.
+ * second waits for the first, then finds its stages fresh or its replies in the memo, so no request is sent
+ * twice.
  */
 export async function build(rt: Runtime, opts: BuildOptions, emit: Emit): Promise<BuildReport> {
   const shard = shardPolicy(opts.shard);
@@ -335,9 +335,8 @@ function unrecordedRun(rt: Runtime, opts: BuildOptions): string | null {
 /**
  * `--refresh` ran a stage again under a key the cache already held, and it made other outputs: the key
  * misses something the stage reads (verify recomputes such a stage, so its outputs must follow from its
- * key). Said, naming the stage, and the cached entry is kept, not silently replaced (Bazel's
- * reproducibility check is the model; model and data stages, whose outputs a server or a release gives,
- * are exempt).
+ * key). Said, naming the stage, and the cached entry is kept, not silently replaced (Bazel's reproducibility
+ * check is the model; model and data stages, whose outputs a server or a release gives, are exempt).
  */
 function refuseUnreproduced(
   stage: string,

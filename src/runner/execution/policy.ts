@@ -40,8 +40,8 @@ export function frozenPolicy(frozen: boolean, facts: FrozenFacts): FrozenPolicy 
           `--frozen checks a build against medbench.lock, and ${unrecorded}`,
           "build it without --frozen",
         );
-      // A variable set the lock has never recorded would add an entry: refused whole, before any stage
-      // is keyed.
+      // A variable set the lock has never recorded would add an entry: refused whole, before any stage is
+      // keyed.
       if (!locked)
         throw new BuildFailure(
           "lock",

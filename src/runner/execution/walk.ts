@@ -174,9 +174,8 @@ export class KeyedWalk {
 /**
  * A recorded build (export's result, verify's bundle: its stages' manifests) walked again: each stage keyed
  * from the spec, its files (`fileHash`) and the outputs the stages it reads recorded, with the code its
- * record
- * names and the identity `identity` works out again (null: as recorded), then settled with its recorded
- * outputs.
+ * record names and the identity `identity` works out again (null: as recorded), then settled with its
+ * recorded outputs.
  */
 export async function rekeyRecorded(
   order: StageDecl[],

@@ -126,10 +126,9 @@ function environmentOf(
 
 /**
  * A task of the user's repository (src/runner/code/user-task.ts), keyed as an installed task is: per part
- * the
- * stage calls, the compiled module declared for it and what that imports (under the project's
- * cache/compiled), or, for a part the task does not declare, every compiled module of the task; the
- * packages they load and the compiler's version.
+ * the stage calls, the compiled module declared for it and what that imports (under the project's
+ * cache/compiled), or, for a part the task does not declare, every compiled module of the task; the packages
+ * they load and the compiler's version.
  */
 function userStageCode(
   root: string,

@@ -222,9 +222,8 @@ function claimOf(
 
 /**
  * Why a build of `spec` (relative to the project) may not write its results folder `dir`, whose results
- * files
- * are `files` and whose variables in results.dir have the `values` (placeholderValues) (null: it may). The
- * folders on the way from the project root must be real folders (no link), none of them another build's
+ * files are `files` and whose variables in results.dir have the `values` (placeholderValues) (null: it may).
+ * The folders on the way from the project root must be real folders (no link), none of them another build's
  * results folder; `dir` itself is new, or a folder this spec's build made for the same values (its sealed
  * marker says so) holding nothing but what it wrote. A folder from before the sealed marker (build.json
  * naming this spec; each other file a results file of that build with the sha256 build.json records) is this
