@@ -129,19 +129,25 @@ function registryRoutes(file: string): Written {
       },
     ]);
   }
-  if (file === builtInRegistry()) {
-    const parsed = parsedBuiltIn();
-    if (parsed?.sha256 === sha256Hex(bytes)) return parsed.routes;
-  }
-  return checkedRoutes(bytes, file);
+  return file === builtInRegistry()
+    ? builtInRoutes(bytes, file, parsedBuiltIn())
+    : checkedRoutes(bytes, file);
 }
 
-function parsedBuiltIn(): { sha256: string; routes: Written } | null {
+/** The built-in registry's routes as medbench's build recorded them, with the sha256 of the bytes parsed. */
+export interface RecordedRegistry {
+  sha256: string;
+  routes: Written;
+}
+
+/** The built-in registry's routes: as recorded while `bytes` are the bytes recorded, else (the file edited
+ *  since medbench was built) parsed and checked. */
+export const builtInRoutes = (bytes: Buffer, file: string, recorded: RecordedRegistry | null): Written =>
+  recorded?.sha256 === sha256Hex(bytes) ? recorded.routes : checkedRoutes(bytes, file);
+
+function parsedBuiltIn(): RecordedRegistry | null {
   try {
-    return JSON.parse(readFileSync(resolve(installRoot(), PARSED_REGISTRY), "utf8")) as {
-      sha256: string;
-      routes: Written;
-    };
+    return JSON.parse(readFileSync(resolve(installRoot(), PARSED_REGISTRY), "utf8")) as RecordedRegistry;
   } catch {
     return null; // not built (the sources run): the YAML is parsed
   }
