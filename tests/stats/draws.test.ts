@@ -55,6 +55,21 @@ describe("kept draws are the generator's draws", () => {
     expect(collect("numpy", 2, 3, 70_000)).toEqual(large); // from the kept draws
   });
 
+  it("hold every index at the edges: 65,536 clusters in two bytes, 65,537 in four", () => {
+    for (const [clusters, bytesEach] of [
+      [65_536, 2],
+      [65_537, 4],
+    ]) {
+      forgetDraws();
+      const want = fresh("numpy", 0, 3, clusters!);
+      // The largest index is drawn: two bytes would wrap it above 65,536 clusters.
+      expect(Math.max(...want.map((draw) => Math.max(...draw)))).toBe(clusters! - 1);
+      expect(collect("numpy", 0, 3, clusters!)).toEqual(want);
+      expect(keptDrawBytes()).toBe(3 * clusters! * bytesEach!);
+      expect(collect("numpy", 0, 3, clusters!)).toEqual(want); // from the kept draws
+    }
+  });
+
   it("are let go by forgetDraws (a bootstrap stage's end), and drawn again the same", () => {
     const want = fresh("python", 5, 4, 9);
     collect("python", 5, 4, 9);
