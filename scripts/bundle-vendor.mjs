@@ -12,30 +12,33 @@ import { rolldown } from "rolldown";
 
 const root = resolve(import.meta.dirname, "..");
 const require = createRequire(join(root, "package.json"));
+/** The modules `input` loads joined into one CommonJS file `out` under `banner`; its text, each module named
+ *  by its path from node_modules/ on. Rolldown names each module by its path from here; a node_modules
+ *  reached through a symlink or hoisted to a parent folder would put that layout into the file, and so into
+ *  the key of every stage whose code loads it. */
+async function joinedFile(input, out, banner) {
+  const bundle = await rolldown({ input, platform: "node", logLevel: "warn", cwd: root });
+  await bundle.write({
+    file: out,
+    format: "cjs",
+    minify: false,
+    // JSDoc goes (its examples name the @stdlib packages, which medbench's code scan would take for loads).
+    comments: { legal: true, annotation: true, jsdoc: false },
+    banner,
+  });
+  await bundle.close();
+  return readFileSync(out, "utf8").replace(/^\/\/ [^\n]*?(node_modules\/)/gm, "// $1");
+}
+
 const NAME = "@stdlib/stats-base-dists-beta-quantile";
-const manifest = require.resolve(`${NAME}/package.json`);
-const version = require(manifest).version;
-const bundle = await rolldown({
-  input: require.resolve(NAME),
-  platform: "node",
-  logLevel: "warn",
-  cwd: root,
-});
+const version = require(require.resolve(`${NAME}/package.json`)).version;
 const out = join(root, "dist/vendor/beta-quantile.cjs");
-await bundle.write({
-  file: out,
-  format: "cjs",
-  minify: false,
-  // JSDoc goes (its examples name the @stdlib packages, which medbench's code scan would take for loads).
-  comments: { legal: true, annotation: true, jsdoc: false },
-  banner:
-    `// ${NAME}@${version} and the @stdlib packages it loads (their licence notices below),\n` +
+const joined = await joinedFile(
+  require.resolve(NAME),
+  out,
+  `// ${NAME}@${version} and the @stdlib packages it loads (their licence notices below),\n` +
     "// joined into one file by scripts/bundle-vendor.mjs.",
-});
-await bundle.close();
-// Rolldown names each module by its path from here; a node_modules reached through a symlink or hoisted to
-// a parent folder would put that layout into the file, and so into the bootstrap stage's key.
-const joined = readFileSync(out, "utf8").replace(/^\/\/ [^\n]*?(node_modules\/)/gm, "// $1");
+);
 // Each module came with its own copy of its licence notice: 411 copies of 46 notices, 245 KB of 568. Node
 // holds a module's text for as long as the process runs and parses all of it as it loads, so the copies
 // cost a build 1.3 MB of peak memory (docs/performance.md, "Peak memory"). Each notice is kept once, all of
@@ -52,28 +55,15 @@ writeFileSync(
 // yaml (ISC), which reads specs and route registries, as one file too, dist/vendor/yaml.cjs
 // (src/specfile/document.ts): its 74 modules took 26 ms of CPU to load one by one, the file takes 9, on
 // every build that parses a document (a first build, a rebuild with a --registry file).
-{
-  const yamlManifest = require.resolve("yaml/package.json");
-  // Its licence asks for the notice in every copy.
-  const licence = readFileSync(join(dirname(yamlManifest), "LICENSE"), "utf8").trim();
-  const yamlBundle = await rolldown({
-    input: require.resolve("yaml"),
-    platform: "node",
-    logLevel: "warn",
-    cwd: root,
-  });
-  const yamlOut = join(root, "dist/vendor/yaml.cjs");
-  await yamlBundle.write({
-    file: yamlOut,
-    format: "cjs",
-    minify: false,
-    comments: { legal: true, annotation: true, jsdoc: false },
-    banner:
-      `// yaml@${require(yamlManifest).version}, ` +
-      `joined into one file by scripts/bundle-vendor.mjs. Its licence:\n` +
-      licence.replace(/^/gm, "// "),
-  });
-  await yamlBundle.close();
-  const text = readFileSync(yamlOut, "utf8").replace(/^\/\/ [^\n]*?(node_modules\/)/gm, "// $1");
-  writeFileSync(yamlOut, text);
-}
+const yamlManifest = require.resolve("yaml/package.json");
+const yamlOut = join(root, "dist/vendor/yaml.cjs");
+// Its licence asks for the notice in every copy.
+const licence = readFileSync(join(dirname(yamlManifest), "LICENSE"), "utf8").trim();
+const yamlText = await joinedFile(
+  require.resolve("yaml"),
+  yamlOut,
+  `// yaml@${require(yamlManifest).version}, ` +
+    "joined into one file by scripts/bundle-vendor.mjs. Its licence:\n" +
+    licence.replace(/^/gm, "// "),
+);
+writeFileSync(yamlOut, yamlText);
