@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { writeRecordsFile, type ReplyRecord } from "../../src/contract/records.js";
 import { describe, expect, it } from "vitest";
 import { REPO } from "../support/helpers.js";
+import { syntheticReply } from "../support/walked.js";
 
 const DIST = join(REPO, "dist/src");
 
@@ -77,17 +78,7 @@ describe("memory a build holds", () => {
     function* replies(): Generator<ReplyRecord> {
       for (let i = 0; i < 400; i++) {
         onDisk.push(statSync(file).size);
-        const text = "수술".repeat(500);
-        yield {
-          id: `r${i}`,
-          request_sha256: null,
-          format: "none",
-          text,
-          error: null,
-          finish_reason: "stop",
-          reasoning: false,
-          think: false,
-        };
+        yield syntheticReply(`r${i}`, "수술".repeat(500));
       }
     }
     writeRecordsFile("replies", replies(), file);
