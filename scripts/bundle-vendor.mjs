@@ -41,8 +41,8 @@ const joined = await joinedFile(
 );
 // Each module came with its own copy of its licence notice: 411 copies of 46 notices, 245 KB of 568. Node
 // holds a module's text for as long as the process runs and parses all of it as it loads, so the copies
-// cost a build 1.3 MB of peak memory (docs/performance.md, "Peak memory"). Each notice is kept once, all of
-// them after the banner.
+// cost a build 1.3 MB of peak memory (docs/performance.md, "Peak memory of a first build"). Each notice is
+// kept once, all of them after the banner.
 const NOTICE = /^\/\*\*\n\* @license[\s\S]*?\*\/\n/gm;
 const notices = [...new Set(joined.match(NOTICE))];
 const [banner, code] = [joined.slice(0, joined.indexOf("'use strict';")), joined.replace(NOTICE, "")];

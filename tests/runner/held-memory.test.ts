@@ -1,6 +1,7 @@
-// What a build keeps in memory that it has no use for (docs/performance.md, "Peak memory"): each case runs
-// the built module in a Node process of its own under --expose-gc, so that a collection before the figure
-// leaves only what is still referenced, and nothing else the test runner holds is counted.
+// What a build keeps in memory that it has no use for (docs/performance.md, "Peak memory of a first
+// build"): each case runs the built module in a Node process of its own under --expose-gc, so that a
+// collection before the figure leaves only what is still referenced, and nothing else the test runner holds
+// is counted.
 import { execa } from "execa";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
