@@ -91,7 +91,8 @@ export class FirstBodies {
   /** How request `i`'s first body differs from the spec, and whether it can be made (else StageError). What
    *  decides both is the request's fields but its item's own text (ruledRequest; Protocol.body refuses by
    *  those alone): a body is made for the first request of each kind, and kept by none (held, every body
-   *  of the stage was held at once: a 20,010-item build peaked 66 MB higher; docs/performance.md). */
+   *  of the stage was held at once: a 20,010-item build peaked 52 MB higher, 283 MB against 231;
+   *  docs/performance.md). */
   deviations(i: number): Deviation[] {
     const req = this.requests[i]!;
     const held = this.made[i];

@@ -1,5 +1,5 @@
 // A small run's peak memory is mostly V8's own room to grow, not what the run keeps alive
-// (docs/performance.md, seventh and eighth rounds). Two parts of it are held once a command has stages to
+// (docs/performance.md, "Where it stands, and why"). Two parts of it are held once a command has stages to
 // run, until a stage reports 10,000 items of work or more (beside such a run they are small, and held they
 // cost CPU):
 // - The young generation. V8 lets it grow to 16 MB per semi-space under a build's allocation (a 2,070-item
@@ -9,14 +9,13 @@
 //   growth, can be set as the process runs: the young generation grows to 4 MB per semi-space at most.
 // - The old generation's garbage. A stage's rows outlive a few young collections, so they are promoted, and
 //   are garbage once the stage is done; V8 lets the old generation grow to a few times what survived its
-// last
-//   full collection before it collects again, so a small run's stages piled up their dead rows (a 2,070-item
-//   run made one full collection in its last 1.7 s). A full collection after each stage that ran keeps the
-//   pile to one stage's: that run's peak went from 101-104 MB to 87-88, for about 3 % more CPU. Only after a
-//   stage that left more than 1 MB: one whose work ran in a process of its own (task code, isolated) leaves
-//   0.4 to 0.7 MB here, and its collection (9 to 100 ms under load, by --trace-gc) freed nothing that
-//   mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB more
-//   peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
+//   last full collection before it collects again, so a small run's stages piled up their dead rows (a
+//   2,070-item run made one full collection in its last 1.7 s). A full collection after each stage that ran
+//   keeps the pile to one stage's: that run's peak went from 101-104 MB to 87-88, for about 3 % more CPU.
+//   Only after a stage that left more than 1 MB: one whose work ran in a process of its own (task code,
+//   isolated) leaves 0.4 to 0.7 MB here, and its collection (9 to 100 ms under load, by --trace-gc) freed
+//   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
+//   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";
