@@ -508,9 +508,9 @@ export class RemoteStore implements Store {
   /** Deletes a claim only while it is the very object read (If-Match: its ETag), so that a claim another
    *  machine took over meanwhile is left to it: AWS S3 answers 412 when the ETag differs, 404 when the name
    *  is gone (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html; the SDK's
-   *  DeleteObjectRequest.IfMatch). A store that refuses the header as such (400, 501) deletes it as before,
-   *  as putClaim falls back, and so is one whose ETag the store did not say (""); any other failure
-   *  leaves it (a claim left behind expires). */
+   *  DeleteObjectRequest.IfMatch). A store that refuses the header as such (400, 501) has it deleted
+   *  unconditionally, as putClaim falls back, and so has one whose ETag the store did not say (""); any
+   *  other failure leaves it (a claim left behind expires). */
   async removeClaim(key: string, etag: string, evenIfOff = false): Promise<void> {
     if (this.down !== null && !evenIfOff) return;
     if (!etag) return this.removeQuietly([key], evenIfOff);
