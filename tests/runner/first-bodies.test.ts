@@ -1,10 +1,12 @@
 // The check before anything is sent (stages/model-bodies.ts, FirstBodies.deviations) makes one body per
 // kind of request (its configuration, schema and generation fields): a request of another kind is checked
-// for itself, so one the route cannot send is refused even after requests of a kind it can send.
+// for itself, so one the route cannot send is refused even after requests of a kind it can send; and with
+// a model rule that fixes a field carrying an item's own text, every body is checked.
 import { describe, expect, it } from "vitest";
 import { FirstBodies } from "../../stages/model-bodies.js";
 import { loadRoutes } from "../../src/model/registry.js";
 import { gemini } from "../../src/model/gemini.js";
+import { openai } from "../../src/model/openai.js";
 import { StageError } from "../../src/errors.js";
 import type { TaskRequest } from "../../tasks/task.js";
 
@@ -48,5 +50,18 @@ describe("the check before sending, one body per kind of request", () => {
     ]);
     expect(bodies.deviations(1)).toEqual(bodies.deviations(0));
     expect(() => bodies.deviations(2)).toThrow(/cannot be sent as Gemini's responseSchema/);
+  });
+
+  it("checks every body when the model's rule fixes a field that carries an item's own text", () => {
+    // Absurd for a real model, but the body's check would compare each item's messages with it.
+    const shipped = loadRoutes([]).get("openai")!;
+    const fixed = { messages: [{ role: "user", content: "item a" }] };
+    const route = { ...shipped, request: { ...shipped.request, models: { "gpt-4.1": { fixed } } } };
+    const bodies = new FirstBodies({ route, protocol: openai, model: "gpt-4.1", params: {} }, [
+      request("a"),
+      request("b"),
+    ]);
+    expect(bodies.deviations(0)).toEqual([]);
+    expect(() => bodies.deviations(1)).toThrow(/messages/);
   });
 });
