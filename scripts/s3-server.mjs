@@ -46,6 +46,33 @@ function writeWhole(store) {
   };
 }
 
+/** S3 reads are strongly consistent: a GET answers one whole version of an object, its ETag with its
+ *  bytes. s3rver reads an object's ETag (object.md5) and opens its bytes one after the other, and writeWhole
+ *  replaces them one after the other, so a GET during a PUT of the same key could pair the new ETag with
+ *  the old bytes: a machine would then replace, by that ETag, a claim it never read (two machines sending
+ *  one request). Requests on one key therefore take turns; registered first, this runs innermost, so a
+ *  test's stall or late answer never holds a key's turn. */
+function oneRequestAKey(server) {
+  const turns = new Map();
+  server.middleware.unshift(async (ctx, next) => {
+    const [, bucket, ...rest] = ctx.path.split("/");
+    if (!bucket || rest.length === 0) return next(); // a bucket's own requests (list, DeleteObjects)
+    const name = `${bucket}/${decodeURIComponent(rest.join("/"))}`;
+    const before = turns.get(name) ?? Promise.resolve();
+    let done;
+    const turn = new Promise((resolve) => (done = resolve));
+    const mine = before.then(() => turn);
+    turns.set(name, mine);
+    await before;
+    try {
+      await next();
+    } finally {
+      done();
+      if (turns.get(name) === mine) turns.delete(name);
+    }
+  });
+}
+
 /** A stall for tests that kill a client mid-transfer: once started, `allow` more GETs of keys holding
  *  `match` are answered, and the rest wait until the stall ends (then they are answered as usual). With
  *  `miss`, every GET it holds is answered 404 when it ends, whatever was written since: a read that started
@@ -223,6 +250,7 @@ export async function startS3({ dir, bucket = "medbench", port = 0, conditional 
     configureBuckets: [{ name: bucket }],
   });
   writeWhole(server.store);
+  oneRequestAKey(server);
   conditionalWrites(server, !conditional);
   const stall = stallable(server);
   const late = lateAnswers(server);

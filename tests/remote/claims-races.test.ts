@@ -2,6 +2,7 @@
 // driven one step at a time: two machines (RemoteStores of their own, in this process) against the test S3
 // server, whose `late` answers hold one read or write on its way back until the test says `go`. No timing:
 // each race is made to happen, then its outcome is checked.
+import { createHash } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { claimName, type ClaimOutcome, type ReplyLookup } from "../../src/remote/claims.js";
 import { remoteConfig, remoteDeadlineMs, RemoteStore, replyName } from "../../src/remote/store.js";
@@ -120,5 +121,25 @@ describe("claims, races between a read and what follows it", () => {
     await s3.go();
     await released;
     expect(await holderOf(a.store, name)).toBe("host-a"); // an answered claim stays
+  });
+  it("a claim read while it is replaced is one version: its ETag is the ETag of the bytes read", async () => {
+    // A read pairing the new ETag with the old bytes would let a machine replace, by that ETag, a claim it
+    // never read (scripts/s3-server.mjs, oneRequestAKey). Each round races one replacement with one read.
+    const s3 = await startS3();
+    const [a, b] = [machine(s3, "host-a"), machine(s3, "host-b")];
+    const name = claimName(FOLDER, "k1");
+    let { etag } = await a.store.putClaim(name, Buffer.from("round 0"));
+    const mismatched: string[] = [];
+    for (let round = 1; round <= 150; round++) {
+      const [written, read] = await Promise.all([
+        a.store.putClaim(name, Buffer.from(`round ${round} `.repeat(round)), etag),
+        // The read leaves 0 to 7 ms after the write, so that some rounds meet it halfway.
+        new Promise((wake) => setTimeout(wake, round % 8)).then(() => b.store.getPlain(name)),
+      ]);
+      etag = written.etag;
+      const md5 = createHash("md5").update(read!.data).digest("hex");
+      if (read!.etag.replace(/"/g, "") !== md5) mismatched.push(`round ${round}: ${read!.data.toString()}`);
+    }
+    expect(mismatched).toEqual([]);
   });
 });
