@@ -122,7 +122,7 @@ describe("claims, races between a read and what follows it", () => {
     await released;
     expect(await holderOf(a.store, name)).toBe("host-a"); // an answered claim stays
   });
-  it("a claim read while it is replaced is one version: its ETag is the ETag of the bytes read", async () => {
+  it("a claim read while it is replaced is one version: the ETag of the bytes read", async () => {
     // A read pairing the new ETag with the old bytes would let a machine replace, by that ETag, a claim it
     // never read (scripts/s3-server.mjs, oneRequestAKey). Each round races one replacement with one read.
     const s3 = await startS3();
