@@ -213,7 +213,7 @@ const toFake = (fake: Fake) => (text: string) => text.replace(/base_url: \S+/g, 
 
 /** The keys the docs' `kubectl create secret` lines give each Secret. */
 function documentedSecrets(): Map<string, string[]> {
-  const doc = readFileSync(join(REPO, "docs/remote-cache.md"), "utf8").replace(/\\\n\s*/g, " ");
+  const doc = readFileSync(join(REPO, "docs/remote-cache.md"), "utf8").replace(/\s*\\\n\s*/g, " ");
   const out = new Map<string, string[]>();
   for (const match of doc.matchAll(/kubectl create secret generic (\S+)((?: --from-literal=\w+=\S*)+)/g))
     out.set(
