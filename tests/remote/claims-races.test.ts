@@ -50,12 +50,18 @@ async function holderOf(store: RemoteStore, name: string): Promise<string | null
   return current === null ? null : (JSON.parse(current.data.toString()) as { writer: string }).writer;
 }
 
+/** Two machines on a fresh store, host-a holding the claim on request `key`. */
+async function heldByA(key: string) {
+  const s3 = await startS3();
+  const [a, b] = [machine(s3, "host-a"), machine(s3, "host-b")];
+  const name = claimName(FOLDER, key);
+  expect(await a.store.claims.claim(name, replyOf(a.store, key))).toEqual(SEND);
+  return { s3, a, b, name };
+}
+
 describe("claims, races between a read and what follows it", () => {
   it("a release deletes its own claim only: one taken over after the release read it stays", async () => {
-    const s3 = await startS3();
-    const [a, b] = [machine(s3, "host-a"), machine(s3, "host-b")];
-    const name = claimName(FOLDER, "k1");
-    expect(await a.store.claims.claim(name, replyOf(a.store, "k1"))).toEqual(SEND);
+    const { s3, a, b, name } = await heldByA("k1");
     await s3.late("GET", "/claims/");
     a.store.claims.release(name); // its reply's upload failed: released, the claim read first
     await until(async () => (await s3.lateAnswers()) === 1); // read: it is host-a's own
@@ -79,10 +85,7 @@ describe("claims, races between a read and what follows it", () => {
   });
 
   it("a claim won once the claim waited on went away looks for the reply again before sending", async () => {
-    const s3 = await startS3();
-    const [a, b] = [machine(s3, "host-a"), machine(s3, "host-b")];
-    const name = claimName(FOLDER, "k2");
-    expect(await a.store.claims.claim(name, replyOf(a.store, "k2"))).toEqual(SEND);
+    const { s3, a, b, name } = await heldByA("k2");
     await s3.late("GET", "/replies/");
     const waiting = b.store.claims.claim(name, replyOf(b.store, "k2"));
     await until(async () => (await s3.lateAnswers()) === 1); // host-b looked: no reply yet

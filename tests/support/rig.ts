@@ -81,10 +81,10 @@ export class Project {
     });
   }
 
-  /** The args of `status` of what `buildAgainstFake` builds (the fake's route and model), then `args`. */
-  static fakeStatusArgs(args: string[] = []): string[] {
+  /** `command` on the voice-command spec with the fake's route and model (`buildAgainstFake`'s). */
+  private static againstFake(command: string, args: string[]): string[] {
     return [
-      "status",
+      command,
       "specs/voice-command.yaml",
       "--model",
       "fake/test-model",
@@ -94,18 +94,14 @@ export class Project {
     ];
   }
 
+  /** The args of `status` of what `buildAgainstFake` builds, then `args`. */
+  static fakeStatusArgs(args: string[] = []): string[] {
+    return Project.againstFake("status", args);
+  }
+
   /** The args of `buildAgainstFake`. */
   static fakeBuildArgs(args: string[] = []): string[] {
-    return [
-      "build",
-      "specs/voice-command.yaml",
-      "--model",
-      "fake/test-model",
-      "--registry",
-      "routes.yaml",
-      "--json",
-      ...args,
-    ];
+    return Project.againstFake("build", ["--json", ...args]);
   }
 
   /** build --json of the voice-command spec: the stages' statuses by name. */
