@@ -17,16 +17,9 @@ export interface IsolationHooks {
   incomplete(reason: string): void;
 }
 
-/** V8 optimises a function once it has run for this long (its default is 67,584). An isolated stage's
- *  process lives for one stage: at the default, much of its CPU went to optimising code that had little left
- *  to run (three stages of a 2,070-item build: 105 ms less of 780; at 20,010 items the same CPU within
- *  noise; a budget 4x higher cost 7 % there). docs/performance.md, "Task code isolated". */
-const OPTIMISE_AFTER = 2_200_000;
-
 /** Node's flags: the permission model, each readable path once (a folder covers what is under it). */
 export function permissionFlags(reads: string[], writes: string): string[] {
   return [
-    `--interrupt-budget=${OPTIMISE_AFTER}`,
     "--experimental-permission",
     "--disable-warning=ExperimentalWarning",
     ...[...new Set(reads)].map((path) => `--allow-fs-read=${path}`),
