@@ -1,21 +1,25 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI is compiled to dist/ (CommonJS). A packed medbench ships dist/ (built by `prepack`)
 // and runs no install script; a checkout compiles itself on first use, below.
-import { existsSync } from "node:fs";
+// CommonJS too (bin/package.json): Node starts an ES module entry through its ES loader, and an ES import of
+// a CommonJS module scans its source for the names it exports first; together about 0.07 of a no-op build's
+// CPU (docs/performance.md, "Work a build does once").
+const { existsSync } = require("node:fs");
+const { join, resolve } = require("node:path");
 
-const entry = new URL("../dist/src/cli/main.js", import.meta.url);
-const root = decodeURI(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
+const root = resolve(__dirname, "..");
+const entry = join(root, "dist/src/cli/main.js");
 // A fresh checkout after `npm ci` (tsconfig.json and its compiler at hand, nothing compiled yet): compile
 // once, as `npm run build` does. Compiled code older than its sources is refused later, never rebuilt here.
 if (
-  !existsSync(decodeURI(entry.pathname)) &&
+  !existsSync(entry) &&
   existsSync(`${root}/tsconfig.json`) &&
   existsSync(`${root}/node_modules/typescript`)
 ) {
   process.stderr.write("medbench: compiling this checkout on first use (npm run build)\n");
-  // Imported here only: child_process brings net and streams, about 0.07 of Node's start-up to every
+  // Required here only: child_process brings net and streams, about 0.07 of Node's start-up to every
   // command.
-  const { spawnSync } = await import("node:child_process");
+  const { spawnSync } = require("node:child_process");
   const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
   if (build.status !== 0) {
     process.stderr.write(`error: compiling medbench failed\n  fix: run \`npm run build\` in ${root}\n`);
@@ -24,13 +28,12 @@ if (
 }
 let main;
 try {
-  ({ main } = await import(entry.href));
+  ({ main } = require(entry));
 } catch (e) {
   // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc
   // alone (without dist/package.json, Node takes the CommonJS files for ES modules): say so, not a stack
   // trace.
-  const missing =
-    e?.code === "ERR_MODULE_NOT_FOUND" && String(e.message).includes(decodeURI(entry.pathname));
+  const missing = e?.code === "MODULE_NOT_FOUND" && String(e.message).includes(entry);
   const unmarked = e instanceof ReferenceError && /\b(exports|require) is not defined/.test(e.message);
   if (!missing && !unmarked) throw e;
   // The fix src/util/paths.ts compileFix() gives, which cannot be loaded here.

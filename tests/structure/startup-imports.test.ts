@@ -84,4 +84,14 @@ describe("the launcher", () => {
     expect(builtins).toContain("NativeModule fs"); // the list is read
     expect(builtins.filter((m) => /child_process/.test(m))).toEqual([]);
   });
+
+  it("is CommonJS, as dist/ is: Node's ES loader and its CommonJS export scan never start", async () => {
+    const r = await execa("node", ["-r", join(REPO, "tests/support/loaded-modules.cjs"), BIN, "--version"]);
+    const builtins = String(r.stderr).split("--- loaded builtins\n")[1]!.split("\n");
+    expect(builtins).toContain("NativeModule internal/modules/cjs/loader"); // the list is read
+    const esm = builtins.filter((m) =>
+      /internal\/modules\/esm\/(translators|module_job)|cjs-module-lexer/.test(m),
+    );
+    expect(esm).toEqual([]);
+  });
 });
