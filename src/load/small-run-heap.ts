@@ -18,6 +18,11 @@
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
+// Any V8 flag away from its default changes V8's flag hash, and Node then refuses its built-in modules' code
+// cache: each built-in loaded after is compiled from its source (http, https, zlib, child_process, vm,
+// perf_hooks and tty: 16.5 ms of CPU against 5.8, docs/performance.md, "Where a first build's time goes").
+// So the growth factor is back at V8's own while a built-in is required, and --expose-gc only while gc is
+// fetched.
 import type { BuildEvent } from "../contract/events.js";
 
 const HELD_SEMI_SPACE = 4 * 2 ** 20;
@@ -57,10 +62,14 @@ export function holdBeforeWork(): void {
   if (!youngHeld && !userSized()) holdYoungGeneration();
 }
 
-// Loaded when first needed: setting a V8 flag makes Node refuse its code cache for what loads after, so a
-// command that runs no stage (a no-op build, status) never sets one.
+// Loaded when first needed: a command that runs no stage (a no-op build, status) sets no flag.
 const v8 = () => require("node:v8") as typeof import("node:v8");
-const growthFactor = (factor: number) => v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+/** Whether the growth factor is at 1 now (V8's own is 2). */
+let factorHeld = false;
+const growthFactor = (factor: number) => {
+  factorHeld = factor === 1;
+  v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+};
 const semiSpace = () =>
   (v8()
     .getHeapSpaceStatistics()
@@ -74,6 +83,7 @@ function holdYoungGeneration(): void {
   // V8 doubles it at each growth, each one after as many bytes have survived as it holds: left at its own
   // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1). A long synchronous stretch can
   // let one more growth through between two looks; that costs memory, never a result.
+  loadBuiltinsAtDefault();
   if (semiSpace() >= HELD_SEMI_SPACE) return growthFactor(1);
   const watch = setInterval(() => {
     if (semiSpace() < HELD_SEMI_SPACE) return;
@@ -84,6 +94,52 @@ function holdYoungGeneration(): void {
   stopWatching = () => clearInterval(watch);
 }
 
+/** `load` run with the growth factor at V8's own, so that the built-ins it loads come from Node's code
+ *  cache. A load takes a few ms; a young collection within it may let one growth through (memory, never a
+ *  result). */
+function atDefault<T>(load: () => T): T {
+  if (!factorHeld) return load();
+  growthFactor(2);
+  try {
+    return load();
+  } finally {
+    growthFactor(1);
+  }
+}
+
+type Load = (request: string, ...rest: unknown[]) => unknown;
+const loader = () => require("node:module") as { _load: Load; isBuiltin: (request: string) => boolean };
+/** Whether Node has loaded the built-in (its list names each as `NativeModule fs`). */
+const wasLoaded = (request: string) =>
+  (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes(
+    `NativeModule ${request.replace(/^node:/, "")}`,
+  );
+let hooked = false;
+
+/** From here on, a built-in is loaded at the growth factor V8 has by default: when it is required and Node
+ *  has not loaded it yet, and the global `performance` at its first read (Node loads perf_hooks then). */
+function loadBuiltinsAtDefault(): void {
+  if (hooked) return;
+  hooked = true;
+  const moduleLoader = loader();
+  const load = moduleLoader._load;
+  moduleLoader._load = function (this: unknown, request: string, ...rest: unknown[]) {
+    if (!factorHeld || !moduleLoader.isBuiltin(request) || wasLoaded(request))
+      return load.call(this, request, ...rest);
+    return atDefault(() => load.call(this, request, ...rest));
+  };
+  const lazy = Object.getOwnPropertyDescriptor(globalThis, "performance");
+  const read = lazy?.get;
+  if (!read) return;
+  Object.defineProperty(globalThis, "performance", {
+    ...lazy,
+    get(this: unknown) {
+      Object.defineProperty(globalThis, "performance", lazy);
+      return atDefault(() => read.call(this));
+    },
+  });
+}
+
 // Node gives `gc` only under --expose-gc. Set as the process runs, the flag gives it to new contexts. Under
 // --expose-gc-as it has another name: then no collection (a memory saving must never fail a build).
 let gc: (() => void) | null | undefined;
@@ -92,10 +148,10 @@ function collectGarbage(): void {
     const own = (globalThis as { gc?: unknown }).gc;
     if (typeof own === "function") gc = own as () => void;
     else {
+      const vm = require("node:vm") as typeof import("node:vm");
       v8().setFlagsFromString("--expose-gc");
-      const found: unknown = (require("node:vm") as typeof import("node:vm")).runInNewContext(
-        "typeof gc === 'function' ? gc : null",
-      );
+      const found: unknown = vm.runInNewContext("typeof gc === 'function' ? gc : null");
+      v8().setFlagsFromString("--no-expose-gc");
       gc = typeof found === "function" ? (found as () => void) : null;
     }
   }
