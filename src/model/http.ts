@@ -9,9 +9,13 @@ import {
   type IncomingHttpHeaders,
   type IncomingMessage,
 } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
+
+// Loaded when a route is https, or a reply compressed: a plain-http route (a local server) needs neither
+// (https and tls, 2 ms of CPU a process; zlib 1 ms).
+let httpsModule: typeof import("node:https") | undefined;
+const https = () => (httpsModule ??= require("node:https") as typeof import("node:https"));
+const zlib = () => require("node:zlib") as typeof import("node:zlib");
 
 export interface HttpReply {
   status: number;
@@ -45,7 +49,7 @@ const IDLE_SOCKET_MS = 4_000;
 
 /** The route's agent: keep-alive, maxSockets = the route's concurrency, one per route in this process. */
 export function agentFor(route: PoolKey): HttpAgent {
-  const https = new URL(route.base_url).protocol === "https:";
+  const secure = new URL(route.base_url).protocol === "https:";
   const id = `${route.name}\n${route.base_url}\n${route.concurrency}`;
   let agent = agents.get(id);
   if (!agent) {
@@ -58,7 +62,7 @@ export function agentFor(route: PoolKey): HttpAgent {
       // shorter, wins. A request's own timeout replaces this one while it holds the socket.
       timeout: IDLE_SOCKET_MS,
     };
-    agent = https ? new HttpsAgent(options) : new HttpAgent(options);
+    agent = secure ? new (https().Agent)(options) : new HttpAgent(options);
     agents.set(id, agent);
   }
   return agent;
@@ -115,7 +119,7 @@ export function postJson(
   signal?: AbortSignal,
 ): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
-    const send = target.https ? httpsRequest : httpRequest;
+    const send = target.https ? https().request : httpRequest;
     let settled = false;
     let forget: (() => void) | null = null;
     const finish = (err: HttpError | null, reply?: HttpReply) => {
@@ -187,11 +191,11 @@ function decoded(res: IncomingMessage): Readable {
   const enc = String(res.headers["content-encoding"] ?? "").toLowerCase();
   const inflate =
     enc === "gzip" || enc === "x-gzip"
-      ? createGunzip()
+      ? zlib().createGunzip()
       : enc === "deflate"
-        ? createInflate()
+        ? zlib().createInflate()
         : enc === "br"
-          ? createBrotliDecompress()
+          ? zlib().createBrotliDecompress()
           : null;
   return inflate ? res.pipe(inflate) : res;
 }
