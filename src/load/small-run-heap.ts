@@ -16,14 +16,11 @@
 //   isolated) leaves 0.4 to 0.7 MB here, and its collection (9 to 100 ms under load, by --trace-gc) freed
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
+// While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET).
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
-// Any V8 flag away from its default changes V8's flag hash, and Node then refuses its built-in modules' code
-// cache: each built-in loaded after is compiled from its source (http, https, zlib, child_process, vm,
-// perf_hooks and tty: 16.5 ms of CPU against 5.8, docs/performance.md, "Where a first build's time goes").
-// So the growth factor is back at V8's own while a built-in is required, and --expose-gc only while gc is
-// fetched.
 import type { BuildEvent } from "../contract/events.js";
+import { holdFlag, releaseFlag, v8 } from "./held-flags.js";
 
 const HELD_SEMI_SPACE = 4 * 2 ** 20;
 const LARGE_RUN = 10_000;
@@ -62,14 +59,8 @@ export function holdBeforeWork(): void {
   if (!youngHeld && !userSized()) holdYoungGeneration();
 }
 
-// Loaded when first needed: a command that runs no stage (a no-op build, status) sets no flag.
-const v8 = () => require("node:v8") as typeof import("node:v8");
-/** Whether the growth factor is at 1 now (V8's own is 2). */
-let factorHeld = false;
-const growthFactor = (factor: number) => {
-  factorHeld = factor === 1;
-  v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`);
-};
+/** The young generation grows no further (a growth factor of 1; V8's own is 2). */
+const stopGrowth = () => holdFlag("semi-space-growth-factor", 1);
 const semiSpace = () =>
   (v8()
     .getHeapSpaceStatistics()
@@ -78,66 +69,26 @@ const usedHeap = () => v8().getHeapStatistics().used_heap_size;
 const userSized = () =>
   /semi[-_]space/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
 
+/** A small run's code is optimised later than V8's default budget (67,584): a 2,070-item build ran much of
+ *  its code through V8's optimising compiler for little run left (CPU, 4 interleaved pairs at a load of 2 to
+ *  7: first build 0.96 to 0.99, rebuild 0.90 to 0.91 at 400,000; 150,000 0.99 / 0.94, 1 M 1.01 / 0.93, 2.2 M
+ *  1.02 / 0.96). Held as the young generation's flag is (./held-flags.ts). */
+const SMALL_RUN_BUDGET = 400_000;
+
 function holdYoungGeneration(): void {
   youngHeld = true;
+  holdFlag("interrupt-budget", SMALL_RUN_BUDGET);
   // V8 doubles it at each growth, each one after as many bytes have survived as it holds: left at its own
   // pace until 4 MB, looked at every 2 ms, then growth stops (a factor of 1). A long synchronous stretch can
   // let one more growth through between two looks; that costs memory, never a result.
-  loadBuiltinsAtDefault();
-  if (semiSpace() >= HELD_SEMI_SPACE) return growthFactor(1);
+  if (semiSpace() >= HELD_SEMI_SPACE) return stopGrowth();
   const watch = setInterval(() => {
     if (semiSpace() < HELD_SEMI_SPACE) return;
-    growthFactor(1);
+    stopGrowth();
     clearInterval(watch);
   }, 2);
   watch.unref();
   stopWatching = () => clearInterval(watch);
-}
-
-/** `load` run with the growth factor at V8's own, so that the built-ins it loads come from Node's code
- *  cache. A load takes a few ms; a young collection within it may let one growth through (memory, never a
- *  result). */
-function atDefault<T>(load: () => T): T {
-  if (!factorHeld) return load();
-  growthFactor(2);
-  try {
-    return load();
-  } finally {
-    growthFactor(1);
-  }
-}
-
-type Load = (request: string, ...rest: unknown[]) => unknown;
-const loader = () => require("node:module") as { _load: Load; isBuiltin: (request: string) => boolean };
-/** Whether Node has loaded the built-in (its list names each as `NativeModule fs`). */
-const wasLoaded = (request: string) =>
-  (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes(
-    `NativeModule ${request.replace(/^node:/, "")}`,
-  );
-let hooked = false;
-
-/** From here on, a built-in is loaded at the growth factor V8 has by default: when it is required and Node
- *  has not loaded it yet, and the global `performance` at its first read (Node loads perf_hooks then). */
-function loadBuiltinsAtDefault(): void {
-  if (hooked) return;
-  hooked = true;
-  const moduleLoader = loader();
-  const load = moduleLoader._load;
-  moduleLoader._load = function (this: unknown, request: string, ...rest: unknown[]) {
-    if (!factorHeld || !moduleLoader.isBuiltin(request) || wasLoaded(request))
-      return load.call(this, request, ...rest);
-    return atDefault(() => load.call(this, request, ...rest));
-  };
-  const lazy = Object.getOwnPropertyDescriptor(globalThis, "performance");
-  const read = lazy?.get;
-  if (!read) return;
-  Object.defineProperty(globalThis, "performance", {
-    ...lazy,
-    get(this: unknown) {
-      Object.defineProperty(globalThis, "performance", lazy);
-      return atDefault(() => read.call(this));
-    },
-  });
 }
 
 // Node gives `gc` only under --expose-gc. Set as the process runs, the flag gives it to new contexts. Under
@@ -161,5 +112,6 @@ function collectGarbage(): void {
 function releaseYoungGeneration(): void {
   youngHeld = false;
   stopWatching();
-  growthFactor(2); // V8's own
+  releaseFlag("semi-space-growth-factor");
+  releaseFlag("interrupt-budget");
 }

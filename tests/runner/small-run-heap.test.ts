@@ -206,3 +206,31 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
     expect(await build("--rekey")).toEqual({ ran: 0, collections: 0 });
   });
 });
+
+// A small run's code is optimised later: the program counts the calls a function made after the event takes
+// before V8 optimises it (natives syntax; optimisation on the main thread, so the count is not a race).
+const OPTIMISED_AFTER = `
+const { sizeHeap } = require(process.env.MODULE);
+if (process.env.HOLD !== "never") sizeHeap({ type: "stage-start", stage: "s", kind: "k", key: "" });
+if (process.env.HOLD === "large run")
+  sizeHeap({ type: "progress", stage: "s", done: 0, total: 10000, retries: 0, errors: 0 });
+const work = new Function("n", "let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s;");
+let calls = 0;
+while (calls < 100000 && !(%GetOptimizationStatus(work) & 16)) (work(100), calls++);
+console.log(calls);`;
+
+async function callsBeforeOptimised(hold: string): Promise<number> {
+  const flags = ["--allow-natives-syntax", "--no-concurrent-recompilation"];
+  const r = await execa("node", [...flags, "-e", OPTIMISED_AFTER], { env: { MODULE, HOLD: hold } });
+  return Number(r.stdout);
+}
+
+describe("a small run's optimisation budget", () => {
+  it("is raised once a stage starts, and V8's own again in a large run", async () => {
+    const own = await callsBeforeOptimised("never");
+    expect(own).toBeGreaterThan(0);
+    expect(own).toBeLessThan(100000);
+    expect(await callsBeforeOptimised("first")).toBeGreaterThan(3 * own);
+    expect(await callsBeforeOptimised("large run")).toBeLessThan(2 * own);
+  });
+});
