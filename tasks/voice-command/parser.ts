@@ -27,8 +27,12 @@ function compile(schema: object): Validate {
 function pinnedValidator(): { json: string; validate: Validate } | null {
   try {
     return require("./robot-command-check.cjs") as { json: string; validate: Validate };
-  } catch {
-    return null;
+  } catch (e) {
+    // Only its absence falls back to ajv: a broken one is a broken build of medbench, said, not hidden.
+    const error = e as { code?: unknown; message?: unknown };
+    if (error.code === "MODULE_NOT_FOUND" && String(error.message).includes("robot-command-check.cjs"))
+      return null;
+    throw e;
   }
 }
 let pinned: { json: string; validate: Validate } | null | undefined;

@@ -1,8 +1,17 @@
 // The voice-command parser and scorer, one case per rule of the task document (metrics.exact_match, parser).
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { firstJsonObject, parseReply, stripReply } from "../../tasks/voice-command/parser.js";
 import { exactMatch, executed, itemVerdicts, slotMatches } from "../../tasks/voice-command/scorer.js";
 import type { Action, Command, Gold, GoldAction, VoiceMeta } from "../../tasks/voice-command/release.js";
@@ -112,6 +121,27 @@ describe("parser: the spec's schema compiled at build time", () => {
   });
   it("compiles the schema in another key order with ajv (the order names the first error)", () => {
     expect(built.validatorFor(schema)).not.toBe(pinned.validate);
+  });
+  it("falls back to ajv only when the compiled check is absent, never when it is broken", () => {
+    // The built parser in a folder of its own, beside the built sources it imports.
+    const dir = mkdtempSync(join(tmpdir(), "medbench-pinned-"));
+    try {
+      mkdirSync(join(dir, "tasks/voice-command"), { recursive: true });
+      copyFileSync(resolve(REPO, "dist/package.json"), join(dir, "package.json"));
+      symlinkSync(resolve(REPO, "dist/src"), join(dir, "src"));
+      symlinkSync(resolve(REPO, "node_modules"), join(dir, "node_modules"));
+      const parser = join(dir, "tasks/voice-command/parser.js");
+      copyFileSync(resolve(REPO, "dist/tasks/voice-command/parser.js"), parser);
+      const fresh = () => {
+        delete load.cache[parser];
+        return load(parser) as typeof built;
+      };
+      expect(typeof fresh().validatorFor(schema)).toBe("function");
+      writeFileSync(join(dir, "tasks/voice-command/robot-command-check.cjs"), "throw new Error('torn');\n");
+      expect(() => fresh().validatorFor(schema)).toThrow("torn");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
   it("compiles another schema with ajv", () => {
     const other = { ...schema, required: ["response"] };
