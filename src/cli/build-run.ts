@@ -6,7 +6,7 @@ import type { BuildEvent } from "../contract/events.js";
 import type { Json } from "../util/json.js";
 import { build, type BuildOptions, type BuildReport } from "../runner/execution/executor.js";
 import { loadBuildRuntime } from "../load/build-runtime.js";
-import { settleRemotes } from "../remote/store.js";
+import { settleRemotes } from "../remote/opened.js";
 import { remoteProvenance } from "../remote/provenance.js";
 import { rememberParsedSpec } from "../specfile/load.js";
 import { saveCodeMemo } from "../hash/code-memo.js";

@@ -1,7 +1,7 @@
 // What a build read from the shared remote, by writer: stages and replies another machine wrote are trusted
 // as they are (anyone who can write the bucket could have planted them), so a build says which, and whose
 // they are (docs/remote-cache.md).
-import { readByWriter } from "./store.js";
+import { readByWriter } from "./opened.js";
 
 /** The build's lines on the stages (of `stages`, by key) and replies it read from a remote, one per
  *  writer. */

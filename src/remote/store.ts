@@ -12,34 +12,20 @@ import { sha256Hex } from "../hash/sha256.js";
 import { RequestClaims } from "./claims.js";
 import { isThrottled, RemotePace, THROTTLED_TRIES, throttleWaitMs } from "./pace.js";
 import { DiagnosticError } from "../errors.js";
+import { opened, remoteConfig, type RemoteConfig } from "./opened.js";
+
+export {
+  readByWriter,
+  remoteConfig,
+  repliesByWriter,
+  replyName,
+  settleRemotes,
+  stageName,
+  type RemoteConfig,
+} from "./opened.js";
 
 // Loaded only when a remote is configured: the SDK is large, and most runs never need it.
 const sdk = () => import("@aws-sdk/client-s3");
-
-export interface RemoteConfig {
-  url: string; // s3://bucket/prefix, as given
-  bucket: string;
-  prefix: string; // "" or "a/b/" (with the trailing slash)
-  endpoint?: string;
-}
-
-/** MEDBENCH_REMOTE parsed, or null when it is unset; a malformed value is a user mistake. */
-export function remoteConfig(env: Record<string, string | undefined>): RemoteConfig | null {
-  const url = env.MEDBENCH_REMOTE?.trim();
-  if (!url) return null;
-  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
-  if (!match)
-    throw new DiagnosticError([
-      {
-        file: "$MEDBENCH_REMOTE",
-        message: `${JSON.stringify(url)} is not an s3://BUCKET/PREFIX address`,
-        fix: "set it like s3://team-bucket/medbench (and MEDBENCH_REMOTE_ENDPOINT for a non-AWS store)",
-      },
-    ]);
-  const prefix = (match[2] ?? "").replace(/^\/+|\/+$/g, "");
-  const endpoint = env.MEDBENCH_REMOTE_ENDPOINT?.trim() || undefined;
-  return { url, bucket: match[1]!, prefix: prefix ? `${prefix}/` : "", ...(endpoint ? { endpoint } : {}) };
-}
 
 /** Keyed objects (manifests, replies) carry the hash of their payload on their first line. */
 const ENVELOPE = "medbench-object sha256=";
@@ -60,8 +46,6 @@ function unwrap(data: Buffer): Buffer | null {
 /** The store's object names (relative to the prefix), the local cache's layout: content objects by hash,
  *  stage manifests by stage key, replies by namespace folder and request key. */
 export const objectName = (hash: string) => `objects/${hash.slice(0, 2)}/${hash}`;
-export const stageName = (key: string) => `stages/${key}.json`;
-export const replyName = (folder: string, key: string) => `replies/${folder}/${key}`;
 
 /** What a keyed object's name names: a stage manifest's key, or a reply's folder and request key. */
 export function keyedName(name: string): { stage: string } | { folder: string; key: string } | null {
@@ -581,8 +565,6 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-const open = new Set<RemoteStore>();
-
 /** The remote named by the environment (one per process and address), or null. */
 export function openRemote(
   env: Record<string, string | undefined>,
@@ -603,28 +585,6 @@ export function openRemote(
     writer: writerId(env),
     claimTtlMs: claimTtlMs(env),
   });
-  open.add(store);
+  opened.add(store);
   return store;
-}
-
-/** The keyed objects under a folder (`stages/`, `replies/<namespace>/`) read from a remote in this process,
- *  by the machine that wrote them: writer -> names under the folder. */
-export function readByWriter(folder: string): { remote: string; writers: Map<string, string[]> } | null {
-  const writers = new Map<string, string[]>();
-  let remote: string | null = null;
-  for (const opened of open)
-    for (const [key, writer] of opened.writers) {
-      if (!key.startsWith(folder)) continue;
-      remote = opened.config.url;
-      writers.set(writer, [...(writers.get(writer) ?? []), key.slice(folder.length)]);
-    }
-  return remote === null ? null : { remote, writers };
-}
-
-/** The replies of a namespace folder read from a remote in this process, by writer (request keys). */
-export const repliesByWriter = (folder: string) => readByWriter(replyName(folder, ""));
-
-/** Waits for the uploads of every remote opened in this process (before it exits). */
-export async function settleRemotes(): Promise<void> {
-  await Promise.all([...open].map((opened) => opened.settle()));
 }

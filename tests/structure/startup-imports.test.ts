@@ -64,13 +64,16 @@ describe("help loads what it prints, and nothing more", () => {
 });
 
 describe("a first build of a built-in task", () => {
-  it("takes its sources' rule checks from dist/task-rules.json, without loading the compiler", async () => {
+  it("takes its sources' rule checks from dist/task-rules.json, without the compiler or remote", async () => {
     const p = new Project();
     try {
       const loaded = await loadedBy(["build", "specs/voice-command.yaml", "--quiet"], p.path());
       expect(loaded).toContain("dist/src/runner/code/task-rules.js");
       expect(p.read("results/kor-surgical-robot-voice-command/medbench_prior/metrics.json")).toContain("{");
       expect(loaded.filter((f) => f.includes("node_modules/typescript/"))).toEqual([]);
+      // nor, without MEDBENCH_REMOTE, the shared remote's client (src/remote/opened.ts)
+      expect(loaded).toContain("dist/src/remote/opened.js");
+      expect(loaded.filter((f) => /remote\/(store|claims|claim-notes|pace)\.js$/.test(f))).toEqual([]);
     } finally {
       p.remove();
     }

@@ -51,7 +51,7 @@ async function run(argv: string[]): Promise<number> {
     },
   });
   // Live replies reach the shared cache before the process ends, as a build's do.
-  await (await import("../../remote/store.js")).settleRemotes();
+  await (await import("../../remote/opened.js")).settleRemotes();
   if (values.json) process.stdout.write(visibleJson(JSON.stringify(report)) + "\n");
   else process.stdout.write(reportLines(report, paint(useColour(process.stdout))).join("\n") + "\n");
   return report.ok ? 0 : 1;

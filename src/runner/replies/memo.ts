@@ -6,8 +6,7 @@ import { join } from "node:path";
 import type { Cache } from "../store/cache.js";
 import type { MemoStore } from "../../contract/stage.js";
 import { ReplyLog } from "./reply-log.js";
-import { replyName } from "../../remote/store.js";
-import { claimName } from "../../remote/claims.js";
+import { claimName, replyName } from "../../remote/opened.js";
 export { ReplyLog, type Compaction } from "./reply-log.js";
 
 /** The memo folder of a namespace (its name made safe for a file name; also the remote's folder). */

@@ -19,7 +19,8 @@ import { join } from "node:path";
 import { sha256Hex } from "../../hash/sha256.js";
 import { writeFileAtomic } from "../../util/fsutil.js";
 import { StatCache } from "./statcache.js";
-import { openRemote, stageName, type RemoteStore } from "../../remote/store.js";
+import type { RemoteStore } from "../../remote/store.js";
+import { remoteConfig, stageName } from "../../remote/opened.js";
 import { consult } from "../../util/consulted.js";
 import { CorruptObjectError } from "./corrupt.js";
 
@@ -208,12 +209,15 @@ export class Cache {
   }
 }
 
-/** The project's cache, with the remote that MEDBENCH_REMOTE names behind it. */
+/** The project's cache, with the remote that MEDBENCH_REMOTE names behind it (the store's client loaded
+ *  only then). */
 export function openCache(
   root: string,
   env: Record<string, string | undefined>,
   warn: (message: string) => void,
   inform?: (message: string) => void,
 ): Cache {
-  return new Cache(root, openRemote(env, warn, inform));
+  if (!remoteConfig(env)) return new Cache(root, null);
+  const store = require("../../remote/store.js") as typeof import("../../remote/store.js");
+  return new Cache(root, store.openRemote(env, warn, inform));
 }
