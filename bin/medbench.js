@@ -33,7 +33,7 @@ try {
   // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc
   // alone (without dist/package.json, Node takes the CommonJS files for ES modules): say so, not a stack
   // trace.
-  const missing = e?.code === "MODULE_NOT_FOUND" && String(e.message).includes(entry);
+  const missing = e?.code === "MODULE_NOT_FOUND" && !existsSync(entry);
   const unmarked = e instanceof ReferenceError && /\b(exports|require) is not defined/.test(e.message);
   if (!missing && !unmarked) throw e;
   // The fix src/util/paths.ts compileFix() gives, which cannot be loaded here.

@@ -5,7 +5,6 @@ import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, VARIABLE_OPTIONS } from "../options.js";
 import type { StageState } from "../../runner/execution/status.js";
 import type { SendEstimate } from "../../model/budget.js";
-import { dollars } from "../../model/price.js";
 
 type Status = { spec: string; specHash: string; states: StageState[] };
 
@@ -51,6 +50,8 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const colour = paint(useColour(process.stdout));
+  // Loaded only for an estimate to print: a status answered from a no-op's record has none.
+  const price = states.some((state) => state.estimate) ? await import("../../model/price.js") : null;
   process.stdout.write(`${spec}  spec_hash ${specHash}\n`);
   for (const state of states) {
     const label =
@@ -63,7 +64,7 @@ async function run(argv: string[]): Promise<number> {
     if (state.state !== "fresh")
       for (const reason of state.reasons) process.stdout.write(`      ${reason}\n`);
     for (const [model, estimate] of Object.entries(state.estimate ?? {}))
-      process.stdout.write(`      would send ${model}: ${estimateLine(estimate)}\n`);
+      process.stdout.write(`      would send ${model}: ${estimateLine(estimate, price!.dollars)}\n`);
   }
   return 0;
 }
@@ -77,7 +78,7 @@ async function checkRegistries(files: string[]): Promise<void> {
 }
 
 /** A stage's estimate as status shows it: an estimate, and says so. */
-function estimateLine(estimate: SendEstimate): string {
+function estimateLine(estimate: SendEstimate, dollars: (usd: number) => string): string {
   const output =
     estimate.output_tokens === null
       ? "no bound on output tokens (no max_tokens)"
