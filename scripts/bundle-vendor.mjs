@@ -16,8 +16,8 @@ const require = createRequire(join(root, "package.json"));
  *  by its path from node_modules/ on. Rolldown names each module by its path from here; a node_modules
  *  reached through a symlink or hoisted to a parent folder would put that layout into the file, and so into
  *  the key of every stage whose code loads it. */
-async function joinedFile(input, out, banner) {
-  const bundle = await rolldown({ input, platform: "node", logLevel: "warn", cwd: root });
+async function joinedFile(input, out, banner, plugins = []) {
+  const bundle = await rolldown({ input, platform: "node", logLevel: "warn", cwd: root, plugins });
   await bundle.write({
     file: out,
     format: "cjs",
@@ -30,6 +30,17 @@ async function joinedFile(input, out, banner) {
   return readFileSync(out, "utf8").replace(/^\/\/ [^\n]*?(node_modules\/)/gm, "// $1");
 }
 
+// gammaincinv's two solvers log a warning through `debug`, which writes only under DEBUG=gammaincinv:…; its
+// load takes tty and reads the environment and stderr: 3.5 ms of CPU of the file's 14 (node -e, 15 runs,
+// load 6; docs/performance.md, "The beta quantile as one file"). The file takes a logger that writes
+// nothing; every quantile is the same (tests/stats/beta-quantile-bundle.test.ts).
+const SILENT_DEBUG = "\0silent-debug";
+const silentDebug = {
+  name: "silent-debug",
+  resolveId: (id) => (id === "debug" ? SILENT_DEBUG : null),
+  load: (id) => (id === SILENT_DEBUG ? "module.exports = () => () => {};\n" : null),
+};
+
 const NAME = "@stdlib/stats-base-dists-beta-quantile";
 const version = require(require.resolve(`${NAME}/package.json`)).version;
 const out = join(root, "dist/vendor/beta-quantile.cjs");
@@ -37,7 +48,8 @@ const joined = await joinedFile(
   require.resolve(NAME),
   out,
   `// ${NAME}@${version} and the @stdlib packages it loads (their licence notices below),\n` +
-    "// joined into one file by scripts/bundle-vendor.mjs.",
+    "// joined into one file by scripts/bundle-vendor.mjs (its `debug` a logger that writes nothing).",
+  [silentDebug],
 );
 // Each module came with its own copy of its licence notice: 411 copies of 46 notices, 245 KB of 568. Node
 // holds a module's text for as long as the process runs and parses all of it as it loads, so the copies
