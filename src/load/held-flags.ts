@@ -14,8 +14,14 @@ export const v8 = () => require("node:v8") as typeof import("node:v8");
 const held = new Map<Flag, number>();
 const set = (flag: Flag, value: number) => v8().setFlagsFromString(`--${flag}=${value}`);
 
-/** Sets the flag to `value` until it is released; built-ins keep loading from Node's code cache. */
+/** Whether the user set the flag on Node's command line (NODE_OPTIONS takes neither flag). */
+const userSet = (flag: Flag) =>
+  process.execArgv.some((arg) => new RegExp(`^--${flag}(=|$)`).test(arg.replace(/_/g, "-")));
+
+/** Sets the flag to `value` until it is released; built-ins keep loading from Node's code cache. A flag the
+ *  user set stays at their value. */
 export function holdFlag(flag: Flag, value: number): void {
+  if (userSet(flag)) return;
   loadBuiltinsAtDefault();
   held.set(flag, value);
   set(flag, value);

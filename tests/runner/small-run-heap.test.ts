@@ -219,8 +219,8 @@ let calls = 0;
 while (calls < 100000 && !(%GetOptimizationStatus(work) & 16)) (work(100), calls++);
 console.log(calls);`;
 
-async function callsBeforeOptimised(hold: string): Promise<number> {
-  const flags = ["--allow-natives-syntax", "--no-concurrent-recompilation"];
+async function callsBeforeOptimised(hold: string, ...userFlags: string[]): Promise<number> {
+  const flags = ["--allow-natives-syntax", "--no-concurrent-recompilation", ...userFlags];
   const r = await execa("node", [...flags, "-e", OPTIMISED_AFTER], { env: { MODULE, HOLD: hold } });
   return Number(r.stdout);
 }
@@ -232,5 +232,10 @@ describe("a small run's optimisation budget", () => {
     expect(own).toBeLessThan(100000);
     expect(await callsBeforeOptimised("first")).toBeGreaterThan(3 * own);
     expect(await callsBeforeOptimised("large run")).toBeLessThan(2 * own);
+  });
+
+  it("is left at the user's own, set on Node's command line", async () => {
+    const own = await callsBeforeOptimised("never");
+    expect(await callsBeforeOptimised("first", "--interrupt_budget=67584")).toBeLessThan(2 * own);
   });
 });
