@@ -5,7 +5,8 @@
 import { Cache } from "../runner/store/cache.js";
 import type { Project } from "../runner/project/project.js";
 import { replyFolder, replyLog } from "../runner/replies/memo.js";
-import { openRemote, replyName } from "../remote/store.js";
+import { openRemote } from "../remote/store.js";
+import { replyName } from "../remote/opened.js";
 import { CommandFailure, UsageError } from "../errors.js";
 import { commandRoutes } from "../model/routes.js";
 import { batchApiOf, type BatchApi, type BatchState, type PendingBatch } from "../model/batch-api.js";

@@ -27,8 +27,6 @@ export const THROTTLED_IN_A_ROW = 16;
 /** Replies of this machine the store did not take in a row (each after its own tries) that turn it off. */
 const UNSTORED_IN_A_ROW = 3;
 
-export { claimName } from "./opened.js";
-
 export type ClaimOutcome = { kind: "send" } | { kind: "found"; data: Buffer } | { kind: "unclaimed" };
 const SEND: ClaimOutcome = { kind: "send" };
 const UNCLAIMED: ClaimOutcome = { kind: "unclaimed" };

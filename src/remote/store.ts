@@ -14,16 +14,6 @@ import { isThrottled, RemotePace, THROTTLED_TRIES, throttleWaitMs } from "./pace
 import { DiagnosticError } from "../errors.js";
 import { opened, remoteConfig, type RemoteConfig } from "./opened.js";
 
-export {
-  readByWriter,
-  remoteConfig,
-  repliesByWriter,
-  replyName,
-  settleRemotes,
-  stageName,
-  type RemoteConfig,
-} from "./opened.js";
-
 // Loaded only when a remote is configured: the SDK is large, and most runs never need it.
 const sdk = () => import("@aws-sdk/client-s3");
 

@@ -4,8 +4,9 @@
 // each race is made to happen, then its outcome is checked.
 import { createHash } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { claimName, type ClaimOutcome, type ReplyLookup } from "../../src/remote/claims.js";
-import { remoteConfig, remoteDeadlineMs, RemoteStore, replyName } from "../../src/remote/store.js";
+import type { ClaimOutcome, ReplyLookup } from "../../src/remote/claims.js";
+import { remoteDeadlineMs, RemoteStore } from "../../src/remote/store.js";
+import { claimName, remoteConfig, replyName } from "../../src/remote/opened.js";
 import { cleanUp, remoteEnv, startS3, type S3 } from "../support/remote-rig.js";
 
 afterEach(cleanUp);

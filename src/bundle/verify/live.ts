@@ -3,7 +3,7 @@
 import { STAGE_KINDS } from "../../../stages/index.js";
 import { resultSource } from "../../specfile/load.js";
 import { replyFolder } from "../../runner/replies/memo.js";
-import { repliesByWriter } from "../../remote/store.js";
+import { repliesByWriter } from "../../remote/opened.js";
 import { comparisonOf, pairVerdicts } from "../../contract/compare.js";
 import { metricEntries } from "../../util/metrics.js";
 import { jsonDiff, parseJsonLines, type Json } from "../../util/json.js";

@@ -5,14 +5,8 @@
 import { wholeManifest } from "../store/outcome.js";
 import type { Inventory } from "./inventory.js";
 import { SHA256_RE } from "../../hash/sha256.js";
-import {
-  keyedName,
-  objectName,
-  replyName,
-  stageName,
-  type RemoteStore,
-  type Store,
-} from "../../remote/store.js";
+import { keyedName, objectName, type RemoteStore, type Store } from "../../remote/store.js";
+import { replyName, stageName } from "../../remote/opened.js";
 
 /** The remote's holdings by the same names as the local inventory, or null when it cannot be listed. */
 export async function remoteInventory(remote: RemoteStore): Promise<Inventory | null> {
