@@ -333,9 +333,17 @@ const CELLS: Cell[] = [
   },
   { name: "HOME", part: "scorer", expr: "(globalThis as any).process.env.HOME", outcome: "built" },
   // Clocks and randomness: fixed, and drawn from the stage's key.
-  ...["Date.now()", "new Date().toISOString()", "Math.random()"].map(
-    (expr): Cell => ({ name: expr, part: "scorer", expr, outcome: "built" }),
-  ),
+  ...[
+    "Date.now()",
+    "new Date().toISOString()",
+    "Math.random()",
+    "performance.timeOrigin",
+    'new Intl.DateTimeFormat("en-US", { timeStyle: "medium", timeZone: "UTC" }).format()',
+  ].map((expr): Cell => ({ name: expr, part: "scorer", expr, outcome: "built" })),
+  ...[
+    'performance.mark("x").startTime',
+    'require("node:crypto").generateKeySync("hmac", { length: 64 }).export().toString("hex")',
+  ].map((expr): Cell => ({ name: expr, part: "scorer", expr, outcome: /stage code runs isolated/ })),
   // A package: its own data file read with fs, a computed require, a variable, a clock.
   {
     name: "a package reading its own data file",

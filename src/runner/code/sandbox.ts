@@ -74,17 +74,63 @@ function fixClock(): void {
   (globalThis as { Date: unknown }).Date = FixedDate;
   const perf = globalThis.performance as unknown as Record<string, unknown>;
   Object.defineProperty(perf, "now", { value: () => 0 });
+  Object.defineProperty(perf, "timeOrigin", { value: FIXED_TIME_MS });
+  // Marks, measures and the loop's use stamp Node's own clock, not performance.now.
+  const timing = "measure in the stage's own counts, not in time";
+  for (const name of ["mark", "measure", "timerify", "eventLoopUtilization"])
+    close(perf, name, `performance.${name}() reads the machine's clock`, timing);
+  fixDateFormats();
   const hrtime = Object.assign(() => [0, 0], { bigint: () => 0n });
   Object.defineProperty(process, "hrtime", { value: hrtime });
   Object.defineProperty(process, "uptime", { value: () => 0 });
 }
 
+/** A date format given no date formats the fixed time (V8 would take its own clock's). */
+function fixDateFormats(): void {
+  const proto = Intl.DateTimeFormat.prototype;
+  const format = Object.getOwnPropertyDescriptor(proto, "format")!.get!;
+  Object.defineProperty(proto, "format", {
+    get(this: Intl.DateTimeFormat) {
+      const bound = format.call(this) as (date?: unknown) => string;
+      return (date?: unknown) => bound(date === undefined ? FIXED_TIME_MS : date);
+    },
+  });
+  const toParts = proto.formatToParts;
+  Object.defineProperty(proto, "formatToParts", {
+    value(this: Intl.DateTimeFormat, date?: Date | number) {
+      return toParts.call(this, date === undefined ? FIXED_TIME_MS : date);
+    },
+  });
+}
+
+/** What makes keys or primes draws from the machine's randomness too. */
+const KEY_MAKERS = [
+  "generateKey",
+  "generateKeySync",
+  "generateKeyPair",
+  "generateKeyPairSync",
+  "generatePrime",
+  "generatePrimeSync",
+  "createDiffieHellman",
+  "getDiffieHellman",
+  "createECDH",
+];
+
 function seedRandom(keyHex: string): void {
   Object.defineProperty(Math, "random", { value: seededRandom(keyHex), writable: false });
   const fix = "draw from Math.random, which is seeded from the stage's key, or from the stage's own seed";
   const crypto = require("node:crypto") as Record<string, unknown>;
-  for (const name of ["randomBytes", "randomFillSync", "randomFill", "randomInt", "randomUUID"])
+  for (const name of [
+    "randomBytes",
+    "randomFillSync",
+    "randomFill",
+    "randomInt",
+    "randomUUID",
+    ...KEY_MAKERS,
+  ])
     close(crypto, name, `crypto.${name}() draws from the machine's randomness`, fix);
+  const subtle = Object.getPrototypeOf(globalThis.crypto.subtle) as Record<string, unknown>;
+  close(subtle, "generateKey", "crypto.subtle.generateKey() draws from the machine's randomness", fix);
   // The module's getRandomValues (a getter that cannot be replaced) calls Web Crypto's, closed here.
   const web = Object.getPrototypeOf(globalThis.crypto) as Record<string, unknown>;
   for (const name of ["getRandomValues", "randomUUID"])
