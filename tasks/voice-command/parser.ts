@@ -28,10 +28,11 @@ function pinnedValidator(): { json: string; validate: Validate } | null {
   try {
     return require("./robot-command-check.cjs") as { json: string; validate: Validate };
   } catch (e) {
-    // Only its absence falls back to ajv: a broken one is a broken build of medbench, said, not hidden.
+    // Only its absence falls back to ajv: a broken one is a broken build of medbench, said, not hidden. The
+    // message's first line names the module not found (the rest, its require stack, names this one too).
     const error = e as { code?: unknown; message?: unknown };
-    if (error.code === "MODULE_NOT_FOUND" && String(error.message).includes("robot-command-check.cjs"))
-      return null;
+    const notFound = String(error.message).split("\n", 1)[0]!;
+    if (error.code === "MODULE_NOT_FOUND" && notFound.includes("robot-command-check.cjs")) return null;
     throw e;
   }
 }

@@ -139,6 +139,9 @@ describe("parser: the spec's schema compiled at build time", () => {
       expect(typeof fresh().validatorFor(schema)).toBe("function");
       writeFileSync(join(dir, "tasks/voice-command/robot-command-check.cjs"), "throw new Error('torn');\n");
       expect(() => fresh().validatorFor(schema)).toThrow("torn");
+      // One that requires what is not there is broken too, though Node's message names it (require stack).
+      writeFileSync(join(dir, "tasks/voice-command/robot-command-check.cjs"), 'require("./gone.cjs");\n');
+      expect(() => fresh().validatorFor(schema)).toThrow("gone.cjs");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
