@@ -4,12 +4,14 @@
 //   1. a first build (empty cache) of the bundled voice-command and note-errors specs, and
 //   2. a rebuild: `--refresh` of every stage that runs task code (prompts, fit, model, parse, score,
 //      bootstrap), the cost of a task code edit,
-// isolated (the CLI as shipped) against in-process (the same CLI started through a wrapper that makes the
-// executor's runsIsolated answer false: the build before isolation, same results; this bench's baseline).
+// isolated (the CLI as shipped) against in-process (the same CLI started with the preload of
+// ./in-process.mjs, which makes the executor's runsIsolated answer false: the build before isolation, same
+// results; this bench's baseline).
 // Each ratio is taken within one round and printed as min / median / max over the rounds, with the load.
 // Usage: node scripts/bench/isolation.mjs [--runs 5]
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
+import { inProcessPreload } from "./in-process.mjs";
 
 const runs = Number(argv.runs ?? 5);
 const repo = path.resolve(import.meta.dirname, "../..");
@@ -19,14 +21,7 @@ const TASK_STAGES = ["prompts", "fit", "model", "parse", "score", "bootstrap"];
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), "medbench-bench-isolation-"));
 process.once("exit", () => fs.removeSync(work));
-const inProcess = path.join(work, "in-process.mjs");
-const stageCode = path.join(repo, "dist/src/runner/keys/stage-code.js");
-await fs.writeFile(
-  inProcess,
-  `import { createRequire } from "node:module";\n` +
-    `createRequire(import.meta.url)(${JSON.stringify(stageCode)}).runsIsolated = () => false;\n` +
-    `await import(${JSON.stringify(bin)});\n`,
-);
+const inProcess = ["--require", await inProcessPreload(repo, work), bin];
 
 async function project() {
   const dir = await fs.mkdtemp(path.join(work, "p-"));
@@ -41,12 +36,12 @@ async function refreshOf(dir, spec) {
   return TASK_STAGES.filter((kind) => kinds.has(kind)).flatMap((kind) => ["--refresh", kind]);
 }
 
-/** Wall ms of building every spec in `dir` with `entry` (`rebuild`: refreshing its task code stages). */
+/** Wall ms of building every spec in `dir` with node `entry` (`rebuild`: refreshing its task stages). */
 async function builds(entry, dir, rebuild = false) {
   let ms = 0;
   for (const spec of SPECS) {
     const args = ["build", spec, "--quiet", ...(rebuild ? await refreshOf(dir, spec) : [])];
-    ms += (await timed("node", [entry, ...args], dir, { rss: false })).ms;
+    ms += (await timed("node", [...entry, ...args], dir, { rss: false })).ms;
   }
   return ms;
 }
@@ -56,7 +51,7 @@ const seconds = { isolated: { first: [], rebuild: [] }, inProcess: { first: [], 
 for (let round = 0; round < runs; round++) {
   const times = {};
   for (const [name, entry] of [
-    ["isolated", bin],
+    ["isolated", [bin]],
     ["inProcess", inProcess],
   ]) {
     const dir = await project();

@@ -14,12 +14,13 @@
 // load average of each pair. A worktree is kept under the temp folder for the next run (--clean removes it).
 // A REV that is a folder holding bin/medbench.js is used as it is (built), e.g. `.` for this checkout.
 // `--in-process a` (or b) runs that side's stages in medbench's process (the executor's runsIsolated made
-// to answer false by a preload, as scripts/bench/isolation.mjs does): `revisions.mjs HEAD HEAD --in-process
+// to answer false by the preload of ./in-process.mjs, as isolation.mjs does): `revisions.mjs HEAD HEAD --in-process
 // a` is what isolation costs, `revisions.mjs 37df44a HEAD --in-process b` the rest of a change.
 //   node scripts/bench/revisions.mjs REV_A REV_B [--pairs 3] [--items 2000] [--concurrency 64] [--clean]
 //     [--in-process a|b]
 import { $, fs, path, os, argv } from "zx";
 import { measured } from "./rusage.mjs";
+import { inProcessPreload } from "./in-process.mjs";
 import { syntheticProject } from "./release.mjs";
 import { load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
 
@@ -66,16 +67,7 @@ const inProcess = { a: sides[0], b: sides[1] }[argv["in-process"]];
 if (argv["in-process"] !== undefined && !inProcess) throw new Error("--in-process takes a or b");
 if (inProcess) inProcess.name += " (stages in-process)";
 
-/** A preload that makes the side's runsIsolated answer false before its CLI loads. */
-async function inProcessPreload(side) {
-  const stageCode = path.join(side.dir, "dist/src/runner/keys/stage-code.js");
-  if (!(await fs.pathExists(stageCode)))
-    throw new Error(`${side.name} has no ${stageCode}: nothing isolated`);
-  const preload = path.join(work, "in-process.cjs");
-  await fs.writeFile(preload, `require(${JSON.stringify(stageCode)}).runsIsolated = () => false;\n`);
-  return preload;
-}
-const preload = inProcess && (await inProcessPreload(inProcess));
+const preload = inProcess && (await inProcessPreload(inProcess.dir, work));
 
 const fake = await server(null);
 const sent = async () => (await fake.stats()).requests;
