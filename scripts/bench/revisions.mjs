@@ -14,8 +14,8 @@
 // load average of each pair. A worktree is kept under the temp folder for the next run (--clean removes it).
 // A REV that is a folder holding bin/medbench.js is used as it is (built), e.g. `.` for this checkout.
 // `--in-process a` (or b) runs that side's stages in medbench's process (the executor's runsIsolated made
-// to answer false by the preload of ./in-process.mjs, as isolation.mjs does): `revisions.mjs HEAD HEAD --in-process
-// a` is what isolation costs, `revisions.mjs 37df44a HEAD --in-process b` the rest of a change.
+// to answer false by the preload of ./in-process.mjs, as isolation.mjs does): `revisions.mjs HEAD HEAD
+// --in-process a` is what isolation costs, `revisions.mjs 37df44a HEAD --in-process b` the rest of a change.
 //   node scripts/bench/revisions.mjs REV_A REV_B [--pairs 3] [--items 2000] [--concurrency 64] [--clean]
 //     [--in-process a|b]
 import { $, fs, path, os, argv } from "zx";
