@@ -12,10 +12,11 @@ import {
 import type { Readable } from "node:stream";
 
 // Loaded when a route is https, or a reply compressed: a plain-http route (a local server) needs neither
-// (https and tls, 2 ms of CPU a process; zlib 1 ms).
+// (https and tls, 2 ms of CPU a process; zlib 1 ms). Kept once loaded: a require costs a lookup per reply.
 let httpsModule: typeof import("node:https") | undefined;
 const https = () => (httpsModule ??= require("node:https") as typeof import("node:https"));
-const zlib = () => require("node:zlib") as typeof import("node:zlib");
+let zlibModule: typeof import("node:zlib") | undefined;
+const zlib = () => (zlibModule ??= require("node:zlib") as typeof import("node:zlib"));
 
 export interface HttpReply {
   status: number;
