@@ -4,10 +4,11 @@
 
 const MASK32 = 0xffffffff;
 const TWO32 = 4294967296;
+const TWO_M32 = 1 / TWO32;
 const TWO_M53 = 1 / 9007199254740992;
 
-// 0x2360ED051FC65DA44385DF649FCCF645, least significant limb first.
-const MULT = Float64Array.of(0xf645, 0x9fcc, 0xdf64, 0x4385, 0x5da4, 0x1fc6, 0xed05, 0x2360);
+// The LCG's multiplier, 0x2360ED051FC65DA44385DF649FCCF645, is written into step() limb by limb:
+// 0xf645, 0x9fcc, 0xdf64, 0x4385, 0x5da4, 0x1fc6, 0xed05, 0x2360 (least significant first).
 
 /** numpy SeedSequence(entropy).generate_state(4, uint64), as eight uint32 words (little-endian pairs). */
 export function seedSequenceState(
@@ -89,28 +90,73 @@ export class PCG64 {
     return { state: dec(this.s), inc: dec(this.inc) };
   }
 
-  private readonly out = new Float64Array(8); // the step's result, reused (a step allocates nothing)
-
+  // The LCG step, state * multiplier + inc mod 2^128, written out: each 16-bit column's products summed
+  // apart (below 2^35), then the columns joined in pairs and carried 32 bits at a time (each sum below
+  // 2^52): four dependent carries, where a carry per limb made a chain of eight divisions that took most
+  // of a bootstrap's draws (docs/performance.md, "The bootstrap's draws"). Exact in doubles throughout.
   private step(): void {
     const state = this.s;
-    const out = this.out;
-    let carry = 0;
-    for (let limb = 0; limb < 8; limb++) {
-      let sum = carry + this.inc[limb]!;
-      for (let i = 0; i <= limb; i++) sum += state[i]! * MULT[limb - i]!;
-      carry = Math.floor(sum / 65536); // sum < 2^53: exact
-      out[limb] = sum - carry * 65536;
-    }
-    state.set(out);
+    const inc = this.inc;
+    const s0 = state[0]!,
+      s1 = state[1]!,
+      s2 = state[2]!,
+      s3 = state[3]!,
+      s4 = state[4]!,
+      s5 = state[5]!,
+      s6 = state[6]!,
+      s7 = state[7]!;
+    const col0 = inc[0]! + s0 * 0xf645;
+    const col1 = inc[1]! + s0 * 0x9fcc + s1 * 0xf645;
+    const col2 = inc[2]! + s0 * 0xdf64 + s1 * 0x9fcc + s2 * 0xf645;
+    const col3 = inc[3]! + s0 * 0x4385 + s1 * 0xdf64 + s2 * 0x9fcc + s3 * 0xf645;
+    const col4 = inc[4]! + s0 * 0x5da4 + s1 * 0x4385 + s2 * 0xdf64 + s3 * 0x9fcc + s4 * 0xf645;
+    const col5 = inc[5]! + s0 * 0x1fc6 + s1 * 0x5da4 + s2 * 0x4385 + s3 * 0xdf64 + s4 * 0x9fcc + s5 * 0xf645;
+    const col6 =
+      inc[6]! +
+      s0 * 0xed05 +
+      s1 * 0x1fc6 +
+      s2 * 0x5da4 +
+      s3 * 0x4385 +
+      s4 * 0xdf64 +
+      s5 * 0x9fcc +
+      s6 * 0xf645;
+    const col7 =
+      inc[7]! +
+      (s0 * 0x2360 + s1 * 0xed05 + s2 * 0x1fc6 + s3 * 0x5da4) +
+      (s4 * 0x4385 + s5 * 0xdf64 + s6 * 0x9fcc + s7 * 0xf645);
+    let sum = col0 + col1 * 65536;
+    let carry = Math.floor(sum * TWO_M32);
+    this.w0 = sum - carry * TWO32;
+    sum = carry + col2 + col3 * 65536;
+    carry = Math.floor(sum * TWO_M32);
+    this.w1 = sum - carry * TWO32;
+    sum = carry + col4 + col5 * 65536;
+    carry = Math.floor(sum * TWO_M32);
+    this.w2 = sum - carry * TWO32;
+    sum = carry + col6 + col7 * 65536;
+    this.w3 = sum - Math.floor(sum * TWO_M32) * TWO32;
+    state[0] = this.w0 & 0xffff;
+    state[1] = this.w0 >>> 16;
+    state[2] = this.w1 & 0xffff;
+    state[3] = this.w1 >>> 16;
+    state[4] = this.w2 & 0xffff;
+    state[5] = this.w2 >>> 16;
+    state[6] = this.w3 & 0xffff;
+    state[7] = this.w3 >>> 16;
   }
+
+  // The state after the last step as four 32-bit words, least significant first.
+  private w0 = 0;
+  private w1 = 0;
+  private w2 = 0;
+  private w3 = 0;
 
   /** Advances and leaves the output in this.hi / this.lo. */
   next64(): void {
     this.step();
-    const state = this.s;
-    const xLo = ((state[1]! * 65536 + state[0]!) ^ (state[5]! * 65536 + state[4]!)) >>> 0;
-    const xHi = ((state[3]! * 65536 + state[2]!) ^ (state[7]! * 65536 + state[6]!)) >>> 0;
-    let rot = state[7]! >>> 10;
+    const xLo = (this.w0 ^ this.w2) >>> 0;
+    const xHi = (this.w1 ^ this.w3) >>> 0;
+    let rot = this.w3 >>> 26;
     let hi = xHi;
     let lo = xLo;
     if (rot >= 32) {
@@ -202,10 +248,10 @@ export class NumpyGenerator {
   private lemire32(excl: number): number {
     // numpy's buffered_bounded_lemire_uint32: multiply a draw by excl, keep the high word, and draw again
     // while the low word falls below the threshold that would bias it.
-    let { hi, leftover } = lemireProduct(this.bitgen.next32(), excl);
-    if (leftover < excl) {
+    let hi = lemireHigh(this.bitgen.next32(), excl);
+    if (lowWord < excl) {
       const threshold = (TWO32 - excl) % excl;
-      while (leftover < threshold) ({ hi, leftover } = lemireProduct(this.bitgen.next32(), excl));
+      while (lowWord < threshold) hi = lemireHigh(this.bitgen.next32(), excl);
     }
     return hi;
   }
@@ -270,12 +316,19 @@ function mulHi32(left: number, right: number): number {
   return Ah + Math.floor((Al * 65536 + lowProduct) / TWO32);
 }
 
-/** The high and low 32-bit words of random32 * excl (exact in a double when excl <= 2^21). */
-function lemireProduct(random32: number, excl: number): { hi: number; leftover: number } {
+/** The low word of the last product lemireHigh made (a variable, not an object returned with the high word:
+ *  nothing allocated per draw, even before V8 optimises the loop). */
+let lowWord = 0;
+
+/** The high 32-bit word of random32 * excl, its low word left in lowWord (exact in a double when
+ *  excl <= 2^21). */
+function lemireHigh(random32: number, excl: number): number {
   if (excl <= 2097152) {
     const product = random32 * excl;
-    const hi = Math.floor(product / TWO32);
-    return { hi, leftover: product - hi * TWO32 };
+    const hi = Math.floor(product * TWO_M32);
+    lowWord = product - hi * TWO32;
+    return hi;
   }
-  return { hi: mulHi32(random32, excl), leftover: Math.imul(random32, excl) >>> 0 };
+  lowWord = Math.imul(random32, excl) >>> 0;
+  return mulHi32(random32, excl);
 }
