@@ -5,6 +5,8 @@
 const MASK32 = 0xffffffff;
 const TWO32 = 4294967296;
 const TWO_M32 = 1 / TWO32;
+/** The largest range whose products with a 32-bit draw are exact in a double (2^21). */
+const LEMIRE_EXACT = 2097152;
 const TWO_M53 = 1 / 9007199254740992;
 
 // The LCG's multiplier, 0x2360ED051FC65DA44385DF649FCCF645, is written into step() limb by limb:
@@ -174,6 +176,35 @@ export class PCG64 {
     this.lo = ((lo >>> rot) | (hi << (32 - rot))) >>> 0;
   }
 
+  /** numpy's buffered_bounded_lemire_uint32 `size` times, out[i] = lo + a draw below `excl` (at most 2^21:
+   *  each product is then exact in a double). One loop over next32's draws: the calls a draw made through
+   *  the generator (integers, lemire32, next32) took more of a bootstrap's draws than the draws did. */
+  fillBounded(excl: number, lo: number, size: number, out: Int32Array | number[]): void {
+    const threshold = (TWO32 - excl) % excl; // a low word below it would bias the draw: drawn again
+    let has = this.hasUint32;
+    let held = this.uinteger;
+    for (let i = 0; i < size; i++) {
+      let high: number;
+      let low: number;
+      do {
+        let random = held;
+        if (has) has = false;
+        else {
+          this.next64();
+          has = true;
+          held = this.hi;
+          random = this.lo;
+        }
+        const product = random * excl;
+        high = Math.floor(product * TWO_M32);
+        low = product - high * TWO32;
+      } while (low < threshold);
+      out[i] = lo + high;
+    }
+    this.hasUint32 = has;
+    this.uinteger = held;
+  }
+
   next64BigInt(): bigint {
     this.next64();
     return (BigInt(this.hi) << 32n) | BigInt(this.lo);
@@ -233,7 +264,8 @@ export class NumpyGenerator {
     const rng = hi - 1 - lo;
     if (rng > 0 && rng < MASK32) {
       const excl = rng + 1;
-      for (let i = 0; i < size; i++) out[i] = lo + this.lemire32(excl);
+      if (excl <= LEMIRE_EXACT) this.bitgen.fillBounded(excl, lo, size, out);
+      else for (let i = 0; i < size; i++) out[i] = lo + this.lemire32(excl);
       return out;
     }
     for (let i = 0; i < size; i++) out[i] = this.integer(lo, hi);
@@ -323,7 +355,7 @@ let lowWord = 0;
 /** The high 32-bit word of random32 * excl, its low word left in lowWord (exact in a double when
  *  excl <= 2^21). */
 function lemireHigh(random32: number, excl: number): number {
-  if (excl <= 2097152) {
+  if (excl <= LEMIRE_EXACT) {
     const product = random32 * excl;
     const hi = Math.floor(product * TWO_M32);
     lowWord = product - hi * TWO32;
