@@ -6,6 +6,7 @@ import type { BuildEvent } from "../contract/events.js";
 import type { Json } from "../util/json.js";
 import { build, type BuildOptions, type BuildReport } from "../runner/execution/executor.js";
 import { loadBuildRuntime } from "../load/build-runtime.js";
+import { loadingAhead } from "../load/ahead.js";
 import { settleRemotes } from "../remote/opened.js";
 import { remoteProvenance } from "../remote/provenance.js";
 import { rememberParsedSpec } from "../specfile/load.js";
@@ -28,8 +29,12 @@ export async function runBuild(request: BuildRequest): Promise<{ report: BuildRe
   const { specPath, vars, opts, emit } = request;
   const rt = await loadBuildRuntime(specPath, vars, opts, (message) => emit({ type: "info", message }));
   let report;
+  const ahead = loadingAhead(rt);
   try {
-    report = await build(rt, opts, emit);
+    report = await build(rt, opts, (e) => {
+      emit(e);
+      ahead(e);
+    });
   } finally {
     await settleRemotes(); // the replies of a failed build reach the shared cache too
   }

@@ -134,6 +134,9 @@ export interface StageKind extends KindDeclarations {
   /** A data stage's source, worked out with its key (its readers see it as `source` of their input). */
   dataSource?(ctx: StageContext): DataSource;
   run(ctx: StageContext): Promise<Record<string, StageOutput>>;
+  /** Loads modules its run would load on its way, while medbench's process waits on a stage of a process
+   *  of its own (src/load/ahead.ts): the load off the build's wall time. Loads only; changes no result. */
+  ahead?(): void;
   /** What running the stage would send, per model, without sending anything (`status`): a model stage's
    *  requests that have no reply yet. */
   estimate?(ctx: StageContext): Promise<Record<string, SendEstimate>>;

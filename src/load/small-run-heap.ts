@@ -52,6 +52,17 @@ export function sizeHeap(e: BuildEvent): void {
     collectGarbage();
 }
 
+/** Runs `load` (modules loaded ahead while a stage runs in a process of its own, src/load/ahead.ts): what
+ *  it adds to the heap is code kept, not the stage's garbage, so it calls for no collection after it. */
+export function loadNotLeft(load: () => void): void {
+  const before = usedHeap();
+  try {
+    load();
+  } finally {
+    usedAtStart += usedHeap() - before;
+  }
+}
+
 /** The young generation held before a command's first heavy work that is not a stage's: checking a task's
  *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any stage
  *  started. */

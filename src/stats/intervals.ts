@@ -124,8 +124,11 @@ export function percentile(values: ArrayLike<number>, percent: number): number {
 // 15 MB. A literal require: the file stays in the stage keys.
 type BetaQuantile = typeof import("@stdlib/stats-base-dists-beta-quantile");
 let betaQuantileFn: BetaQuantile | undefined;
+/** The beta quantile, loaded (a bootstrap stage loads it ahead: src/load/ahead.ts). */
+export const loadBetaQuantile = (): BetaQuantile =>
+  (betaQuantileFn ??= require("../../vendor/beta-quantile.cjs") as BetaQuantile);
 const betaQuantile = (probability: number, alpha: number, beta: number): number =>
-  (betaQuantileFn ??= require("../../vendor/beta-quantile.cjs") as BetaQuantile)(probability, alpha, beta);
+  loadBetaQuantile()(probability, alpha, beta);
 
 export function clopperPearson(successes: number, trials: number, level: number): [number, number] {
   const alpha = 1 - level;
