@@ -2,8 +2,9 @@
 // Compiles specs/spec.schema.json and registry/registry.schema.json into standalone validators
 // (dist/spec-validator.cjs, dist/registry-validator.cjs) at build time, so that a build does not pay for
 // compiling a schema with ajv on every start. `verbose` keeps each error's schema, so that a diagnostic
-// about an unknown key can list the known ones.
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+// about an unknown key can list the known ones. Then records the built-in registry's routes and the
+// shipped specs' parses, each checked.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
@@ -48,4 +49,19 @@ for (const [schemaFile, outFile] of [
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   const routes = registry.checkedRoutes(bytes, file);
   writeFileSync(resolve(root, registry.PARSED_REGISTRY), `${JSON.stringify({ sha256, routes })}\n`);
+}
+
+// The specs medbench ships, parsed and checked now (a mistake in one fails the build), each written as the
+// entry a project's cache holds for its bytes: a first build of a shipped spec reads it instead of parsing
+// the YAML (src/specfile/load.ts SHIPPED_PARSES).
+{
+  const load = createRequire(import.meta.url)(resolve(root, "dist/src/specfile/load.js"));
+  const out = resolve(root, load.SHIPPED_PARSES);
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  for (const name of readdirSync(resolve(root, "specs")).filter((file) => file.endsWith(".yaml"))) {
+    const file = resolve(root, "specs", name);
+    load.rememberParsedSpec(load.loadSpec(file), file, out);
+  }
+  if (readdirSync(out).length === 0) throw new Error(`no spec parse written in ${out}`);
 }

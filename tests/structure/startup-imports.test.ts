@@ -64,13 +64,15 @@ describe("help loads what it prints, and nothing more", () => {
 });
 
 describe("a first build of a built-in task", () => {
-  it("takes its rule checks from dist/task-rules.json; loads no compiler, no remote client", async () => {
+  it("reads its rules and spec from dist/; loads no compiler, YAML parser or remote client", async () => {
     const p = new Project();
     try {
       const loaded = await loadedBy(["build", "specs/voice-command.yaml", "--quiet"], p.path());
       expect(loaded).toContain("dist/src/runner/code/task-rules.js");
       expect(p.read("results/kor-surgical-robot-voice-command/medbench_prior/metrics.json")).toContain("{");
       expect(loaded.filter((f) => f.includes("node_modules/typescript/"))).toEqual([]);
+      // nor YAML's parser or the spec's validator: the shipped spec's parse is recorded in dist/parsed-specs
+      expect(loaded.filter((f) => /dist\/(vendor\/yaml|spec-validator)\.cjs$/.test(f))).toEqual([]);
       // nor, without MEDBENCH_REMOTE, the shared remote's client (src/remote/opened.ts)
       expect(loaded).toContain("dist/src/remote/opened.js");
       const client = /remote\/(store|claims|claim-notes|pace)\.js$/;
