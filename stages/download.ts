@@ -2,8 +2,10 @@
 // (a moved URL with the same hash changes nothing).
 // Sources, first that applies: --data-dir (a release the user downloaded), `base_url`, the bundled `sample`.
 import {
-  createReadStream,
+  closeSync,
   createWriteStream,
+  openSync,
+  writeSync,
   existsSync,
   statSync,
   accessSync,
@@ -13,6 +15,7 @@ import {
 } from "../src/util/builtins.js";
 import { isAbsolute, resolve } from "node:path";
 import { staysInside } from "../src/util/paths.js";
+import { sha256FileSync } from "../src/hash/sha256.js";
 import {
   type StageContext,
   type StageKind,
@@ -210,12 +213,17 @@ function unreachable(url: string, e: unknown): StageError {
   );
 }
 
-async function copyHashing(src: string, dest: string): Promise<string> {
-  const { pipeline } = await import("node:stream/promises");
-  const hash = createHash("sha256");
-  const tap = await hashingTap(hash);
-  await intoFile(dest, (file) => pipeline(createReadStream(src), tap, file));
-  return hash.digest("hex");
+/** Copies src to dest, hashing it as it goes (a chunk at a time, never whole). */
+function copyHashing(src: string, dest: string): string {
+  const fd = openSync(dest, "w");
+  try {
+    return sha256FileSync(src, (chunk) => {
+      for (let written = 0; written < chunk.length; )
+        written += writeSync(fd, chunk, written, chunk.length - written);
+    });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const SHA256 = "^[0-9a-f]{64}$";
@@ -285,7 +293,7 @@ export const download: StageKind = {
       const tmp = ctx.tempPath();
       const actual =
         origin.kind === "dir"
-          ? await copyHashing(localFile(origin, path), tmp)
+          ? copyHashing(localFile(origin, path), tmp)
           : await fetchTo(fileUrl(origin.base, path), tmp);
       check(ctx, origin, path, actual);
       out[path] = { file: tmp, sha256: actual };

@@ -83,6 +83,26 @@ describe("a first build of a built-in task", () => {
   });
 });
 
+describe("a first build copies and hashes its release", () => {
+  it("a chunk at a time, without fs's streams (src/hash/sha256.ts)", async () => {
+    const p = new Project();
+    try {
+      const r = await execa(
+        "node",
+        ["-r", join(REPO, "tests/support/loaded-modules.cjs"), BIN, "build", "specs/voice-command.yaml"],
+        { reject: false, cwd: p.path(), env: { NO_COLOR: "1" } },
+      );
+      expect(r.exitCode, String(r.stderr)).toBe(0);
+      expect(String(r.stdout)).toMatch(/done\s+download/); // it ran: the release was copied and hashed
+      const builtins = String(r.stderr).split("--- loaded builtins\n")[1]!.split("\n");
+      expect(builtins).toContain("NativeModule fs"); // the list is read
+      expect(builtins).not.toContain("NativeModule internal/fs/streams");
+    } finally {
+      p.remove();
+    }
+  });
+});
+
 describe("the launcher", () => {
   it("loads child_process only to compile a checkout (about 0.07 of Node's start-up)", async () => {
     const r = await execa("node", ["-r", join(REPO, "tests/support/loaded-modules.cjs"), BIN, "--version"]);
