@@ -17,6 +17,12 @@
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
 // While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET).
+// - V8's optimising compiler (TurboFan), held off from the start of a small run's work until its first stage
+//   that computes its outputs (holdCompiler). Until then medbench's process loads code, fetches data, hands
+//   task code to processes of their own and waits on a model's server: work TurboFan does not speed up,
+//   while what it touches stays resident (its own code in Node's binary, 3.6 MB, and what its compile jobs
+//   leave in the C allocator's arenas of V8's worker threads, 2.1 MB; docs/performance.md, "Peak memory of
+//   a first build").
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";
@@ -44,9 +50,12 @@ export function sizeHeap(e: BuildEvent): void {
     holdBeforeWork();
   }
   if (!small) return;
-  if (e.type === "stage-start") usedAtStart = usedHeap();
-  else if (e.type === "progress" && e.total >= LARGE_RUN) {
+  if (e.type === "stage-start") {
+    usedAtStart = usedHeap();
+    if (computes(e.kind)) releaseFlag("turbofan");
+  } else if (e.type === "progress" && e.total >= LARGE_RUN) {
     small = false;
+    releaseFlag("turbofan");
     if (youngHeld) releaseYoungGeneration();
   } else if (e.type === "stage-done" && e.status === "ran" && usedHeap() - usedAtStart > LEFT_GARBAGE)
     collectGarbage();
@@ -67,7 +76,25 @@ export function loadNotLeft(load: () => void): void {
  *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any stage
  *  started. */
 export function holdBeforeWork(): void {
+  holdCompiler();
   if (!youngHeld && !userSized()) holdYoungGeneration();
+}
+
+let compilerHeld = false;
+/** TurboFan off until a stage that computes its outputs starts (measured on a first build of 2,070 items,
+ *  interleaved, load 2 to 4: peak RSS at the model stage's end 70 against 75 MB, CPU 0.95 to 1.02). Held
+ *  once: a build's later stages, once it is back, find it as V8 left it. */
+export function holdCompiler(): void {
+  if (compilerHeld || small === false) return;
+  compilerHeld = true;
+  holdFlag("turbofan", 0);
+}
+
+/** Whether a stage of this kind computes its outputs in medbench's process or its task's: none taken from
+ *  elsewhere (a download's data, a model's replies) or made by a task's code for each item (prompts). */
+function computes(kind: string): boolean {
+  const { STAGE_KINDS } = require("../../stages/index.js") as typeof import("../../stages/index.js");
+  return STAGE_KINDS.get(kind)?.inBundle === undefined;
 }
 
 /** The young generation grows no further (a growth factor of 1; V8's own is 2). */
