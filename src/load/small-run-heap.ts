@@ -17,12 +17,8 @@
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
 // While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET).
-// - V8's optimising compiler (TurboFan), held off from the start of a small run's work until its first stage
-//   that computes its outputs (holdCompiler). Until then medbench's process loads code, fetches data, hands
-//   task code to processes of their own and waits on a model's server: work TurboFan does not speed up,
-//   while what it touches stays resident (its own code in Node's binary, 3.6 MB, and what its compile jobs
-//   leave in the C allocator's arenas of V8's worker threads, 2.1 MB; docs/performance.md, "Peak memory of
-//   a first build").
+// A build also holds V8's optimising compiler (TurboFan) off from its start (holdCompiler) until its first
+// stage that computes in medbench's process (./held-compiler.ts), or a stage of LARGE_RUN items.
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";
@@ -32,6 +28,11 @@ const HELD_SEMI_SPACE = 4 * 2 ** 20;
 const LARGE_RUN = 10_000;
 /** A stage that left more than this in the heap is followed by a collection (bytes). */
 const LEFT_GARBAGE = 2 ** 20;
+/** Pages of the old generation held but not used after a stage that ran, above which it is collected too
+ *  (bytes): a collection frees the pages of the one before it once its sweeping is done. After a first
+ *  build's model stage 7 MB stay held until the next collection; without one, they were still held under
+ *  the bootstrap's peak (docs/performance.md, "Peak memory of a first build"). */
+const IDLE_OLD = 4 * 2 ** 20;
 let youngHeld = false;
 let stopWatching = () => {};
 // From the first stage until one reports LARGE_RUN items of work (a model or a download stage; a build whose
@@ -50,14 +51,12 @@ export function sizeHeap(e: BuildEvent): void {
     holdBeforeWork();
   }
   if (!small) return;
-  if (e.type === "stage-start") {
-    usedAtStart = usedHeap();
-    if (computes(e.kind)) releaseFlag("turbofan");
-  } else if (e.type === "progress" && e.total >= LARGE_RUN) {
+  if (e.type === "stage-start") usedAtStart = usedHeap();
+  else if (e.type === "progress" && e.total >= LARGE_RUN) {
     small = false;
-    releaseFlag("turbofan");
+    releaseCompiler();
     if (youngHeld) releaseYoungGeneration();
-  } else if (e.type === "stage-done" && e.status === "ran" && usedHeap() - usedAtStart > LEFT_GARBAGE)
+  } else if (e.type === "stage-done" && e.status === "ran" && (leftGarbage() || oldSpaceIdle() > IDLE_OLD))
     collectGarbage();
 }
 
@@ -76,25 +75,26 @@ export function loadNotLeft(load: () => void): void {
  *  sources on a cold code memo loads the TypeScript compiler, which would grow it to 16 MB before any stage
  *  started. */
 export function holdBeforeWork(): void {
-  holdCompiler();
   if (!youngHeld && !userSized()) holdYoungGeneration();
 }
 
+// Until a build's first stage that computes in medbench's process, the process loads code, fetches data,
+// hands task code to processes of their own and waits on a model's server: work TurboFan does not speed up
+// (a first build of 2,070 items: CPU 0.95 to 1.0 without it until the bootstrap), while what it touches
+// stays resident. One compile of Node's path functions, as the CLI's modules load, makes its code in Node's
+// binary resident (3.6 MB), and its compile jobs leave 2 MB in the C allocator's arenas of V8's worker
+// threads (docs/performance.md, "Peak memory of a first build").
 let compilerHeld = false;
-/** TurboFan off until a stage that computes its outputs starts (measured on a first build of 2,070 items,
- *  interleaved, load 2 to 4: peak RSS at the model stage's end 70 against 75 MB, CPU 0.95 to 1.02). Held
- *  once: a build's later stages, once it is back, find it as V8 left it. */
+/** TurboFan off (from the launcher, for `build`), until releaseCompiler. */
 export function holdCompiler(): void {
-  if (compilerHeld || small === false) return;
+  if (compilerHeld) return;
   compilerHeld = true;
   holdFlag("turbofan", 0);
 }
 
-/** Whether a stage of this kind computes its outputs in medbench's process or its task's: none taken from
- *  elsewhere (a download's data, a model's replies) or made by a task's code for each item (prompts). */
-function computes(kind: string): boolean {
-  const { STAGE_KINDS } = require("../../stages/index.js") as typeof import("../../stages/index.js");
-  return STAGE_KINDS.get(kind)?.inBundle === undefined;
+/** TurboFan as V8 has it, from here to the command's end. */
+export function releaseCompiler(): void {
+  releaseFlag("turbofan");
 }
 
 /** The young generation grows no further (a growth factor of 1; V8's own is 2). */
@@ -104,6 +104,13 @@ const semiSpace = () =>
     .getHeapSpaceStatistics()
     .find((space) => space.space_name === "new_space")?.space_size ?? 0) / 2;
 const usedHeap = () => v8().getHeapStatistics().used_heap_size;
+const leftGarbage = () => usedHeap() - usedAtStart > LEFT_GARBAGE;
+const oldSpaceIdle = () => {
+  const old = v8()
+    .getHeapSpaceStatistics()
+    .find((space) => space.space_name === "old_space");
+  return old ? old.space_size - old.space_used_size : 0;
+};
 const userSized = () =>
   /semi[-_]space/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
 
