@@ -89,6 +89,9 @@ let compilerHeld = false;
 export function holdCompiler(): void {
   if (compilerHeld) return;
   compilerHeld = true;
+  // Made first: Node loads their modules (net and diagnostics_channel for a pipe, tty for a terminal) by
+  // its internal loader, which the hold's hook of Module._load does not reach (./held-flags.ts).
+  void [process.stdout, process.stderr];
   holdFlag("turbofan", 0);
 }
 

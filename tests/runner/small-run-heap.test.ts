@@ -207,6 +207,41 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
   });
 });
 
+// A collection leaves the old generation's pages held until the next one (its sweeping is not done yet):
+// the program keeps one row in 40 of ~30 MB over a stage, so that every page still holds some; after the
+// stage's collection the pages stay held. A stage after it that left nothing is followed by a collection
+// when more than 4 MB of them are held unused, which lets them go.
+const IDLE_PAGES = `
+const v8 = require("node:v8");
+const old = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "old_space");
+const idleMB = () => (old().space_size - old().space_used_size) / 2 ** 20;
+(async () => {
+  const { sizeHeap } = require(process.env.MODULE);
+  const stage = (type) => sizeHeap({ type, stage: "s", kind: "k", key: "", status: "ran", ms: 0 });
+  stage("stage-start");
+  let rows = [];
+  for (let t = 0; t < 50; t++) {
+    for (let i = 0; i < 10000; i++) rows.push({ t, i, s: "x" + i });
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  const kept = rows.filter((_, i) => i % 40 === 0);
+  rows = null;
+  stage("stage-done");
+  const afterStage = idleMB();
+  stage("stage-start");
+  stage("stage-done");
+  console.log(JSON.stringify({ afterStage, afterNext: idleMB(), kept: kept.length }));
+})();`;
+
+describe("the old generation's pages held after a collection", () => {
+  it("are let go after the next stage that ran, when more than 4 MB are held unused", async () => {
+    const r = await execa("node", ["-e", IDLE_PAGES], { env: { MODULE } });
+    const { afterStage, afterNext } = JSON.parse(r.stdout) as { afterStage: number; afterNext: number };
+    expect(afterStage).toBeGreaterThan(20);
+    expect(afterNext).toBeLessThan(4);
+  });
+});
+
 // A small run's code is optimised later: the program counts the calls a function made after the event takes
 // before V8 optimises it (natives syntax; optimisation on the main thread, so the count is not a race).
 const OPTIMISED_AFTER = `
@@ -237,5 +272,69 @@ describe("a small run's optimisation budget", () => {
   it("is left at the user's own, set on Node's command line", async () => {
     const own = await callsBeforeOptimised("never");
     expect(await callsBeforeOptimised("first", "--interrupt_budget=67584")).toBeLessThan(2 * own);
+  });
+});
+
+// A build holds V8's optimising compiler off from its start until its first stage that computes in
+// medbench's process (src/load/small-run-heap.ts, ./held-compiler.ts). The program counts the calls a hot
+// function makes before V8 optimises it (as above), with the compiler held, then released.
+const COMPILER = `
+const { holdCompiler, releaseCompiler } = require(process.env.MODULE);
+const callsBeforeOptimised = () => {
+  const work = new Function("n", "let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s;");
+  let calls = 0;
+  while (calls < 100000 && !(%GetOptimizationStatus(work) & 16)) (work(100), calls++);
+  return calls;
+};
+if (process.env.HOLD === "held") holdCompiler();
+const held = callsBeforeOptimised();
+releaseCompiler();
+console.log(JSON.stringify({ held, released: callsBeforeOptimised() }));`;
+
+// In a build: the compiler's state (a preload follows every flag medbench sets) as each stage is done.
+const COMPILER_AT_DONE = `const v8 = require("node:v8");
+const set = v8.setFlagsFromString;
+let on = true;
+v8.setFlagsFromString = (flags) => {
+  if (/^--(no-)?turbofan$/.test(flags)) on = !flags.startsWith("--no-");
+  return set.call(v8, flags);
+};
+const write = process.stderr.write;
+const states = [];
+process.stderr.write = function (chunk, ...rest) {
+  for (const line of String(chunk).split("\\n"))
+    if (line.includes('"stage-done"')) states.push(JSON.parse(line).stage + " " + (on ? "on" : "off"));
+  return write.call(this, chunk, ...rest);
+};
+process.on("exit", () => write.call(process.stderr, "compiler " + states.join(", ") + "\\n"));
+`;
+
+describe("V8's optimising compiler in a build", () => {
+  it("optimises nothing while held, and optimises again once released", async () => {
+    const run = async (hold: string) => {
+      const flags = ["--allow-natives-syntax", "--no-concurrent-recompilation"];
+      const r = await execa("node", [...flags, "-e", COMPILER], { env: { MODULE, HOLD: hold } });
+      return JSON.parse(r.stdout) as { held: number; released: number };
+    };
+    const free = await run("never");
+    expect(free.held).toBeLessThan(100000);
+    const held = await run("held");
+    expect(held.held).toBe(100000);
+    expect(held.released).toBeLessThan(100000);
+  });
+
+  const { projects } = cleanedAfterEach();
+  it("is held through the stages before the first that computes in medbench's process", async () => {
+    const p = new Project();
+    projects.push(p);
+    p.write("compiler.cjs", COMPILER_AT_DONE);
+    const r = await p.run(["build", "specs/voice-command.yaml", "--json"], {
+      NODE_OPTIONS: `--require ${p.path("compiler.cjs")}`,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    // prompts, parse and score run their task code in processes of their own; bootstrap in medbench's.
+    expect(/compiler (.*)/.exec(r.stderr)?.[1]).toBe(
+      "download off, prompts off, model off, parse off, score off, bootstrap on",
+    );
   });
 });
