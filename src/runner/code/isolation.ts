@@ -4,8 +4,9 @@
 // process, worker, addon or inspector, and with only the task's declared variables in its environment;
 // ./sandbox.ts closes the network, the clock and randomness inside it. docs/records.md, "Task code runs
 // isolated", says what this covers and what it does not.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, fsyncSync, openSync } from "../../util/builtins.js";
+import type { Socket } from "node:net";
 import { relative } from "node:path";
 import { StageError } from "../../errors.js";
 import type { BuildEvent } from "../../contract/events.js";
@@ -67,46 +68,90 @@ function synced(outputs: Record<string, StageOutput>): Record<string, StageOutpu
   return outputs;
 }
 
-/** Runs the job in its own process; `reads`: what it may read (files and folders), `tmp` what it writes. */
-export function runIsolated(
-  job: IsolatedJob,
-  reads: string[],
-  host: string,
-  hooks: IsolationHooks,
-): Promise<Record<string, StageOutput>> {
-  const env: Record<string, string> = { ...job.env, TZ: "UTC" };
-  const child = spawn(process.execPath, [...permissionFlags([...reads, job.tmp], job.tmp), host], {
+/** How a stage's process starts, before its inputs exist: what it may read besides its inbox and its
+ *  folder (its code, the spec files it reads), and the variables it is given. */
+export interface IsolatedStart {
+  stage: string;
+  reads: string[];
+  /** The folder its inputs are linked into before its job is sent: it may read what is there. */
+  inbox: string;
+  /** The folder it writes its outputs in. */
+  tmp: string;
+  env: Record<string, string>;
+  host: string;
+}
+
+/** A stage's process, started ahead of its job (its start-up off the build's critical path). */
+export interface IsolatedProcess {
+  /** Sends the job (its inputs in the inbox) and waits for the stage's outputs. */
+  run(job: IsolatedJob, hooks: IsolationHooks): Promise<Record<string, StageOutput>>;
+  /** Ends a process whose stage did not run. */
+  discard(): void;
+}
+
+type Settled = Error | Record<string, StageOutput> | null;
+type Ended = { code: number | null; signal: string | null } | Error;
+
+/** An idle process does not keep medbench's process alive; one running a job does. */
+function held(child: ChildProcess, hold: boolean): void {
+  const handles: ({ ref(): unknown; unref(): unknown } | null | undefined)[] = [
+    child,
+    child.channel,
+    child.stdout as Socket | null,
+    child.stderr as Socket | null,
+  ];
+  for (const handle of handles) hold ? handle?.ref() : handle?.unref();
+}
+
+function endedEarly(stage: string, ended: Exclude<Ended, Error>, stderr: string): StageError {
+  return new StageError(
+    `stage ${stage}'s process ended (${ended.signal ?? `exit ${ended.code}`}) before it gave its outputs` +
+      (stderr.trim() ? `: ${stderr.trim().split("\n").slice(-3).join(" ")}` : ""),
+    "correct the task's code (it may not end or kill its process)",
+  );
+}
+
+/** Starts the stage's process: Node's permission model, reading `reads`, the inbox and its folder. */
+export function startIsolated(start: IsolatedStart): IsolatedProcess {
+  const readable = [...start.reads, start.inbox, start.tmp];
+  const child = spawn(process.execPath, [...permissionFlags(readable, start.tmp), start.host], {
     cwd: "/",
-    env,
+    env: { ...start.env, TZ: "UTC" },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     serialization: "advanced",
   });
+  held(child, false);
   let stderr = "";
+  let hooks: IsolationHooks | null = null;
+  let settled: Settled = null;
   child.stdout!.on("data", (chunk: Buffer) => process.stderr.write(chunk));
   child.stderr!.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString("utf8")).slice(-4000);
     process.stderr.write(chunk);
   });
-  return new Promise((resolvePromise, reject) => {
-    let settled: Error | Record<string, StageOutput> | null = null;
-    child.on("message", (message: HostMessage) => {
-      if (message.type === "emit") hooks.emit(message.event);
-      else if (message.type === "incomplete") hooks.incomplete(message.reason);
-      else if (message.type === "done") settled ??= message.outputs;
-      else settled ??= failed(job.stage, message);
-    });
-    child.on("error", (e) => reject(e));
-    child.on("close", (code, signal) => {
-      if (settled instanceof Error) return reject(settled);
-      if (settled) return resolvePromise(synced(settled));
-      reject(
-        new StageError(
-          `stage ${job.stage}'s process ended (${signal ?? `exit ${code}`}) before it gave its outputs` +
-            (stderr.trim() ? `: ${stderr.trim().split("\n").slice(-3).join(" ")}` : ""),
-          "correct the task's code (it may not end or kill its process)",
-        ),
-      );
-    });
-    child.send(job);
+  child.on("message", (message: HostMessage) => {
+    if (message.type === "emit") hooks?.emit(message.event);
+    else if (message.type === "incomplete") hooks?.incomplete(message.reason);
+    else if (message.type === "done") settled ??= message.outputs;
+    else settled ??= failed(start.stage, message);
   });
+  const ended = new Promise<Ended>((done) => {
+    child.on("error", (e) => done(e));
+    child.on("close", (code, signal) => done({ code, signal }));
+  });
+  return {
+    async run(job, given) {
+      hooks = given;
+      held(child, true);
+      if (child.connected) child.send(job);
+      const end = await ended;
+      if (end instanceof Error) throw end;
+      if (settled instanceof Error) throw settled;
+      if (settled) return synced(settled);
+      throw endedEarly(start.stage, end, stderr);
+    },
+    discard() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
 }

@@ -17,7 +17,7 @@ import {
   type LockFile,
 } from "../results/lock.js";
 import { projectPath, type Project } from "../project/project.js";
-import type { StageOutput } from "../../contract/stage.js";
+import type { StageContext, StageOutput } from "../../contract/stage.js";
 import { checkResultsOwner, resultContents, writeFailure, writeResults } from "../results/results.js";
 import type { Emit, StageStatus } from "../../contract/events.js";
 import { StageError, DiagnosticError, BuildFailure } from "../../errors.js";
@@ -36,6 +36,7 @@ import {
 } from "./scope.js";
 import { frozenPolicy, shardPolicy, type FrozenPolicy, type ShardPolicy } from "./policy.js";
 import { KeyedWalk, type WalkedStage } from "./walk.js";
+import { WarmPool } from "./warm.js";
 export type { BuildOptions, BuildScope, Runtime } from "./scope.js";
 // Where the tests and the CLI have long found them.
 export { stageContext } from "./scope.js";
@@ -70,6 +71,8 @@ interface BuildRun {
   shard: ShardPolicy;
   walk: KeyedWalk;
   reports: StageReport[];
+  /** Isolated stages' processes, started ahead of their runs. */
+  warm: WarmPool;
 }
 
 /**
@@ -117,9 +120,14 @@ async function buildLocked(
   // What refuses to be keyed (an installed package that is not the one the lock pins) refuses the build
   // before any stage runs, not halfway.
   for (const decl of rt.plan.order) codeOf(run.scope, decl);
-  for await (const walked of run.walk.stages()) {
-    if (walked.waitingOn.length) continue; // it reads a stage another share completes: a later build runs it
-    await stageLife(run, walked);
+  try {
+    for await (const walked of run.walk.stages()) {
+      // A stage that reads one another share completes: a later build runs it.
+      if (walked.waitingOn.length) continue;
+      await stageLife(run, walked);
+    }
+  } finally {
+    run.warm.close();
   }
   const outputs = () => Object.fromEntries(run.scope.upstream);
   const unwhole = run.reports.filter((report) => shard.fails(report.incomplete));
@@ -151,7 +159,8 @@ function startBuild(rt: Runtime, opts: BuildOptions, emit: Emit, shard: ShardPol
   const unrecorded = unrecordedRun(rt, opts);
   const frozen = frozenPolicy(opts.frozen, { specPath: spec.path, variableSet, locked, unrecorded });
   const walk = new KeyedWalk(projectSource(scope), { cache, locked: last, wording: "build" });
-  return { scope, lock, specKey, variableSet, unrecorded, frozen, shard, walk, reports: [] };
+  const warm = new WarmPool(scope);
+  return { scope, lock, specKey, variableSet, unrecorded, frozen, shard, walk, reports: [], warm };
 }
 
 /** One stage's life: keyed and looked up by the walk; checked against the lock; taken as fresh, or run,
@@ -166,6 +175,7 @@ async function stageLife(run: BuildRun, walked: WalkedStage): Promise<void> {
     const reused = forced ? null : keyed.fresh;
     run.frozen.stage(decl.name, keyed.key, reused === null, keyed.last);
     if (reused) {
+      run.warm.drop(decl.name);
       emit({
         type: "stage-done",
         stage: decl.name,
@@ -176,6 +186,7 @@ async function stageLife(run: BuildRun, walked: WalkedStage): Promise<void> {
       });
       recordStage(run, walked, reused.outputs, "fresh");
     } else {
+      await run.warm.ahead(decl);
       const ran = await runStage(run, walked, forced ? ["--refresh"] : walked.reasons);
       recordStage(run, walked, ran.outputs, "ran", ran.incomplete);
     }
@@ -210,7 +221,7 @@ async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): 
   const ctx = { ...walked.ctx!, memo, incomplete: (why: string) => void (incomplete = why) };
   // Task code runs in a process of its own (loaded only here: a no-op build runs no stage).
   const produced = runsIsolated(kind, decl.params as Json, scope.rt.task)
-    ? await (await import("./isolate.js")).runStageIsolated(scope.rt, kind, ctx, keyed, ctx.incomplete)
+    ? await runIsolatedStage(run, walked, ctx)
     : await kind.run(ctx);
   const outputs = await storeOutputs(cache, produced);
   // A stage whose outputs a bundle carries (data fetched, model replies) may differ on a rerun by nature;
@@ -224,6 +235,19 @@ async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): 
   const ms = performance.now() - startMs;
   emit({ type: "stage-done", stage: decl.name, kind: decl.kind, key: keyed.key, status: "ran", ms });
   return { outputs, ...(incomplete ? { incomplete } : {}) };
+}
+
+/** The stage in its process (started ahead, or now); its folder goes with the stage's temporary files. */
+async function runIsolatedStage(
+  run: BuildRun,
+  walked: WalkedStage,
+  ctx: StageContext & Required<Pick<StageContext, "incomplete">>,
+): Promise<Record<string, StageOutput>> {
+  const keyed = walked.keyed!;
+  const warm = await run.warm.take(walked.decl, keyed.record.task);
+  walked.temps.push(warm.folder);
+  const { runStageIsolated } = await import("./isolate.js");
+  return runStageIsolated(run.scope.rt, run.scope.rt.kinds.get(walked.decl.kind)!, ctx, keyed.key, warm);
 }
 
 /** The stage's outputs settle in the walk (its readers are keyed with them) and its line in the report. */

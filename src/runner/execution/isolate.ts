@@ -1,22 +1,30 @@
-// A stage that calls task code, run in its own process (src/runner/code/isolation.ts): its job assembled
-// from the stage's context, and what the process may read, from its key (the code it loads) and its inputs.
-import { lstatSync, mkdirSync } from "../../util/builtins.js";
+// A stage that calls task code, run in its own process (src/runner/code/isolation.ts): the process started
+// ahead of the stage's run (`warmStage`: what it may read and its variables come from its code, known before
+// its inputs), then its job assembled from the stage's context, with its inputs linked into its inbox.
+import { copyFileSync, existsSync, linkSync, lstatSync, mkdirSync } from "../../util/builtins.js";
 import { dirname, join } from "node:path";
-import { HOST_MODULE, isolatedCode } from "../keys/stage-code.js";
+import { HOST_MODULE, isolatedCode, type IsolatedCode } from "../keys/stage-code.js";
 import { packageRootOf } from "../code/code.js";
-import { runIsolated } from "../code/isolation.js";
+import { startIsolated, type IsolatedProcess } from "../code/isolation.js";
 import { FUNCTION_MARK, type IsolatedInput, type IsolatedJob } from "../code/isolation-job.js";
 import { guardedWith, unguarded } from "../code/task-guard.js";
 import { installRoot } from "../../util/paths.js";
 import type { StageContext, StageKind, StageOutput } from "../../contract/stage.js";
 import type { TaskModule } from "../../contract/task.js";
+import type { StageDecl } from "../../specfile/load.js";
 import type { Json } from "../../util/json.js";
 import type { Runtime } from "./scope.js";
-import type { KeyedStage } from "./walk.js";
 
-/** Above this many input files, the process may read the cache's whole objects folder (Node takes each
- *  allowed path as a flag, and the command line has a limit): docs/records.md says so. */
-const MAX_LISTED_INPUTS = 2000;
+/** A stage's process, started before its inputs exist, and what it was started with. */
+export interface WarmStage {
+  process: IsolatedProcess;
+  /** Holds `in` (its inputs, linked when it runs) and `out` (what it writes). */
+  folder: string;
+  code: IsolatedCode;
+  env: Record<string, string>;
+  /** The task record of the key its code was worked out from (StageCode.task). */
+  taskRecord: Json;
+}
 
 /** The task object as data: each function replaced by a mark (the process takes them from their modules). */
 function declarations(value: unknown): Json {
@@ -31,7 +39,20 @@ function declarations(value: unknown): Json {
   return value as Json;
 }
 
-function inputsOf(ctx: StageContext): Record<string, IsolatedInput> {
+/** A cache object in the inbox, by its hash: a hard link (a copy where the file system has none), so the
+ *  process reads its inputs and no other object of the cache. */
+function linked(object: string, inbox: string, hash: string): string {
+  const path = join(inbox, hash);
+  if (existsSync(path)) return path;
+  try {
+    linkSync(object, path);
+  } catch {
+    copyFileSync(object, path);
+  }
+  return path;
+}
+
+function inputsOf(ctx: StageContext, inbox: string): Record<string, IsolatedInput> {
   const out: Record<string, IsolatedInput> = {};
   for (const [name, view] of Object.entries(ctx.inputs)) {
     const hashes = { ...view.hashes };
@@ -39,7 +60,9 @@ function inputsOf(ctx: StageContext): Record<string, IsolatedInput> {
       out[name] = { hashes, paths: {}, file: view.path() };
       continue;
     }
-    const paths = Object.fromEntries(Object.keys(hashes).map((output) => [output, view.path(output)]));
+    const paths = Object.fromEntries(
+      Object.entries(hashes).map(([output, hash]) => [output, linked(view.path(output), inbox, hash)]),
+    );
     out[name] = { hashes, paths, ...(view.source !== undefined ? { source: view.source as Json } : {}) };
   }
   return out;
@@ -69,36 +92,50 @@ function linksToCode(files: string[]): string[] {
   return out;
 }
 
-/** What the process may read: the code it loads, medbench's own package.json files (its install root is
- *  found by them), and its inputs (their cache objects folder when they are too many to list). */
-function readable(code: string[], inputs: Record<string, IsolatedInput>, taskRoots: string[]): string[] {
+/** What the process may read besides its inbox: the code it loads, medbench's own package.json files (its
+ *  install root is found by them), and the spec files the stage reads. */
+function readable(code: string[], specFiles: string[], taskRoots: string[]): string[] {
   const root = installRoot();
-  const spec = Object.values(inputs).flatMap((input) => (input.file !== undefined ? [input.file] : []));
-  const cached = Object.values(inputs).flatMap((input) => Object.values(input.paths));
-  // A cache object's path is <cache>/objects/<2 hex>/<sha256>: too many are allowed as that folder.
-  const objects =
-    cached.length > MAX_LISTED_INPUTS ? [...new Set(cached.map((file) => dirname(dirname(file))))] : cached;
   const manifests = [root, join(root, "dist"), ...taskRoots].map((dir) => join(dir, "package.json"));
   // A package is keyed whole (code.ts: npm's record of every file, or the sha256 of each one, data files
   // too), so its whole folder is readable: a package may read its own data files.
   const packages = [...new Set(code.map((file) => packageRootOf(file) ?? file))];
-  return [...packages, ...linksToCode(code), ...manifests, ...spec, ...objects];
+  return [...packages, ...linksToCode(code), ...manifests, ...specFiles];
 }
 
-/** Runs the stage in its own process (keyed as `keyed`); its outputs, as the stage kind returned them. */
-export async function runStageIsolated(
+/** Starts the process of stage `decl` (its key's task record `taskRecord`) in `folder`; `specFiles`: the
+ *  files of the spec it reads. */
+export function warmStage(
+  rt: Runtime,
+  decl: StageDecl,
+  taskRecord: Json,
+  folder: string,
+  specFiles: string[],
+): WarmStage {
+  const kind = rt.kinds.get(decl.kind)!;
+  const code = isolatedCode(installRoot(), kind, decl.params as Json, rt.task, taskRecord);
+  const [inbox, tmp] = [join(folder, "in"), join(folder, "out")];
+  mkdirSync(inbox, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
+  const env: Record<string, string> = Object.fromEntries(
+    code.env.flatMap((name) => (process.env[name] !== undefined ? [[name, process.env[name]!]] : [])),
+  );
+  const roots = rt.task.user ? [rt.task.user.compiledRoot] : [];
+  const host = join(installRoot(), HOST_MODULE);
+  const reads = readable(code.files, specFiles, roots);
+  const started = startIsolated({ stage: decl.name, reads, inbox, tmp, env, host });
+  return { process: started, folder, code, env, taskRecord };
+}
+
+/** Runs the stage (keyed `key`) in its process; its outputs, as the stage kind returned them. */
+export function runStageIsolated(
   rt: Runtime,
   kind: StageKind,
-  ctx: StageContext,
-  keyed: Pick<KeyedStage, "key" | "record">,
-  incomplete: (reason: string) => void,
+  ctx: StageContext & Required<Pick<StageContext, "incomplete">>,
+  key: string,
+  warm: WarmStage,
 ): Promise<Record<string, StageOutput>> {
-  const task = rt.task;
-  const { key } = keyed;
-  const code = isolatedCode(installRoot(), kind, ctx.params, task, keyed.record.task);
-  const tmp = ctx.tempPath();
-  mkdirSync(tmp, { recursive: true });
-  const module = unguarded(task.module) as TaskModule;
+  const module = unguarded(rt.task.module) as TaskModule;
   const job: IsolatedJob = {
     key,
     kind: kind.kind,
@@ -106,25 +143,21 @@ export async function runStageIsolated(
     stage: ctx.stage,
     build: ctx.build,
     params: ctx.params,
-    inputs: inputsOf(ctx),
+    inputs: inputsOf(ctx, join(warm.folder, "in")),
     options: {
       projectRoot: ctx.options.projectRoot,
       ...(ctx.options.dataDir !== undefined ? { dataDir: ctx.options.dataDir } : {}),
       trustChanged: ctx.options.trustChanged,
       refresh: ctx.options.refresh,
     },
-    env: Object.fromEntries(
-      code.env.flatMap((name) => (process.env[name] !== undefined ? [[name, process.env[name]!]] : [])),
-    ),
-    tmp,
+    env: warm.env,
+    tmp: join(warm.folder, "out"),
     task: {
       declared: declarations(module),
-      modules: code.modules,
-      whole: code.whole,
-      guard: guardedWith(task.module),
+      modules: warm.code.modules,
+      whole: warm.code.whole,
+      guard: guardedWith(rt.task.module),
     },
   };
-  const roots = task.user ? [task.user.compiledRoot] : [];
-  const host = join(installRoot(), HOST_MODULE);
-  return runIsolated(job, readable(code.files, job.inputs, roots), host, { emit: ctx.emit, incomplete });
+  return warm.process.run(job, { emit: ctx.emit, incomplete: ctx.incomplete });
 }

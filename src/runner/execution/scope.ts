@@ -200,9 +200,13 @@ export function fileInputView(path: string): InputView {
   };
 }
 
+/** Where a spec file a stage reads is. */
+export const specFilePath = (scope: BuildScope, file: string): string =>
+  resolve(specFilesRoot(scope.opts.project, scope.rt.spec.path), file);
+
 /** A spec file read as a stage input. */
 function fileInput(scope: BuildScope, file: string): InputView {
-  return fileInputView(resolve(specFilesRoot(scope.opts.project, scope.rt.spec.path), file));
+  return fileInputView(specFilePath(scope, file));
 }
 
 /** An upstream stage's outputs read as a stage input (`name` of stage `decl`). */

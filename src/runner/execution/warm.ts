@@ -1,0 +1,72 @@
+// Isolated stages' processes started ahead (./isolate.ts): when a stage is about to run, the next isolated
+// stages that read it, directly or not, start theirs, so that a Node start-up is not on the build's
+// critical path. A process whose stage turns out fresh is ended unused.
+import { rmSync } from "../../util/builtins.js";
+import { tempName } from "../../util/fsutil.js";
+import { runsIsolated } from "../keys/stage-code.js";
+import { codeOf, specFilePath, type BuildScope } from "./scope.js";
+import type { WarmStage } from "./isolate.js";
+import type { StageDecl } from "../../specfile/load.js";
+import type { Json } from "../../util/json.js";
+
+/** How many processes wait for their stage at once: each is a Node process (about 40 MB) whose start-up
+ *  takes a core the build leaves idle. */
+const AHEAD = 2;
+
+export class WarmPool {
+  private readonly waiting = new Map<string, WarmStage>();
+  private readonly started = new Set<string>();
+
+  constructor(private readonly scope: BuildScope) {}
+
+  /** Stage `decl` is about to run: the next isolated stages that read it start their processes. */
+  async ahead(decl: StageDecl): Promise<void> {
+    const order = this.scope.rt.plan.order;
+    const reached = new Set([decl.name]);
+    for (const later of order.slice(order.indexOf(decl) + 1)) {
+      if (this.waiting.size >= AHEAD) return;
+      if (!Object.values(later.inputs).some((ref) => "stage" in ref && reached.has(ref.stage))) continue;
+      reached.add(later.name);
+      if (this.started.has(later.name) || !this.isolated(later)) continue;
+      this.waiting.set(later.name, await this.start(later, codeOf(this.scope, later).task));
+    }
+  }
+
+  /** The process of stage `decl`, keyed with `taskRecord`: the one started ahead, or one started now. */
+  async take(decl: StageDecl, taskRecord: Json): Promise<WarmStage> {
+    const warm = this.waiting.get(decl.name);
+    if (warm?.taskRecord === taskRecord) {
+      this.waiting.delete(decl.name);
+      return warm;
+    }
+    this.drop(decl.name);
+    return this.start(decl, taskRecord);
+  }
+
+  /** Stage `name` did not run (it was fresh): its process, if started, ends, and its folder goes. */
+  drop(name: string): void {
+    const warm = this.waiting.get(name);
+    this.waiting.delete(name);
+    warm?.process.discard();
+    if (warm) rmSync(warm.folder, { force: true, recursive: true });
+  }
+
+  /** Ends every process still waiting (the build is over, or failed). */
+  close(): void {
+    for (const name of [...this.waiting.keys()]) this.drop(name);
+  }
+
+  private isolated(decl: StageDecl): boolean {
+    const kind = this.scope.rt.kinds.get(decl.kind)!;
+    return runsIsolated(kind, decl.params as Json, this.scope.rt.task);
+  }
+
+  private async start(decl: StageDecl, taskRecord: Json): Promise<WarmStage> {
+    this.started.add(decl.name);
+    const { warmStage } = await import("./isolate.js");
+    const files = Object.values(decl.inputs).flatMap((ref) =>
+      "file" in ref ? [specFilePath(this.scope, ref.file)] : [],
+    );
+    return warmStage(this.scope.rt, decl, taskRecord, tempName(this.scope.cache.tmp), files);
+  }
+}

@@ -1,0 +1,95 @@
+// Isolated stages' processes start ahead of their runs (src/runner/execution/warm.ts): while the model
+// stage waits for its replies, the stages after it already have their processes, at most two at once; a
+// process whose stage turns out fresh is ended, and a build leaves no process and no folder behind. Against
+// the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that what is running can
+// be looked at however loaded the machine is. On the fixture task (tests/fixtures/README.md).
+import { describe, expect, it } from "vitest";
+import { readdirSync, readFileSync } from "node:fs";
+import { Project, SUMS_SPECS, cleanedAfterEach } from "../support/rig.js";
+import { startFake, type Fake } from "../support/fake.js";
+
+const { servers, projects } = cleanedAfterEach();
+
+const SPEC = "specs/sums.yaml";
+const RESULTS = "results/fixture-sums/fake_test-model/metrics.json";
+const BUILD = ["build", SPEC, "--model", "fake/test-model", "--registry", "routes.yaml"];
+
+const routes = (url: string): string => `routes:
+  fake:
+    base_url: ${url}
+    request:
+      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
+    concurrency: 4
+    timeout_s: 600
+    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 1200 }
+`;
+
+async function setup() {
+  const fake: Fake = await startFake({ policy: "echo" });
+  servers.push(fake);
+  const p = new Project(SUMS_SPECS);
+  projects.push(p);
+  p.write("routes.yaml", routes(fake.url));
+  return { fake, p };
+}
+
+/** Resolves once `cond` holds (checked every 20 ms); the test's own timeout bounds it. */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** The live processes of the isolated stages' host for project `p` (its cache folder is on their command
+ *  line, in what they may read). */
+function isolatedOf(p: Project): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      const command = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      const zombie = readFileSync(`/proc/${name}/stat`, "utf8").includes(") Z ");
+      if (!zombie && command.includes("isolated-host.js") && command.includes(p.dir))
+        found.push(Number(name));
+    } catch {
+      /* the process ended while it was read */
+    }
+  }
+  return found;
+}
+
+const gate = () => {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+};
+
+describe("isolated stages' processes, started ahead", () => {
+  it("the stages after the model stage have theirs while it waits, two at most; none left", async () => {
+    const { fake, p } = await setup();
+    const held = gate();
+    fake.set({ gate: held.promise });
+    const build = p.start(BUILD);
+    await until(() => fake.stats.requests > 0);
+    const waiting = isolatedOf(p);
+    held.open();
+    const r = await build;
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(waiting.length).toBeGreaterThanOrEqual(1);
+    expect(waiting.length).toBeLessThanOrEqual(2);
+    expect(isolatedOf(p)).toEqual([]);
+    expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+  });
+
+  it("processes whose stages are fresh are ended unused, and the results are the same", async () => {
+    const { p } = await setup();
+    const first = await p.run(BUILD);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const metrics = p.read(RESULTS);
+    // The download runs again and makes the same release: the stages after it are fresh.
+    const r = await p.run([...BUILD, "--refresh", "download"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/run +download/);
+    expect(r.stdout).not.toMatch(/run +(prompts|parse|score)/);
+    expect(isolatedOf(p)).toEqual([]);
+    expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+    expect(p.read(RESULTS)).toBe(metrics);
+  });
+});
