@@ -155,6 +155,11 @@ function collectGarbage(): void {
     }
   }
   gc?.();
+  // V8 gives the system back the pages a full collection emptied only at its next one: a second, once the
+  // stage's caller has gone on (the next stage started, or waiting for its process), lowers the heap's
+  // committed size (25.6 to 20.8 MB after a 2,070-item model stage, which the peak at the build's end was
+  // 2 MB higher for when the stage after it left too little garbage to be collected itself).
+  if (gc) setImmediate(gc);
 }
 
 function releaseYoungGeneration(): void {
