@@ -14,10 +14,18 @@ describe("an isolated stage's process", () => {
     expect(flags.filter((flag) => flag.startsWith("--allow-fs-read="))).toHaveLength(2);
   });
 
-  it("sets its optimisation budget after loading its modules, before the stage runs", () => {
+  it("locks down and loads its stage kind as it starts, sets its budget after the task's modules", () => {
     const host = readFileSync(new URL("../../src/runner/code/isolated-host.ts", import.meta.url), "utf8");
-    const body = host.slice(host.indexOf("async function runJob"));
-    const order = ["lockDown(", "kindOf(job)", "taskOf(job.task)", "optimiseLater()", "kind.run("];
+    const body = host.slice(host.indexOf("function prepare()"));
+    const order = [
+      "lockDown()",
+      "kindOf(module!",
+      "const prepared = prepare()",
+      "seedDraws(job.key)",
+      "taskOf(job.task)",
+      "optimiseLater()",
+      "prepared.run(",
+    ];
     const at = order.map((call) => body.indexOf(call));
     expect(at.every((index) => index > 0)).toBe(true);
     expect([...at].sort((x, y) => x - y)).toEqual(at);

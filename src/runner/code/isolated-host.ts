@@ -3,7 +3,7 @@
 // holds, runs the stage and sends back its outputs. Its environment holds the task's declared variables
 // alone, and Node's permission model lets it read only the files of its key and its inputs.
 // First: it makes fsync a no-op before medbench's fs wrappers load (./sandbox.ts).
-import { Closed, lockDown, refusedReads } from "./sandbox.js";
+import { Closed, lockDown, refusedReads, seedDraws } from "./sandbox.js";
 import { createHash, readFileSync } from "../../util/builtins.js";
 import { join } from "node:path";
 import type { DataSource, InputView, StageContext, StageKind, StageOutput } from "../../contract/stage.js";
@@ -102,14 +102,13 @@ function contextOf(job: IsolatedJob, task: TaskModule): StageContext {
   };
 }
 
-/** The stage kind the module exports (dist/stages/<kind>.js). */
-function kindOf(job: IsolatedJob): StageKind {
-  const exports = require(job.kindModule) as Record<string, unknown>;
+/** The stage kind `name` that the module exports (dist/stages/<kind>.js). */
+function kindOf(module: string, name: string): StageKind {
+  const exports = require(module) as Record<string, unknown>;
   const found = Object.values(exports).find(
-    (value) =>
-      (value as StageKind | null)?.kind === job.kind && typeof (value as StageKind).run === "function",
+    (value) => (value as StageKind | null)?.kind === name && typeof (value as StageKind).run === "function",
   );
-  if (!found) throw new Error(`internal: ${job.kindModule} exports no stage kind ${job.kind}`);
+  if (!found) throw new Error(`internal: ${module} exports no stage kind ${name}`);
   return found as StageKind;
 }
 
@@ -138,14 +137,31 @@ function optimiseLater(): void {
   );
 }
 
-async function runJob(job: IsolatedJob): Promise<void> {
+/** What the process does before its job arrives (it is started ahead of its stage): it closes what isolation
+ *  closes, then loads its stage kind (its module and name are its arguments). Only the task's modules, the
+ *  key's draws and the stage's work are left for the job. */
+function prepare(): StageKind | Error {
   try {
     prepareDeadline(); // its V8 context is made before new ones are closed
-    lockDown(job.key);
-    const kind = kindOf(job);
+    lockDown();
+    const [module, name] = process.argv.slice(2);
+    return kindOf(module!, name!);
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
+const prepared = prepare();
+
+async function runJob(job: IsolatedJob): Promise<void> {
+  try {
+    if (prepared instanceof Error) throw prepared;
+    if (prepared.kind !== job.kind)
+      throw new Error(`internal: a process started for stage kind ${prepared.kind} was given ${job.kind}`);
+    seedDraws(job.key);
     const task = job.task ? taskOf(job.task) : (unavailable("task") as TaskModule);
     optimiseLater();
-    const produced = await kind.run(contextOf(job, task));
+    const produced = await prepared.run(contextOf(job, task));
     if (refusedReads.length) return sendLast(failure(new Error("a read outside the stage's key")));
     const outputs: Record<string, StageOutput> = {};
     for (const [name, output] of Object.entries(produced)) outputs[name] = output;

@@ -36,8 +36,8 @@ export interface IsolatedInput {
 export interface IsolatedJob {
   /** The stage's key: the seed of its random draws. */
   key: string;
+  /** The stage kind (the process was started with its module and name, and checks it). */
   kind: string;
-  kindModule: string;
   stage: string;
   build: BuildInfo;
   params: Json;

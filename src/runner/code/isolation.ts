@@ -78,7 +78,9 @@ export interface IsolatedStart {
   /** The folder it writes its outputs in. */
   tmp: string;
   env: Record<string, string>;
+  /** The host module, and its arguments: the stage kind's module and name. */
   host: string;
+  args: string[];
 }
 
 /** A stage's process, started ahead of its job (its start-up off the build's critical path). */
@@ -113,8 +115,8 @@ function endedEarly(stage: string, ended: Exclude<Ended, Error>, stderr: string)
 
 /** Starts the stage's process: Node's permission model, reading `reads`, the inbox and its folder. */
 export function startIsolated(start: IsolatedStart): IsolatedProcess {
-  const readable = [...start.reads, start.inbox, start.tmp];
-  const child = spawn(process.execPath, [...permissionFlags(readable, start.tmp), start.host], {
+  const flags = permissionFlags([...start.reads, start.inbox, start.tmp], start.tmp);
+  const child = spawn(process.execPath, [...flags, start.host, ...start.args], {
     cwd: "/",
     env: { ...start.env, TZ: "UTC" },
     stdio: ["ignore", "pipe", "pipe", "ipc"],

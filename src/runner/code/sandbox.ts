@@ -116,8 +116,20 @@ const KEY_MAKERS = [
   "createECDH",
 ];
 
-function seedRandom(keyHex: string): void {
-  Object.defineProperty(Math, "random", { value: seededRandom(keyHex), writable: false });
+/** Math.random's draws: from the stage's key once its job arrives (`seedDraws`). */
+let draws: (() => number) | null = null;
+
+/** Math.random draws from the stage's key: set when the job arrives, after the process was locked down. */
+export function seedDraws(keyHex: string): void {
+  draws = seededRandom(keyHex);
+}
+
+function seedRandom(): void {
+  const random = (): number => {
+    if (!draws) throw new Error("internal: a random draw before the stage's key is known");
+    return draws();
+  };
+  Object.defineProperty(Math, "random", { value: random, writable: false });
   const fix = "draw from Math.random, which is seeded from the stage's key, or from the stage's own seed";
   const crypto = require("node:crypto") as Record<string, unknown>;
   for (const name of [
@@ -232,10 +244,11 @@ function watchReads(): void {
     }
 }
 
-/** Everything above, in the order that leaves nothing open before task code loads. */
-export function lockDown(keyHex: string): void {
+/** Everything above, in the order that leaves nothing open before stage or task code loads; Math.random
+ *  draws once `seedDraws` is given the stage's key. */
+export function lockDown(): void {
   fixClock();
-  seedRandom(keyHex);
+  seedRandom();
   closeNetwork();
   closeContexts();
   closeHost();

@@ -123,7 +123,8 @@ export function warmStage(
   const roots = rt.task.user ? [rt.task.user.compiledRoot] : [];
   const host = join(installRoot(), HOST_MODULE);
   const reads = readable(code.files, specFiles, roots);
-  const started = startIsolated({ stage: decl.name, reads, inbox, tmp, env, host });
+  const args = [join(installRoot(), "dist", "stages", `${kind.kind}.js`), kind.kind];
+  const started = startIsolated({ stage: decl.name, reads, inbox, tmp, env, host, args });
   return { process: started, folder, code, env, taskRecord };
 }
 
@@ -139,7 +140,6 @@ export function runStageIsolated(
   const job: IsolatedJob = {
     key,
     kind: kind.kind,
-    kindModule: join(installRoot(), "dist", "stages", `${kind.kind}.js`),
     stage: ctx.stage,
     build: ctx.build,
     params: ctx.params,
