@@ -78,6 +78,17 @@ describe("isolated stages' processes, started ahead", () => {
     expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
   });
 
+  it("a build killed while its model stage waits leaves none of them running", async () => {
+    const { fake, p } = await setup();
+    fake.set({ gate: new Promise(() => {}) });
+    const build = p.start(BUILD);
+    await until(() => fake.stats.requests > 0);
+    expect(isolatedOf(p).length).toBeGreaterThanOrEqual(1);
+    build.kill("SIGKILL");
+    await build;
+    await until(() => isolatedOf(p).length === 0); // each ends when its channel to medbench closes
+  });
+
   it("processes whose stages are fresh are ended unused, and the results are the same", async () => {
     const { p } = await setup();
     const first = await p.run(BUILD);
