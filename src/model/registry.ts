@@ -15,6 +15,7 @@ import { publicUrl, queryValues } from "./url-secrets.js";
 import { checkSchema, REGISTRY_SCHEMA } from "../specfile/schema.js";
 import { installRoot } from "../util/paths.js";
 import { consult, consultEnv } from "../util/consulted.js";
+import { factsOf } from "../hash/code-memo.js";
 import { escapePointer, type Json } from "../util/json.js";
 import type { Price } from "./price.js";
 
@@ -131,8 +132,40 @@ function registryRoutes(file: string): Written {
   }
   return file === builtInRegistry()
     ? builtInRoutes(bytes, file, parsedBuiltIn())
-    : checkedRoutes(bytes, file);
+    : rememberedRoutes(bytes, file);
 }
+
+/** A --registry file's routes, checked once and remembered by the file's stat signature (the code memo,
+ *  src/hash/code-memo.ts, in the project's cache) for as long as the file, its schema and this module are
+ *  the same: a rebuild parses no YAML for it. A file that may hold a key (a header, a URL with a query) is
+ *  parsed each time: a key never reaches a file. */
+function rememberedRoutes(bytes: Buffer, file: string): Written {
+  let derived: Written | undefined;
+  let checkedBy: string[];
+  try {
+    checkedBy = [REGISTRY_SCHEMA.validator, "dist/src/model/registry.js"].map((module) =>
+      factsOf(resolve(installRoot(), module), "sha256", (code) => sha256Hex(code)).slice(0, 16),
+    );
+  } catch {
+    return checkedRoutes(bytes, file); // not built (the sources run): nothing to name the checks by
+  }
+  const fact = factsOf(resolve(file), `routes ${checkedBy.join(" ")}`, (now): Json => {
+    derived = checkedRoutes(now, file);
+    return mayHoldKeys(derived) ? { parsed_each_time: true } : { routes: derived as Json };
+  });
+  if (typeof fact === "object" && fact !== null && "routes" in fact) return fact.routes as Written;
+  return derived ?? checkedRoutes(bytes, file);
+}
+
+/** Whether routes as written hold a value that may be a key: a header, or a URL's query. */
+const mayHoldKeys = (routes: Written): boolean =>
+  Object.values(routes ?? {}).some(
+    (route) =>
+      Object.keys(route?.headers ?? {}).length > 0 ||
+      [route?.base_url, ...(route?.replicas ?? [])].some(
+        (url) => typeof url === "string" && url.includes("?"),
+      ),
+  );
 
 /** The built-in registry's routes as medbench's build recorded them, with the sha256 of the bytes parsed. */
 export interface RecordedRegistry {
