@@ -28,7 +28,16 @@ export class WarmPool {
       if (!Object.values(later.inputs).some((ref) => "stage" in ref && reached.has(ref.stage))) continue;
       reached.add(later.name);
       if (this.started.has(later.name) || !this.isolated(later)) continue;
-      this.waiting.set(later.name, await this.start(later, codeOf(this.scope, later).task));
+      await this.startAhead(later);
+    }
+  }
+
+  /** A process that cannot be started ahead is left to its stage, whose run then fails in its own name. */
+  private async startAhead(decl: StageDecl): Promise<void> {
+    try {
+      this.waiting.set(decl.name, await this.start(decl, codeOf(this.scope, decl).task));
+    } catch {
+      /* its stage starts it, and says why it cannot */
     }
   }
 
