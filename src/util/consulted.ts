@@ -2,7 +2,7 @@
 // their stat signatures alone that none of them changed (src/cli/noop-record.ts). Caches of derived facts
 // (the stat cache, the code memo, the parsed-spec cache) are not listed: what they were derived from is.
 import type { Stats } from "node:fs";
-import { resolve } from "node:path";
+import { resolve, sep } from "node:path";
 
 /** What a no-op record compares of a path's stat: size, mtime, ctime (ms) and inode. */
 export type TrustedStat = [size: number, mtimeMs: number, ctimeMs: number, ino: number];
@@ -12,10 +12,20 @@ export type TrustedStat = [size: number, mtimeMs: number, ctimeMs: number, ino: 
 const paths = new Map<string, TrustedStat | undefined>();
 
 export function consult(path: string, trusted?: Stats): void {
-  const abs = resolve(path);
+  const abs = normalAbsolute(path) ? path : resolve(path);
   if (trusted) paths.set(abs, [trusted.size, trusted.mtimeMs, trusted.ctimeMs, trusted.ino]);
   else if (!paths.has(abs)) paths.set(abs, undefined);
 }
+
+/** Whether `path` is already what resolve() makes of it: absolute, no `.` or `..` part, no empty part, no
+ *  trailing slash. A build consults over a thousand paths, nearly all such, and resolve() walks each one
+ *  character by character (about 3 µs a path in code not yet optimised). */
+export const normalAbsolute = (path: string): boolean =>
+  sep === "/" &&
+  path.charCodeAt(0) === 47 &&
+  !path.endsWith("/") &&
+  !path.includes("//") &&
+  !/\/\.\.?(\/|$)/.test(path);
 
 export const consultedPaths = (): ReadonlyMap<string, TrustedStat | undefined> => paths;
 

@@ -27,7 +27,11 @@ export function checkCompiled(root: string): void {
   const seen = new Set<string>();
   for (const dir of SOURCE_DIRS) {
     for (const file of filesUnder(join(root, dir))) {
-      const rel = relative(root, file).split("\\").join("/");
+      // filesUnder lists paths under root as root/…: the rest is the relative path (relative() resolved
+      // both paths again, for each of 400 sources)
+      const rel = (file.startsWith(`${root}/`) ? file.slice(root.length + 1) : relative(root, file))
+        .split("\\")
+        .join("/");
       // A task's JSON data: tsc copies each one a module imports into dist/.
       if (!(file.endsWith(".ts") || (rel.startsWith("tasks/") && file.endsWith(".json")))) continue;
       seen.add(rel);

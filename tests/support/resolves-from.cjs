@@ -1,0 +1,17 @@
+// A preload (`node --require tests/support/resolves-from.cjs`) that notes the paths given to path.resolve
+// by the compiled module named $RESOLVES_FROM (a file of dist/, by its name alone), written to
+// $RESOLVES_OUT at exit as a JSON list, for tests/runner/consulted-paths.test.ts.
+const path = require("node:path");
+const fs = require("node:fs");
+
+const from = `${path.sep}${process.env.RESOLVES_FROM}:`;
+const noted = [];
+const resolve = path.resolve;
+path.resolve = function (...parts) {
+  const caller = new Error().stack.split("\n")[2] ?? "";
+  if (caller.includes(from)) noted.push(parts.join(" "));
+  return resolve.apply(this, parts);
+};
+process.on("exit", () => {
+  if (process.env.RESOLVES_OUT) fs.writeFileSync(process.env.RESOLVES_OUT, JSON.stringify(noted));
+});
