@@ -89,6 +89,21 @@ describe("isolated stages' processes, started ahead", () => {
     await until(() => isolatedOf(p).length === 0); // each ends when its channel to medbench closes
   });
 
+  it("a stage whose process was killed while it waited is given a new one", async () => {
+    const { fake, p } = await setup();
+    const held = gate();
+    fake.set({ gate: held.promise });
+    const build = p.start(BUILD);
+    await until(() => fake.stats.requests > 0 && isolatedOf(p).length > 0);
+    const killed = isolatedOf(p);
+    for (const pid of killed) process.kill(pid, "SIGKILL");
+    await until(() => isolatedOf(p).every((pid) => !killed.includes(pid)));
+    held.open();
+    const r = await build;
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(String(r.stdout)).toMatch(/run +parse/);
+  });
+
   it("processes whose stages are fresh are ended unused, and the results are the same", async () => {
     const { p } = await setup();
     const first = await p.run(BUILD);

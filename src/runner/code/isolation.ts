@@ -89,6 +89,8 @@ export interface IsolatedProcess {
   run(job: IsolatedJob, hooks: IsolationHooks): Promise<Record<string, StageOutput>>;
   /** Ends a process whose stage did not run. */
   discard(): void;
+  /** Whether it has ended (killed from outside while it waited, say): a stage is then given a new one. */
+  ended(): boolean;
 }
 
 type Settled = Error | Record<string, StageOutput> | null;
@@ -153,7 +155,8 @@ export function startIsolated(start: IsolatedStart): IsolatedProcess {
       throw endedEarly(start.stage, end, stderr);
     },
     discard() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (!this.ended()) child.kill("SIGKILL");
     },
+    ended: () => child.exitCode !== null || child.signalCode !== null,
   };
 }

@@ -41,10 +41,11 @@ export class WarmPool {
     }
   }
 
-  /** The process of stage `decl`, keyed with `taskRecord`: the one started ahead, or one started now. */
+  /** The process of stage `decl`, keyed with `taskRecord`: the one started ahead, or one started now (in
+   *  place of one that ended while it waited: its stage's code never ran in it). */
   async take(decl: StageDecl, taskRecord: Json): Promise<WarmStage> {
     const warm = this.waiting.get(decl.name);
-    if (warm?.taskRecord === taskRecord) {
+    if (warm?.taskRecord === taskRecord && !warm.process.ended()) {
       this.waiting.delete(decl.name);
       return warm;
     }
