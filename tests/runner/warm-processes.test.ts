@@ -104,6 +104,26 @@ describe("isolated stages' processes, started ahead", () => {
     expect(String(r.stdout)).toMatch(/run +parse/);
   });
 
+  it("a build whose model stage fails ends the processes waiting and leaves no folder", async () => {
+    const { fake, p } = await setup();
+    const held = gate();
+    // A 401 refuses the route: at the first, the model stage stops and the build fails with processes waiting.
+    p.write(
+      "routes.yaml",
+      routes(fake.url).replace("concurrency: 4", "concurrency: 4\n    max_failures_in_a_row: 1"),
+    );
+    fake.set({ gate: held.promise, heldStatus: 401 });
+    const build = p.start(BUILD);
+    await until(() => fake.stats.requests > 0 && isolatedOf(p).length > 0);
+    held.open();
+    const r = await build;
+    expect(r.exitCode).not.toBe(0);
+    expect(String(r.stderr)).toMatch(/stage model/);
+    expect(String(r.stdout)).not.toMatch(/run +parse/);
+    expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
+    await until(() => isolatedOf(p).length === 0); // killed by the build as it failed
+  });
+
   it("processes whose stages are fresh are ended unused, and the results are the same", async () => {
     const { p } = await setup();
     const first = await p.run(BUILD);
