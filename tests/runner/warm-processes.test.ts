@@ -107,7 +107,7 @@ describe("isolated stages' processes, started ahead", () => {
   it("a build whose model stage fails ends the processes waiting and leaves no folder", async () => {
     const { fake, p } = await setup();
     const held = gate();
-    // A 401 refuses the route: at the first, the model stage stops and the build fails with processes waiting.
+    // A 401 refuses the route: at the first, the model stage stops, the build fails with processes waiting.
     p.write(
       "routes.yaml",
       routes(fake.url).replace("concurrency: 4", "concurrency: 4\n    max_failures_in_a_row: 1"),

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, fsyncSync, openSync } from "../../util/builtins.js";
 import type { Socket } from "node:net";
-import { relative } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import { StageError } from "../../errors.js";
 import type { BuildEvent } from "../../contract/events.js";
 import type { StageOutput } from "../../contract/stage.js";
@@ -54,10 +54,26 @@ function failed(stage: string, message: Extract<HostMessage, { type: "failed" }>
     : new Error(message.message);
 }
 
-/** The process may not fsync (the permission model refuses it): its output files are synced here. */
-function synced(outputs: Record<string, StageOutput>): Record<string, StageOutput> {
+/** An output file the process names outside the folder it writes: medbench would move that file into the
+ *  cache (an input's link in its inbox, a file of the project, anything medbench may move). */
+function outsideFolder(stage: string, file: string): StageError {
+  return new StageError(
+    `stage ${stage}'s process gave ${shown(file)} as an output file, outside the folder it writes`,
+    "correct the task's code: a stage's output files are the ones it writes at ctx.tempPath()",
+  );
+}
+
+/** The process may not fsync (the permission model refuses it): its output files are synced here, each
+ *  checked to be in its folder `tmp` first. */
+function synced(
+  stage: string,
+  outputs: Record<string, StageOutput>,
+  tmp: string,
+): Record<string, StageOutput> {
   for (const output of Object.values(outputs))
     if (typeof output === "object" && !(output instanceof Uint8Array)) {
+      const rel = relative(tmp, resolve(tmp, output.file));
+      if (!rel || rel.startsWith("..") || isAbsolute(rel)) throw outsideFolder(stage, output.file);
       const fd = openSync(output.file, "r");
       try {
         fsyncSync(fd);
@@ -151,7 +167,7 @@ export function startIsolated(start: IsolatedStart): IsolatedProcess {
       const end = await ended;
       if (end instanceof Error) throw end;
       if (settled instanceof Error) throw settled;
-      if (settled) return synced(settled);
+      if (settled) return synced(start.stage, settled, start.tmp);
       throw endedEarly(start.stage, end, stderr);
     },
     discard() {
