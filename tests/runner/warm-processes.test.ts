@@ -4,7 +4,7 @@
 // the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that what is running can
 // be looked at however loaded the machine is. On the fixture task (tests/fixtures/README.md).
 import { describe, expect, it } from "vitest";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { Project, SUMS_SPECS, cleanedAfterEach } from "../support/rig.js";
 import { startFake, type Fake } from "../support/fake.js";
 
@@ -97,7 +97,8 @@ describe("isolated stages' processes, started ahead", () => {
     await until(() => fake.stats.requests > 0 && isolatedOf(p).length > 0);
     const killed = isolatedOf(p);
     for (const pid of killed) process.kill(pid, "SIGKILL");
-    await until(() => isolatedOf(p).every((pid) => !killed.includes(pid)));
+    // Gone from /proc once medbench has reaped them, which is when it learns that they ended.
+    await until(() => killed.every((pid) => !existsSync(`/proc/${pid}`)));
     held.open();
     const r = await build;
     expect(r.exitCode, String(r.stderr)).toBe(0);
