@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { REPO } from "../support/helpers.js";
 import { Project } from "../support/rig.js";
 import { normalAbsolute } from "../../src/util/consulted.js";
+import { joinRelative } from "../../src/runner/code/code.js";
 
 describe("consulted paths", () => {
   it("a path taken as it is is what resolve() makes of it", () => {
@@ -31,18 +32,39 @@ describe("consulted paths", () => {
     ]);
   });
 
+  it("a relative import joined to its folder is what resolve() makes of it", () => {
+    const dirs = ["/a/b/c", "/a", "/a/b/", "/a/./b", "rel/dir", "/a/.x"];
+    const specs = [
+      "./x.js",
+      "../x.js",
+      "../../x.js",
+      "../../../../x",
+      "./../y/x.js",
+      "./",
+      ".",
+      "..",
+      "./a/../b",
+    ];
+    for (const dir of dirs)
+      for (const spec of specs) expect(joinRelative(dir, spec), `${dir} + ${spec}`).toBe(resolve(dir, spec));
+  });
+
   it("a build resolves only the consulted paths that are not absolute and normal", async () => {
     const p = new Project();
     try {
-      const out = p.path("resolves.json");
-      const r = await p.run(["build", "specs/voice-command.yaml", "--quiet"], {
-        NODE_OPTIONS: `--require ${join(REPO, "tests/support/resolves-from.cjs")}`,
-        RESOLVES_FROM: "consulted.js",
-        RESOLVES_OUT: out,
-      });
-      expect(r.exitCode, r.stderr).toBe(0);
-      const resolved = JSON.parse(readFileSync(out, "utf8")) as string[];
-      expect(resolved.filter(normalAbsolute)).toEqual([]);
+      const noted = async (from: string) => {
+        const out = p.path("resolves.json");
+        const r = await p.run(["build", "specs/voice-command.yaml", "--quiet", "--rekey"], {
+          NODE_OPTIONS: `--require ${join(REPO, "tests/support/resolves-from.cjs")}`,
+          RESOLVES_FROM: from,
+          RESOLVES_OUT: out,
+        });
+        expect(r.exitCode, r.stderr).toBe(0);
+        return JSON.parse(readFileSync(out, "utf8")) as string[];
+      };
+      expect((await noted("consulted\\.js:")).filter(normalAbsolute)).toEqual([]);
+      // nor a compiled module's relative imports (src/runner/code/code.ts, joined to their folder)
+      expect(await noted("at (resolveRelative|joinRelative) ")).toEqual([]);
     } finally {
       p.remove();
     }

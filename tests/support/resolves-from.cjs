@@ -1,15 +1,16 @@
 // A preload (`node --require tests/support/resolves-from.cjs`) that notes the paths given to path.resolve
-// by the compiled module named $RESOLVES_FROM (a file of dist/, by its name alone), written to
-// $RESOLVES_OUT at exit as a JSON list, for tests/runner/consulted-paths.test.ts.
+// by the callers whose stack frame matches $RESOLVES_FROM (a regular expression), written
+// to $RESOLVES_OUT at exit as a JSON list (each call's parts joined by a space), for
+// tests/runner/consulted-paths.test.ts.
 const path = require("node:path");
 const fs = require("node:fs");
 
-const from = `${path.sep}${process.env.RESOLVES_FROM}:`;
+const from = new RegExp(process.env.RESOLVES_FROM);
 const noted = [];
 const resolve = path.resolve;
 path.resolve = function (...parts) {
   const caller = new Error().stack.split("\n")[2] ?? "";
-  if (caller.includes(from)) noted.push(parts.join(" "));
+  if (from.test(caller)) noted.push(parts.join(" "));
   return resolve.apply(this, parts);
 };
 process.on("exit", () => {

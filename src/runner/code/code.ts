@@ -12,7 +12,7 @@ import { DiagnosticError } from "../../errors.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { taskFolder } from "../../contract/task-folder.js";
 import { factsOf } from "../../hash/code-memo.js";
-import { consult } from "../../util/consulted.js";
+import { consult, normalAbsolute } from "../../util/consulted.js";
 import type { UserTask } from "./user-task.js";
 import { lockfile, recognise, type NpmEntry, type Recognised } from "./npm-records.js";
 
@@ -90,10 +90,28 @@ function scan(file: string): Scanned {
   return hit;
 }
 
+/** resolve(dir, spec) for a relative specifier, `./x.js` or `../y/x.js`, from an absolute, normal folder,
+ *  without resolve()'s walk over the whole path (a first build joins about 400: docs/performance.md,
+ *  "Consulted paths taken as they are"); anything else goes to resolve(). */
+export function joinRelative(dir: string, spec: string): string {
+  if (!normalAbsolute(dir)) return resolve(dir, spec);
+  let base = dir;
+  let rest = spec;
+  for (;;) {
+    if (rest.startsWith("./")) rest = rest.slice(2);
+    else if (rest.startsWith("../")) {
+      base = base.slice(0, base.lastIndexOf("/"));
+      rest = rest.slice(3);
+    } else break;
+  }
+  const joined = `${base}/${rest}`;
+  return normalAbsolute(joined) ? joined : resolve(dir, spec);
+}
+
 /** A relative import's file: as written, or (in a package, whose code names modules as Node resolves
  *  them) with `.js`, `.json` or `/index.js` added. */
 function resolveRelative(file: string, spec: string): string | undefined {
-  const target = resolve(dirname(file), spec);
+  const target = joinRelative(dirname(file), spec);
   const inPackage = file.includes(`${sep}node_modules${sep}`);
   const candidates = inPackage
     ? [target, `${target}.js`, `${target}.json`, join(target, "index.js")]
