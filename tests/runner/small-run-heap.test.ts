@@ -322,6 +322,17 @@ process.stderr.write = function (chunk, ...rest) {
 process.on("exit", () => write.call(process.stderr, "compiler " + states.join(", ") + "\\n"));
 `;
 
+// The compiler's state as the process exits, by the flags medbench set.
+const COMPILER_AT_EXIT = `const v8 = require("node:v8");
+const set = v8.setFlagsFromString;
+let on = true;
+v8.setFlagsFromString = (flags) => {
+  if (/^--(no-)?turbofan$/.test(flags)) on = !flags.startsWith("--no-");
+  return set.call(v8, flags);
+};
+process.on("exit", () => process.stderr.write("compiler at exit " + (on ? "on" : "off") + "\\n"));
+`;
+
 describe("V8's optimising compiler in a build", () => {
   it("optimises nothing while held, and optimises again once released", async () => {
     const run = async (hold: string) => {
@@ -349,5 +360,17 @@ describe("V8's optimising compiler in a build", () => {
     expect(/compiler (.*)/.exec(r.stderr)?.[1]).toBe(
       "download off, prompts off, model off, parse off, score off, bootstrap on",
     );
+  });
+
+  it("is let go by `build --roster`, whose builds are processes of their own", async () => {
+    const p = new Project();
+    projects.push(p);
+    p.write("compiler.cjs", COMPILER_AT_EXIT);
+    // The sample declares no check: the roster is refused, after the launcher held the compiler.
+    const r = await p.run(["build", "specs/voice-command.yaml", "--roster"], {
+      NODE_OPTIONS: `--require ${p.path("compiler.cjs")}`,
+    });
+    expect(r.stderr).toContain("declares no check");
+    expect(/compiler at exit (\w+)/.exec(r.stderr)?.[1]).toBe("on");
   });
 });
