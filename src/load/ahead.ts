@@ -25,7 +25,8 @@ export function loadingAhead(rt: Runtime): (e: BuildEvent) => void {
     const kind = next < rt.plan.order.length ? rt.kinds.get(rt.plan.order[next]!.kind) : undefined;
     if (!kind?.ahead || loaded.has(kind)) return;
     loaded.add(kind);
-    // The stage's process is started in the turn that emitted its stage-start: this runs while it works.
+    // The stage's process (started ahead, or now) gets its job after its stage-start: this runs while it
+    // works.
     setImmediate(() => {
       try {
         loadNotLeft(() => kind.ahead!());
