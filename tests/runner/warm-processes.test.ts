@@ -4,7 +4,7 @@
 // the fake OpenAI-compatible server over real HTTP, its replies held at a gate so that what is running can
 // be looked at however loaded the machine is. On the fixture task (tests/fixtures/README.md).
 import { describe, expect, it } from "vitest";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { Project, SUMS_SPECS, cleanedAfterEach } from "../support/rig.js";
 import { startFake, type Fake } from "../support/fake.js";
 
@@ -123,6 +123,21 @@ describe("isolated stages' processes, started ahead", () => {
     expect(String(r.stdout)).not.toMatch(/run +parse/);
     expect(readdirSync(p.path("cache/tmp"))).toEqual([]);
     await until(() => isolatedOf(p).length === 0); // killed by the build as it failed
+  });
+
+  it("leaves the stat cache true to the inputs it linked: the next build hashes none again", async () => {
+    const { p } = await setup();
+    const r = await p.run(BUILD);
+    expect(r.exitCode, r.stderr).toBe(0);
+    // Sealed (src/hash/sealed.ts): a line of its seal, then the JSON.
+    const text = p.read("cache/stat-cache.json");
+    const { entries } = JSON.parse(text.slice(text.indexOf("\n") + 1)) as {
+      entries: Record<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }>;
+    };
+    const objects = Object.entries(entries).filter(([path]) => path.includes("/cache/objects/"));
+    expect(objects.length).toBeGreaterThanOrEqual(4);
+    const moved = objects.filter(([path, entry]) => statSync(path).ctimeMs !== entry.ctimeMs);
+    expect(moved.map(([path]) => path)).toEqual([]);
   });
 
   it("processes whose stages are fresh are ended unused, and the results are the same", async () => {

@@ -247,7 +247,8 @@ async function runIsolatedStage(
   const warm = await run.warm.take(walked.decl, keyed.record.task);
   walked.temps.push(warm.folder);
   const { runStageIsolated } = await import("./isolate.js");
-  return runStageIsolated(run.scope.rt, run.scope.rt.kinds.get(walked.decl.kind)!, ctx, keyed.key, warm);
+  const kind = run.scope.rt.kinds.get(walked.decl.kind)!;
+  return runStageIsolated(run.scope.rt, kind, ctx, { key: keyed.key, warm, stat: run.scope.cache.stat });
 }
 
 /** The stage's outputs settle in the walk (its readers are keyed with them) and its line in the report. */

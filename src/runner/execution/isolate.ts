@@ -1,7 +1,16 @@
 // A stage that calls task code, run in its own process (src/runner/code/isolation.ts): the process started
 // ahead of the stage's run (`warmStage`: what it may read and its variables come from its code, known before
 // its inputs), then its job assembled from the stage's context, with its inputs linked into its inbox.
-import { copyFileSync, existsSync, linkSync, lstatSync, mkdirSync } from "../../util/builtins.js";
+import type { Stats } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+} from "../../util/builtins.js";
 import { dirname, join } from "node:path";
 import { HOST_MODULE, isolatedCode, type IsolatedCode } from "../keys/stage-code.js";
 import { packageRootOf } from "../code/code.js";
@@ -13,6 +22,7 @@ import type { StageContext, StageKind, StageOutput } from "../../contract/stage.
 import type { TaskModule } from "../../contract/task.js";
 import type { StageDecl } from "../../specfile/load.js";
 import type { Json } from "../../util/json.js";
+import type { StatCache } from "../store/statcache.js";
 import type { Runtime } from "./scope.js";
 
 /** A stage's process, started before its inputs exist, and what it was started with. */
@@ -39,20 +49,34 @@ function declarations(value: unknown): Json {
   return value as Json;
 }
 
+/** A cache object hard-linked into an inbox, and its stat before: the link moved its ctime. */
+interface Link {
+  object: string;
+  before: Stats;
+}
+
 /** A cache object in the inbox, by its hash: a hard link (a copy where the file system has none), so the
  *  process reads its inputs and no other object of the cache. */
-function linked(object: string, inbox: string, hash: string): string {
+function linked(object: string, inbox: string, hash: string, links: Link[]): string {
   const path = join(inbox, hash);
   if (existsSync(path)) return path;
+  const before = statSync(object);
   try {
     linkSync(object, path);
+    links.push({ object, before });
   } catch {
     copyFileSync(object, path);
   }
   return path;
 }
 
-function inputsOf(ctx: StageContext, inbox: string): Record<string, IsolatedInput> {
+/** The inbox removed once its process has ended, and the stat cache told that only links changed. */
+function unlinked(inbox: string, links: Link[], stat: StatCache): void {
+  rmSync(inbox, { recursive: true, force: true });
+  for (const { object, before } of links) stat.relinked(object, before);
+}
+
+function inputsOf(ctx: StageContext, inbox: string, links: Link[]): Record<string, IsolatedInput> {
   const out: Record<string, IsolatedInput> = {};
   for (const [name, view] of Object.entries(ctx.inputs)) {
     const hashes = { ...view.hashes };
@@ -61,7 +85,10 @@ function inputsOf(ctx: StageContext, inbox: string): Record<string, IsolatedInpu
       continue;
     }
     const paths = Object.fromEntries(
-      Object.entries(hashes).map(([output, hash]) => [output, linked(view.path(output), inbox, hash)]),
+      Object.entries(hashes).map(([output, hash]) => [
+        output,
+        linked(view.path(output), inbox, hash, links),
+      ]),
     );
     out[name] = { hashes, paths, ...(view.source !== undefined ? { source: view.source as Json } : {}) };
   }
@@ -128,22 +155,30 @@ export function warmStage(
   return { process: started, folder, code, env, taskRecord };
 }
 
-/** Runs the stage (keyed `key`) in its process; its outputs, as the stage kind returned them. */
-export function runStageIsolated(
+/** How a stage runs in its process: its key, the process, and the cache's stat cache (told of the objects
+ *  linked into its inbox once the inbox is gone). */
+export interface IsolatedRun {
+  key: string;
+  warm: WarmStage;
+  stat: StatCache;
+}
+
+/** Runs the stage in its process; its outputs, as the stage kind returned them. */
+export async function runStageIsolated(
   rt: Runtime,
   kind: StageKind,
   ctx: StageContext & Required<Pick<StageContext, "incomplete">>,
-  key: string,
-  warm: WarmStage,
+  { key, warm, stat }: IsolatedRun,
 ): Promise<Record<string, StageOutput>> {
   const module = unguarded(rt.task.module) as TaskModule;
+  const [inbox, links] = [join(warm.folder, "in"), [] as Link[]];
   const job: IsolatedJob = {
     key,
     kind: kind.kind,
     stage: ctx.stage,
     build: ctx.build,
     params: ctx.params,
-    inputs: inputsOf(ctx, join(warm.folder, "in")),
+    inputs: inputsOf(ctx, inbox, links),
     options: {
       projectRoot: ctx.options.projectRoot,
       ...(ctx.options.dataDir !== undefined ? { dataDir: ctx.options.dataDir } : {}),
@@ -159,5 +194,9 @@ export function runStageIsolated(
       guard: guardedWith(rt.task.module),
     },
   };
-  return warm.process.run(job, { emit: ctx.emit, incomplete: ctx.incomplete });
+  try {
+    return await warm.process.run(job, { emit: ctx.emit, incomplete: ctx.incomplete });
+  } finally {
+    unlinked(inbox, links, stat);
+  }
 }

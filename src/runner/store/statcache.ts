@@ -2,6 +2,7 @@
 // lesson). The ctime is what a writer cannot set: a file edited with its mtime put back (touch -r, cp -p
 // onto it) has a new ctime, so it is hashed again and its damage seen.
 import { statSync } from "../../util/builtins.js";
+import type { Stats } from "node:fs";
 import { resolve } from "node:path";
 import { sha256File } from "../../hash/sha256.js";
 import { writeFileAtomic } from "../../util/fsutil.js";
@@ -51,6 +52,20 @@ export class StatCache {
       this.dirty = true;
     }
     return sha256;
+  }
+
+  /** A file medbench linked and unlinked again (an isolated stage's inbox): its link count alone changed,
+   *  which moved its ctime. An entry that held as it was linked (`before`) takes its new signature, so
+   *  that the next build does not hash it again; a file changed otherwise keeps the entry, which no longer
+   *  holds. */
+  relinked(path: string, before: Stats): void {
+    const abs = resolve(path);
+    const hit = this.entries[abs];
+    const st = statSync(abs, { throwIfNoEntry: false });
+    if (!hit || !st || !sameSignature(hit, before)) return;
+    if (st.size !== before.size || st.mtimeMs !== before.mtimeMs || st.ino !== before.ino) return;
+    this.entries[abs] = { ...signatureOf(st), sha256: hit.sha256 };
+    this.dirty = true;
   }
 
   /** Records a file whose hash is known because we wrote it (cache objects: immutable once in place). */
