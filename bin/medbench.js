@@ -28,9 +28,6 @@ if (
 }
 let main;
 try {
-  // A build holds V8's optimising compiler off from its start: loading the CLI's modules would optimise
-  // Node's path functions, which touches the compiler's 3.6 MB (dist/src/load/small-run-heap.js).
-  if (process.argv[2] === "build") require(join(root, "dist/src/load/small-run-heap.js")).holdCompiler();
   ({ main } = require(entry));
 } catch (e) {
   // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc

@@ -7,7 +7,6 @@ import type { Json } from "../util/json.js";
 import { build, type BuildOptions, type BuildReport } from "../runner/execution/executor.js";
 import { loadBuildRuntime } from "../load/build-runtime.js";
 import { loadingAhead } from "../load/ahead.js";
-import { releasingCompiler } from "../load/held-compiler.js";
 import { settleRemotes } from "../remote/opened.js";
 import { remoteProvenance } from "../remote/provenance.js";
 import { rememberParsedSpec } from "../specfile/load.js";
@@ -31,11 +30,9 @@ export async function runBuild(request: BuildRequest): Promise<{ report: BuildRe
   const rt = await loadBuildRuntime(specPath, vars, opts, (message) => emit({ type: "info", message }));
   let report;
   const ahead = loadingAhead(rt);
-  const compiler = releasingCompiler(rt);
   try {
     report = await build(rt, opts, (e) => {
       emit(e);
-      compiler(e);
       ahead(e);
     });
   } finally {

@@ -5,26 +5,18 @@
 // built-in Node has not loaded yet is required, and while the global `performance` is first read, every
 // held flag is back at V8's own value.
 
-/** The flags that can be held, each with V8's own value (a switch: 1 on, 0 off). */
-const OWN = { "semi-space-growth-factor": 2, "interrupt-budget": 67_584, turbofan: 1 };
+/** The flags that can be held, each with V8's own value. */
+const OWN = { "semi-space-growth-factor": 2, "interrupt-budget": 67_584 };
 type Flag = keyof typeof OWN;
-const SWITCHES: ReadonlySet<Flag> = new Set(["turbofan"]);
-/** The names a user may set each flag by on Node's command line (`--opt` is V8's alias of --turbofan). */
-const NAMES: Record<Flag, string> = {
-  "semi-space-growth-factor": "semi-space-growth-factor",
-  "interrupt-budget": "interrupt-budget",
-  turbofan: "(no-)?(turbofan|opt)|max-opt",
-};
 
 // Loaded when first needed: a command that runs no stage (a no-op build, status) sets no flag.
 export const v8 = () => require("node:v8") as typeof import("node:v8");
 const held = new Map<Flag, number>();
-const set = (flag: Flag, value: number) =>
-  v8().setFlagsFromString(SWITCHES.has(flag) ? `--${value ? "" : "no-"}${flag}` : `--${flag}=${value}`);
+const set = (flag: Flag, value: number) => v8().setFlagsFromString(`--${flag}=${value}`);
 
 /** Whether the user set the flag on Node's command line (NODE_OPTIONS takes neither flag). */
 const userSet = (flag: Flag) =>
-  process.execArgv.some((arg) => new RegExp(`^--(${NAMES[flag]})(=|$)`).test(arg.replace(/_/g, "-")));
+  process.execArgv.some((arg) => new RegExp(`^--${flag}(=|$)`).test(arg.replace(/_/g, "-")));
 
 /** Sets the flag to `value` until it is released; built-ins keep loading from Node's code cache. A flag the
  *  user set stays at their value. */

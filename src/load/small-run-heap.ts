@@ -17,8 +17,6 @@
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
 // While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET).
-// A build also holds V8's optimising compiler (TurboFan) off from its start (holdCompiler) until its first
-// stage that computes in medbench's process (./held-compiler.ts), or a stage of LARGE_RUN items.
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";
@@ -54,7 +52,6 @@ export function sizeHeap(e: BuildEvent): void {
   if (e.type === "stage-start") usedAtStart = usedHeap();
   else if (e.type === "progress" && e.total >= LARGE_RUN) {
     small = false;
-    releaseCompiler();
     if (youngHeld) releaseYoungGeneration();
   } else if (e.type === "stage-done" && e.status === "ran" && (leftGarbage() || oldSpaceIdle() > IDLE_OLD))
     collectGarbage();
@@ -76,28 +73,6 @@ export function loadNotLeft(load: () => void): void {
  *  started. */
 export function holdBeforeWork(): void {
   if (!youngHeld && !userSized()) holdYoungGeneration();
-}
-
-// Until a build's first stage that computes in medbench's process, the process loads code, fetches data,
-// hands task code to processes of their own and waits on a model's server: work TurboFan does not speed up
-// (a first build of 2,070 items: CPU 0.95 to 1.0 without it until the bootstrap), while what it touches
-// stays resident. One compile of Node's path functions, as the CLI's modules load, makes its code in Node's
-// binary resident (3.6 MB), and its compile jobs leave 2 MB in the C allocator's arenas of V8's worker
-// threads (docs/performance.md, "Peak memory of a first build").
-let compilerHeld = false;
-/** TurboFan off (from the launcher, for `build`), until releaseCompiler. */
-export function holdCompiler(): void {
-  if (compilerHeld) return;
-  compilerHeld = true;
-  // Made first: Node loads their modules (net and diagnostics_channel for a pipe, tty for a terminal) by
-  // its internal loader, which the hold's hook of Module._load does not reach (./held-flags.ts).
-  void [process.stdout, process.stderr];
-  holdFlag("turbofan", 0);
-}
-
-/** TurboFan as V8 has it, from here to the command's end. */
-export function releaseCompiler(): void {
-  releaseFlag("turbofan");
 }
 
 /** The young generation grows no further (a growth factor of 1; V8's own is 2). */

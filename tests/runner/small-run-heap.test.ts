@@ -288,89 +288,29 @@ describe("a small run's optimisation budget", () => {
   });
 });
 
-// A build holds V8's optimising compiler off from its start until its first stage that computes in
-// medbench's process (src/load/small-run-heap.ts, ./held-compiler.ts). The program counts the calls a hot
-// function makes before V8 optimises it (as above), with the compiler held, then released.
-const COMPILER = `
-const { holdCompiler, releaseCompiler } = require(process.env.MODULE);
-const callsBeforeOptimised = () => {
-  const work = new Function("n", "let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s;");
-  let calls = 0;
-  while (calls < 100000 && !(%GetOptimizationStatus(work) & 16)) (work(100), calls++);
-  return calls;
-};
-if (process.env.HOLD === "held") holdCompiler();
-const held = callsBeforeOptimised();
-releaseCompiler();
-console.log(JSON.stringify({ held, released: callsBeforeOptimised() }));`;
-
-// In a build: the compiler's state (a preload follows every flag medbench sets) as each stage is done.
-const COMPILER_AT_DONE = `const v8 = require("node:v8");
+// V8's optimising compiler stays on through a build: held off until the bootstrap, it saved 2.5 to 3 MB of
+// the first build's peak but cost 7 to 16 % of its wall time (the model stage's client ran unoptimised:
+// docs/performance.md, "Peak memory of a first build"). A preload follows every flag medbench sets.
+const COMPILER_FLAGS = `const v8 = require("node:v8");
 const set = v8.setFlagsFromString;
-let on = true;
+const seen = [];
 v8.setFlagsFromString = (flags) => {
-  if (/^--(no-)?turbofan$/.test(flags)) on = !flags.startsWith("--no-");
+  if (/turbofan|opt\b/.test(flags)) seen.push(flags);
   return set.call(v8, flags);
 };
-const write = process.stderr.write;
-const states = [];
-process.stderr.write = function (chunk, ...rest) {
-  for (const line of String(chunk).split("\\n"))
-    if (line.includes('"stage-done"')) states.push(JSON.parse(line).stage + " " + (on ? "on" : "off"));
-  return write.call(this, chunk, ...rest);
-};
-process.on("exit", () => write.call(process.stderr, "compiler " + states.join(", ") + "\\n"));
-`;
-
-// The compiler's state as the process exits, by the flags medbench set.
-const COMPILER_AT_EXIT = `const v8 = require("node:v8");
-const set = v8.setFlagsFromString;
-let on = true;
-v8.setFlagsFromString = (flags) => {
-  if (/^--(no-)?turbofan$/.test(flags)) on = !flags.startsWith("--no-");
-  return set.call(v8, flags);
-};
-process.on("exit", () => process.stderr.write("compiler at exit " + (on ? "on" : "off") + "\\n"));
+process.on("exit", () => process.stderr.write("compiler flags [" + seen.join(" ") + "]\\n"));
 `;
 
 describe("V8's optimising compiler in a build", () => {
-  it("optimises nothing while held, and optimises again once released", async () => {
-    const run = async (hold: string) => {
-      const flags = ["--allow-natives-syntax", "--no-concurrent-recompilation"];
-      const r = await execa("node", [...flags, "-e", COMPILER], { env: { MODULE, HOLD: hold } });
-      return JSON.parse(r.stdout) as { held: number; released: number };
-    };
-    const free = await run("never");
-    expect(free.held).toBeLessThan(100000);
-    const held = await run("held");
-    expect(held.held).toBe(100000);
-    expect(held.released).toBeLessThan(100000);
-  });
-
   const { projects } = cleanedAfterEach();
-  it("is held through the stages before the first that computes in medbench's process", async () => {
+  it("is never turned off", async () => {
     const p = new Project();
     projects.push(p);
-    p.write("compiler.cjs", COMPILER_AT_DONE);
-    const r = await p.run(["build", "specs/voice-command.yaml", "--json"], {
+    p.write("compiler.cjs", COMPILER_FLAGS);
+    const r = await p.run(["build", "specs/voice-command.yaml"], {
       NODE_OPTIONS: `--require ${p.path("compiler.cjs")}`,
     });
     expect(r.exitCode, r.stderr).toBe(0);
-    // prompts, parse and score run their task code in processes of their own; bootstrap in medbench's.
-    expect(/compiler (.*)/.exec(r.stderr)?.[1]).toBe(
-      "download off, prompts off, model off, parse off, score off, bootstrap on",
-    );
-  });
-
-  it("is let go by `build --roster`, whose builds are processes of their own", async () => {
-    const p = new Project();
-    projects.push(p);
-    p.write("compiler.cjs", COMPILER_AT_EXIT);
-    // The sample declares no check: the roster is refused, after the launcher held the compiler.
-    const r = await p.run(["build", "specs/voice-command.yaml", "--roster"], {
-      NODE_OPTIONS: `--require ${p.path("compiler.cjs")}`,
-    });
-    expect(r.stderr).toContain("declares no check");
-    expect(/compiler at exit (\w+)/.exec(r.stderr)?.[1]).toBe("on");
+    expect(/compiler flags \[(.*)\]/.exec(r.stderr)?.[1]).toBe("");
   });
 });

@@ -3,7 +3,7 @@
 import { loggerFor } from "../../log/loggers.js";
 import type { BuildEvent } from "../../contract/events.js";
 import { parse } from "../args.js";
-import { releaseCompiler, sizeHeap } from "../../load/small-run-heap.js";
+import { sizeHeap } from "../../load/small-run-heap.js";
 import type { Command } from "../command.js";
 import { buildOptions, oneSpec, optionsOf, projectDir, VARIABLE_OPTIONS } from "../options.js";
 
@@ -63,7 +63,6 @@ async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, OPTIONS, "build");
   const specPath = oneSpec(positionals, command, "build", projectDir(values.project));
   if (values.roster) {
-    releaseCompiler(); // held by the launcher for a build: a roster's builds are processes of their own
     return (await import("../roster-build.js")).buildRoster(specPath, argv, values);
   }
   const { opts, vars } = buildOptions(values);
