@@ -6,40 +6,15 @@ import { describe, expect, it } from "vitest";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Project, SUMS_SPECS, cleanedAfterEach } from "../support/rig.js";
-import { startFake, type Fake } from "../support/fake.js";
-
-const { servers, projects } = cleanedAfterEach();
+import { fixtureWithFake, gate, gatedRoutes, until } from "../support/gated-fake.js";
 
 const SPEC = "specs/sums.yaml";
 const RESULTS = "results/fixture-sums/fake_test-model";
 const BUILD = ["build", SPEC, "--model", "fake/test-model", "--registry", "routes.yaml", "--json"];
 const CONCURRENCY = 4;
 
-function routes(url: string): string {
-  return `routes:
-  fake:
-    base_url: ${url}
-    request:
-      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-    concurrency: ${CONCURRENCY}
-    timeout_s: 600
-    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 1200 }
-`;
-}
-
-async function setup() {
-  const fake: Fake = await startFake({ policy: "echo" });
-  servers.push(fake);
-  const p = new Project(SUMS_SPECS);
-  projects.push(p);
-  p.write("routes.yaml", routes(fake.url));
-  return { fake, p };
-}
-
-/** Resolves once `cond` holds (checked every 20 ms); the test's own timeout bounds it. */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}
+const cleanup = cleanedAfterEach();
+const setup = () => fixtureWithFake(cleanup, CONCURRENCY);
 
 /** Every file of a results folder, by name. */
 function filesOf(p: Project, dir: string): Record<string, string> {
@@ -48,13 +23,6 @@ function filesOf(p: Project, dir: string): Record<string, string> {
       .sort()
       .map((f) => [f, readFileSync(join(p.path(dir), f), "utf8")]),
   );
-}
-
-/** A gate the fake server's replies wait for. */
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open = () => {};
-  const promise = new Promise<void>((r) => (open = r));
-  return { promise, open };
 }
 
 describe("two builds of the same spec and model at once (14.5)", () => {
@@ -70,8 +38,8 @@ describe("two builds of the same spec and model at once (14.5)", () => {
     expect(N).toBeGreaterThan(CONCURRENCY); // a cannot send them all while its first replies are held
 
     const p = new Project(SUMS_SPECS);
-    projects.push(p);
-    p.write("routes.yaml", routes(fake.url));
+    cleanup.projects.push(p);
+    p.write("routes.yaml", gatedRoutes(fake.url, CONCURRENCY));
     const g = gate();
     fake.set({ gate: g.promise });
     const a = p.start(BUILD);

@@ -5,38 +5,16 @@
 // be looked at however loaded the machine is. On the fixture task (tests/fixtures/README.md).
 import { describe, expect, it } from "vitest";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { Project, SUMS_SPECS, cleanedAfterEach } from "../support/rig.js";
-import { startFake, type Fake } from "../support/fake.js";
+import { Project, cleanedAfterEach } from "../support/rig.js";
+import { fixtureWithFake, gate, gatedRoutes, until } from "../support/gated-fake.js";
 
-const { servers, projects } = cleanedAfterEach();
+const cleanup = cleanedAfterEach();
 
 const SPEC = "specs/sums.yaml";
 const RESULTS = "results/fixture-sums/fake_test-model/metrics.json";
 const BUILD = ["build", SPEC, "--model", "fake/test-model", "--registry", "routes.yaml"];
 
-const routes = (url: string): string => `routes:
-  fake:
-    base_url: ${url}
-    request:
-      thinking_off: { chat_template_kwargs: { enable_thinking: false } }
-    concurrency: 4
-    timeout_s: 600
-    retry: { max_attempts: 2, base_ms: 1, max_ms: 5, max_total_s: 1200 }
-`;
-
-async function setup() {
-  const fake: Fake = await startFake({ policy: "echo" });
-  servers.push(fake);
-  const p = new Project(SUMS_SPECS);
-  projects.push(p);
-  p.write("routes.yaml", routes(fake.url));
-  return { fake, p };
-}
-
-/** Resolves once `cond` holds (checked every 20 ms); the test's own timeout bounds it. */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}
+const setup = () => fixtureWithFake(cleanup, 4);
 
 /** The live processes of the isolated stages' host for project `p` (its cache folder is on their command
  *  line, in what they may read). */
@@ -54,12 +32,6 @@ function isolatedOf(p: Project): number[] {
   }
   return found;
 }
-
-const gate = () => {
-  let open = () => {};
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-};
 
 describe("isolated stages' processes, started ahead", () => {
   it("the stages after the model stage have theirs while it waits, two at most; none left", async () => {
@@ -111,7 +83,7 @@ describe("isolated stages' processes, started ahead", () => {
     // A 401 refuses the route: at the first, the model stage stops, the build fails with processes waiting.
     p.write(
       "routes.yaml",
-      routes(fake.url).replace("concurrency: 4", "concurrency: 4\n    max_failures_in_a_row: 1"),
+      gatedRoutes(fake.url, 4).replace("concurrency: 4", "concurrency: 4\n    max_failures_in_a_row: 1"),
     );
     fake.set({ gate: held.promise, heldStatus: 401 });
     const build = p.start(BUILD);
