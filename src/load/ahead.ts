@@ -4,18 +4,13 @@
 // changes nothing its run does: the run finds it loaded.
 import type { BuildEvent } from "../contract/events.js";
 import type { StageKind } from "../contract/stage.js";
-import type { Runtime } from "../runner/execution/scope.js";
-import { runsIsolated } from "../runner/keys/stage-code.js";
+import { stageRunsIsolated, type Runtime } from "../runner/execution/scope.js";
 import { loadNotLeft } from "./small-run-heap.js";
 
 /** A build's listener of its events that loads ahead (`rt`: the build's runtime). */
 export function loadingAhead(rt: Runtime): (e: BuildEvent) => void {
   const loaded = new Set<StageKind>();
-  const isolated = (index: number) => {
-    const decl = rt.plan.order[index]!;
-    const kind = rt.kinds.get(decl.kind);
-    return kind !== undefined && runsIsolated(kind, decl.params, rt.task);
-  };
+  const isolated = (index: number) => stageRunsIsolated(rt, rt.plan.order[index]!);
   return (e) => {
     if (e.type !== "stage-start") return;
     const at = rt.plan.order.findIndex((decl) => decl.name === e.stage);

@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { acquireFileLock } from "../../util/filelock.js";
 import { sha256Hex } from "../../hash/sha256.js";
 import { Cache, CorruptObjectError, openCache } from "../store/cache.js";
-import { runsIsolated } from "../keys/stage-code.js";
 import type { StageKey } from "../keys/keys.js";
 import {
   buildId,
@@ -21,11 +20,11 @@ import type { StageContext, StageOutput } from "../../contract/stage.js";
 import { checkResultsOwner, resultContents, writeFailure, writeResults } from "../results/results.js";
 import type { Emit, StageStatus } from "../../contract/events.js";
 import { StageError, DiagnosticError, BuildFailure } from "../../errors.js";
-import type { Json } from "../../util/json.js";
 import { stageManifest, type StageManifest } from "../store/outcome.js";
 import {
   codeOf,
   newScope,
+  stageRunsIsolated,
   privatePartial,
   projectSource,
   refreshed,
@@ -220,7 +219,7 @@ async function runStage(run: BuildRun, walked: WalkedStage, reasons: string[]): 
   const memo = (scope.memo ??= (await import("../replies/memo.js")).memoStore(cache));
   const ctx = { ...walked.ctx!, memo, incomplete: (why: string) => void (incomplete = why) };
   // Task code runs in a process of its own (loaded only here: a no-op build runs no stage).
-  const produced = runsIsolated(kind, decl.params as Json, scope.rt.task)
+  const produced = stageRunsIsolated(scope.rt, decl)
     ? await runIsolatedStage(run, walked, ctx)
     : await kind.run(ctx);
   const outputs = await storeOutputs(cache, produced);

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "../../util/builtins.js";
 import { join, resolve } from "node:path";
 import type { Cache } from "../store/cache.js";
-import { stageCode, type StageCode } from "../keys/stage-code.js";
+import { runsIsolated, stageCode, type StageCode } from "../keys/stage-code.js";
 import type { UserTask } from "../code/user-task.js";
 import type { LockSpec } from "../results/lock.js";
 import { insideDir, specFilesRoot, type Project } from "../project/project.js";
@@ -108,6 +108,12 @@ export function codeOf(scope: BuildScope, decl: StageDecl): StageCode {
     scope.codes.set(decl.name, code);
   }
   return code;
+}
+
+/** Whether the stage runs its task code in a process of its own (./isolate.ts). */
+export function stageRunsIsolated(rt: Runtime, decl: StageDecl): boolean {
+  const kind = rt.kinds.get(decl.kind);
+  return kind !== undefined && runsIsolated(kind, decl.params as Json, rt.task);
 }
 
 /** Whether `--refresh` names this stage (by its name or its kind). */

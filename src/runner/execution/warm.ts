@@ -3,8 +3,7 @@
 // critical path. A process whose stage turns out fresh is ended unused.
 import { rmSync } from "../../util/builtins.js";
 import { tempName } from "../../util/fsutil.js";
-import { runsIsolated } from "../keys/stage-code.js";
-import { codeOf, specFilePath, type BuildScope } from "./scope.js";
+import { codeOf, specFilePath, stageRunsIsolated, type BuildScope } from "./scope.js";
 import type { WarmStage } from "./isolate.js";
 import type { StageDecl } from "../../specfile/load.js";
 import type { Json } from "../../util/json.js";
@@ -27,7 +26,7 @@ export class WarmPool {
       if (this.waiting.size >= AHEAD) return;
       if (!Object.values(later.inputs).some((ref) => "stage" in ref && reached.has(ref.stage))) continue;
       reached.add(later.name);
-      if (this.started.has(later.name) || !this.isolated(later)) continue;
+      if (this.started.has(later.name) || !stageRunsIsolated(this.scope.rt, later)) continue;
       await this.startAhead(later);
     }
   }
@@ -64,11 +63,6 @@ export class WarmPool {
   /** Ends every process still waiting (the build is over, or failed). */
   close(): void {
     for (const name of [...this.waiting.keys()]) this.drop(name);
-  }
-
-  private isolated(decl: StageDecl): boolean {
-    const kind = this.scope.rt.kinds.get(decl.kind)!;
-    return runsIsolated(kind, decl.params as Json, this.scope.rt.task);
   }
 
   private async start(decl: StageDecl, taskRecord: Json): Promise<WarmStage> {
