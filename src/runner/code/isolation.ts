@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, fsyncSync, openSync } from "../../util/builtins.js";
 import type { Socket } from "node:net";
-import { isAbsolute, relative, resolve } from "node:path";
+import { relative, resolve } from "node:path";
+import { staysInside } from "../../util/paths.js";
 import { StageError } from "../../errors.js";
 import type { BuildEvent } from "../../contract/events.js";
 import type { StageOutput } from "../../contract/stage.js";
@@ -73,7 +74,7 @@ function synced(
   for (const output of Object.values(outputs))
     if (typeof output === "object" && !(output instanceof Uint8Array)) {
       const rel = relative(tmp, resolve(tmp, output.file));
-      if (!rel || rel.startsWith("..") || isAbsolute(rel)) throw outsideFolder(stage, output.file);
+      if (!rel || !staysInside(tmp, rel)) throw outsideFolder(stage, output.file);
       const fd = openSync(output.file, "r");
       try {
         fsyncSync(fd);
