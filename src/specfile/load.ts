@@ -97,9 +97,9 @@ interface ParsedEntry {
   specHash: string;
 }
 
-/** The remembered parse of a spec whose bytes hash to `source`, if one was written whole for it. An entry
- *  edited since (or for other bytes) is removed with a warning: the spec is parsed again. */
-function rememberedParse(file: string, source: string, shown: string): ParsedEntry | null {
+/** The parse in `file` of a spec whose bytes hash to `source`: null when there is none, its problem when it
+ *  is not whole or not theirs. */
+function parsedEntry(file: string, source: string, shown: string): ParsedEntry | { problem: string } | null {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -115,7 +115,15 @@ function rememberedParse(file: string, source: string, shown: string): ParsedEnt
       /* sealed but not JSON: not ours either */
     }
   if (entry && entry.source === source && typeof entry.specHash === "string") return entry;
-  const why = "problem" in opened ? opened.problem : `it is not the parse of ${shown}`;
+  return { problem: "problem" in opened ? opened.problem : `it is not the parse of ${shown}` };
+}
+
+/** The remembered parse of a spec whose bytes hash to `source`, if one was written whole for it. An entry
+ *  edited since (or for other bytes) is removed with a warning: the spec is parsed again. */
+function rememberedParse(file: string, source: string, shown: string): ParsedEntry | null {
+  const found = parsedEntry(file, source, shown);
+  if (found === null || !("problem" in found)) return found;
+  const why = found.problem;
   process.stderr.write(
     `warning: the parsed-spec cache entry ${file} is discarded: ${why}; ${shown} is parsed again\n`,
   );
@@ -132,22 +140,11 @@ function rememberedParse(file: string, source: string, shown: string): ParsedEnt
  *  shipped spec parses no YAML and loads no validator (20 to 40 ms of its start-up). */
 export const SHIPPED_PARSES = "dist/parsed-specs";
 
-/** The shipped parse of the spec whose bytes hash to `source`, if medbench ships one: read only. */
+/** The shipped parse of the spec whose bytes hash to `source`, if medbench ships one: read only (not a
+ *  shipped spec's bytes, or not built: parsed). */
 function shippedParse(source: string): ParsedEntry | null {
-  let text: string;
-  try {
-    text = readFileSync(parsedFile(join(installRoot(), SHIPPED_PARSES), source), "utf8");
-  } catch {
-    return null; // not a shipped spec's bytes (or not built): parsed
-  }
-  const opened = unseal(text);
-  if (!("body" in opened)) return null;
-  try {
-    const entry = JSON.parse(opened.body) as ParsedEntry;
-    return entry.source === source && typeof entry.specHash === "string" ? entry : null;
-  } catch {
-    return null;
-  }
+  const found = parsedEntry(parsedFile(join(installRoot(), SHIPPED_PARSES), source), source, "");
+  return found && !("problem" in found) ? found : null;
 }
 
 /** Loads a spec file. With `parsedCache` (a folder), a spec whose bytes were parsed before is taken from
