@@ -73,6 +73,38 @@ describe("memory a build holds", () => {
     expect(out.grewMB).toBeLessThan(1); // a new 1 MB chunk per copy: 4 MB
   });
 
+  it("hashes files through one chunk buffer, not a new megabyte each", async () => {
+    const out = await run(`
+      const { mkdtempSync, writeFileSync, rmSync } = require("node:fs");
+      const { join } = require("node:path");
+      const { tmpdir } = require("node:os");
+      const { createHash } = require("node:crypto");
+      const { sha256FileSync } = require(process.env.DIST + "/hash/sha256.js");
+      const dir = mkdtempSync(join(tmpdir(), "medbench-held-"));
+      const files = [1, 2, 3, 4, 5, 6].map((i) => join(dir, "f" + i));
+      files.forEach((file, i) => writeFileSync(file, String(i).repeat(3000)));
+      sha256FileSync(files[0]);
+      gc();
+      const before = process.memoryUsage().arrayBuffers;
+      const hashes = files.map((file) => sha256FileSync(file));
+      const grewMB = (process.memoryUsage().arrayBuffers - before) / 2 ** 20;
+      // A hash started while another reads its chunks (from \`each\`) has a buffer of its own.
+      let inner = "";
+      let seen = "";
+      const outer = sha256FileSync(files[0], (chunk) => {
+        inner ||= sha256FileSync(files[1]);
+        seen += chunk.toString(); // the outer file's chunk still, after the inner hash read its own
+      });
+      const sha = (text) => createHash("sha256").update(text).digest("hex");
+      const expected = files.map((_, i) => sha(String(i).repeat(3000)));
+      rmSync(dir, { recursive: true, force: true });
+      console.log(JSON.stringify({ grewMB, hashes, expected, nested: [outer, inner, sha(seen)] }));`);
+    expect(out.grewMB).toBeLessThan(1); // a new 1 MB buffer per file: 6 MB
+    expect(out.hashes).toEqual(out.expected);
+    const [first, second] = out.expected as string[];
+    expect(out.nested).toEqual([first, second, first]);
+  });
+
   it("writes a records file as it goes, not a megabyte gathered first", () => {
     const file = join(mkdtempSync(join(tmpdir(), "medbench-held-")), "replies.jsonl");
     const onDisk: number[] = [];

@@ -4,7 +4,7 @@
 import { statSync } from "../../util/builtins.js";
 import type { Stats } from "node:fs";
 import { resolve } from "node:path";
-import { sha256File } from "../../hash/sha256.js";
+import { sha256FileSync } from "../../hash/sha256.js";
 import { writeFileAtomic } from "../../util/fsutil.js";
 import { sameSignature, settled, signatureOf, type StatSignature } from "../../util/stat-signature.js";
 import { consult } from "../../util/consulted.js";
@@ -46,7 +46,7 @@ export class StatCache {
     consult(abs, st);
     const hit = this.entries[abs];
     if (hit && sameSignature(hit, st)) return hit.sha256;
-    const sha256 = await sha256File(abs);
+    const sha256 = sha256FileSync(abs);
     if (settled(st)) {
       this.entries[abs] = { ...signatureOf(st), sha256 };
       this.dirty = true;
