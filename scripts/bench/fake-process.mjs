@@ -39,8 +39,12 @@ export async function server(record, extra = []) {
     child.on("exit", (code) => reject(new Error(`the fake server exited ${code}`)));
   });
   const stats = async () => (await fetch(url.replace(/\/v1$/, "/stats"))).json();
+  // A bench that throws (a measured run failed) exits without its close: the server must not outlive it.
+  const killOnExit = () => child.kill("SIGTERM");
+  process.once("exit", killOnExit);
   const close = () =>
     new Promise((r) => {
+      process.off("exit", killOnExit);
       child.removeAllListeners("exit");
       child.once("exit", r);
       child.kill("SIGTERM");
