@@ -15,7 +15,8 @@
 //   Only after a stage that left more than 1 MB: one whose work ran in a process of its own (task code,
 //   isolated) leaves 0.4 to 0.7 MB here, and its collection (9 to 100 ms under load, by --trace-gc) freed
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
-//   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".)
+//   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".) Never after a build's
+//   last stage: nothing of the build is left to run in the room it would make.
 // While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET).
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
@@ -39,11 +40,15 @@ let stopWatching = () => {};
 let small: boolean | undefined;
 /** The heap in use as the running stage started (bytes). */
 let usedAtStart = 0;
+/** The build's stages not yet done (its build-start event names them all; unknown without one). */
+let stagesLeft: number | undefined;
 
 /** What a build's events say of the heap: the young generation held from the first stage, a collection
- *  after each stage that ran and left garbage, both until a stage's progress counts LARGE_RUN items or
- *  more. */
+ *  after each stage that ran and left garbage (but the build's last), both until a stage's progress counts
+ *  LARGE_RUN items or more. */
 export function sizeHeap(e: BuildEvent): void {
+  if (e.type === "build-start") stagesLeft = e.stages;
+  else if (e.type === "stage-done" && stagesLeft !== undefined) stagesLeft--;
   if (e.type === "stage-start" && small === undefined) {
     small = true;
     holdBeforeWork();
@@ -53,9 +58,13 @@ export function sizeHeap(e: BuildEvent): void {
   else if (e.type === "progress" && e.total >= LARGE_RUN) {
     small = false;
     if (youngHeld) releaseYoungGeneration();
-  } else if (e.type === "stage-done" && e.status === "ran" && (leftGarbage() || oldSpaceIdle() > IDLE_OLD))
+  } else if (e.type === "stage-done" && e.status === "ran" && stagesLeft !== 0 && worthCollecting())
     collectGarbage();
 }
+
+/** A stage left garbage, or the pages of an earlier collection are still held (a collection lets go of the
+ *  pages the one before it emptied, once that one's sweeping is done). */
+const worthCollecting = () => leftGarbage() || oldSpaceIdle() > IDLE_OLD;
 
 /** Runs `load` (modules loaded ahead while a stage runs in a process of its own, src/load/ahead.ts): what
  *  it adds to the heap is code kept, not the stage's garbage, so it calls for no collection after it. */
@@ -129,12 +138,10 @@ function collectGarbage(): void {
       gc = typeof found === "function" ? (found as () => void) : null;
     }
   }
+  // One collection: the pages it empties are let go at the next stage's (IDLE_OLD), not by a second one at
+  // once, which cost a full collection after each stage for the same peak (docs/performance.md, "Peak
+  // memory of a first build").
   gc?.();
-  // V8 gives the system back the pages a full collection emptied only at its next one: a second, once the
-  // stage's caller has gone on (the next stage started, or waiting for its process), lowers the heap's
-  // committed size (25.6 to 20.8 MB after a 2,070-item model stage, which the peak at the build's end was
-  // 2 MB higher for when the stage after it left too little garbage to be collected itself).
-  if (gc) setImmediate(gc);
 }
 
 function releaseYoungGeneration(): void {
