@@ -10,7 +10,8 @@ import {
   writeSync,
 } from "../util/builtins.js";
 import { StringDecoder } from "node:string_decoder";
-import { jsonLines, parseJsonLines, sortedJson, sortKeys, type Json } from "../util/json.js";
+import { jsonLines, parseJsonLines, sortedJson, type Json } from "../util/json.js";
+import { sortedJsonText } from "../util/sorted-json.js";
 import { sha256Hex } from "../hash/sha256.js";
 
 export type Role = "system" | "user" | "assistant";
@@ -320,7 +321,7 @@ class JsonLinesFile {
 
   /** `undefined` (a hole in an array of records) is an empty line, as in jsonLines. */
   line(row: unknown): void {
-    const line = (row === undefined ? "" : JSON.stringify(sortKeys(row))) + "\n";
+    const line = (row === undefined ? "" : sortedJsonText(row)) + "\n";
     this.pending.push(line);
     this.pendingLength += line.length;
     if (this.pendingLength >= FLUSH_AT) this.flush();

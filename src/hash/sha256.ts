@@ -1,7 +1,7 @@
-import { closeSync, createHash, openSync, readSync } from "../util/builtins.js";
+import { closeSync, createHash, openSync, readSync, sha256Once } from "../util/builtins.js";
 
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return sha256Once(data);
 }
 
 /** Bytes read at a time from a file hashed whole (1 MiB). */

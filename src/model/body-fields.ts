@@ -3,9 +3,9 @@
 // sortedJson({ base_url, body, model }), so a changed body is a new request, whatever the protocol.
 import type { Json } from "../util/json.js";
 import { sortKeys, sortedJson } from "../util/json.js";
-import { bodyJson, fixedPart } from "./body-json.js";
+import { sortedJsonText, fixedPart } from "../util/sorted-json.js";
 import { sha256Hex } from "../hash/sha256.js";
-import { createHash } from "../util/builtins.js";
+import { sha256Once } from "../util/builtins.js";
 import type { Route } from "./registry.js";
 
 export type Fields = Record<string, Json>;
@@ -46,22 +46,31 @@ export function requestKey(route: Route, body: Json): string {
 /**
  * The body as sent (sorted-key JSON, serialised and encoded once) and its key, hashed from the same bytes:
  * the key is sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model
- * around them.
+ * around them. The three are encoded into one buffer and hashed in one call; the body sent is a view of it.
  */
 export function serialisedRequest(route: Route, body: Json): { payload: Buffer; key: string } {
-  const payload = Buffer.from(bodyJson(body)!, "utf8");
+  const json = sortedJsonText(body)!;
   const model = (body as { model?: unknown }).model;
-  if (typeof model !== "string" || typeof route.base_url !== "string")
+  if (typeof model !== "string" || typeof route.base_url !== "string") {
+    const payload = Buffer.from(json, "utf8");
     return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
-  return { payload, key: payloadKey(route.base_url, model, payload) };
+  }
+  const [head, tail] = keyAround(route.base_url, model);
+  const whole = Buffer.from(head + json + tail, "utf8");
+  const start = Buffer.byteLength(head);
+  const payload = whole.subarray(start, whole.length - Buffer.byteLength(tail));
+  return { payload, key: sha256Once(whole) };
 }
+
+/** What a key's JSON holds around a body's: `{"base_url":…,"body":` and `,"model":…}`. */
+const keyAround = (baseUrl: string, model: string): [string, string] => [
+  `{"base_url":${JSON.stringify(baseUrl)},"body":`,
+  `,"model":${JSON.stringify(model)}}`,
+];
 
 /** sha256 of sortedJson({ base_url, body, model }), hashed from the body's own sorted-key bytes (every
  *  protocol's key, so that they cannot drift apart). */
 export function payloadKey(baseUrl: string, model: string, payload: Buffer): string {
-  return createHash("sha256")
-    .update(`{"base_url":${JSON.stringify(baseUrl)},"body":`)
-    .update(payload)
-    .update(`,"model":${JSON.stringify(model)}}`)
-    .digest("hex");
+  const [head, tail] = keyAround(baseUrl, model);
+  return sha256Once(Buffer.concat([Buffer.from(head, "utf8"), payload, Buffer.from(tail, "utf8")]));
 }

@@ -6,7 +6,7 @@
 // (thinking off: thinkingConfig) laid over them. Replies and errors are read in ./gemini-reply.ts.
 import type { Json } from "../util/json.js";
 import { sortKeys } from "../util/json.js";
-import { bodyJson, fixedPart } from "./body-json.js";
+import { sortedJsonText, fixedPart } from "../util/sorted-json.js";
 import { deepMerge, payloadKey, type Fields } from "./body-fields.js";
 import type { Route } from "./registry.js";
 import { FIXED_FIELD_FIX, fixedFieldMessage, fixedFieldProblems, thinkingOffFields } from "./model-rules.js";
@@ -150,7 +150,7 @@ export function geminiBody(
 export function geminiSerialised(route: Route, body: Json): { payload: Buffer; key: string } {
   const model = isObj(body) ? modelOfBody.get(body) : undefined;
   if (model === undefined) throw new Error("a Gemini body is keyed only as geminiBody made it");
-  const payload = Buffer.from(bodyJson(body)!, "utf8");
+  const payload = Buffer.from(sortedJsonText(body)!, "utf8");
   return { payload, key: payloadKey(route.base_url, model, payload) };
 }
 

@@ -2,7 +2,7 @@
 // be sent differently (a request configuration's own temperature, a lower response format after the server
 // refused the schema), so the record keeps the fields every body shared and, beside them, the fields of each
 // kind of body (docs/model-requests.md, "What metrics.request records").
-import { bodyJson } from "./body-json.js";
+import { sortedJsonText } from "../util/sorted-json.js";
 import { withoutItemFields } from "./protocol.js";
 import { sortedJson, type Json } from "../util/json.js";
 
@@ -33,7 +33,7 @@ export class SentRequests {
       return;
     }
     const fields = withoutItemFields(body, this.itemFields);
-    const id = `${pair}\n${bodyJson(fields)}`;
+    const id = `${pair}\n${sortedJsonText(fields)}`;
     let kind = this.kinds.get(id);
     if (!kind) this.kinds.set(id, (kind = newKind(fields, configuration ?? null, format)));
     kind.items++;

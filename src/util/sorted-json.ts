@@ -1,8 +1,10 @@
-// A request body's sorted-key JSON: the bytes its key hashes and the bytes sent. The same bytes as
-// sortedJson (src/util/json.ts), made without a sorted copy of each body, and with what many bodies share
+// Sorted-key JSON made in one pass: the same bytes as sortedJson (./json.ts), without a sorted copy of the
+// value. A request body's (the bytes its key hashes and the bytes sent), with what many bodies share
 // serialised once: a part the stage fixes (a task's schema) and the long strings that recur (a system
-// prompt): serialising each ~3 KB body afresh took a tenth of the model stage's time.
-import { sortedJson } from "../util/json.js";
+// prompt): serialising each ~3 KB body afresh took a tenth of the model stage's time. And a records file's
+// lines (src/contract/records.ts): a sorted copy of each record, then its JSON, took 36 against 24 ms for
+// 2,070 requests in a fresh process (docs/performance.md, "Task code isolated").
+import { sortedJson } from "./json.js";
 
 const fixedJson = new WeakMap<object, string>();
 
@@ -80,7 +82,7 @@ function sortFrom(keys: string[], from: number): void {
 }
 
 /** sortedJson(value), byte for byte. */
-export function bodyJson(value: unknown): string | undefined {
+export function sortedJsonText(value: unknown): string | undefined {
   if (skipped(value)) return sortedJson(value);
   return json(value);
 }

@@ -1,14 +1,14 @@
-// A body's JSON (src/model/body-json.ts) is what its key hashes and what is sent: it must be sortedJson's
+// A body's JSON (src/util/sorted-json.ts) is what its key hashes and what is sent: it must be sortedJson's
 // bytes for every value, including the members JSON leaves out, and the parts it serialises once.
 import { describe, expect, it } from "vitest";
-import { bodyJson, fixedPart } from "../../src/model/body-json.js";
+import { sortedJsonText, fixedPart } from "../../src/util/sorted-json.js";
 import { sortedJson } from "../../src/util/json.js";
 import seedrandom from "seedrandom";
 
 const long = (s: string) => s.repeat(300);
 const nullProto = Object.assign(Object.create(null) as object, { b: 1, a: [2] });
 
-describe("bodyJson is sortedJson byte for byte", () => {
+describe("sortedJsonText is sortedJson byte for byte", () => {
   it.each<[string, unknown]>([
     [
       "a body as the model stage makes it",
@@ -42,7 +42,7 @@ describe("bodyJson is sortedJson byte for byte", () => {
       Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 17) % 40}`, i])),
     ],
   ])("%s", (_what, value) => {
-    expect(bodyJson(value)).toBe(sortedJson(value));
+    expect(sortedJsonText(value)).toBe(sortedJson(value));
   });
 
   it("a fixed part: a frozen copy, the same JSON wherever it is, and the original left as it was", () => {
@@ -53,17 +53,18 @@ describe("bodyJson is sortedJson byte for byte", () => {
     expect(Object.isFrozen((fixed as typeof schema).properties.z)).toBe(true);
     expect(Object.isFrozen(schema)).toBe(false);
     const body = { response_format: { schema: fixed }, model: "m" };
-    expect(bodyJson(body)).toBe(sortedJson(body));
-    expect(bodyJson(body)).toBe(sortedJson({ response_format: { schema }, model: "m" }));
+    expect(sortedJsonText(body)).toBe(sortedJson(body));
+    expect(sortedJsonText(body)).toBe(sortedJson({ response_format: { schema }, model: "m" }));
   });
 
   it("many distinct long strings: each JSON still right once older ones are dropped", () => {
     const values = Array.from({ length: 3000 }, (_, i) => `${i}:${long("긴 ")}`);
-    for (const v of [...values, ...values.slice(0, 10)]) expect(bodyJson({ v })).toBe(sortedJson({ v }));
+    for (const v of [...values, ...values.slice(0, 10)])
+      expect(sortedJsonText({ v })).toBe(sortedJson({ v }));
   });
 });
 
-describe("bodyJson on random values (seeded)", () => {
+describe("sortedJsonText on random values (seeded)", () => {
   it("equals sortedJson on 2,000 nested values with mixed keys", () => {
     const rng = seedrandom("body-json");
     const pick = <T>(xs: T[]): T => xs[Math.floor(rng() * xs.length)]!;
@@ -78,7 +79,7 @@ describe("bodyJson on random values (seeded)", () => {
     };
     for (let i = 0; i < 2000; i++) {
       const v = value(4);
-      expect(bodyJson(v)).toBe(sortedJson(v));
+      expect(sortedJsonText(v)).toBe(sortedJson(v));
     }
   });
 });
