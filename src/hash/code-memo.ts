@@ -4,7 +4,8 @@
 // nor hashes the code it keys stages by.
 import { readFileSync, statSync } from "../util/builtins.js";
 import { sameSignature, settled, signatureOf, type StatSignature } from "../util/stat-signature.js";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+import { installRoot } from "../util/paths.js";
 import { writeFileAtomic } from "../util/fsutil.js";
 import type { Json } from "../util/json.js";
 import { consult } from "../util/consulted.js";
@@ -32,11 +33,21 @@ export function useCodeMemo(path: string): void {
   // Sealed (src/hash/sealed.ts): an edited hash would key stages by code that is not there, so an edited
   // memo is dropped whole. A missing or damaged one only costs a reread.
   const body = readSealed(path, (why) => warnDiscarded(path, why, "the install's code is read again"));
+  // A project without one (its first build) starts from what medbench's own build learnt of its install
+  // (scripts/seed-code-memo.mjs): each entry trusted while its file's stat signature is the same.
+  entries = memoEntries(
+    body ?? readSealed(SEED(), (why) => warnDiscarded(SEED(), why, "it is rebuilt by npm run build")),
+  );
+}
+
+const SEED = () => join(installRoot(), "dist/code-memo.json");
+
+function memoEntries(body: string | null): Record<string, Entry> {
   try {
     const parsed = JSON.parse(body ?? "null") as { version?: number; entries?: typeof entries } | null;
-    entries = parsed?.version === VERSION && parsed.entries ? parsed.entries : {};
+    return parsed?.version === VERSION && parsed.entries ? parsed.entries : {};
   } catch {
-    entries = {};
+    return {};
   }
 }
 
