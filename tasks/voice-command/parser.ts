@@ -38,15 +38,22 @@ function pinnedValidator(): { json: string; validate: Validate } | null {
 }
 let pinned: { json: string; validate: Validate } | null | undefined;
 
+// The requests of a run share one schema object (a requests file holds it once): its validator is found by
+// the object before its JSON is made (2 KB, 2,070 times: about 20 ms of a parse stage's process).
+const byObject = new WeakMap<object, Validate>();
+
 /** The validator of a schema (by its JSON): the pinned one's when it is that schema, else ajv's, once. */
 export function validatorFor(schema: object): Validate {
+  let validate = byObject.get(schema);
+  if (validate) return validate;
   const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
+  validate = compiled.get(key);
   if (!validate) {
     pinned ??= pinnedValidator();
     validate = pinned?.json === key ? pinned.validate : compile(schema);
     compiled.set(key, validate);
   }
+  byObject.set(schema, validate);
   return validate;
 }
 
@@ -59,6 +66,11 @@ export function stripReply(text: string): string {
 
 /** The first balanced {...} in the text, or null. */
 export function firstJsonObject(text: string): string | null {
+  return firstJson(text)?.body ?? null;
+}
+
+/** The first balanced {...} in the text that parses, with what it parses to (Python's json), or null. */
+function firstJson(text: string): { body: string; loaded: ReturnType<typeof pyJsonLoads> } | null {
   for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", start + 1)) {
     let depth = 0;
     let inString = false;
@@ -72,8 +84,8 @@ export function firstJsonObject(text: string): string | null {
       else if (ch === "}" && --depth === 0) {
         const candidate = text.slice(start, i + 1);
         try {
-          pyJsonLoads(candidate); // Python's json, as the original: NaN and Infinity are numbers
-          return candidate;
+          // Python's json, as the original: NaN and Infinity are numbers
+          return { body: candidate, loaded: pyJsonLoads(candidate) };
         } catch {
           break;
         } // balanced but not JSON: try the next {
@@ -84,9 +96,9 @@ export function firstJsonObject(text: string): string | null {
 }
 
 export function parseReply(text: string, request: TaskRequest): ParsedReply {
-  const body = firstJsonObject(stripReply(text));
-  if (body === null) return { ok: false, value: null, error: "no JSON object in the reply" };
-  const value = toJs(pyJsonLoads(body)) as Json;
+  const found = firstJson(stripReply(text));
+  if (found === null) return { ok: false, value: null, error: "no JSON object in the reply" };
+  const value = toJs(found.loaded) as Json;
   const schema = request.schema?.schema;
   if (schema) {
     const validate = validatorFor(schema as object);
