@@ -38,7 +38,9 @@ try {
   const text = readFileSync(join(project, "cache/code-memo.json"), "utf8");
   const { version, entries } = JSON.parse(text.slice(text.indexOf("\n") + 1));
   const mine = Object.fromEntries(Object.entries(entries).filter(([id]) => id.startsWith(`${root}/`)));
-  const body = JSON.stringify({ version, entries: mine });
+  // A line an entry (src/hash/code-memo.ts parses each when it is asked for).
+  const lines = Object.entries(mine).map(([id, entry]) => `${JSON.stringify(id)}\t${JSON.stringify(entry)}`);
+  const body = [JSON.stringify({ version }), ...lines].join("\n");
   const seal = `medbench-sealed sha256:${createHash("sha256").update(body).digest("hex")}\n`;
   writeFileSync(join(root, "dist/code-memo.json"), seal + body);
 } finally {

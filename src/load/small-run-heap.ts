@@ -52,6 +52,12 @@ export function sizeHeap(e: BuildEvent): void {
   if (e.type === "stage-start" && small === undefined) {
     small = true;
     holdBeforeWork();
+    // What the start-up left is garbage, and V8 sets its next full collection's limit from what one leaves
+    // live: without this, how soon the first came hung on how much the start-up allocated. A first build
+    // that read its code memo from medbench's build (src/hash/code-memo.ts) allocated too little for one,
+    // so its first came in the model stage, its requests live, and the old generation grew to 27 MB before
+    // the collection after the stage (peak RSS 90 against 74 MB; docs/performance.md).
+    collectGarbage();
   }
   if (!small) return;
   if (e.type === "stage-start") usedAtStart = usedHeap();

@@ -183,8 +183,9 @@ process.on("exit", () => process.stderr.write("collections " + n + "\\n"));
   };
 
   it("is left to V8 after a stage that left under 1 MB (one run in its own process)", async () => {
-    expect(await collections(10000)).toBe(1); // ~30 MB kept over the stage: collected once
-    expect(await collections(100)).toBe(0); // ~0.3 MB
+    // One as the first stage starts (what the start-up left), then one after the stage if it left garbage.
+    expect(await collections(10000)).toBe(2); // ~30 MB kept over the stage: collected once after it
+    expect(await collections(100)).toBe(1); // ~0.3 MB
   });
 
   it("is left to V8, and the build goes on, when Node names gc otherwise (--expose-gc-as)", async () => {
