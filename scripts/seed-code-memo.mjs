@@ -32,7 +32,9 @@ try {
     [join(root, "bin/medbench.js"), "build", "specs/voice-command.yaml", "--quiet"],
     {
       cwd: project,
-      stdio: ["ignore", "ignore", "pipe"], // its notice on the bundled sample: no news here (a failure throws it)
+      // Its notice on the bundled sample is no news here; a failure throws with its stderr, as text.
+      stdio: ["ignore", "ignore", "pipe"],
+      encoding: "utf8",
     },
   );
   const text = readFileSync(join(project, "cache/code-memo.json"), "utf8");

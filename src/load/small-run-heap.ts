@@ -56,8 +56,10 @@ export function sizeHeap(e: BuildEvent): void {
     // live: without this, how soon the first came hung on how much the start-up allocated. A first build
     // that read its code memo from medbench's build (src/hash/code-memo.ts) allocated too little for one,
     // so its first came in the model stage, its requests live, and the old generation grew to 27 MB before
-    // the collection after the stage (peak RSS 90 against 74 MB; docs/performance.md).
-    collectGarbage();
+    // the collection after the stage (peak RSS 90 against 74 MB; docs/performance.md). In the next turn:
+    // off the critical path when the first stage waits (on a process of its own, or its reads), before
+    // the model stage either way.
+    setImmediate(collectGarbage).unref();
   }
   if (!small) return;
   if (e.type === "stage-start") usedAtStart = usedHeap();
