@@ -24,6 +24,11 @@ for (const e of readdirSync(join(root, "dist"), { recursive: true, withFileTypes
 const wait = newest + SETTLE_MS - Date.now();
 if (wait > 0) await new Promise((done) => setTimeout(done, wait));
 
+const seedFile = join(root, "dist/code-memo.json");
+// The user's own medbench settings (a remote cache, a release folder) are not this build's.
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.startsWith("MEDBENCH_")),
+);
 const project = mkdtempSync(join(tmpdir(), "medbench-seed-"));
 try {
   cpSync(join(root, "specs"), join(project, "specs"), { recursive: true });
@@ -32,6 +37,7 @@ try {
     [join(root, "bin/medbench.js"), "build", "specs/voice-command.yaml", "--quiet"],
     {
       cwd: project,
+      env,
       // Its notice on the bundled sample is no news here; a failure throws with its stderr, as text.
       stdio: ["ignore", "ignore", "pipe"],
       encoding: "utf8",
@@ -44,7 +50,15 @@ try {
   const lines = Object.entries(mine).map(([id, entry]) => `${JSON.stringify(id)}\t${JSON.stringify(entry)}`);
   const body = [JSON.stringify({ version }), ...lines].join("\n");
   const seal = `medbench-sealed sha256:${createHash("sha256").update(body).digest("hex")}\n`;
-  writeFileSync(join(root, "dist/code-memo.json"), seal + body);
+  writeFileSync(seedFile, seal + body);
+} catch (e) {
+  // Only a head start: without it a project's first build reads the install's code itself. A checkout in the
+  // middle of a change may not build the sample; compiling it must not fail for that.
+  rmSync(seedFile, { force: true });
+  const said = String(e.stderr || e.message)
+    .trim()
+    .split("\n")[0];
+  process.stderr.write(`medbench: no code memo seeded (the sample's build failed: ${said})\n`);
 } finally {
   rmSync(project, { recursive: true, force: true });
 }
