@@ -21,7 +21,15 @@ function writeWhole(store) {
   const ALLOWED = new Set(S3Object.ALLOWED_METADATA);
   const whole = async (path, data) => {
     const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-    await writeFile(temp, data);
+    for (let attempt = 1; ; attempt++)
+      try {
+        await writeFile(temp, data);
+        break;
+      } catch (e) {
+        // A delete of another key in the folder removed it as empty after it was made (raceFree, below).
+        if (e.code !== "ENOENT" || attempt === 100) throw e;
+        await folderFor(path);
+      }
     await rename(temp, path);
   };
   store.putMetadata = async (bucket, key, metadata, md5) => {
@@ -39,10 +47,47 @@ function writeWhole(store) {
     else for await (const chunk of object.content) chunks.push(chunk);
     const content = Buffer.concat(chunks);
     const md5 = createHash("md5").update(content).digest("hex");
-    await mkdir(dirname(path), { recursive: true });
+    await folderFor(path);
     await store.putMetadata(object.bucket, object.key, object.metadata, md5);
     await whole(path, content);
     return { size: content.length, md5 };
+  };
+}
+
+/** The folder of `path`, made: a recursive mkdir fails (ENOENT) when a delete of another key removes a
+ *  folder on its way as empty while it works, so it is made again. */
+async function folderFor(path) {
+  for (let attempt = 1; ; attempt++)
+    try {
+      return await mkdir(dirname(path), { recursive: true });
+    } catch (e) {
+      if (e.code !== "ENOENT" || attempt === 100) throw e;
+    }
+}
+
+/** s3rver lists a bucket by reading each folder and then stating each name in it, and a delete removes
+ *  the folders it left empty: a name renamed or deleted between the two (another key's write or delete at
+ *  that moment: four shards at once) failed the listing with ENOENT, a 500 InternalError that S3 never
+ *  gives for it, and a folder that gained a file failed the delete (ENOTEMPTY) after its object was gone.
+ *  A listing is taken again until it reads a stable folder tree; a folder that is not empty is kept. */
+function raceFree(store) {
+  const list = store.listObjects.bind(store);
+  store.listObjects = async (bucket, options) => {
+    for (let attempt = 1; ; attempt++)
+      try {
+        return await list(bucket, options);
+      } catch (e) {
+        if (e.code !== "ENOENT" || attempt === 100) throw e; // a bucket's folder gone is not a race
+      }
+  };
+  const remove = store.deleteObject.bind(store);
+  store.deleteObject = async (bucket, key) => {
+    try {
+      await remove(bucket, key);
+    } catch (e) {
+      // Its files are gone by then: only the clean-up of an emptied folder met another key's file.
+      if (e.code !== "ENOTEMPTY" && e.code !== "ENOENT") throw e;
+    }
   };
 }
 
@@ -250,6 +295,7 @@ export async function startS3({ dir, bucket = "medbench", port = 0, conditional 
     configureBuckets: [{ name: bucket }],
   });
   writeWhole(server.store);
+  raceFree(server.store);
   oneRequestAKey(server);
   conditionalWrites(server, !conditional);
   const stall = stallable(server);
