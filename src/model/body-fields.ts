@@ -46,7 +46,7 @@ export function requestKey(route: Route, body: Json): string {
 /**
  * The body as sent (sorted-key JSON, serialised and encoded once) and its key, hashed from the same bytes:
  * the key is sha256 of sortedJson({ base_url, body, model }), which is these bytes with the route and model
- * around them. The three are encoded into one buffer and hashed in one call; the body sent is a view of it.
+ * around them (keyedPayload).
  */
 export function serialisedRequest(route: Route, body: Json): { payload: Buffer; key: string } {
   const json = sortedJsonText(body)!;
@@ -55,11 +55,7 @@ export function serialisedRequest(route: Route, body: Json): { payload: Buffer; 
     const payload = Buffer.from(json, "utf8");
     return { payload, key: sha256Hex(sortedJson({ base_url: route.base_url, model, body })!) };
   }
-  const [head, tail] = keyAround(route.base_url, model);
-  const whole = Buffer.from(head + json + tail, "utf8");
-  const start = Buffer.byteLength(head);
-  const payload = whole.subarray(start, whole.length - Buffer.byteLength(tail));
-  return { payload, key: sha256Once(whole) };
+  return keyedPayload(route.base_url, model, json);
 }
 
 /** What a key's JSON holds around a body's: `{"base_url":…,"body":` and `,"model":…}`. */
@@ -68,9 +64,16 @@ const keyAround = (baseUrl: string, model: string): [string, string] => [
   `,"model":${JSON.stringify(model)}}`,
 ];
 
-/** sha256 of sortedJson({ base_url, body, model }), hashed from the body's own sorted-key bytes (every
- *  protocol's key, so that they cannot drift apart). */
-export function payloadKey(baseUrl: string, model: string, payload: Buffer): string {
+/** A body's sorted-key JSON as sent, and its key: sha256 of sortedJson({ base_url, body, model }), which is
+ *  these bytes with the route and model around them (every protocol's key, so that they cannot drift
+ *  apart). The three are encoded into one buffer and hashed in one call; the body sent is a view of it. */
+export function keyedPayload(
+  baseUrl: string,
+  model: string,
+  json: string,
+): { payload: Buffer; key: string } {
   const [head, tail] = keyAround(baseUrl, model);
-  return sha256Once(Buffer.concat([Buffer.from(head, "utf8"), payload, Buffer.from(tail, "utf8")]));
+  const whole = Buffer.from(head + json + tail, "utf8");
+  const payload = whole.subarray(Buffer.byteLength(head), whole.length - Buffer.byteLength(tail));
+  return { payload, key: sha256Once(whole) };
 }

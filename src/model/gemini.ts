@@ -7,7 +7,7 @@
 import type { Json } from "../util/json.js";
 import { sortKeys } from "../util/json.js";
 import { sortedJsonText, fixedPart } from "../util/sorted-json.js";
-import { deepMerge, payloadKey, type Fields } from "./body-fields.js";
+import { deepMerge, keyedPayload, type Fields } from "./body-fields.js";
 import type { Route } from "./registry.js";
 import { FIXED_FIELD_FIX, fixedFieldMessage, fixedFieldProblems, thinkingOffFields } from "./model-rules.js";
 import { geminiSchema } from "./gemini-schema.js";
@@ -150,8 +150,7 @@ export function geminiBody(
 export function geminiSerialised(route: Route, body: Json): { payload: Buffer; key: string } {
   const model = isObj(body) ? modelOfBody.get(body) : undefined;
   if (model === undefined) throw new Error("a Gemini body is keyed only as geminiBody made it");
-  const payload = Buffer.from(sortedJsonText(body)!, "utf8");
-  return { payload, key: payloadKey(route.base_url, model, payload) };
+  return keyedPayload(route.base_url, model, sortedJsonText(body)!);
 }
 
 /** The path under the base URL: the model as a resource name (models/NAME, unless it names one itself). */
