@@ -85,12 +85,14 @@ export function factsOf<T extends Json>(abs: string, kind: string, derive: (byte
   const st = statSync(abs);
   consult(abs, st);
   const id = kind === "scan" ? abs : `${abs}\n${kind}`; // a scan, the most frequent, by its path alone
-  let hit = entries[id];
-  if (!hit && (hit = seeded(id)) && hit.kind === kind && sameSignature(hit, st)) {
-    entries[id] = hit; // the project's memo keeps it
-    dirty = true;
+  const hit = entries[id] ?? seeded(id);
+  if (hit && hit.kind === kind && sameSignature(hit, st)) {
+    if (entries[id] !== hit) {
+      entries[id] = hit; // a seed's entry: the project's memo keeps it
+      dirty = true;
+    }
+    return hit.facts as T;
   }
-  if (hit && hit.kind === kind && sameSignature(hit, st)) return hit.facts as T;
   const facts = derive(readFileSync(abs));
   if (settled(st)) {
     entries[id] = { ...signatureOf(st), kind, facts };
