@@ -8,11 +8,13 @@
 // build waits until the files it just wrote are that old.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
+// The memo's seal, as src/hash/sealed.ts makes and reads it (compiled by the build before this runs).
+const { sealed, unseal } = createRequire(import.meta.url)(join(root, "dist/src/hash/sealed.js"));
 const SETTLE_MS = 2_100;
 
 let newest = 0;
@@ -43,14 +45,14 @@ try {
       encoding: "utf8",
     },
   );
-  const text = readFileSync(join(project, "cache/code-memo.json"), "utf8");
-  const { version, entries } = JSON.parse(text.slice(text.indexOf("\n") + 1));
+  const opened = unseal(readFileSync(join(project, "cache/code-memo.json"), "utf8"));
+  if ("problem" in opened) throw new Error(`the sample build's code memo: ${opened.problem}`);
+  const { version, entries } = JSON.parse(opened.body);
   const mine = Object.fromEntries(Object.entries(entries).filter(([id]) => id.startsWith(`${root}/`)));
   // A line an entry (src/hash/code-memo.ts parses each when it is asked for).
   const lines = Object.entries(mine).map(([id, entry]) => `${JSON.stringify(id)}\t${JSON.stringify(entry)}`);
   const body = [JSON.stringify({ version }), ...lines].join("\n");
-  const seal = `medbench-sealed sha256:${createHash("sha256").update(body).digest("hex")}\n`;
-  writeFileSync(seedFile, seal + body);
+  writeFileSync(seedFile, sealed(body));
 } catch (e) {
   // Only a head start: without it a project's first build reads the install's code itself. A checkout in the
   // middle of a change may not build the sample; compiling it must not fail for that.
