@@ -147,6 +147,7 @@ class RouteRun {
   private errors = 0;
   private retries = 0;
   private lastReport = 0;
+  private sending = false;
   private readonly sendingFrom: number;
   private readonly route: Route;
   private readonly protocol: Protocol;
@@ -241,13 +242,14 @@ class RouteRun {
     );
   }
 
-  private report(force = false): void {
+  private report(force = false, sending?: true): void {
     if (!force && Date.now() - this.lastReport <= 1000) return;
     this.lastReport = Date.now();
     const ms = performance.now() - this.sendingFrom;
     const { done, retries, errors } = this;
     const total = this.requests.length;
-    this.ctx.emit({ type: "progress", stage: this.ctx.stage, done, total, retries, errors, ms });
+    const event = { type: "progress", stage: this.ctx.stage, done, total, retries, errors, ms } as const;
+    this.ctx.emit(sending ? { ...event, sending } : event);
   }
 
   private prepare(req: TaskRequest, format: WireFormat): Prepared {
@@ -354,6 +356,10 @@ class RouteRun {
   private call({ key, body, payload }: Prepared): Promise<CallOutcome> {
     let call = this.inflight.get(key);
     if (!call) {
+      if (!this.sending) {
+        this.sending = true;
+        this.report(true, true); // the first request out (a small run's V8 budget is V8's own from here)
+      }
       call = this.transport.send(this.bodies.maker, body, this.apiKey, {
         onRetry: () => void this.retries++,
         secrets: this.secrets,

@@ -17,6 +17,9 @@ export type BuildEvent =
       errors: number;
       /** Since the stage began sending (a model stage): the last event's is the sending's whole time. */
       ms?: number;
+      /** On the event a stage emits as its first request goes out (`done`: the items answered before it,
+       *  from stored replies); absent when every reply was stored. */
+      sending?: true;
     }
   | { type: "warning"; stage?: string; message: string }
   /** What a result says of its provenance (metrics.json `notices`: a synthetic sample, reconstructed

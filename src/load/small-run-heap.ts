@@ -17,7 +17,8 @@
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".) Never after a build's
 //   last stage: nothing of the build is left to run in the room it would make.
-// While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET).
+// While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET), until
+// a stage sends its first request over the network.
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";
@@ -66,7 +67,8 @@ export function sizeHeap(e: BuildEvent): void {
   else if (e.type === "progress" && e.total >= LARGE_RUN) {
     small = false;
     if (youngHeld) releaseYoungGeneration();
-  } else if (e.type === "stage-done" && e.status === "ran" && stagesLeft !== 0 && worthCollecting())
+  } else if (e.type === "progress" && e.sending) releaseFlag("interrupt-budget");
+  else if (e.type === "stage-done" && e.status === "ran" && stagesLeft !== 0 && worthCollecting())
     collectGarbage();
 }
 
@@ -112,7 +114,10 @@ const userSized = () =>
 /** A small run's code is optimised later than V8's default budget (67,584): a 2,070-item build ran much of
  *  its code through V8's optimising compiler for little run left (CPU, 4 interleaved pairs at a load of 2 to
  *  7: first build 0.96 to 0.99, rebuild 0.90 to 0.91 at 400,000; 150,000 0.99 / 0.94, 1 M 1.01 / 0.93, 2.2 M
- *  1.02 / 0.96). Held as the young generation's flag is (./held-flags.ts). */
+ *  1.02 / 0.96). Held as the young generation's flag is (./held-flags.ts), until a stage sends its first
+ *  request: its per-request code is then the build's bottleneck (the main thread busy 90 % of a model
+ *  stage), and V8's compile jobs run on the core the sending leaves half idle (docs/performance.md, "The
+ *  model stage's send path, run cold"). */
 const SMALL_RUN_BUDGET = 400_000;
 
 function holdYoungGeneration(): void {

@@ -259,6 +259,10 @@ const { sizeHeap } = require(process.env.MODULE);
 if (process.env.HOLD !== "never") sizeHeap({ type: "stage-start", stage: "s", kind: "k", key: "" });
 if (process.env.HOLD === "large run")
   sizeHeap({ type: "progress", stage: "s", done: 0, total: 10000, retries: 0, errors: 0 });
+if (process.env.HOLD === "sending")
+  sizeHeap({ type: "progress", stage: "s", done: 0, total: 2070, retries: 0, errors: 0, sending: true });
+if (process.env.HOLD === "progress")
+  sizeHeap({ type: "progress", stage: "s", done: 1, total: 2070, retries: 0, errors: 0 });
 const work = new Function("n", "let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s;");
 let calls = 0;
 while (calls < 100000 && !(%GetOptimizationStatus(work) & 16)) (work(100), calls++);
@@ -277,6 +281,12 @@ describe("a small run's optimisation budget", () => {
     expect(own).toBeLessThan(100000);
     expect(await callsBeforeOptimised("first")).toBeGreaterThan(3 * own);
     expect(await callsBeforeOptimised("large run")).toBeLessThan(2 * own);
+  });
+
+  it("is V8's own again once a stage sends its first request, not at its progress alone", async () => {
+    const own = await callsBeforeOptimised("never");
+    expect(await callsBeforeOptimised("sending")).toBeLessThan(2 * own);
+    expect(await callsBeforeOptimised("progress")).toBeGreaterThan(3 * own);
   });
 
   it("is left at the user's own, set on Node's command line", async () => {
