@@ -72,6 +72,19 @@ describe("task code under a deadline", () => {
     );
   });
 
+  it("a timer score() leaves running holds nothing: its process ends once it gives its outputs", async () => {
+    const pristine = p.read(SCORER);
+    const timer = "setInterval(() => undefined, 1000);\n  const items = requests.map(";
+    p.write(SCORER, pristine.replace("const items = requests.map(", timer));
+    try {
+      const r = await p.run(["build", "specs/t1.yaml"]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/done +score/);
+    } finally {
+      p.write(SCORER, pristine);
+    }
+  });
+
   it("a deadline that is no number of seconds is refused", async () => {
     for (const value of ["soon", "0", "-5"]) {
       const r = await p.run(["build", "specs/t1.yaml"], { MEDBENCH_TASK_DEADLINE: value });
