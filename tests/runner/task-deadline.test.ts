@@ -1,6 +1,8 @@
 // Task code runs under a deadline (MEDBENCH_TASK_DEADLINE, src/runner/code/task-guard.ts): an endless loop
 // at a task module's top level or in one of its functions ends the build or the verify with a clear refusal
 // instead of hanging it, and a task that calls process.exit is a failed build, never exit 0 without results.
+// A timer task code leaves running does not hold the build either: the stage's process is ended once it
+// gives its outputs (src/runner/code/isolation.ts).
 // The deadline set here is small, and nothing depends on how fast the machine is: the loops never end.
 import { mkdirSync } from "node:fs";
 import { execa } from "execa";
