@@ -17,8 +17,8 @@
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".) Never after a build's
 //   last stage: nothing of the build is left to run in the room it would make.
-// While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET), until
-// a stage sends its first request over the network.
+// While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET),
+// until a stage sends its first request over the network.
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
 // of the young generation, and such a user wants less memory).
 import type { BuildEvent } from "../contract/events.js";

@@ -74,7 +74,7 @@ describe("task code under a deadline", () => {
     );
   });
 
-  it("a timer score() leaves running holds nothing: its process ends once it gives its outputs", async () => {
+  it("a timer left running holds nothing: score's process ends once it gives its outputs", async () => {
     const pristine = p.read(SCORER);
     const timer = "setInterval(() => undefined, 1000);\n  const items = requests.map(";
     p.write(SCORER, pristine.replace("const items = requests.map(", timer));
