@@ -358,7 +358,7 @@ class RouteRun {
     if (!call) {
       if (!this.sending) {
         this.sending = true;
-        this.report(true, true); // the first request out (a small run's V8 budget is V8's own from here)
+        this.report(true, true); // the first request goes out: a progress event marked `sending`
       }
       call = this.transport.send(this.bodies.maker, body, this.apiKey, {
         onRetry: () => void this.retries++,
