@@ -16,7 +16,8 @@
 //   isolated) leaves 0.4 to 0.7 MB here, and its collection (9 to 100 ms under load, by --trace-gc) freed
 //   nothing that mattered. (At 4 MB the parse stage's 2.6 MB went uncollected too: 0.94 of the CPU, but 8 MB
 //   more peak RSS; at 1 MB 0.98 and 1 MB: docs/performance.md, "Task code isolated".) Never after a build's
-//   last stage: nothing of the build is left to run in the room it would make.
+//   last stage: nothing of the build is left to run in the room it would make. It runs as the next stage
+//   has started (collectBehindNextStage).
 // While the young generation is held, V8 also optimises code later than its default (SMALL_RUN_BUDGET),
 // until a stage sends its first request over the network.
 // A user's own semi-space flag leaves the young generation to them; the collections go on (they ask nothing
@@ -69,7 +70,19 @@ export function sizeHeap(e: BuildEvent): void {
     if (youngHeld) releaseYoungGeneration();
   } else if (e.type === "progress" && e.sending) releaseFlag("interrupt-budget");
   else if (e.type === "stage-done" && e.status === "ran" && stagesLeft !== 0 && worthCollecting())
-    collectGarbage();
+    setImmediate(collectBehindNextStage);
+}
+
+/** The collection after a stage, in the event loop's next turn: by then the next stage has started, and
+ *  when it runs in a process of its own (parse and score after a model stage), medbench's process only
+ *  waits for it, so the collection is off the build's critical path (a rerun's wall time 0.96). What it
+ *  frees was the stage before's: the running stage's measure of what it leaves starts that much lower
+ *  (counted from after it, parse and score left too little to be collected, and a first build's end grew
+ *  by 3 MB: docs/performance.md, "Peak memory of a first build"). */
+function collectBehindNextStage(): void {
+  const before = usedHeap();
+  collectGarbage();
+  usedAtStart -= before - usedHeap();
 }
 
 /** A stage left garbage, or the pages of an earlier collection are still held (a collection lets go of the

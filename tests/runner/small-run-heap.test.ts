@@ -125,7 +125,9 @@ const usedMB = () => v8.getHeapStatistics().used_heap_size / 2 ** 20;
   rows = null;
   const before = usedMB();
   sizeHeap({ type: "stage-done", stage: "s", kind: "k", key: "", status: STATUS, ms: 0 });
-  console.log(JSON.stringify({ before, after: usedMB() }));
+  const now = usedMB(); // the collection comes in the next turn, not within the event
+  await new Promise((r) => setImmediate(r));
+  console.log(JSON.stringify({ before, now, after: usedMB() }));
 })();`;
 
 async function aroundStageDone(
@@ -138,14 +140,15 @@ async function aroundStageDone(
   const r = await execa("node", [...nodeArgs, "-e", GARBAGE], {
     env: { MODULE, HOLD: hold, STATUS: status, NODE_OPTIONS: nodeOptions, STAGES: stages },
   });
-  return JSON.parse(r.stdout) as { before: number; after: number };
+  return JSON.parse(r.stdout) as { before: number; now: number; after: number };
 }
 
 describe("a small run's garbage collected after each stage", () => {
   it("is collected when a stage that ran is done, under the user's semi-space flag too", async () => {
     for (const nodeOptions of ["", "--max-semi-space-size=16"]) {
-      const { before, after } = await aroundStageDone("first", "ran", nodeOptions);
+      const { before, now, after } = await aroundStageDone("first", "ran", nodeOptions);
       expect(before, nodeOptions).toBeGreaterThan(25);
+      expect(now, nodeOptions).toBeGreaterThan(before - 5);
       expect(after, nodeOptions).toBeLessThan(before - 20);
     }
   });
@@ -236,12 +239,56 @@ const idleMB = () => (old().space_size - old().space_used_size) / 2 ** 20;
   }
   const kept = rows.filter((_, i) => i % 40 === 0);
   rows = null;
+  const turn = () => new Promise((r) => setImmediate(r)); // the collection after a stage comes in it
   stage("stage-done");
+  await turn();
   const afterStage = idleMB();
   stage("stage-start");
   stage("stage-done");
+  await turn();
   console.log(JSON.stringify({ afterStage, afterNext: idleMB(), kept: kept.length }));
 })();`;
+
+// The collection after a stage comes once the next has started (a turn later): what it frees was the stage
+// before's, so the running stage's measure of what it leaves starts that much lower. The first stage leaves
+// ~30 MB, the second ~9: the second's is collected too (measured from its start, before the first's
+// collection, it would have left nothing).
+const BEHIND_NEXT = `
+const v8 = require("node:v8");
+const usedMB = () => v8.getHeapStatistics().used_heap_size / 2 ** 20;
+const turn = () => new Promise((r) => setImmediate(r));
+async function leave(perTurn) {
+  let rows = [];
+  for (let t = 0; t < 50; t++) {
+    for (let i = 0; i < perTurn; i++) rows.push({ t, i, s: "x" + i });
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  rows = null;
+}
+(async () => {
+  const { sizeHeap } = require(process.env.MODULE);
+  const stage = (type) => sizeHeap({ type, stage: "s", kind: "k", key: "", status: "ran", ms: 0 });
+  sizeHeap({ type: "build-start", spec: "s.yaml", specHash: "", stages: 3 });
+  stage("stage-start");
+  await leave(10000);
+  stage("stage-done");
+  stage("stage-start");
+  await turn();
+  await leave(3000);
+  const before = usedMB();
+  stage("stage-done");
+  await turn();
+  console.log(JSON.stringify({ before, after: usedMB() }));
+})();`;
+
+describe("the collection behind the next stage", () => {
+  it("leaves the next stage's garbage measured from after it", async () => {
+    const r = await execa("node", ["-e", BEHIND_NEXT], { env: { MODULE } });
+    const { before, after } = JSON.parse(r.stdout) as { before: number; after: number };
+    expect(before).toBeGreaterThan(8);
+    expect(after).toBeLessThan(before - 5);
+  });
+});
 
 describe("the old generation's pages held after a collection", () => {
   it("are let go after the next stage that ran, when more than 4 MB are held unused", async () => {
