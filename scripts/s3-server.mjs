@@ -21,15 +21,11 @@ function writeWhole(store) {
   const ALLOWED = new Set(S3Object.ALLOWED_METADATA);
   const whole = async (path, data) => {
     const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-    for (let attempt = 1; ; attempt++)
-      try {
-        await writeFile(temp, data);
-        break;
-      } catch (e) {
-        // A delete of another key in the folder removed it as empty after it was made (raceFree, below).
-        if (e.code !== "ENOENT" || attempt === 100) throw e;
-        await folderFor(path);
-      }
+    // A delete of another key in the folder may remove it as empty after it was made (raceFree, below).
+    await againOnENOENT(
+      () => writeFile(temp, data),
+      () => folderFor(path),
+    );
     await rename(temp, path);
   };
   store.putMetadata = async (bucket, key, metadata, md5) => {
@@ -54,16 +50,21 @@ function writeWhole(store) {
   };
 }
 
-/** The folder of `path`, made: a recursive mkdir fails (ENOENT) when a delete of another key removes a
- *  folder on its way as empty while it works, so it is made again. */
-async function folderFor(path) {
+/** `run`, again (after `between`) while it fails with ENOENT, a hundred tries at most: a file or folder
+ *  another key's write or delete moved or removed at that moment. */
+async function againOnENOENT(run, between = async () => {}) {
   for (let attempt = 1; ; attempt++)
     try {
-      return await mkdir(dirname(path), { recursive: true });
+      return await run();
     } catch (e) {
       if (e.code !== "ENOENT" || attempt === 100) throw e;
+      await between();
     }
 }
+
+/** The folder of `path`, made: a recursive mkdir fails (ENOENT) when a delete of another key removes a
+ *  folder on its way as empty while it works, so it is made again. */
+const folderFor = (path) => againOnENOENT(() => mkdir(dirname(path), { recursive: true }));
 
 /** s3rver lists a bucket by reading each folder and then stating each name in it, and a delete removes
  *  the folders it left empty: a name renamed or deleted between the two (another key's write or delete at
@@ -72,14 +73,8 @@ async function folderFor(path) {
  *  A listing is taken again until it reads a stable folder tree; a folder that is not empty is kept. */
 function raceFree(store) {
   const list = store.listObjects.bind(store);
-  store.listObjects = async (bucket, options) => {
-    for (let attempt = 1; ; attempt++)
-      try {
-        return await list(bucket, options);
-      } catch (e) {
-        if (e.code !== "ENOENT" || attempt === 100) throw e; // a bucket's folder gone is not a race
-      }
-  };
+  // (A bucket's folder gone is no race: its listing fails a hundred times, then as s3rver fails it.)
+  store.listObjects = (bucket, options) => againOnENOENT(() => list(bucket, options));
   const remove = store.deleteObject.bind(store);
   store.deleteObject = async (bucket, key) => {
     try {
