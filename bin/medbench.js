@@ -28,6 +28,9 @@ if (
 }
 let main;
 try {
+  // Before the CLI loads: its modules then find each other by path, not by Node's whole search
+  // (docs/performance.md, "Compiled modules resolved by their path").
+  require(join(root, "dist/src/load/resolve-compiled.js")).resolveCompiledByPath(join(root, "dist"));
   ({ main } = require(entry));
 } catch (e) {
   // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc
