@@ -105,6 +105,32 @@ describe("memory a build holds", () => {
     expect(out.nested).toEqual([first, second, first]);
   });
 
+  it("reads a sealed file 64 KB at a time, never whole, and hashes what it reads", async () => {
+    // A whole read of a 370 KB code memo, freed, raised glibc's threshold for memory it hands back: a first
+    // build peaked 5 MB higher. Node's own reads are watched from before the module loads.
+    const out = await run(`
+      const fs = require("node:fs");
+      const reads = [];
+      const wholeReads = [];
+      const { readSync, readFileSync } = fs;
+      fs.readSync = (fd, buffer, offset, length, position) =>
+        (reads.push(length), readSync(fd, buffer, offset, length, position));
+      fs.readFileSync = (file, ...rest) => (wholeReads.push(String(file)), readFileSync(file, ...rest));
+      const { join } = require("node:path");
+      const { sealed, readSealed } = require(process.env.DIST + "/hash/sealed.js");
+      const dir = fs.mkdtempSync(join(require("node:os").tmpdir(), "medbench-held-"));
+      const body = "수술 memo line\\n".repeat(30000);
+      fs.writeFileSync(join(dir, "memo"), sealed(body));
+      const same = readSealed(join(dir, "memo"), () => {}) === body;
+      fs.rmSync(dir, { recursive: true, force: true });
+      const memoReads = wholeReads.filter((file) => file.endsWith("memo")); // not the modules Node loads
+      console.log(JSON.stringify({ same, reads: reads.length, largest: Math.max(...reads), memoReads }));`);
+    expect(out.same).toBe(true);
+    expect(out.memoReads).toEqual([]);
+    expect(out.largest).toBeLessThanOrEqual(1 << 16);
+    expect(out.reads).toBeGreaterThan(8); // a 500 KB body
+  });
+
   it("writes a records file as it goes, not a megabyte gathered first", () => {
     const file = join(mkdtempSync(join(tmpdir(), "medbench-held-")), "replies.jsonl");
     const onDisk: number[] = [];
