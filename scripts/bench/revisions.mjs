@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Two revisions of medbench side by side, so that a regression shows as a ratio: each revision is checked
-// out in a git worktree and built there (`npm ci`, or a link to this checkout's node_modules when its
+// out in a git worktree and built there (`npm ci`, or a copy of this checkout's node_modules when its
 // package-lock.json is the same; `npm run build`), then both build the same synthetic voice-command
 // release (./release.mjs, each from its own specs) against one fake server (scripts/fake-openai.mjs as its
 // own process, zero latency, the same for both), the route's concurrency given. Per side and pair:
@@ -46,14 +46,19 @@ async function checkout(rev) {
     await $({ cwd: repo })`git worktree remove --force ${dir}`.nothrow();
     await fs.remove(dir);
   }
-  if (await fs.pathExists(path.join(dir, ".bench-built"))) return { name, dir };
+  // A worktree of an earlier run with a link to this checkout's node_modules is made again: see below.
+  const linked = (await fs.lstat(path.join(dir, "node_modules")).catch(() => null))?.isSymbolicLink();
+  if ((await fs.pathExists(path.join(dir, ".bench-built"))) && !linked) return { name, dir };
   await fs.remove(dir);
   await $({ cwd: repo })`git worktree prune`;
   await $({ cwd: repo })`git worktree add --quiet --detach ${dir} ${sha}`;
   const lock = (d) => fs.readFile(path.join(d, "package-lock.json"), "utf8");
   const modules = path.join(repo, "node_modules");
+  // A copy with its times (npm's records are trusted while no package folder is newer than them), not a
+  // link: a build's code-memo seed holds only the packages under the install's own folder, and with a
+  // linked node_modules a first build peaked 4 MB under a real install's (docs/performance.md).
   if ((await lock(dir)) === (await lock(repo)) && (await fs.pathExists(modules)))
-    await fs.symlink(await fs.realpath(modules), path.join(dir, "node_modules"), "dir");
+    await $`cp -a ${await fs.realpath(modules)} ${path.join(dir, "node_modules")}`;
   else await $({ cwd: dir })`npm ci --no-audit --no-fund`;
   console.log(`building ${name} in ${dir}`);
   await $({ cwd: dir })`npm run build`;
