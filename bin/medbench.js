@@ -29,8 +29,10 @@ if (
 let main;
 try {
   // Before the CLI loads: its modules then find each other by path, not by Node's whole search
-  // (docs/performance.md, "Compiled modules resolved by their path").
-  require(join(root, "dist/src/load/resolve-compiled.js")).resolveCompiledByPath(join(root, "dist"));
+  // (docs/performance.md, "Compiled modules resolved by their path"). A dist/ compiled before the resolver
+  // existed runs without it: Node's resolver finds the same files.
+  const resolver = join(root, "dist/src/load/resolve-compiled.js");
+  if (existsSync(resolver)) require(resolver).resolveCompiledByPath(join(root, "dist"));
   ({ main } = require(entry));
 } catch (e) {
   // An install whose build never ran (npm ci --ignore-scripts), a removed dist/, or one compiled by tsc

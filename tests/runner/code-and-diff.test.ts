@@ -123,6 +123,21 @@ describe("code identity", () => {
   });
 });
 
+describe("a dist/ compiled before the resolver by path", () => {
+  const install = new Install();
+  const p = new Project(SUMS_SPECS);
+  afterAll(() => {
+    install.remove();
+    p.remove();
+  });
+
+  it("runs, its modules found by Node's resolver (src/load/resolve-compiled.ts is a speed-up)", async () => {
+    rmSync(install.path("dist/src/load/resolve-compiled.js"));
+    const r = await p.run(["build", SPEC], {}, install.bin);
+    expect(r.exitCode, r.stderr).toBe(0);
+  });
+});
+
 describe("an incomplete compile", () => {
   const install = new Install();
   const p = new Project(SUMS_SPECS);
