@@ -1,6 +1,6 @@
 // Relative requires between medbench's compiled modules, resolved by their path. Node's resolver runs its
 // whole search for each one: the package scope read up the folder tree for a self-reference, and the file's
-// real path walked a component at a time. A no-op build makes 33 such requires, a first build 350
+// real path walked a component at a time, for each of the hundreds of requires a build's process makes
 // (docs/performance.md, "Compiled modules resolved by their path").
 import { statSync } from "../util/builtins.js";
 import { dirname, resolve, sep } from "node:path";
@@ -16,8 +16,17 @@ export function compiledFile(root: string, request: string, parent: Parent): str
   if (!from?.startsWith(root) || !request.endsWith(".js")) return null;
   if (!request.startsWith("./") && !request.startsWith("../")) return null;
   const file = resolve(dirname(from), request);
-  // Not a file (a missing module, a folder): Node's resolver gives its own answer or error.
-  return file.startsWith(root) && statSync(file, { throwIfNoEntry: false })?.isFile() ? file : null;
+  // Not a file (a missing module, a folder, one it may not read): Node's resolver gives its own answer or
+  // error.
+  return file.startsWith(root) && isFile(file) ? file : null;
+}
+
+function isFile(file: string): boolean {
+  try {
+    return statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
 }
 
 /** From here on, the compiled modules under `root` find each other by path; every other request (a

@@ -125,16 +125,16 @@ describe("code identity", () => {
 
 describe("a dist/ compiled before the resolver by path", () => {
   const install = new Install();
-  const p = new Project(SUMS_SPECS);
+  const project = new Project(SUMS_SPECS);
   afterAll(() => {
     install.remove();
-    p.remove();
+    project.remove();
   });
 
   it("runs, its modules found by Node's resolver (src/load/resolve-compiled.ts is a speed-up)", async () => {
     rmSync(install.path("dist/src/load/resolve-compiled.js"));
-    const r = await p.run(["build", SPEC], {}, install.bin);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const run = await project.run(["build", SPEC], {}, install.bin);
+    expect(run.exitCode, run.stderr).toBe(0);
   });
 });
 
