@@ -56,7 +56,7 @@ async function checkout(rev) {
   const modules = path.join(repo, "node_modules");
   // A copy with its times (npm's records are trusted while no package folder is newer than them), not a
   // link: a build's code-memo seed holds only the packages under the install's own folder, and with a
-  // linked node_modules a first build peaked 4 MB under a real install's (docs/performance.md).
+  // linked node_modules a first build peaked 3 to 4 MB under a real install's (docs/performance.md).
   if ((await lock(dir)) === (await lock(repo)) && (await fs.pathExists(modules)))
     await $`cp -a ${await fs.realpath(modules)} ${path.join(dir, "node_modules")}`;
   else await $({ cwd: dir })`npm ci --no-audit --no-fund`;
