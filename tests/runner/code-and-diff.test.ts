@@ -2,7 +2,7 @@
 // a spec change invalidates. On the fixture task (tests/fixtures/README.md) and an editable copy of
 // medbench; a task source edited before and after compiling: tests/runner/runner-fixture.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
 import { expectCleanFailure, Install, Project, SUMS_SPECS } from "../support/rig.js";
 
@@ -190,6 +190,12 @@ describe("an incomplete compile", () => {
     const again = await p.run(["build", SPEC], {}, install.bin);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).not.toContain("compiling this checkout");
+    // The output of a source since removed: `npm run build` makes dist/ whole again, without it.
+    writeFileSync(install.path("dist/src/a-removed-source.js"), "");
+    const rebuilt = await execa("npm", ["run", "--silent", "build"], { cwd: install.dir, reject: false });
+    expect(rebuilt.exitCode, String(rebuilt.stderr)).toBe(0);
+    expect(existsSync(install.path("dist/src/a-removed-source.js"))).toBe(false);
+    expect(existsSync(install.path("dist/src/cli/main.js"))).toBe(true);
   }, 0); // it compiles the whole of medbench: no limit a slow machine could reach
 });
 
