@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execa } from "execa";
-import { expectCleanFailure, Install, Project, SUMS_SPECS } from "../support/rig.js";
+import { expectCleanFailure, Install, installedFixture, Project, SUMS_SPECS } from "../support/rig.js";
 
 const SPEC = "specs/sums.yaml";
 
@@ -124,12 +124,7 @@ describe("code identity", () => {
 });
 
 describe("a dist/ compiled before the resolver by path", () => {
-  const install = new Install();
-  const project = new Project(SUMS_SPECS);
-  afterAll(() => {
-    install.remove();
-    project.remove();
-  });
+  const { install, p: project } = installedFixture();
 
   it("runs, its modules found by Node's resolver (src/load/resolve-compiled.ts is a speed-up)", async () => {
     rmSync(install.path("dist/src/load/resolve-compiled.js"));
@@ -139,12 +134,7 @@ describe("a dist/ compiled before the resolver by path", () => {
 });
 
 describe("an incomplete compile", () => {
-  const install = new Install();
-  const p = new Project(SUMS_SPECS);
-  afterAll(() => {
-    install.remove();
-    p.remove();
-  });
+  const { install, p } = installedFixture();
 
   it("a compiled module missing from dist/ is refused with the fix; nothing is written", async () => {
     rmSync(install.path("dist/tests/fixtures/sums/task/parser.js"));

@@ -275,6 +275,17 @@ export function expectCleanFailure(stderr: string): void {
   expect(stderr).not.toContain("internal error");
 }
 
+/** An installed copy of medbench and a project of the fixture task (SUMS_SPECS) for a describe's tests, which
+ *  may break the copy: made at once, removed after them. */
+export function installedFixture(): { install: Install; p: Project } {
+  const fixture = { install: new Install(), p: new Project(SUMS_SPECS) };
+  afterAll(() => {
+    fixture.install.remove();
+    fixture.p.remove();
+  });
+  return fixture;
+}
+
 /** A project of the fixture task (SUMS_SPECS) for a describe's tests: made at once, its spec built before
  *  the tests (`pristine`: the spec's text then, to write back after an edit), removed after them. */
 export function builtFixture(): { p: Project; pristine: string } {
