@@ -275,8 +275,8 @@ export function expectCleanFailure(stderr: string): void {
   expect(stderr).not.toContain("internal error");
 }
 
-/** An installed copy of medbench and a project of the fixture task (SUMS_SPECS) for a describe's tests, which
- *  may break the copy: made at once, removed after them. */
+/** An installed copy of medbench and a project of the fixture task (SUMS_SPECS) for a describe's tests
+ *  (which may break the copy): made at once, removed after them. */
 export function installedFixture(): { install: Install; p: Project } {
   const fixture = { install: new Install(), p: new Project(SUMS_SPECS) };
   afterAll(() => {
