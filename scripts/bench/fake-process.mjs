@@ -78,3 +78,22 @@ export const remoteEnv = (endpoint) => ({
   AWS_SECRET_ACCESS_KEY: "S3RVER",
   AWS_REGION: "us-east-1",
 });
+
+// The bare loop, for `node -e BARE_LOOP FILE URL CONCURRENCY`: the bodies of FILE (one a line, as the
+// fake server records them), sent as they are over a keep-alive agent, each reply parsed and dropped;
+// prints its loop's ms. Node's own HTTP client doing the model stage's sending and nothing else.
+export const BARE_LOOP = `const http = require("node:http"), fs = require("node:fs");
+const [file, url, c] = process.argv.slice(1);
+const bodies = fs.readFileSync(file, "utf8").split("\\n").filter(Boolean);
+const agent = new http.Agent({ keepAlive: true, maxSockets: Number(c) });
+const post = (body) => new Promise((resolve, reject) => {
+  const data = Buffer.from(body);
+  const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json",
+    "content-length": data.length } }, (res) => { const chunks = []; res.on("data", (d) => chunks.push(d));
+    res.on("end", () => { JSON.parse(Buffer.concat(chunks).toString("utf8")); resolve(); }); });
+  req.on("error", reject); req.end(data); });
+let next = 0;
+const t0 = performance.now();
+Promise.all(Array.from({ length: Number(c) }, async () => {
+  while (next < bodies.length) await post(bodies[next++]); }))
+  .then(() => { process.stdout.write(String(performance.now() - t0)); agent.destroy(); });`;

@@ -25,7 +25,7 @@
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
-import { load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
+import { BARE_LOOP, load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
 
 const sizes = String(argv.items ?? "2000,20000")
   .split(",")
@@ -62,23 +62,6 @@ const resultDir = async (dir) => {
 const metricsOf = async (dir) => fs.readFile(path.join(await resultDir(dir), "metrics.json"), "utf8");
 const rm = (dir, ...names) => Promise.all(names.map((n) => fs.remove(path.join(dir, n))));
 
-// The bare loop: the recorded bodies, sent as they are over a keep-alive agent; prints its loop's ms.
-const LOOP = `const http = require("node:http"), fs = require("node:fs");
-const [file, url, c] = process.argv.slice(1);
-const bodies = fs.readFileSync(file, "utf8").split("\\n").filter(Boolean);
-const agent = new http.Agent({ keepAlive: true, maxSockets: Number(c) });
-const post = (body) => new Promise((resolve, reject) => {
-  const data = Buffer.from(body);
-  const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json",
-    "content-length": data.length } }, (res) => { const chunks = []; res.on("data", (d) => chunks.push(d));
-    res.on("end", () => { JSON.parse(Buffer.concat(chunks).toString("utf8")); resolve(); }); });
-  req.on("error", reject); req.end(data); });
-let next = 0;
-const t0 = performance.now();
-Promise.all(Array.from({ length: Number(c) }, async () => {
-  while (next < bodies.length) await post(bodies[next++]); }))
-  .then(() => { process.stdout.write(String(performance.now() - t0)); agent.destroy(); });`;
-
 console.log(
   `${bin}: concurrency ${concurrency}, ${pairs} interleaved pairs per size; min / median / max; ` +
     `node ${process.version}, ${os.cpus().length} cores`,
@@ -110,7 +93,7 @@ for (const target of sizes) {
     rebuildKB: [],
   };
   const bare = async () =>
-    Number((await timed("node", ["-e", LOOP, bodies, url, String(concurrency)], work)).stdout);
+    Number((await timed("node", ["-e", BARE_LOOP, bodies, url, String(concurrency)], work)).stdout);
   const firstAndRebuild = async () => {
     await rm(dir, "cache", "results", "medbench.lock");
     const first = await build(dir);

@@ -12,10 +12,13 @@
 //   node scripts/bench/promptfoo.mjs --promptfoo DIR [--items 2000] [--pairs 4] [--concurrency 64]
 // Goals (docs/performance.md): first run <= 0.05 of promptfoo's wall time, rerun <= 0.03, peak RSS <= 0.15.
 // A pair in which promptfoo did not send what it should (its cache missed) is said in a line, not a crash.
+// Each pair also runs the bare loop (fake-process.mjs: Node's own HTTP client sending the same bodies and
+// nothing else) and prints its peak RSS against promptfoo's: the least a Node process doing this sending
+// holds, against which the memory goal can be read.
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
-import { load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
+import { BARE_LOOP, load, median, server, spread, writeFakeRoutes } from "./fake-process.mjs";
 import { promptfooEnv, promptfooProject } from "./promptfoo-project.mjs";
 
 const target = Number(argv.items ?? 2000);
@@ -101,6 +104,8 @@ const r = {
   mbFirstS: [],
   pfFirstMB: [],
   mbFirstMB: [],
+  bareRss: [],
+  bareMB: [],
 };
 const loads = [];
 for (let i = 0; i < pairs; i++) {
@@ -131,8 +136,17 @@ for (let i = 0; i < pairs; i++) {
   const order = i % 2 === 0 ? ["medbench", "promptfoo"] : ["promptfoo", "medbench"];
   const got = {};
   for (const side of order) got[side] = await sides[side]();
+  const before = await sent();
+  const bare = await timed(
+    "node",
+    ["-e", BARE_LOOP, bodiesFile, `${fake.url}/chat/completions`, String(concurrency)],
+    work,
+  );
+  await expectSent(before, bodies.length, "the bare loop");
+  r.bareMB.push(bare.rssKB / 1024);
   const { first, rerun } = got.promptfoo;
   if (first) {
+    r.bareRss.push(bare.rssKB / first.rssKB);
     r.first.push(got.medbench.first.ms / first.ms);
     r.firstRss.push(got.medbench.first.rssKB / first.rssKB);
     r.mbFirstS.push(got.medbench.first.ms / 1000);
@@ -161,10 +175,12 @@ console.log(`  first run, wall time              ${figure(r.first, "   (goal <= 
 console.log(`  rerun from cached replies, wall   ${figure(r.rerun, "   (goal <= 0.03)")}`);
 console.log(`  first run, peak RSS               ${figure(r.firstRss, "   (goal <= 0.15)")}`);
 console.log(`  rerun, peak RSS                   ${figure(r.rerunRss)}`);
+console.log(`  bare loop, peak RSS               ${figure(r.bareRss)}`);
 if (r.mbFirstS.length)
   console.log(
     `  first run seconds (medians): medbench ${median(r.mbFirstS).toFixed(2)}, ` +
       `promptfoo ${median(r.pfFirstS).toFixed(2)}; peak RSS (MB, medians): medbench ` +
-      `${median(r.mbFirstMB).toFixed(0)}, promptfoo ${median(r.pfFirstMB).toFixed(0)}`,
+      `${median(r.mbFirstMB).toFixed(0)}, promptfoo ${median(r.pfFirstMB).toFixed(0)}, ` +
+      `bare loop ${median(r.bareMB).toFixed(0)}`,
   );
 await fs.remove(work);
