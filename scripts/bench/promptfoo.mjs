@@ -13,8 +13,8 @@
 // Goals (docs/performance.md): first run <= 0.05 of promptfoo's wall time, rerun <= 0.03, peak RSS <= 0.15.
 // A pair in which promptfoo did not send what it should (its cache missed) is said in a line, not a crash.
 // Each pair also runs the bare loop (fake-process.mjs: Node's own HTTP client sending the same bodies and
-// nothing else) and prints its peak RSS against promptfoo's: the least a Node process doing this sending
-// holds, against which the memory goal can be read.
+// nothing else) and prints its peak RSS against promptfoo's (the least a Node process doing this sending
+// holds, against which the memory goal can be read), and medbench's first run's against it.
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
@@ -106,6 +106,7 @@ const r = {
   mbFirstMB: [],
   bareRss: [],
   bareMB: [],
+  overBare: [],
 };
 const loads = [];
 for (let i = 0; i < pairs; i++) {
@@ -144,6 +145,7 @@ for (let i = 0; i < pairs; i++) {
   );
   await expectSent(before, bodies.length, "the bare loop");
   r.bareMB.push(bare.rssKB / 1024);
+  r.overBare.push(got.medbench.first.rssKB / bare.rssKB);
   const { first, rerun } = got.promptfoo;
   if (first) {
     r.bareRss.push(bare.rssKB / first.rssKB);
@@ -176,6 +178,7 @@ console.log(`  rerun from cached replies, wall   ${figure(r.rerun, "   (goal <= 
 console.log(`  first run, peak RSS               ${figure(r.firstRss, "   (goal <= 0.15)")}`);
 console.log(`  rerun, peak RSS                   ${figure(r.rerunRss)}`);
 console.log(`  bare loop, peak RSS               ${figure(r.bareRss)}`);
+console.log(`  first run, peak RSS / bare loop's ${figure(r.overBare)}`);
 if (r.mbFirstS.length)
   console.log(
     `  first run seconds (medians): medbench ${median(r.mbFirstS).toFixed(2)}, ` +
