@@ -79,6 +79,30 @@ export const remoteEnv = (endpoint) => ({
   AWS_REGION: "us-east-1",
 });
 
+// A synthetic request body, i its index (about 3.3 KB, mostly Korean text, as a voice-command request):
+// every index a distinct body. It names no variable but SYNTHETIC_SYSTEM, so that its source can be given
+// to a `node -e` script beside that constant's.
+export const SYNTHETIC_SYSTEM = "수술 로봇에 내린 음성 명령을 정해진 JSON으로 바꾸세요. ".repeat(40);
+export const syntheticBody = (i) =>
+  JSON.stringify({
+    max_tokens: 512,
+    messages: [
+      { content: SYNTHETIC_SYSTEM, role: "system" },
+      { content: `명령 ${i}: 카메라를 왼쪽으로 10도 돌려`, role: "user" },
+    ],
+    model: "bench",
+    temperature: 0,
+  });
+
+// Source text for a `node -e` loop: `post(body)` sends one body over a keep-alive node:http agent and
+// parses the reply, dropping it (`http`, `agent` and `url` in scope).
+export const HTTP_POST = `const post = (body) => new Promise((resolve, reject) => {
+  const data = Buffer.from(body);
+  const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json",
+    "content-length": data.length } }, (res) => { const chunks = []; res.on("data", (d) => chunks.push(d));
+    res.on("end", () => { JSON.parse(Buffer.concat(chunks).toString("utf8")); resolve(); }); });
+  req.on("error", reject); req.end(data); });`;
+
 // The bare loop, for `node -e BARE_LOOP FILE URL CONCURRENCY`: the bodies of FILE (one a line, as the
 // fake server records them), sent as they are over a keep-alive agent, each reply parsed and dropped;
 // prints its loop's ms. Node's own HTTP client doing the model stage's sending and nothing else.
@@ -86,12 +110,7 @@ export const BARE_LOOP = `const http = require("node:http"), fs = require("node:
 const [file, url, c] = process.argv.slice(1);
 const bodies = fs.readFileSync(file, "utf8").split("\\n").filter(Boolean);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Number(c) });
-const post = (body) => new Promise((resolve, reject) => {
-  const data = Buffer.from(body);
-  const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json",
-    "content-length": data.length } }, (res) => { const chunks = []; res.on("data", (d) => chunks.push(d));
-    res.on("end", () => { JSON.parse(Buffer.concat(chunks).toString("utf8")); resolve(); }); });
-  req.on("error", reject); req.end(data); });
+${HTTP_POST}
 let next = 0;
 const t0 = performance.now();
 Promise.all(Array.from({ length: Number(c) }, async () => {

@@ -26,7 +26,7 @@ import { createRequire } from "node:module";
 import { mkdtemp, rm } from "node:fs/promises";
 import { openSync, writeSync } from "node:fs";
 import { argv } from "zx";
-import { load, median, server, spread } from "./fake-process.mjs";
+import { load, median, server, spread, syntheticBody } from "./fake-process.mjs";
 
 const n = Number(argv.requests ?? 10000);
 const rounds = Number(argv.rounds ?? 6);
@@ -40,18 +40,7 @@ const require = createRequire(import.meta.url);
 const dist = (file) => require(path.resolve(import.meta.dirname, "../../dist", file));
 const { postJson, agentFor, targetOf } = dist("src/model/http.js");
 
-const system = "수술 로봇에 내린 음성 명령을 정해진 JSON으로 바꾸세요. ".repeat(40);
-const bodies = Array.from({ length: n }, (_, i) =>
-  JSON.stringify({
-    max_tokens: 512,
-    messages: [
-      { content: system, role: "system" },
-      { content: `명령 ${i}: 카메라를 왼쪽으로 10도 돌려`, role: "user" },
-    ],
-    model: "bench",
-    temperature: 0,
-  }),
-);
+const bodies = Array.from({ length: n }, (_, i) => syntheticBody(i));
 
 const fake = await server(null);
 const url = `${fake.url}/chat/completions`;

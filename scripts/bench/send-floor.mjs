@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The least memory a Node process takes to send a model stage's requests and do nothing else: the peak RSS
 // of senders, each a process of its own, against `node -e 0` timed in the same rounds (rounds interleaved,
-// the order rotating), N distinct bodies (about 3.3 KB, mostly Korean text, as a voice-command request) to
-// the fake server (scripts/fake-openai.mjs, its own process), C at a time:
+// the order rotating), N distinct bodies (fake-process.mjs, syntheticBody) to the fake server
+// (scripts/fake-openai.mjs, its own process), C at a time:
 //   file     the bare loop (fake-process.mjs, BARE_LOOP): the bodies read from a file, as promptfoo.mjs and
 //            model.mjs run it beside a build
 //   made     each body made from a template as it is sent, none held, each reply parsed and dropped
@@ -16,48 +16,40 @@ import os from "node:os";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { argv } from "zx";
 import { timed } from "./timed.mjs";
-import { BARE_LOOP, load, median, server, spread } from "./fake-process.mjs";
+import {
+  BARE_LOOP,
+  HTTP_POST,
+  SYNTHETIC_SYSTEM,
+  load,
+  median,
+  server,
+  spread,
+  syntheticBody,
+} from "./fake-process.mjs";
 
 const n = Number(argv.requests ?? 2070);
 const rounds = Number(argv.rounds ?? 3);
 const concurrency = String(argv.concurrency ?? 64);
 
-const SYSTEM = "수술 로봇에 내린 음성 명령을 정해진 JSON으로 바꾸세요. ".repeat(40);
-const bodyOf = (i) =>
-  JSON.stringify({
-    max_tokens: 512,
-    messages: [
-      { content: SYSTEM, role: "system" },
-      { content: `명령 ${i}: 카메라를 왼쪽으로 10도 돌려`, role: "user" },
-    ],
-    model: "bench",
-    temperature: 0,
-  });
-
-// `made`, for `node -e MADE URL N CONCURRENCY FETCH`: the body of bodyOf above, made as each is sent.
+// `made`, for `node -e MADE URL N CONCURRENCY FETCH`: each body syntheticBody's, made as it is sent.
 const MADE = `const http = require("node:http");
 const [url, n, c, viaFetch] = process.argv.slice(1);
-const system = ${JSON.stringify(SYSTEM)};
-const bodyOf = ${bodyOf.toString().replace("SYSTEM", "system")};
+const SYNTHETIC_SYSTEM = ${JSON.stringify(SYNTHETIC_SYSTEM)};
+const syntheticBody = ${syntheticBody.toString()};
 const agent = new http.Agent({ keepAlive: true, maxSockets: Number(c) });
-const viaHttp = (body) => new Promise((resolve, reject) => {
-  const data = Buffer.from(body);
-  const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json",
-    "content-length": data.length } }, (res) => { const chunks = []; res.on("data", (d) => chunks.push(d));
-    res.on("end", () => { JSON.parse(Buffer.concat(chunks).toString("utf8")); resolve(); }); });
-  req.on("error", reject); req.end(data); });
-const post = viaFetch === "1"
+${HTTP_POST}
+const send = viaFetch === "1"
   ? async (body) => JSON.parse(await (await fetch(url, { method: "POST", body,
       headers: { "content-type": "application/json" } })).text())
-  : viaHttp;
+  : post;
 let next = 0;
 Promise.all(Array.from({ length: Number(c) }, async () => {
-  while (next < Number(n)) await post(bodyOf(next++)); }))
+  while (next < Number(n)) await send(syntheticBody(next++)); }))
   .then(() => agent.destroy());`;
 
 const work = await mkdtemp(path.join(os.tmpdir(), "medbench-bench-floor-"));
 const bodies = path.join(work, "bodies.jsonl");
-await writeFile(bodies, Array.from({ length: n }, (_, i) => `${bodyOf(i)}\n`).join(""));
+await writeFile(bodies, Array.from({ length: n }, (_, i) => `${syntheticBody(i)}\n`).join(""));
 const fake = await server(null);
 const url = `${fake.url}/chat/completions`;
 const node = (args) => timed("node", args, work);
