@@ -1,5 +1,6 @@
 // What the model benchmarks share: the fake OpenAI-compatible server as its own process (so that the
-// process measured pays nothing for it), the load average, and min / median / max over interleaved pairs.
+// process measured pays nothing for it), the load average, min / median / max over interleaved pairs, a
+// synthetic request body, and the `node -e` sources of a bare node:http sender.
 import { spawn } from "node:child_process";
 import { cp, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -79,7 +80,7 @@ export const remoteEnv = (endpoint) => ({
   AWS_REGION: "us-east-1",
 });
 
-// A synthetic request body, i its index (about 3.3 KB, mostly Korean text, as a voice-command request):
+// A synthetic request body, i its index (about 3.2 KB, mostly Korean text, as a voice-command request):
 // every index a distinct body. It names no variable but SYNTHETIC_SYSTEM, so that its source can be given
 // to a `node -e` script beside that constant's.
 export const SYNTHETIC_SYSTEM = "수술 로봇에 내린 음성 명령을 정해진 JSON으로 바꾸세요. ".repeat(40);
@@ -105,7 +106,7 @@ export const HTTP_POST = `const post = (body) => new Promise((resolve, reject) =
 
 // The bare loop, for `node -e BARE_LOOP FILE URL CONCURRENCY`: the bodies of FILE (one a line, as the
 // fake server records them), sent as they are over a keep-alive agent, each reply parsed and dropped;
-// prints its loop's ms. Node's own HTTP client doing the model stage's sending and nothing else.
+// prints its loop's ms. Node's own HTTP client doing the model stage's sending, holding every body.
 export const BARE_LOOP = `const http = require("node:http"), fs = require("node:fs");
 const [file, url, c] = process.argv.slice(1);
 const bodies = fs.readFileSync(file, "utf8").split("\\n").filter(Boolean);

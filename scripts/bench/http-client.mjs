@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // medbench's HTTP client alone (postJson of dist/src/model/http.js: the route's keep-alive agent, one timer
 // per try, the abort listener, the decoding of the reply) against a bare node:http keep-alive loop, sending
-// the same N distinct bodies (about 3.3 KB, mostly Korean text, as a voice-command request) to the fake
+// the same N distinct bodies (about 3.2 KB, mostly Korean text, as a voice-command request) to the fake
 // server as its own process, at the same concurrency, in one process; rounds interleaved, the order
 // alternating.
 // It separates the client's cost from the model stage's bookkeeping (keys, reply log, records), which

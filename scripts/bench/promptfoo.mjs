@@ -12,9 +12,9 @@
 //   node scripts/bench/promptfoo.mjs --promptfoo DIR [--items 2000] [--pairs 4] [--concurrency 64]
 // Goals (docs/performance.md): first run <= 0.05 of promptfoo's wall time, rerun <= 0.03, peak RSS <= 0.15.
 // A pair in which promptfoo did not send what it should (its cache missed) is said in a line, not a crash.
-// Each pair also runs the bare loop (fake-process.mjs: Node's own HTTP client sending the same bodies and
-// nothing else) and prints its peak RSS against promptfoo's (the least a Node process doing this sending
-// holds, against which the memory goal can be read), and medbench's first run's against it.
+// Each pair also runs the bare loop after both sides (fake-process.mjs: a node:http loop sending the same
+// bodies, read from a file and held, and doing nothing else) and prints its peak RSS against promptfoo's,
+// against which the memory goal can be read, and medbench's first run's peak over the loop's.
 import { fs, path, os, argv } from "zx";
 import { timed } from "./timed.mjs";
 import { syntheticProject } from "./release.mjs";
@@ -95,6 +95,15 @@ const peerSent = async (before, n, what, pair) => {
   return false;
 };
 
+// The bare loop on the same bodies, its count checked as medbench's is.
+const bareLoop = async () => {
+  const before = await sent();
+  const url = `${fake.url}/chat/completions`;
+  const bare = await timed("node", ["-e", BARE_LOOP, bodiesFile, url, String(concurrency)], work);
+  await expectSent(before, bodies.length, "the bare loop");
+  return bare;
+};
+
 const r = {
   first: [],
   rerun: [],
@@ -137,18 +146,12 @@ for (let i = 0; i < pairs; i++) {
   const order = i % 2 === 0 ? ["medbench", "promptfoo"] : ["promptfoo", "medbench"];
   const got = {};
   for (const side of order) got[side] = await sides[side]();
-  const before = await sent();
-  const bare = await timed(
-    "node",
-    ["-e", BARE_LOOP, bodiesFile, `${fake.url}/chat/completions`, String(concurrency)],
-    work,
-  );
-  await expectSent(before, bodies.length, "the bare loop");
-  r.bareMB.push(bare.rssKB / 1024);
+  const bare = await bareLoop();
   r.overBare.push(got.medbench.first.rssKB / bare.rssKB);
   const { first, rerun } = got.promptfoo;
   if (first) {
     r.bareRss.push(bare.rssKB / first.rssKB);
+    r.bareMB.push(bare.rssKB / 1024);
     r.first.push(got.medbench.first.ms / first.ms);
     r.firstRss.push(got.medbench.first.rssKB / first.rssKB);
     r.mbFirstS.push(got.medbench.first.ms / 1000);
