@@ -13,7 +13,8 @@
 //               does anything, plus the sending at its leanest
 //   fetch       `made` through Node's fetch (undici) instead of node:http
 // It reads the memory goal against promptfoo (docs/performance.md, "Peak memory of a first build").
-//   node scripts/bench/send-floor.mjs [--requests 2070] [--rounds 3] [--concurrency 64] (npm run build first)
+//   node scripts/bench/send-floor.mjs [--requests 2070] [--rounds 3] [--concurrency 64]
+// (npm run build first)
 import path from "node:path";
 import os from "node:os";
 import { spawn } from "node:child_process";
@@ -116,8 +117,8 @@ try {
   }
   console.log(
     `peak RSS of senders of ${requests} bodies, concurrency ${concurrency} (MB, min / median / max over ` +
-      `${rounds} rounds; node ${process.version}, ${os.cpus().length} cores; load ${loadBefore} -> ${load()}); ` +
-      `medbench's modules: ${modules.count} loaded by its first build`,
+      `${rounds} rounds; node ${process.version}, ${os.cpus().length} cores; ` +
+      `load ${loadBefore} -> ${load()}); medbench's modules: ${modules.count} loaded by its first build`,
   );
   const baseline = median(peaks["node -e 0"]);
   for (const name of names) {
