@@ -9,8 +9,8 @@
 //   made, young generation 2 MB   again with --max-semi-space-size=2
 //   made, one at a time           again with C = 1
 //   made, medbench's modules      again after loading every module medbench's process loads in a first
-//               build (recorded from one, below), none of them run: what a build's process holds before it
-//               does anything, plus the sending at its leanest
+//               build (recorded from one, below), none of their functions called: what a build's process
+//               holds before it does anything, plus the sending at its leanest
 //   fetch       `made` through Node's fetch (undici) instead of node:http
 // It reads the memory goal against promptfoo (docs/performance.md, "Peak memory of a first build").
 //   node scripts/bench/send-floor.mjs [--requests 2070] [--rounds 3] [--concurrency 64]
