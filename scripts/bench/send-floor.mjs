@@ -17,7 +17,6 @@
 // (npm run build first)
 import path from "node:path";
 import os from "node:os";
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { argv } from "zx";
 import { timed } from "./timed.mjs";
@@ -71,14 +70,9 @@ async function modulesOfABuild(work, url) {
   const list = path.join(work, "modules.json");
   await writeFile(hook, RECORD_MODULES);
   const args = ["build", "specs/voice-command.yaml", "--model", "fake/bench", "--registry", "routes.yaml"];
-  const env = { ...process.env, NODE_OPTIONS: `--require ${hook}`, MEDBENCH_BENCH_MODULES: list };
-  const child = spawn("node", [path.join(repo, "bin/medbench.js"), ...args, "--data-dir", "release"], {
-    cwd: dir,
-    env,
-    stdio: "ignore",
-  });
-  const code = await new Promise((resolve) => child.on("close", resolve));
-  if (code !== 0) throw new Error(`the build that records medbench's modules exited ${code}`);
+  const env = { NODE_OPTIONS: `--require ${hook}`, MEDBENCH_BENCH_MODULES: list };
+  const bin = path.join(repo, "bin/medbench.js");
+  await timed("node", [bin, ...args, "--data-dir", "release"], dir, { rss: false, env });
   await rm(dir, { recursive: true, force: true });
   return { list, count: JSON.parse(await readFile(list, "utf8")).length };
 }
