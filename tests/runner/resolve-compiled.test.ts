@@ -72,7 +72,6 @@ describe("compiled modules resolved by path", () => {
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const seen = String(r.stderr).split("--- resolved by node\n")[1]!.split("\n").filter(Boolean);
-    // The resolver's own module loads its imports before it is set up.
     const setUp = join(DIST, "src/load/resolve-compiled.js");
     const fromDist = seen.filter((line) => line.split("\t")[1]!.startsWith(DIST) && !line.endsWith(setUp));
     // The resolver's own import reaches Node before it is set up: the lines name dist/ as Node does.
